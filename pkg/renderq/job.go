@@ -1,0 +1,140 @@
+// Package renderq is the contract between the services that need a PDF or a
+// DOCX and the render worker (services/render) that produces it: the job
+// type, its content-addressed key, the asynq task that carries it, the Redis
+// layout of stored results, and the Client that callers use.
+//
+// A job is identified by the SHA-256 of exactly what is rendered, so the same
+// contract downloaded twice is rendered once: the second download finds the
+// stored file, and two concurrent downloads share one asynq task (the task id
+// is the key).
+package renderq
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// RendererVersion is part of every job key. Bump it whenever the output of
+// the worker changes for the same input (CSS, fonts, page setup, DOCX
+// writer), so stored results of the old renderer are no longer served.
+const RendererVersion = "render-3"
+
+// Format is the output format of a job.
+type Format string
+
+// The formats the worker renders.
+const (
+	PDF  Format = "pdf"
+	DOCX Format = "docx"
+)
+
+// ContentType returns the media type of a rendered file of this format.
+func (f Format) ContentType() string {
+	switch f {
+	case PDF:
+		return "application/pdf"
+	case DOCX:
+		return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	}
+	return "application/octet-stream"
+}
+
+// MaxHTMLBytes bounds a job's HTML. Contract content is limited to 100k
+// characters by the API; the catalogue and the layout wrapper stay far below
+// this, and the bound keeps one job from filling Redis.
+const MaxHTMLBytes = 2 << 20
+
+// Job is one document to render.
+//
+// HTML is a fragment (the content of <body>), already sanitised by the
+// caller; the worker sanitises it again. Header and Footer are the three
+// cells (left, center, right) of the page header and footer as plain text
+// (not HTML: the worker escapes it) with merge tags already resolved; the
+// placeholders {{page}} and {{pages}} become the live page number and page
+// count.
+type Job struct {
+	Format Format    `json:"format"`
+	Title  string    `json:"title"`
+	HTML   string    `json:"html"`
+	Header [3]string `json:"header"`
+	Footer [3]string `json:"footer"`
+}
+
+// Validate reports a job the worker would refuse.
+func (j Job) Validate() error {
+	if j.Format != PDF && j.Format != DOCX {
+		return fmt.Errorf("renderq: unknown format %q", j.Format)
+	}
+	if len(j.HTML) > MaxHTMLBytes {
+		return fmt.Errorf("renderq: html is %d bytes, the limit is %d", len(j.HTML), MaxHTMLBytes)
+	}
+	return nil
+}
+
+// Key is the hex SHA-256 of the canonical JSON of the job and the renderer
+// version. encoding/json writes struct fields in declaration order and the
+// header and footer are fixed-size arrays, so equal jobs give equal keys.
+func (j Job) Key() string {
+	canon := struct {
+		Version string `json:"v"`
+		Job
+	}{RendererVersion, j}
+	b, err := json.Marshal(canon)
+	if err != nil {
+		// A struct of strings always marshals; keep the signature simple.
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Page placeholders in header and footer cells.
+const (
+	PagePlaceholder  = "{{page}}"
+	PagesPlaceholder = "{{pages}}"
+)
+
+// SplitPlaceholders splits a header or footer cell into literal text and
+// placeholders, in order, so each renderer can map {{page}} and {{pages}} to
+// its own live field. Placeholders match case-insensitively and allow spaces
+// inside the braces, like merge tags.
+func SplitPlaceholders(cell string) []string {
+	var parts []string
+	for len(cell) > 0 {
+		i := strings.Index(cell, "{{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(cell[i:], "}}")
+		if j < 0 {
+			break
+		}
+		name := strings.ToLower(strings.TrimSpace(cell[i+2 : i+j]))
+		if name != "page" && name != "pages" {
+			if i+2 > 0 {
+				parts = appendText(parts, cell[:i+2])
+			}
+			cell = cell[i+2:]
+			continue
+		}
+		parts = appendText(parts, cell[:i])
+		parts = append(parts, "{{"+name+"}}")
+		cell = cell[i+j+2:]
+	}
+	return appendText(parts, cell)
+}
+
+// appendText appends literal text, merging it with a previous literal.
+func appendText(parts []string, s string) []string {
+	if s == "" {
+		return parts
+	}
+	if n := len(parts); n > 0 && parts[n-1] != PagePlaceholder && parts[n-1] != PagesPlaceholder {
+		parts[n-1] += s
+		return parts
+	}
+	return append(parts, s)
+}
