@@ -46,19 +46,32 @@ func Parse(fragment string) ([]*html.Node, error) {
 // survives (minus @import and url() to anything but data:) because templates
 // use it for layout.
 func Sanitize(fragment string) (string, error) {
-	nodes, err := Parse(fragment)
+	nodes, err := ParseClean(fragment)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, n := range nodes {
-		if clean(n) {
-			if err := html.Render(&b, n); err != nil {
-				return "", err
-			}
+		if err := html.Render(&b, n); err != nil {
+			return "", err
 		}
 	}
 	return b.String(), nil
+}
+
+// ParseClean parses the fragment and sanitises the tree as Sanitize does.
+func ParseClean(fragment string) ([]*html.Node, error) {
+	nodes, err := Parse(fragment)
+	if err != nil {
+		return nil, err
+	}
+	kept := nodes[:0]
+	for _, n := range nodes {
+		if clean(n) {
+			kept = append(kept, n)
+		}
+	}
+	return kept, nil
 }
 
 // clean sanitises n in place and reports whether n itself is kept.

@@ -1,0 +1,233 @@
+package docx_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/services/render/internal/docx"
+	"github.com/opencrm/crm/services/render/internal/fixture"
+)
+
+// unzip returns every part of the archive, checking each is well-formed XML.
+func unzip(t *testing.T, data []byte) map[string][]byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("not a zip: %v", err)
+	}
+	parts := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts[f.Name] = b
+		dec := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			_, err := dec.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s is not well-formed XML: %v", f.Name, err)
+			}
+		}
+	}
+	return parts
+}
+
+type relationships struct {
+	Rels []struct {
+		ID     string `xml:"Id,attr"`
+		Type   string `xml:"Type,attr"`
+		Target string `xml:"Target,attr"`
+	} `xml:"Relationship"`
+}
+
+type contentTypes struct {
+	Defaults []struct {
+		Extension string `xml:"Extension,attr"`
+	} `xml:"Default"`
+	Overrides []struct {
+		PartName string `xml:"PartName,attr"`
+	} `xml:"Override"`
+}
+
+func TestPackageIsConsistent(t *testing.T) {
+	t.Parallel()
+	data, err := docx.Render(fixture.Contract(renderq.DOCX, fixture.Sections))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := unzip(t, data)
+
+	var ct contentTypes
+	if err := xml.Unmarshal(parts["[Content_Types].xml"], &ct); err != nil {
+		t.Fatal(err)
+	}
+	typed := map[string]bool{}
+	for _, o := range ct.Overrides {
+		typed[strings.TrimPrefix(o.PartName, "/")] = true
+	}
+	var defaults []string
+	for _, d := range ct.Defaults {
+		defaults = append(defaults, d.Extension)
+	}
+	// Every part has a content type, and every override names a part.
+	for name := range parts {
+		if name == "[Content_Types].xml" {
+			continue
+		}
+		if !typed[name] && !slices.Contains(defaults, path.Ext(name)[1:]) {
+			t.Errorf("part %s has no content type", name)
+		}
+	}
+	for name := range typed {
+		if parts[name] == nil {
+			t.Errorf("content type override for missing part %s", name)
+		}
+	}
+
+	// Every relationship target exists, and every r:id the document uses is
+	// declared.
+	ids := map[string]bool{}
+	for _, relsPart := range []string{"_rels/.rels", "word/_rels/document.xml.rels"} {
+		var rels relationships
+		if err := xml.Unmarshal(parts[relsPart], &rels); err != nil {
+			t.Fatalf("%s: %v", relsPart, err)
+		}
+		base := path.Dir(path.Dir(relsPart))
+		for _, r := range rels.Rels {
+			target := path.Join(base, r.Target)
+			if parts[target] == nil {
+				t.Errorf("%s: %s points at missing %s", relsPart, r.ID, target)
+			}
+			if relsPart != "_rels/.rels" {
+				ids[r.ID] = true
+			}
+		}
+	}
+	doc := string(parts["word/document.xml"])
+	for _, id := range []string{"rIdHeader1", "rIdFooter1"} {
+		if !strings.Contains(doc, `r:id="`+id+`"`) || !ids[id] {
+			t.Errorf("document does not reference declared relationship %s", id)
+		}
+	}
+
+	// Header and footer: three tab-separated cells with PAGE and NUMPAGES.
+	tests := []struct {
+		part string
+		want []string
+	}{
+		{"word/header1.xml", []string{fixture.Header, "Müller &amp; Söhne", fixture.Number, `<w:tab/>`}},
+		{"word/footer1.xml", []string{"Confidential", "Page ", " PAGE ", " of ", " NUMPAGES ", "OpenCRM", `<w:tab w:val="right"`}},
+	}
+	for _, tc := range tests {
+		got := string(parts[tc.part])
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q", tc.part, w)
+			}
+		}
+	}
+	// Deterministic: the same job gives the same bytes.
+	again, err := docx.Render(fixture.Contract(renderq.DOCX, fixture.Sections))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, again) {
+		t.Error("two renders of the same job differ")
+	}
+}
+
+func pandoc(t *testing.T, data []byte) string {
+	t.Helper()
+	cmd := exec.Command("pandoc", "-f", "docx", "-t", "plain", "--wrap=none")
+	cmd.Stdin = bytes.NewReader(data)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pandoc: %v: %s", err, stderr.String())
+	}
+	return string(out)
+}
+
+// TestPandocReadsContent checks the text a real reader gets. pandoc drops
+// headers and footers, so those are checked in the XML above.
+func TestPandocReadsContent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		html string
+		want string
+	}{
+		{"headings and inline", `<h1>Title</h1><p>A <b>bold</b>, <i>italic</i> and <u>underlined</u> word.</p><h3>Sub</h3>`,
+			"Title\n\nA bold, italic and underlined word.\n\nSub\n"},
+		{"line break", `<p>one<br>two</p>`, "one\ntwo\n"},
+		{"unordered list", `<ul><li>apple</li><li><p>pear</p></li></ul>`, "-   apple\n\n-   pear\n"},
+		{"ordered lists restart", `<ol><li>a</li><li>b</li></ol><p>x</p><ol><li>c</li></ol>`, "1.  a\n\n2.  b\n\nx\n\n1.  c\n"},
+		{"nested list", `<ul><li>outer<ul><li>inner</li></ul></li></ul>`, "-   outer\n\n    -   inner\n"},
+		{"table", `<table><tr><th>K</th><th>V</th></tr><tr><td>a</td><td>1</td></tr></table>`,
+			"  " + strings.Repeat("-", 35) + " " + strings.Repeat("-", 35) + "\n  K" + strings.Repeat(" ", 35) + "V\n\n  a" +
+				strings.Repeat(" ", 35) + "1\n  " + strings.Repeat("-", 35) + " " + strings.Repeat("-", 35) + "\n"},
+		{"escaping", `<p>5 &lt; 6 &amp; "quotes"</p>`, "5 < 6 & \"quotes\"\n"},
+		{"hostile content dropped", `<p>ok</p><script>alert(1)</script><iframe src="file:///etc/passwd"></iframe>`, "ok\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			data, err := docx.Render(renderq.Job{Format: renderq.DOCX, HTML: tc.html})
+			if err != nil {
+				t.Fatal(err)
+			}
+			unzip(t, data)
+			if diff := cmp.Diff(tc.want, pandoc(t, data)); diff != "" {
+				t.Errorf("pandoc text (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPageBreak(t *testing.T) {
+	t.Parallel()
+	data, err := docx.Render(renderq.Job{Format: renderq.DOCX,
+		HTML: `<p>one</p><hr class="page-break"><p style="page-break-before: always">two</p>`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(unzip(t, data)["word/document.xml"])
+	if got := strings.Count(doc, `<w:br w:type="page"/>`); got != 2 {
+		t.Errorf("page breaks = %d, want 2", got)
+	}
+}
+
+func TestContractThroughPandoc(t *testing.T) {
+	t.Parallel()
+	data, err := docx.Render(fixture.Contract(renderq.DOCX, fixture.Sections))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := pandoc(t, data)
+	for _, want := range []string{fixture.Number, fixture.Company, "Licence tier 6", "Numbered step two", "Second obligation with bold text"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pandoc text lacks %q", want)
+		}
+	}
+}
