@@ -1,0 +1,131 @@
+// Package directory keeps a context's local read model of identity's users
+// (name, role, team, active) up to date from identity's events, with a
+// snapshot sync at start-up so a context that starts late, or after Redis
+// lost its streams, still knows every user. It also defines the identity
+// event contract that feeds it.
+package directory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory/migrations"
+	"github.com/opencrm/crm/pkg/outbox"
+)
+
+// Stream is identity's event stream.
+var Stream = outbox.Stream("identity")
+
+// Event types identity publishes for users. Teams are published as
+// team.created / team.updated / team.deleted with TeamEvent data.
+const (
+	UserCreated = "user.created"
+	UserUpdated = "user.updated"
+	TeamCreated = "team.created"
+	TeamUpdated = "team.updated"
+	TeamDeleted = "team.deleted"
+)
+
+// User is the data of every user.* event and of the snapshot.
+type User struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Email     string    `json:"email"`
+	Role      string    `json:"role"`
+	TeamID    *int64    `json:"team_id"`
+	Active    bool      `json:"active"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TeamEvent is the data of team.* events.
+type TeamEvent struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Migrations is the read model's migration set.
+var Migrations fs.FS = migrations.FS
+
+// Migrate creates the directory_users table in d's schema.
+func Migrate(ctx context.Context, d *db.DB) error {
+	return db.Migrate(ctx, d, "directory", Migrations)
+}
+
+// Upsert applies a user's state unless a newer one is already stored, so
+// redelivered or reordered events never roll the model back.
+func Upsert(ctx context.Context, q db.Querier, u User) error {
+	_, err := q.Exec(ctx, `INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, role = EXCLUDED.role,
+			team_id = EXCLUDED.team_id, active = EXCLUDED.active, updated_at = EXCLUDED.updated_at
+		WHERE directory_users.updated_at <= EXCLUDED.updated_at`,
+		u.ID, u.Name, u.Email, u.Role, u.TeamID, u.Active, u.UpdatedAt)
+	return err
+}
+
+// Handle is an outbox.Handler for identity's stream.
+func Handle(q db.Querier) outbox.Handler {
+	return func(ctx context.Context, ev outbox.Event) error {
+		switch ev.Type {
+		case UserCreated, UserUpdated:
+			var u User
+			if err := json.Unmarshal(ev.Data, &u); err != nil {
+				return nil // undecodable: nothing to retry
+			}
+			return Upsert(ctx, q, u)
+		case TeamDeleted:
+			var t TeamEvent
+			if err := json.Unmarshal(ev.Data, &t); err != nil {
+				return nil
+			}
+			_, err := q.Exec(ctx, `UPDATE directory_users SET team_id = NULL WHERE team_id = $1`, t.ID)
+			return err
+		}
+		return nil
+	}
+}
+
+// Sync loads identity's snapshot (GET {identityURL}/internal/users) into the
+// read model.
+func Sync(ctx context.Context, q db.Querier, identityURL, internalSecret string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, identityURL+"/internal/users", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set(auth.InternalHeader, internalSecret)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("directory sync: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("directory sync: identity answered %d", resp.StatusCode)
+	}
+	var body struct {
+		Data []User `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("directory sync: %w", err)
+	}
+	for _, u := range body.Data {
+		if err := Upsert(ctx, q, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UserExists reports whether id is a known user (active or not: records
+// may stay assigned to a deactivated user).
+func UserExists(ctx context.Context, q db.Querier, id int64) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directory_users WHERE id = $1)`, id).Scan(&ok)
+	return ok, err
+}

@@ -1,0 +1,243 @@
+// Package listq parses the list query parameters every collection shares
+// (page, per_page, search, sort_by, sort_dir, date_from, date_to, scope),
+// builds safe SQL filters with placeholders only, and renders the spec's
+// pagination envelope. Sort keys come from a whitelist, never from input.
+package listq
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Limits of the spec (section 8).
+const (
+	DefaultPerPage = 25
+	MaxPerPage     = 100
+	// MaxSearch bounds the search term; longer terms cannot be useful.
+	MaxSearch = 200
+)
+
+// Scope values: who a record is assigned to.
+const (
+	ScopeMe      = "me"
+	ScopeTeam    = "team"
+	ScopeCompany = "company"
+)
+
+// Spec describes one collection's sortable columns.
+type Spec struct {
+	// Sorts maps each public sort key to a SQL expression (trusted code).
+	Sorts map[string]string
+	// DefaultSort is the key used when sort_by is absent.
+	DefaultSort string
+	// TieBreak is appended to every ORDER BY so pages are stable ("id").
+	TieBreak string
+}
+
+// Query is a parsed list request.
+type Query struct {
+	Page, PerPage int
+	Search        string
+	SortBy        string
+	Desc          bool
+	// DateFrom and DateTo are inclusive UTC days; DateTo is already moved
+	// to the start of the next day for a half-open comparison.
+	DateFrom, DateTo *time.Time
+	Scope            string
+
+	spec   Spec
+	values url.Values
+	errs   *validate.Errors
+}
+
+// Parse reads the common parameters; collection-specific filters are read
+// afterwards with Int64, Enum, String; Err returns every problem at once.
+func Parse(values url.Values, spec Spec) *Query {
+	q := &Query{values: values, spec: spec, errs: &validate.Errors{}, Page: 1, PerPage: DefaultPerPage}
+	if v := values.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			q.errs.Add("page", "must be an integer of at least 1")
+		} else {
+			q.Page = n
+		}
+	}
+	if v := values.Get("per_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil || n < 1:
+			q.errs.Add("per_page", "must be an integer between 1 and %d", MaxPerPage)
+		case n > MaxPerPage:
+			q.PerPage = MaxPerPage
+		default:
+			q.PerPage = n
+		}
+	}
+	q.Search = strings.TrimSpace(values.Get("search"))
+	if len([]rune(q.Search)) > MaxSearch {
+		q.errs.Add("search", "must be at most %d characters", MaxSearch)
+	}
+	q.SortBy = spec.DefaultSort
+	if v := values.Get("sort_by"); v != "" {
+		if _, ok := spec.Sorts[v]; !ok {
+			q.errs.Add("sort_by", "must be one of %s", strings.Join(sortKeys(spec), ", "))
+		} else {
+			q.SortBy = v
+		}
+	}
+	switch strings.ToUpper(values.Get("sort_dir")) {
+	case "", "ASC":
+	case "DESC":
+		q.Desc = true
+	default:
+		q.errs.Add("sort_dir", "must be ASC or DESC")
+	}
+	q.DateFrom = q.errs.Date("date_from", values.Get("date_from"))
+	if to := q.errs.Date("date_to", values.Get("date_to")); to != nil {
+		next := to.AddDate(0, 0, 1)
+		q.DateTo = &next
+	}
+	if q.DateFrom != nil && q.DateTo != nil && !q.DateFrom.Before(*q.DateTo) {
+		q.errs.Add("date_to", "must not be before date_from")
+	}
+	q.Scope = q.Enum("scope", ScopeMe, ScopeTeam, ScopeCompany)
+	return q
+}
+
+func sortKeys(spec Spec) []string { return slices.Sorted(maps.Keys(spec.Sorts)) }
+
+// Int64 reads an optional positive integer filter.
+func (q *Query) Int64(name string) *int64 {
+	v := q.values.Get(name)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		q.errs.Add(name, "must be a positive integer")
+		return nil
+	}
+	return &n
+}
+
+// Enum reads an optional value that must be one of allowed.
+func (q *Query) Enum(name string, allowed ...string) string {
+	v := q.values.Get(name)
+	q.errs.OneOf(name, v, allowed...)
+	if q.errs.Has(name) {
+		return ""
+	}
+	return v
+}
+
+// EnumList reads a comma-separated list whose items must be in allowed.
+func (q *Query) EnumList(name string, allowed ...string) []string {
+	v := q.values.Get(name)
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if !q.errs.OneOf(name, item, allowed...) {
+			return nil
+		}
+		out = append(out, item)
+	}
+	return out
+}
+
+// String reads an optional free-text filter of at most 255 characters.
+func (q *Query) String(name string) string {
+	v := strings.TrimSpace(q.values.Get(name))
+	q.errs.MaxLen(name, v, validate.MaxString)
+	return v
+}
+
+// Err returns a 422 problem listing every bad parameter, or nil.
+func (q *Query) Err() error { return q.errs.Err() }
+
+// Offset is the row offset of the page.
+func (q *Query) Offset() int { return (q.Page - 1) * q.PerPage }
+
+// OrderBy returns "ORDER BY <expr> <dir>, <tiebreak> <dir>" from the whitelist.
+func (q *Query) OrderBy() string {
+	dir := "ASC"
+	if q.Desc {
+		dir = "DESC"
+	}
+	expr := q.spec.Sorts[q.SortBy]
+	tie := q.spec.TieBreak
+	if tie == "" {
+		tie = "id"
+	}
+	return fmt.Sprintf("ORDER BY %s %s NULLS LAST, %s %s", expr, dir, tie, dir)
+}
+
+// LimitOffset returns the LIMIT/OFFSET clause as placeholders added to w.
+func (q *Query) LimitOffset(w *Where) string {
+	return "LIMIT " + w.Arg(q.PerPage) + " OFFSET " + w.Arg(q.Offset())
+}
+
+// Where builds a WHERE clause whose values are all placeholders.
+type Where struct {
+	conds []string
+	args  []any
+}
+
+// Arg adds a value and returns its placeholder ($n).
+func (w *Where) Arg(v any) string {
+	w.args = append(w.args, v)
+	return "$" + strconv.Itoa(len(w.args))
+}
+
+// And adds a condition; it must use placeholders from Arg for every value.
+func (w *Where) And(cond string) { w.conds = append(w.conds, cond) }
+
+// SQL returns "WHERE a AND b" or "".
+func (w *Where) SQL() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return "WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// Args returns the placeholder values in order.
+func (w *Where) Args() []any { return w.args }
+
+// Page is the spec's pagination envelope.
+type Page[T any] struct {
+	Data        []T `json:"data"`
+	CurrentPage int `json:"current_page"`
+	LastPage    int `json:"last_page"`
+	PerPage     int `json:"per_page"`
+	Total       int `json:"total"`
+}
+
+// NewPage wraps one page of items; data is never null and last_page ≥ 1.
+func NewPage[T any](items []T, q *Query, total int) Page[T] {
+	if items == nil {
+		items = []T{}
+	}
+	last := (total + q.PerPage - 1) / q.PerPage
+	if last < 1 {
+		last = 1
+	}
+	return Page[T]{Data: items, CurrentPage: q.Page, LastPage: last, PerPage: q.PerPage, Total: total}
+}
+
+// EscapeLike escapes % _ and \ so a search term matches literally in ILIKE.
+func EscapeLike(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}

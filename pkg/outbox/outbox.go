@@ -1,0 +1,249 @@
+// Package outbox publishes domain events reliably: an event is written in
+// the same transaction as the change it describes (Add), and a relay copies
+// unpublished rows to a Redis Stream. Consumers read with consumer groups
+// and acknowledge after handling, so an event survives a crash on either
+// side. Delivery is at least once: handlers must be idempotent.
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/outbox/migrations"
+)
+
+// Migrations is the outbox's migration set, for testdb fingerprints.
+var Migrations fs.FS = migrations.FS
+
+// Migrate creates or updates the outbox table in d's schema.
+func Migrate(ctx context.Context, d *db.DB) error {
+	return db.Migrate(ctx, d, "outbox", Migrations)
+}
+
+// StreamPrefix names every context's event stream: crm:events:<context>.
+const StreamPrefix = "crm:events:"
+
+// Stream returns the stream of a bounded context.
+func Stream(context string) string { return StreamPrefix + context }
+
+// Event is what travels on a stream.
+type Event struct {
+	// ID is the outbox row id, unique within the producing context.
+	ID          int64           `json:"id"`
+	Type        string          `json:"type"`
+	AggregateID string          `json:"aggregate_id"`
+	OccurredAt  time.Time       `json:"occurred_at"`
+	Data        json.RawMessage `json:"data"`
+}
+
+// Add records an event inside the caller's transaction.
+func Add(ctx context.Context, q db.Querier, stream, typ, aggregateID string, data any) error {
+	payload, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("outbox: encode %s: %w", typ, err)
+	}
+	_, err = q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload) VALUES ($1, $2, $3, $4)`,
+		stream, typ, aggregateID, payload)
+	if err != nil {
+		return fmt.Errorf("outbox: add %s: %w", typ, err)
+	}
+	return nil
+}
+
+// Relay copies unpublished events to Redis. Several replicas may run one:
+// rows are claimed with FOR UPDATE SKIP LOCKED.
+type Relay struct {
+	DB       *db.DB
+	Redis    redis.UniversalClient
+	Interval time.Duration
+	// MaxLen caps each stream (approximately) so Redis memory stays bounded.
+	MaxLen int64
+	Log    *slog.Logger
+}
+
+// Run relays until ctx is done.
+func (r *Relay) Run(ctx context.Context) {
+	interval := r.Interval
+	if interval <= 0 {
+		interval = 200 * time.Millisecond
+	}
+	log := r.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	lastCleanup := time.Time{}
+	for {
+		n, err := r.Once(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Error("outbox relay failed", "error", err.Error())
+		}
+		if time.Since(lastCleanup) > time.Hour {
+			_, _ = r.DB.Exec(ctx, `DELETE FROM outbox WHERE published_at < now() - interval '7 days'`)
+			lastCleanup = time.Now()
+		}
+		if n > 0 && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Once relays one batch and returns how many events it published.
+func (r *Relay) Once(ctx context.Context) (int, error) {
+	maxLen := r.MaxLen
+	if maxLen <= 0 {
+		maxLen = 1_000_000
+	}
+	n := 0
+	err := r.DB.InTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at FROM outbox
+			WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`)
+		if err != nil {
+			return err
+		}
+		type row struct {
+			stream string
+			ev     Event
+		}
+		batch, err := pgx.CollectRows(rows, func(rw pgx.CollectableRow) (row, error) {
+			var x row
+			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &x.ev.Data, &x.ev.OccurredAt)
+			return x, err
+		})
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		pipe := r.Redis.Pipeline()
+		ids := make([]int64, len(batch))
+		for i, x := range batch {
+			body, err := json.Marshal(x.ev)
+			if err != nil {
+				return err
+			}
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: x.stream, MaxLen: maxLen, Approx: true,
+				Values: map[string]any{"event": body}})
+			ids[i] = x.ev.ID
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("outbox: xadd: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids); err != nil {
+			return err
+		}
+		n = len(batch)
+		return nil
+	})
+	return n, err
+}
+
+// Handler processes one event; returning an error leaves it pending for a retry.
+type Handler func(ctx context.Context, ev Event) error
+
+// Consumer reads a stream in a consumer group.
+type Consumer struct {
+	Redis  redis.UniversalClient
+	Stream string
+	Group  string
+	Name   string
+	Handle Handler
+	Log    *slog.Logger
+	// RetryIdle is how long a failed or orphaned event waits before it is
+	// claimed again.
+	RetryIdle time.Duration
+}
+
+// Run consumes until ctx is done. The group starts at the beginning of the
+// stream, so a new consumer sees history that Redis still holds.
+func (c *Consumer) Run(ctx context.Context) {
+	log := c.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	idle := c.RetryIdle
+	if idle <= 0 {
+		idle = 15 * time.Second
+	}
+	for ctx.Err() == nil {
+		if err := c.Redis.XGroupCreateMkStream(ctx, c.Stream, c.Group, "0").Err(); err != nil &&
+			!strings.Contains(err.Error(), "BUSYGROUP") {
+			log.Warn("event consumer cannot create group", "stream", c.Stream, "error", err.Error())
+			sleep(ctx, 2*time.Second)
+			continue
+		}
+		break
+	}
+	lastClaim := time.Now()
+	for ctx.Err() == nil {
+		if time.Since(lastClaim) > idle {
+			c.reclaim(ctx, idle, log)
+			lastClaim = time.Now()
+		}
+		res, err := c.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: c.Group, Consumer: c.Name, Streams: []string{c.Stream, ">"}, Count: 100, Block: 2 * time.Second,
+		}).Result()
+		if err != nil {
+			if errors.Is(err, redis.Nil) || ctx.Err() != nil {
+				continue
+			}
+			if strings.Contains(err.Error(), "NOGROUP") {
+				_ = c.Redis.XGroupCreateMkStream(ctx, c.Stream, c.Group, "0").Err()
+				continue
+			}
+			log.Warn("event consumer read failed", "stream", c.Stream, "error", err.Error())
+			sleep(ctx, time.Second)
+			continue
+		}
+		for _, s := range res {
+			c.process(ctx, s.Messages, log)
+		}
+	}
+}
+
+func (c *Consumer) reclaim(ctx context.Context, idle time.Duration, log *slog.Logger) {
+	msgs, _, err := c.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		Stream: c.Stream, Group: c.Group, Consumer: c.Name, MinIdle: idle, Start: "0-0", Count: 100,
+	}).Result()
+	if err != nil {
+		return
+	}
+	c.process(ctx, msgs, log)
+}
+
+func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog.Logger) {
+	for _, m := range msgs {
+		raw, _ := m.Values["event"].(string)
+		var ev Event
+		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+			log.Error("dropping undecodable event", "stream", c.Stream, "id", m.ID)
+			_ = c.Redis.XAck(ctx, c.Stream, c.Group, m.ID).Err()
+			continue
+		}
+		if err := c.Handle(ctx, ev); err != nil {
+			log.Warn("event handler failed; will retry", "stream", c.Stream, "type", ev.Type, "event_id", strconv.FormatInt(ev.ID, 10), "error", err.Error())
+			continue
+		}
+		_ = c.Redis.XAck(ctx, c.Stream, c.Group, m.ID).Err()
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,58 @@
+// Package patch models the API's update rule for optional fields: a field
+// absent from a PUT body keeps its value, an explicit null (or "") clears it,
+// and a value sets it. encoding/json alone cannot tell absent from null.
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Field is one optional field of an update body.
+type Field[T any] struct {
+	// Set is true when the field appeared in the body (even as null).
+	Set bool
+	// Null is true when the field was given as JSON null.
+	Null bool
+	// Value holds the decoded value when Set && !Null.
+	Value T
+}
+
+// UnmarshalJSON records presence and nullness.
+func (f *Field[T]) UnmarshalJSON(b []byte) error {
+	f.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		f.Null = true
+		var zero T
+		f.Value = zero
+		return nil
+	}
+	return json.Unmarshal(b, &f.Value)
+}
+
+// Of returns a set field holding v.
+func Of[T any](v T) Field[T] { return Field[T]{Set: true, Value: v} }
+
+// Apply writes the field into dst when it was given: nil for null, the
+// value otherwise. It reports whether it changed dst.
+func (f Field[T]) Apply(dst **T) bool {
+	if !f.Set {
+		return false
+	}
+	if f.Null {
+		*dst = nil
+		return true
+	}
+	v := f.Value
+	*dst = &v
+	return true
+}
+
+// Ptr returns nil when absent or null, else a pointer to the value.
+func (f Field[T]) Ptr() *T {
+	if !f.Set || f.Null {
+		return nil
+	}
+	v := f.Value
+	return &v
+}

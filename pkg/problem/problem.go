@@ -1,0 +1,244 @@
+// Package problem defines the platform's error categories and maps them to
+// RFC 9457 application/problem+json in exactly one place (Write), so every
+// service answers errors with the same shape and never leaks internals.
+package problem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+)
+
+// ContentType is the media type of every error body.
+const ContentType = "application/problem+json"
+
+// FieldError names one invalid input field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is a client-facing error. Domain code returns one (possibly wrapped
+// with %w); Write renders it. Anything that is not an *Error is a 500.
+type Error struct {
+	Status int
+	Code   string
+	Title  string
+	Detail string
+	Errors []FieldError
+	// Extra members are added to the body (e.g. existing ids on a conflict).
+	Extra map[string]any
+	// RetryAfter, in seconds, sets the Retry-After header when > 0.
+	RetryAfter int
+	// Header holds additional response headers (e.g. WWW-Authenticate).
+	Header http.Header
+}
+
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return e.Code + ": " + e.Detail
+	}
+	return e.Code
+}
+
+// Is makes errors.Is(err, problem.NotFound("")) style checks match on code.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	if errors.As(target, &t) {
+		return t.Code == e.Code
+	}
+	return false
+}
+
+// With returns a copy carrying an extra body member.
+func (e *Error) With(key string, value any) *Error {
+	c := *e
+	c.Extra = map[string]any{}
+	for k, v := range e.Extra {
+		c.Extra[k] = v
+	}
+	c.Extra[key] = value
+	return &c
+}
+
+func newErr(status int, code, detail string) *Error {
+	return &Error{Status: status, Code: code, Title: http.StatusText(status), Detail: detail}
+}
+
+// BadRequest is a request the server cannot parse (400).
+func BadRequest(code, detail string) *Error { return newErr(http.StatusBadRequest, code, detail) }
+
+// MalformedJSON is a body that is not valid JSON (400).
+func MalformedJSON(detail string) *Error { return BadRequest("malformed_json", detail) }
+
+// Unauthenticated is a missing, bad or expired credential (401).
+func Unauthenticated(detail string) *Error {
+	e := newErr(http.StatusUnauthorized, "unauthenticated", detail)
+	e.Header = http.Header{"Www-Authenticate": {`Bearer realm="crm"`}}
+	return e
+}
+
+// Forbidden is an authenticated caller lacking a role (403).
+func Forbidden(detail string) *Error { return newErr(http.StatusForbidden, "forbidden", detail) }
+
+// NotFound says the named resource does not exist (or is not a child of the
+// parent in the path).
+func NotFound(resource string) *Error {
+	d := "resource not found"
+	if resource != "" {
+		d = resource + " not found"
+	}
+	return newErr(http.StatusNotFound, "not_found", d)
+}
+
+// Conflict is a request that contradicts current state (409).
+func Conflict(code, detail string) *Error {
+	if code == "" {
+		code = "conflict"
+	}
+	return newErr(http.StatusConflict, code, detail)
+}
+
+// TooLarge is a body over its limit (413).
+func TooLarge(detail string) *Error {
+	return newErr(http.StatusRequestEntityTooLarge, "payload_too_large", detail)
+}
+
+// UnsupportedMediaType is a body of the wrong type (415).
+func UnsupportedMediaType(detail string) *Error {
+	return newErr(http.StatusUnsupportedMediaType, "unsupported_media_type", detail)
+}
+
+// Validation is invalid input (422) with one entry per bad field.
+func Validation(errs ...FieldError) *Error {
+	e := newErr(http.StatusUnprocessableEntity, "validation_failed", "one or more fields are invalid")
+	e.Errors = errs
+	return e
+}
+
+// Invalid is a shorthand for a single-field validation error.
+func Invalid(field, message string) *Error {
+	return Validation(FieldError{Field: field, Message: message})
+}
+
+// RateLimited is a caller over its quota (429).
+func RateLimited(retryAfter int) *Error {
+	e := newErr(http.StatusTooManyRequests, "rate_limited", "too many requests, retry later")
+	e.RetryAfter = retryAfter
+	return e
+}
+
+// Unavailable is a dependency that cannot serve now (503).
+func Unavailable(detail string, retryAfter int) *Error {
+	e := newErr(http.StatusServiceUnavailable, "upstream_unavailable", detail)
+	e.RetryAfter = retryAfter
+	return e
+}
+
+// BadGateway is a dependency that answered wrongly or not at all (502).
+func BadGateway(detail string) *Error {
+	return newErr(http.StatusBadGateway, "upstream_unavailable", detail)
+}
+
+// Timeout is a dependency that did not answer in time (504).
+func Timeout(detail string) *Error {
+	return newErr(http.StatusGatewayTimeout, "upstream_timeout", detail)
+}
+
+// Internal is the only 500 body: it never carries the cause's text.
+func Internal() *Error {
+	return newErr(http.StatusInternalServerError, "internal", "an internal error occurred")
+}
+
+// From returns the *Error inside err, or Internal for anything else.
+func From(err error) *Error {
+	var p *Error
+	if errors.As(err, &p) {
+		return p
+	}
+	return Internal()
+}
+
+type requestIDKey struct{}
+
+// WithRequestID stores the request id so problem bodies and logs carry it.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID returns the id stored by WithRequestID, or "".
+func RequestID(ctx context.Context) string {
+	s, _ := ctx.Value(requestIDKey{}).(string)
+	return s
+}
+
+// Body is the JSON shape of a problem.
+type Body struct {
+	Type      string         `json:"type"`
+	Title     string         `json:"title"`
+	Status    int            `json:"status"`
+	Detail    string         `json:"detail,omitempty"`
+	Code      string         `json:"code"`
+	RequestID string         `json:"request_id,omitempty"`
+	Errors    []FieldError   `json:"errors,omitempty"`
+	Extra     map[string]any `json:"-"`
+}
+
+// MarshalJSON flattens Extra members into the body, as RFC 9457 extensions.
+func (b Body) MarshalJSON() ([]byte, error) {
+	type plain Body
+	raw, err := json.Marshal(plain(b))
+	if err != nil || len(b.Extra) == 0 {
+		return raw, err
+	}
+	m := map[string]any{}
+	for k, v := range b.Extra {
+		m[k] = v
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// TypeURI is the problem type reference for a code; it resolves against the
+// API's documentation page.
+func TypeURI(code string) string { return "/docs/problems#" + code }
+
+// BodyOf builds the body for e as seen by a request with the given id.
+func BodyOf(e *Error, requestID string) Body {
+	return Body{
+		Type: TypeURI(e.Code), Title: e.Title, Status: e.Status, Detail: e.Detail,
+		Code: e.Code, RequestID: requestID, Errors: e.Errors, Extra: e.Extra,
+	}
+}
+
+// Write renders err as problem+json. 5xx errors are logged with the request
+// id and the real cause; 4xx are not errors of the server and are not logged.
+func Write(w http.ResponseWriter, r *http.Request, err error) {
+	p := From(err)
+	reqID := RequestID(r.Context())
+	if p.Status >= 500 {
+		level := slog.LevelError
+		if errors.Is(err, context.Canceled) {
+			level = slog.LevelInfo
+		}
+		slog.Default().Log(r.Context(), level, "request failed",
+			"error", err.Error(), "status", p.Status, "method", r.Method, "path", r.URL.Path)
+	}
+	for k, vs := range p.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(BodyOf(p, reqID))
+}

@@ -1,0 +1,113 @@
+// Package svcclient is the HTTP client one context uses to call another's
+// /internal API. It authenticates with the cluster's internal secret, sets
+// Idempotency-Key on writes, and turns transport failures and upstream
+// answers into problem errors with the right category: a dependency that is
+// down is 503, slow is 504, broken is 502; its 404/409/422 pass through.
+package svcclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Client calls one service.
+type Client struct {
+	// Name is the service name used in error details ("contacts").
+	Name    string
+	BaseURL string
+	Secret  string
+	HTTP    *http.Client
+}
+
+// New returns a client with a 10 s timeout per call.
+func New(name, baseURL, secret string) *Client {
+	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Do sends body (JSON, may be nil) and decodes a 2xx JSON answer into out
+// (may be nil). idemKey, when set, is sent as Idempotency-Key.
+func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("%s: encode: %w", c.Name, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	req.Header.Set(auth.InternalHeader, c.Secret)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	if id := problem.RequestID(ctx); id != "" {
+		req.Header.Set(httpx.RequestIDHeader, id)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return c.transportError(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return c.transportError(err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if out == nil || len(raw) == 0 {
+			return nil
+		}
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("%s: decode answer: %w", c.Name, problem.BadGateway(c.Name+" answered with an unreadable body"))
+		}
+		return nil
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadRequest:
+		var b struct {
+			Code   string               `json:"code"`
+			Detail string               `json:"detail"`
+			Errors []problem.FieldError `json:"errors"`
+		}
+		_ = json.Unmarshal(raw, &b)
+		p := &problem.Error{Status: resp.StatusCode, Code: b.Code, Title: http.StatusText(resp.StatusCode), Detail: b.Detail, Errors: b.Errors}
+		if p.Code == "" {
+			p.Code = "upstream_error"
+		}
+		return p
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		return problem.Unavailable(c.Name+" is unavailable", 5)
+	case http.StatusGatewayTimeout:
+		return problem.Timeout(c.Name + " did not answer in time")
+	default:
+		return fmt.Errorf("%s answered %d: %w", c.Name, resp.StatusCode, problem.BadGateway(c.Name+" failed"))
+	}
+}
+
+func (c *Client) transportError(err error) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("%s: %v: %w", c.Name, err, problem.Timeout(c.Name+" did not answer in time"))
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("%s: %v: %w", c.Name, err, problem.Unavailable(c.Name+" is unavailable", 5))
+}
