@@ -27,9 +27,14 @@ import (
 	"github.com/opencrm/crm/pkg/renderq"
 )
 
-// ErrUnavailable means Chromium could not be started or stopped answering.
-// The worker reports it to the waiting client as a 503, not as a bad job.
+// ErrUnavailable means Chromium could not be started. The worker reports it
+// to the waiting client as a 503, not as a bad job, and does not retry:
+// a missing binary does not appear within seconds.
 var ErrUnavailable = errors.New("pdf: chromium unavailable")
+
+// ErrBrowserLost means the browser died during a print. The browser is
+// replaced on the next job, so the job is worth retrying.
+var ErrBrowserLost = errors.New("pdf: browser lost during print")
 
 // Config tunes the renderer.
 type Config struct {
@@ -166,7 +171,7 @@ func (r *Renderer) Render(ctx context.Context, job renderq.Job) ([]byte, error) 
 		r.mu.Lock()
 		b.unhealthy = true
 		r.mu.Unlock()
-		return nil, fmt.Errorf("%w: browser lost during print: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", ErrBrowserLost, err)
 	}
 	return out, err
 }

@@ -1,0 +1,284 @@
+package renderq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/config"
+)
+
+// Config configures a Client (and the worker's view of the same queues).
+type Config struct {
+	// RedisURL is the Redis of the queues and the stored results (REDIS_URL).
+	RedisURL string
+	// Queues names the queues and prefixes the result keys
+	// (RENDER_QUEUE_PREFIX, default "render").
+	Queues Queues
+	// Wait bounds how long Render waits for the worker (RENDER_WAIT, 30s).
+	Wait time.Duration
+	// ResultTTL bounds how long a rendered file is kept (RENDER_RESULT_TTL,
+	// 24h). Used by the worker, which writes results.
+	ResultTTL time.Duration
+	// MaxRetry bounds the retries of a failing task (RENDER_MAX_RETRY, 3).
+	MaxRetry int
+}
+
+// LoadConfig reads the render queue settings through the shared loader;
+// call l.Err() afterwards as for any other setting.
+func LoadConfig(l *config.Loader) Config {
+	return Config{
+		RedisURL:  l.URL("REDIS_URL", "redis://localhost:6379/0"),
+		Queues:    Queues{Prefix: l.String("RENDER_QUEUE_PREFIX", DefaultPrefix)},
+		Wait:      l.Duration("RENDER_WAIT", 30*time.Second),
+		ResultTTL: l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
+		MaxRetry:  l.Int("RENDER_MAX_RETRY", 3, 0, 10),
+	}
+}
+
+func (c *Config) defaults() {
+	if c.Wait <= 0 {
+		c.Wait = 30 * time.Second
+	}
+	if c.ResultTTL <= 0 {
+		c.ResultTTL = 24 * time.Hour
+	}
+}
+
+// Client renders jobs through the worker. It is safe for concurrent use.
+type Client struct {
+	cfg       Config
+	rdb       *redis.Client
+	queue     *asynq.Client
+	inspector *asynq.Inspector
+	store     *Store
+}
+
+// NewClient connects to Redis; it does not need a worker to be running.
+func NewClient(cfg Config) (*Client, error) {
+	cfg.defaults()
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("renderq: REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	return &Client{
+		cfg:       cfg,
+		rdb:       rdb,
+		queue:     asynq.NewClientFromRedisClient(rdb),
+		inspector: asynq.NewInspectorFromRedisClient(rdb),
+		store:     NewStore(rdb, cfg.Queues, cfg.ResultTTL),
+	}, nil
+}
+
+// Close releases the Redis connections.
+func (c *Client) Close() error { return c.rdb.Close() }
+
+// Retry-After values of the unavailable answers: a missing worker or browser
+// needs a restart (tens of seconds); a timeout usually means a busy queue.
+const (
+	retryNoWorker = 30 * time.Second
+	retryTimeout  = 10 * time.Second
+)
+
+// Render returns the rendered file of job: the stored one when the same job
+// was rendered before, else the worker's result, waiting up to Config.Wait.
+// It returns *UnavailableError when no worker is alive, the renderer is down
+// or the wait ends, *FailedError when the worker gave up on the job, and the
+// context's error when ctx ends first.
+func (c *Client) Render(ctx context.Context, job Job, prio Priority) ([]byte, error) {
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	key := job.Key()
+	if data, err := c.store.Result(ctx, key); err != nil || data != nil {
+		return data, err
+	}
+	if f, err := c.store.LastFailure(ctx, key); err != nil || f != nil {
+		return nil, errors.Join(err, failureError(f))
+	}
+	queue := c.cfg.Queues.Name(prio)
+	servers, err := c.liveServers(queue)
+	if err != nil {
+		return nil, err
+	}
+	if len(servers) == 0 {
+		return nil, &UnavailableError{Reason: NoWorker, RetryAfter: retryNoWorker, Detail: "no live worker on queue " + queue}
+	}
+
+	ps, err := c.store.subscribe(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer ps.Close()
+	// The job may have finished between the first look and the subscription.
+	if data, err := c.store.Result(ctx, key); err != nil || data != nil {
+		return data, err
+	}
+	if err := c.enqueue(job, key, queue); err != nil {
+		return nil, err
+	}
+	return c.wait(ctx, ps, key, queue)
+}
+
+// enqueue adds the task unless an identical one is queued or running. A
+// finished-and-failed (archived) task with the same id is replaced.
+func (c *Client) enqueue(job Job, taskID, queue string) error {
+	task, err := NewTask(job)
+	if err != nil {
+		return err
+	}
+	for range 3 {
+		_, err = c.queue.Enqueue(task,
+			asynq.TaskID(taskID),
+			asynq.Queue(queue),
+			asynq.MaxRetry(c.cfg.MaxRetry),
+			asynq.Timeout(2*c.cfg.Wait),
+		)
+		if !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return err
+		}
+		info, err := c.inspector.GetTaskInfo(queue, taskID)
+		switch {
+		case errors.Is(err, asynq.ErrTaskNotFound):
+			continue // finished just now; enqueue again, the worker sees the result
+		case err != nil:
+			return err
+		case info.State == asynq.TaskStateArchived || info.State == asynq.TaskStateCompleted:
+			if err := c.inspector.DeleteTask(queue, taskID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+				return err
+			}
+			continue
+		default:
+			return nil // already queued or running: just wait
+		}
+	}
+	return fmt.Errorf("renderq: could not enqueue task %s", taskID)
+}
+
+// orphanGrace is how long a running task may be missing from every live
+// worker's list before it counts as orphaned. Workers publish their running
+// tasks every 5 s (asynq's heartbeat); waiting longer than two beats rules
+// out a task that just started.
+const orphanGrace = 11 * time.Second
+
+// wait waits for the worker's announcement, polling as a fallback. While it
+// waits it watches for the task being orphaned by a killed worker: asynq
+// recovers such a task only after its 30 s lease plus up to a minute, longer
+// than a user waits, so the client enqueues a rescue copy under a derived id.
+// Both copies write the same key; whichever finishes second finds the stored
+// result and does nothing.
+func (c *Client) wait(ctx context.Context, ps *redis.PubSub, key, queue string) ([]byte, error) {
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.Wait)
+	defer cancel()
+	msgs := ps.Channel()
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+
+	taskID := key
+	rescues := 0
+	var missingSince time.Time
+	for {
+		select {
+		case <-msgs:
+		case <-poll.C:
+		case <-wctx.Done():
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, &UnavailableError{Reason: TimedOut, RetryAfter: retryTimeout,
+				Detail: fmt.Sprintf("job %s not rendered within %s", key[:12], c.cfg.Wait)}
+		}
+		if data, err := c.store.Result(wctx, key); err != nil || data != nil {
+			return data, err
+		}
+		if f, err := c.store.LastFailure(wctx, key); err != nil || f != nil {
+			return nil, errors.Join(err, failureError(f))
+		}
+		orphaned, err := c.orphaned(queue, taskID)
+		if err != nil {
+			continue // a Redis hiccup; the deadline still bounds the wait
+		}
+		switch {
+		case !orphaned:
+			missingSince = time.Time{}
+		case missingSince.IsZero():
+			missingSince = time.Now()
+		case time.Since(missingSince) > orphanGrace:
+			rescues++
+			job, err := c.taskJob(queue, taskID)
+			if err != nil {
+				continue
+			}
+			taskID = fmt.Sprintf("%s-rescue-%d", key, rescues)
+			if err := c.enqueue(job, taskID, queue); err != nil {
+				return nil, err
+			}
+			missingSince = time.Time{}
+		}
+	}
+}
+
+// orphaned reports whether the task is active but no live worker runs it.
+func (c *Client) orphaned(queue, taskID string) (bool, error) {
+	info, err := c.inspector.GetTaskInfo(queue, taskID)
+	if err != nil {
+		if errors.Is(err, asynq.ErrTaskNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	if info.State != asynq.TaskStateActive {
+		return false, nil
+	}
+	servers, err := c.liveServers(queue)
+	if err != nil {
+		return false, err
+	}
+	for _, s := range servers {
+		if slices.ContainsFunc(s.ActiveWorkers, func(w *asynq.WorkerInfo) bool { return w.TaskID == taskID }) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// taskJob reads the job back from a queued task.
+func (c *Client) taskJob(queue, taskID string) (Job, error) {
+	info, err := c.inspector.GetTaskInfo(queue, taskID)
+	if err != nil {
+		return Job{}, err
+	}
+	return ParseTask(asynq.NewTask(info.Type, info.Payload))
+}
+
+// liveServers lists the running asynq servers that consume queue.
+func (c *Client) liveServers(queue string) ([]*asynq.ServerInfo, error) {
+	all, err := c.inspector.Servers()
+	if err != nil {
+		return nil, fmt.Errorf("renderq: list workers: %w", err)
+	}
+	var live []*asynq.ServerInfo
+	for _, s := range all {
+		if _, ok := s.Queues[queue]; ok && s.Status == "active" {
+			live = append(live, s)
+		}
+	}
+	return live, nil
+}
+
+// failureError maps a recorded failure to the error Render returns.
+func failureError(f *Failure) error {
+	if f == nil {
+		return nil
+	}
+	if f.Code == FailureUnavailable {
+		return &UnavailableError{Reason: RendererDown, RetryAfter: retryNoWorker, Detail: f.Message}
+	}
+	return &FailedError{Code: f.Code, Message: f.Message}
+}

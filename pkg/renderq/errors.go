@@ -1,0 +1,68 @@
+package renderq
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Reason says why a render could not be served now.
+type Reason string
+
+// The reasons of an UnavailableError.
+const (
+	// NoWorker: no live render worker listens on the queue.
+	NoWorker Reason = "no_worker"
+	// RendererDown: the worker could not run the renderer (Chromium missing
+	// or crashed and not restartable).
+	RendererDown Reason = "renderer_unavailable"
+	// TimedOut: the job did not finish within the wait.
+	TimedOut Reason = "timeout"
+)
+
+// UnavailableError means "try again later": the HTTP layer answers 503 with
+// Retry-After. problem.From and errors.As(err, **problem.Error) turn it into
+// problem.Unavailable, so a handler just calls problem.Write.
+type UnavailableError struct {
+	Reason     Reason
+	RetryAfter time.Duration
+	Detail     string
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("renderq: %s: %s", e.Reason, e.Detail)
+}
+
+// As lets errors.As (and so problem.From) see the error as a 503 problem.
+func (e *UnavailableError) As(target any) bool {
+	p, ok := target.(**problem.Error)
+	if !ok {
+		return false
+	}
+	*p = problem.Unavailable(e.publicDetail(), max(1, int(e.RetryAfter.Round(time.Second)/time.Second)))
+	return true
+}
+
+// publicDetail is what an API client may read: no hostnames or internals.
+func (e *UnavailableError) publicDetail() string {
+	switch e.Reason {
+	case NoWorker:
+		return "The document renderer is not running. Try again shortly."
+	case RendererDown:
+		return "The document renderer is unavailable. Try again shortly."
+	default:
+		return "Rendering the document took too long. Try again shortly."
+	}
+}
+
+// FailedError means the worker gave up on the job (bad input, or every retry
+// failed). It maps to a 500 through problem.From's default.
+type FailedError struct {
+	Code    string
+	Message string
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("renderq: render failed (%s): %s", e.Code, e.Message)
+}
