@@ -33,8 +33,8 @@ img { max-width: 100%; }
 .page-break, hr.page-break { break-after: page; border: 0; margin: 0; }
 `
 
-// document wraps the sanitised fragment into the page that is printed.
-func document(job renderq.Job) (string, error) {
+// Document wraps the sanitised fragment into the page that is printed.
+func Document(job renderq.Job) (string, error) {
 	body, err := htmldoc.Sanitize(job.HTML)
 	if err != nil {
 		return "", err

@@ -148,7 +148,7 @@ func (r *Renderer) Close() {
 
 // Render prints the job to PDF.
 func (r *Renderer) Render(ctx context.Context, job renderq.Job) ([]byte, error) {
-	doc, err := document(job)
+	doc, err := Document(job)
 	if err != nil {
 		return nil, err
 	}
@@ -292,11 +292,9 @@ func (r *Renderer) print(ctx context.Context, b *browser, doc string, job render
 	stop := context.AfterFunc(ctx, tcancel)
 	defer stop()
 
-	if err := chromedp.Do(tctx); err != nil { // opens the tab
-		return nil, fmt.Errorf("pdf: open tab: %w", err)
-	}
-	// Block every request except data: URLs. Subscribe before enabling, so
-	// no paused request is missed; each is answered in its own goroutine.
+	// Block every request except data: URLs. Events opens the tab and
+	// subscribes before Fetch is enabled, so no paused request is missed;
+	// each is answered from this goroutine.
 	paused := chromedp.Events(tctx, fetch.RequestPaused)
 	go func() {
 		for ev, err := range paused {
@@ -322,32 +320,16 @@ func (r *Renderer) print(ctx context.Context, b *browser, doc string, job render
 		emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 		return nil, fmt.Errorf("pdf: disable scripts: %w", err)
 	}
-	tree, err := chromedp.Call(tctx, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return nil, fmt.Errorf("pdf: frame tree: %w", err)
-	}
 	// The tab is about:blank; the content is set, never navigated to, so
-	// there is no file:// or http:// origin to inherit.
+	// there is no file:// or http:// origin to inherit. The main frame of a
+	// page target has the target's id, which saves a Page.getFrameTree.
+	frameID := cdp.FrameID(chromedp.FromContext(tctx).Target.TargetID)
 	if _, err := chromedp.Call(tctx, page.SetDocumentContent, page.SetDocumentContentParams{
-		FrameID: tree.FrameTree.Frame.ID, HTML: doc,
+		FrameID: frameID, HTML: doc,
 	}); err != nil {
 		return nil, fmt.Errorf("pdf: set content: %w", err)
 	}
-	const mm = 1 / 25.4
-	margin := 20 * mm
-	res, err := chromedp.Call(tctx, page.PrintToPDF, page.PrintToPDFParams{
-		DisplayHeaderFooter: new(true),
-		PrintBackground:     new(true),
-		PaperWidth:          210 * mm,
-		PaperHeight:         297 * mm,
-		MarginTop:           &margin,
-		MarginBottom:        &margin,
-		MarginLeft:          &margin,
-		MarginRight:         &margin,
-		HeaderTemplate:      band(job.Header, true),
-		FooterTemplate:      band(job.Footer, false),
-		GenerateTaggedPDF:   new(r.cfg.Tagged),
-	})
+	res, err := chromedp.Call(tctx, page.PrintToPDF, PrintParams(job, r.cfg.Tagged))
 	if err != nil {
 		return nil, fmt.Errorf("pdf: print: %w", err)
 	}
@@ -361,4 +343,25 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// PrintParams is the page setup of every print: A4, 20 mm margins, the
+// three-cell header and footer. Exported so the benchmark's bare baseline
+// prints exactly the same pages.
+func PrintParams(job renderq.Job, tagged bool) page.PrintToPDFParams {
+	const mm = 1 / 25.4
+	margin := 20 * mm
+	return page.PrintToPDFParams{
+		DisplayHeaderFooter: new(true),
+		PrintBackground:     new(true),
+		PaperWidth:          210 * mm,
+		PaperHeight:         297 * mm,
+		MarginTop:           &margin,
+		MarginBottom:        &margin,
+		MarginLeft:          &margin,
+		MarginRight:         &margin,
+		HeaderTemplate:      band(job.Header, true),
+		FooterTemplate:      band(job.Footer, false),
+		GenerateTaggedPDF:   new(tagged),
+	}
 }
