@@ -1,0 +1,50 @@
+# The two front-door commands are `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Every module of the workspace (go.work); a context is built and tested alone too.
+MODULES := pkg gateway $(sort $(wildcard services/*)) deploy/e2e
+MODULES := $(foreach m,$(MODULES),$(if $(wildcard $(m)/go.mod),$(m)))
+# Binaries: gateway plus every service that has a main package.
+CMDS := $(wildcard gateway/cmd/*/main.go services/*/cmd/*/main.go)
+BINS := $(foreach c,$(CMDS),bin/$(notdir $(patsubst %/main.go,%,$(c))))
+
+GO ?= go
+GOTEST_FLAGS ?= -race -count=1 -timeout 12m
+
+.PHONY: help build run test test-short bench lint tidy clean
+
+help:
+	@echo "make run    build everything and start the whole stack (gateway on :8080)"
+	@echo "make test   run every test of every module against real PostgreSQL, Redis and Chromium"
+	@echo "make build  build all binaries into bin/"
+	@echo "make bench  run the benchmarks (see docs/benchmarks.md)"
+	@echo "make lint   gofmt and go vet"
+
+build:
+	@mkdir -p bin
+	@for c in $(patsubst %/main.go,%,$(CMDS)); do \
+		echo "go build $$c"; \
+		$(GO) build -trimpath -o bin/ ./$$c || exit 1; \
+	done
+
+run: build
+	@deploy/scripts/run.sh
+
+# All packages of all modules in one go test invocation, so the scheduler
+# overlaps compilation and tests across modules.
+test:
+	$(GO) test $(GOTEST_FLAGS) $(foreach m,$(MODULES),./$(m)/...)
+
+bench:
+	@deploy/scripts/bench.sh
+
+lint:
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(foreach m,$(MODULES),./$(m)/...)
+
+tidy:
+	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done
+
+clean:
+	rm -rf bin .run

@@ -1,0 +1,168 @@
+package activity_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/testdb"
+)
+
+type fixture struct {
+	srv   *httptest.Server
+	token string
+}
+
+func setup(t *testing.T) fixture {
+	t.Helper()
+	d := testdb.New(t, "activitytest", activity.Migrate, activity.Migrations)
+	iss := authtest.New(t)
+	h, err := activity.New(activity.Config{
+		DB: d, ParentType: activity.Contact,
+		ParentExists: func(ctx context.Context, id int64) error {
+			if id == 1 || id == 2 {
+				return nil
+			}
+			return problem.NotFound("contact")
+		},
+		UserExists: func(ctx context.Context, id int64) (bool, error) { return id == 9, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux, "/contacts", iss.Verifier(t).Require)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return fixture{srv: srv, token: iss.User(t, 9)}
+}
+
+func (f fixture) do(t *testing.T, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func TestNotes(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	st, body := f.do(t, "POST", "/contacts/1/notes", `{"content":"first call"}`)
+	if st != 201 {
+		t.Fatalf("create: %d %v", st, body)
+	}
+	note := body["data"].(map[string]any)
+	if note["content"] != "first call" || note["created_by"] != float64(9) {
+		t.Errorf("note = %v", note)
+	}
+	f.do(t, "POST", "/contacts/1/notes", `{"content":"second"}`)
+	_, list := f.do(t, "GET", "/contacts/1/notes", "")
+	var contents []string
+	for _, n := range list["data"].([]any) {
+		contents = append(contents, n.(map[string]any)["content"].(string))
+	}
+	if diff := cmp.Diff([]string{"second", "first call"}, contents); diff != "" {
+		t.Errorf("newest first (-want +got):\n%s", diff)
+	}
+	id := int(note["id"].(float64))
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		code                     string
+	}{
+		{"empty content", "POST", "/contacts/1/notes", `{"content":"  "}`, 422, "validation_failed"},
+		{"missing content", "POST", "/contacts/1/notes", `{}`, 422, "validation_failed"},
+		{"too long", "POST", "/contacts/1/notes", `{"content":"` + strings.Repeat("a", 100_001) + `"}`, 422, "validation_failed"},
+		{"unknown parent", "POST", "/contacts/3/notes", `{"content":"x"}`, 404, "not_found"},
+		{"note of another contact", "DELETE", "/contacts/2/notes/" + strconv.Itoa(id), "", 404, "not_found"},
+		{"bad note id", "DELETE", "/contacts/1/notes/abc", "", 404, "not_found"},
+		{"delete", "DELETE", "/contacts/1/notes/" + strconv.Itoa(id), "", 200, ""},
+		{"delete again", "DELETE", "/contacts/1/notes/" + strconv.Itoa(id), "", 404, "not_found"},
+	}
+	for _, tt := range tests {
+		st, body := f.do(t, tt.method, tt.path, tt.body)
+		if st != tt.status || (tt.code != "" && body["code"] != tt.code) {
+			t.Errorf("%s: %d %v, want %d %s", tt.name, st, body, tt.status, tt.code)
+		}
+	}
+}
+
+func TestTasks(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	st, body := f.do(t, "POST", "/contacts/1/tasks",
+		`{"title":"Call back","due_date":"2026-12-01","due_time":"14:30","priority":"high","assigned_to":9,"deal_id":4}`)
+	if st != 201 {
+		t.Fatalf("create: %d %v", st, body)
+	}
+	task := body["data"].(map[string]any)
+	id := strconv.Itoa(int(task["id"].(float64)))
+	want := map[string]any{"title": "Call back", "due_date": "2026-12-01", "due_time": "14:30", "priority": "high",
+		"status": "open", "contact_id": float64(1), "deal_id": float64(4), "assigned_to": float64(9)}
+	for k, v := range want {
+		if task[k] != v {
+			t.Errorf("%s = %v, want %v", k, task[k], v)
+		}
+	}
+	// PUT keeps absent fields, clears null ones, and completes the task.
+	st, body = f.do(t, "PUT", "/contacts/1/tasks/"+id, `{"title":"Call back","status":"completed","deal_id":null}`)
+	if st != 200 {
+		t.Fatalf("update: %d %v", st, body)
+	}
+	task = body["data"].(map[string]any)
+	if task["status"] != "completed" || task["completed_at"] == nil || task["deal_id"] != nil || task["priority"] != "high" {
+		t.Errorf("updated = %v", task)
+	}
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		field                    string
+	}{
+		{"no title", "POST", "/contacts/1/tasks", `{"priority":"low"}`, 422, "title"},
+		{"bad priority", "POST", "/contacts/1/tasks", `{"title":"x","priority":"urgent"}`, 422, "priority"},
+		{"bad date", "POST", "/contacts/1/tasks", `{"title":"x","due_date":"tomorrow"}`, 422, "due_date"},
+		{"bad time", "POST", "/contacts/1/tasks", `{"title":"x","due_time":"25:99"}`, 422, "due_time"},
+		{"unknown user", "POST", "/contacts/1/tasks", `{"title":"x","assigned_to":8}`, 422, "assigned_to"},
+		{"wrong type", "POST", "/contacts/1/tasks", `{"title":"x","assigned_to":"nine"}`, 422, "assigned_to"},
+		{"put without title", "PUT", "/contacts/1/tasks/" + id, `{"status":"open"}`, 422, "title"},
+		{"task of another contact", "PUT", "/contacts/2/tasks/" + id, `{"title":"x"}`, 404, ""},
+		{"delete of another contact", "DELETE", "/contacts/2/tasks/" + id, "", 404, ""},
+		{"delete", "DELETE", "/contacts/1/tasks/" + id, "", 200, ""},
+	}
+	for _, tt := range tests {
+		st, body := f.do(t, tt.method, tt.path, tt.body)
+		if st != tt.status {
+			t.Errorf("%s: %d %v, want %d", tt.name, st, body, tt.status)
+			continue
+		}
+		if tt.field != "" {
+			errs, _ := body["errors"].([]any)
+			if len(errs) != 1 || errs[0].(map[string]any)["field"] != tt.field {
+				t.Errorf("%s: errors %v, want field %s", tt.name, body["errors"], tt.field)
+			}
+		}
+	}
+	_, list := f.do(t, "GET", "/contacts/1/tasks", "")
+	if n := len(list["data"].([]any)); n != 0 {
+		t.Errorf("tasks left: %d", n)
+	}
+}

@@ -1,0 +1,91 @@
+package listq_test
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+var spec = listq.Spec{Sorts: map[string]string{"name": "lower(name)", "created_at": "created_at"}, DefaultSort: "name"}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query      string
+		wantFields []string
+	}{
+		{"per_page=abc", []string{"per_page"}},
+		{"page=0", []string{"page"}},
+		{"sort_by=password", []string{"sort_by"}},
+		{"sort_dir=sideways", []string{"sort_dir"}},
+		{"date_from=2026-02-30", []string{"date_from"}},
+		{"date_from=2026-03-02&date_to=2026-03-01", []string{"date_to"}},
+		{"scope=everyone&page=-1", []string{"page", "scope"}},
+	}
+	for _, tt := range tests {
+		v, _ := url.ParseQuery(tt.query)
+		err := listq.Parse(v, spec).Err()
+		p := problem.From(err)
+		if p.Status != 422 {
+			t.Fatalf("%s: status %d", tt.query, p.Status)
+		}
+		var got []string
+		for _, fe := range p.Errors {
+			got = append(got, fe.Field)
+		}
+		if diff := cmp.Diff(tt.wantFields, got); diff != "" {
+			t.Errorf("%s fields (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}
+
+func TestParseValues(t *testing.T) {
+	t.Parallel()
+	v, _ := url.ParseQuery("page=3&per_page=500&sort_by=created_at&sort_dir=desc&date_to=2026-01-31&search=%20ann%20")
+	q := listq.Parse(v, spec)
+	if err := q.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if q.Page != 3 || q.PerPage != 100 || !q.Desc || q.SortBy != "created_at" || q.Search != "ann" {
+		t.Errorf("parsed %+v", q)
+	}
+	if got := q.DateTo.Format("2006-01-02"); got != "2026-02-01" {
+		t.Errorf("date_to is inclusive: next day = %s", got)
+	}
+	if got, want := q.OrderBy(), "ORDER BY created_at DESC NULLS LAST, id DESC"; got != want {
+		t.Errorf("OrderBy = %q, want %q", got, want)
+	}
+	if q.Offset() != 200 {
+		t.Errorf("Offset = %d", q.Offset())
+	}
+}
+
+func TestNewPage(t *testing.T) {
+	t.Parallel()
+	q := listq.Parse(url.Values{}, spec)
+	got := listq.NewPage[int](nil, q, 0)
+	want := listq.Page[int]{Data: []int{}, CurrentPage: 1, LastPage: 1, PerPage: 25, Total: 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p := listq.NewPage([]int{1}, q, 51); p.LastPage != 3 {
+		t.Errorf("LastPage = %d", p.LastPage)
+	}
+}
+
+func TestWhere(t *testing.T) {
+	t.Parallel()
+	var w listq.Where
+	w.And("status = " + w.Arg("active"))
+	w.And("name ILIKE " + w.Arg("%"+listq.EscapeLike("50%_off")+"%"))
+	if got, want := w.SQL(), "WHERE status = $1 AND name ILIKE $2"; got != want {
+		t.Errorf("SQL = %q", got)
+	}
+	if diff := cmp.Diff([]any{"active", `%50\%\_off%`}, w.Args()); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,114 @@
+package outbox_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/testdb"
+)
+
+func newRedis(t *testing.T) redis.UniversalClient {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+func randStream(t *testing.T, rdb redis.UniversalClient) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	s := "test:events:" + hex.EncodeToString(b)
+	t.Cleanup(func() { rdb.Del(context.Background(), s) })
+	return s
+}
+
+func TestRelayAndConsume(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+	rdb := newRedis(t)
+	stream := randStream(t, rdb)
+
+	// An event written in a rolled-back transaction must never be published.
+	_ = d.InTx(ctx, func(tx pgx.Tx) error {
+		_ = outbox.Add(ctx, tx, stream, "thing.created", "99", map[string]int{"id": 99})
+		return context.Canceled
+	})
+	for i := 1; i <= 3; i++ {
+		err := d.InTx(ctx, func(tx pgx.Tx) error {
+			return outbox.Add(ctx, tx, stream, "thing.created", "x", map[string]int{"n": i})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	relay := &outbox.Relay{DB: d, Redis: rdb}
+	n, err := relay.Once(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("Once = %d, %v", n, err)
+	}
+	if n, _ := relay.Once(ctx); n != 0 {
+		t.Fatalf("second Once published %d again", n)
+	}
+
+	got := make(chan int, 10)
+	failedOnce := false
+	c := &outbox.Consumer{Redis: rdb, Stream: stream, Group: "g", Name: "c1", RetryIdle: 200 * time.Millisecond,
+		Handle: func(ctx context.Context, ev outbox.Event) error {
+			var v map[string]int
+			_ = json.Unmarshal(ev.Data, &v)
+			if v["n"] == 2 && !failedOnce {
+				failedOnce = true
+				return context.DeadlineExceeded // retried later
+			}
+			got <- v["n"]
+			return nil
+		}}
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.Run(cctx); close(done) }()
+	seen := map[int]bool{}
+	for len(seen) < 3 {
+		select {
+		case n := <-got:
+			seen[n] = true
+		case <-ctx.Done():
+			t.Fatalf("only saw %v", seen)
+		}
+	}
+	stop()
+	<-done
+	if diff := cmp.Diff(map[int]bool{1: true, 2: true, 3: true}, seen); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	pending, err := rdb.XPending(ctx, stream, "g").Result()
+	if err != nil || pending.Count != 0 {
+		t.Errorf("pending = %+v, %v", pending, err)
+	}
+}
+
+func TestMigrateIsSafeConcurrently(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() { errs <- db.Migrate(context.Background(), d, "outbox", outbox.Migrations) }()
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package svcclient_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/svcclient"
+)
+
+func TestErrorCategories(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(auth.InternalHeader) != "secret" || r.Header.Get("Idempotency-Key") != "k1" {
+			w.WriteHeader(401)
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"id":3}}`))
+	})
+	mux.HandleFunc("/invalid", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(422)
+		_, _ = w.Write([]byte(`{"code":"validation_failed","errors":[{"field":"stage_id","message":"unknown"}]}`))
+	})
+	mux.HandleFunc("/boom", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { time.Sleep(300 * time.Millisecond) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	down := httptest.NewServer(mux)
+	down.Close()
+
+	c := svcclient.New("deals", srv.URL, "secret")
+	c.HTTP.Timeout = 100 * time.Millisecond
+	var out struct {
+		Data struct{ ID int } `json:"data"`
+	}
+	if err := c.Do(context.Background(), "POST", "/ok", "k1", map[string]int{"a": 1}, &out); err != nil || out.Data.ID != 3 {
+		t.Fatalf("ok: %v %+v", err, out)
+	}
+	tests := []struct {
+		client *svcclient.Client
+		path   string
+		status int
+		code   string
+	}{
+		{c, "/invalid", 422, "validation_failed"},
+		{c, "/missing", 404, "upstream_error"},
+		{c, "/boom", 502, "upstream_unavailable"},
+		{c, "/slow", 504, "upstream_timeout"},
+		{svcclient.New("deals", down.URL, "secret"), "/ok", 503, "upstream_unavailable"},
+	}
+	for _, tt := range tests {
+		err := tt.client.Do(context.Background(), "GET", tt.path, "", nil, nil)
+		p := problem.From(err)
+		if p.Status != tt.status || p.Code != tt.code {
+			t.Errorf("%s: got %d %s (%v), want %d %s", tt.path, p.Status, p.Code, err, tt.status, tt.code)
+		}
+	}
+}
