@@ -1,0 +1,259 @@
+// Package api is the leads service's HTTP surface: the public /leads routes
+// (JWT, admin where the spec says so) and the /internal/leads routes other
+// contexts call with the cluster secret.
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/services/leads/internal/leads"
+)
+
+// Config wires the handlers.
+type Config struct {
+	Service        *leads.Service
+	DB             *db.DB
+	Verifier       *auth.Verifier
+	InternalSecret string
+	// CSV serves template, export and import; nil leaves them unrouted.
+	CSV CSV
+}
+
+// CSV is the lead CSV surface (template, export, import).
+type CSV interface {
+	Template(w http.ResponseWriter, r *http.Request)
+	Export(w http.ResponseWriter, r *http.Request)
+	Import(w http.ResponseWriter, r *http.Request)
+}
+
+type handlers struct{ svc *leads.Service }
+
+// New returns the service's router.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Service == nil || cfg.DB == nil || cfg.Verifier == nil {
+		return nil, errors.New("api: service, db and verifier are required")
+	}
+	if err := auth.CheckInternalSecret(cfg.InternalSecret); err != nil {
+		return nil, errors.New("api: internal secret " + err.Error())
+	}
+	h := &handlers{svc: cfg.Service}
+	mux := http.NewServeMux()
+	jwt := cfg.Verifier.Require
+	admin := func(next http.Handler) http.Handler { return jwt(auth.RequireAdmin(next)) }
+	internal := auth.RequireInternal(cfg.InternalSecret)
+
+	mux.Handle("GET /leads", jwt(http.HandlerFunc(h.list)))
+	mux.Handle("POST /leads", jwt(http.HandlerFunc(h.create)))
+	mux.Handle("GET /leads/{id}", jwt(http.HandlerFunc(h.get)))
+	mux.Handle("PUT /leads/{id}", jwt(http.HandlerFunc(h.update)))
+	mux.Handle("DELETE /leads/{id}", jwt(http.HandlerFunc(h.delete)))
+	mux.Handle("POST /leads/{id}/qualify", jwt(http.HandlerFunc(h.qualify)))
+	mux.Handle("PUT /leads/{id}/disqualify", jwt(http.HandlerFunc(h.disqualify)))
+	mux.Handle("GET /leads/match-company", jwt(http.HandlerFunc(h.matchCompany)))
+	mux.Handle("GET /leads/match-contact", jwt(http.HandlerFunc(h.matchContact)))
+	if cfg.CSV != nil {
+		mux.Handle("GET /leads/template", admin(http.HandlerFunc(cfg.CSV.Template)))
+		mux.Handle("GET /leads/export", admin(http.HandlerFunc(cfg.CSV.Export)))
+		mux.Handle("POST /leads/import", jwt(http.HandlerFunc(cfg.CSV.Import)))
+	}
+
+	acts, err := activity.New(activity.Config{
+		DB: cfg.DB, ParentType: activity.Lead, ParentName: "lead",
+		ParentExists: func(ctx context.Context, id int64) error {
+			_, err := cfg.Service.Get(ctx, id)
+			return err
+		},
+		UserExists: cfg.Service.Store().UserExists,
+	})
+	if err != nil {
+		return nil, err
+	}
+	acts.Register(mux, "/leads", jwt)
+
+	mux.Handle("POST /internal/leads", internal(http.HandlerFunc(h.internalCreate)))
+	mux.Handle("GET /internal/leads/{id}", internal(http.HandlerFunc(h.internalGet)))
+	mux.Handle("/", httpx.NotFoundHandler())
+	return mux, nil
+}
+
+func caller(r *http.Request) *int64 {
+	if c := auth.FromContext(r.Context()); c != nil {
+		id := c.UserID()
+		return &id
+	}
+	return nil
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request) {
+	f, err := leads.ParseFilter(r.URL.Query(), *caller(r))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	items, total, err := h.svc.List(r.Context(), f)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(items, f.Query, total))
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request) {
+	var in leads.Input
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	l, err := h.svc.Create(r.Context(), in, caller(r))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Created(w, l, "Lead created")
+}
+
+func (h *handlers) get(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	l, err := h.svc.Get(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, l)
+}
+
+func (h *handlers) update(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in leads.Input
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	l, err := h.svc.Update(r.Context(), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, l, "Lead updated")
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	if err := h.svc.Delete(r.Context(), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "Lead deleted")
+}
+
+// decodeOptional reads a JSON body that may be omitted entirely.
+func decodeOptional(w http.ResponseWriter, r *http.Request, dst any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return httpx.Decode(w, r, dst, 0)
+}
+
+func (h *handlers) qualify(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in leads.QualifyInput
+	if err := decodeOptional(w, r, &in); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	q, err := h.svc.Qualify(r.Context(), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{
+		"success": true, "message": "Lead qualified",
+		"contact_id": q.ContactID, "company_id": q.CompanyID, "deal_id": q.DealID, "data": q.Lead,
+	})
+}
+
+func (h *handlers) disqualify(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in struct {
+		Reason *string `json:"reason"`
+	}
+	if err := decodeOptional(w, r, &in); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	l, err := h.svc.Disqualify(r.Context(), id, in.Reason)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, l, "Lead disqualified")
+}
+
+func (h *handlers) matchCompany(w http.ResponseWriter, r *http.Request) {
+	items, err := h.svc.MatchCompanies(r.Context(), r.URL.Query().Get("company"))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, items)
+}
+
+func (h *handlers) matchContact(w http.ResponseWriter, r *http.Request) {
+	items, err := h.svc.MatchContacts(r.Context(), r.URL.Query().Get("email"))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, items)
+}
+
+func (h *handlers) internalCreate(w http.ResponseWriter, r *http.Request) {
+	key, err := idempotency.Key(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in leads.Input
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	res, err := h.svc.CreateOnce(r.Context(), key, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	idempotency.Write(w, res)
+}
+
+func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) {
+	h.get(w, r)
+}

@@ -1,0 +1,215 @@
+// Package leads is the leads context's core: the lead record, its write
+// rules, the list filter, the qualification saga and the small interfaces
+// the storage and the other contexts' clients implement.
+package leads
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Lead statuses (spec 3).
+const (
+	StatusNew          = "new"
+	StatusContacted    = "contacted"
+	StatusQualified    = "qualified"
+	StatusDisqualified = "disqualified"
+)
+
+// Statuses lists every lead status, in workflow order.
+var Statuses = []string{StatusNew, StatusContacted, StatusQualified, StatusDisqualified}
+
+// Stream is where lead events go.
+var Stream = outbox.Stream("leads")
+
+// Event types published on Stream; the data is the lead record.
+const (
+	EventCreated      = "lead.created"
+	EventUpdated      = "lead.updated"
+	EventQualified    = "lead.qualified"
+	EventDisqualified = "lead.disqualified"
+	EventDeleted      = "lead.deleted"
+)
+
+// MaxReason bounds a disqualification reason.
+const MaxReason = 1000
+
+// Timestamp renders as UTC with exactly six fractional digits
+// (2026-11-22T03:10:26.123456Z), the platform's timestamp format.
+type Timestamp struct{ time.Time }
+
+// MarshalJSON writes the platform format.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+}
+
+// UnmarshalJSON reads any RFC 3339 time (events, tests).
+func (t *Timestamp) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &t.Time) }
+
+// Lead is the public lead record: the spec's fields plus what DESIGN 5
+// adds (assignee name, disqualification reason, qualification results).
+type Lead struct {
+	ID               int64      `json:"id"`
+	FirstName        string     `json:"first_name"`
+	LastName         string     `json:"last_name"`
+	Email            *string    `json:"email"`
+	Phone            *string    `json:"phone"`
+	Company          *string    `json:"company"`
+	JobTitle         *string    `json:"job_title"`
+	Source           *string    `json:"source"`
+	Status           string     `json:"status"`
+	Notes            *string    `json:"notes"`
+	Tags             *string    `json:"tags"`
+	AssignedTo       *int64     `json:"assigned_to"`
+	AssignedToName   *string    `json:"assigned_to_name"`
+	DisqualifyReason *string    `json:"disqualify_reason"`
+	QualifiedAt      *Timestamp `json:"qualified_at"`
+	ContactID        *int64     `json:"contact_id"`
+	CompanyID        *int64     `json:"company_id"`
+	DealID           *int64     `json:"deal_id"`
+	CreatedBy        *int64     `json:"created_by"`
+	CreatedAt        Timestamp  `json:"created_at"`
+	UpdatedAt        Timestamp  `json:"updated_at"`
+}
+
+// Input is a create or update body. Every optional field tells absent
+// (keep) from null or "" (clear); read-only and unknown fields are ignored.
+type Input struct {
+	FirstName  patch.Field[string] `json:"first_name"`
+	LastName   patch.Field[string] `json:"last_name"`
+	Email      patch.Field[string] `json:"email"`
+	Phone      patch.Field[string] `json:"phone"`
+	Company    patch.Field[string] `json:"company"`
+	JobTitle   patch.Field[string] `json:"job_title"`
+	Source     patch.Field[string] `json:"source"`
+	Status     patch.Field[string] `json:"status"`
+	Notes      patch.Field[string] `json:"notes"`
+	Tags       patch.Field[string] `json:"tags"`
+	AssignedTo patch.Field[int64]  `json:"assigned_to"`
+}
+
+// UserChecker tells whether a user id is known (the directory read model).
+type UserChecker func(ctx context.Context, id int64) (bool, error)
+
+// Apply validates in and writes it over l (a zero Lead on create). Names
+// are required on create and update alike (spec 4.2).
+func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
+	var v validate.Errors
+	first := strings.TrimSpace(in.FirstName.Value)
+	if v.Required("first_name", first) {
+		v.MaxLen("first_name", first, validate.MaxName)
+	}
+	last := strings.TrimSpace(in.LastName.Value)
+	if v.Required("last_name", last) {
+		v.MaxLen("last_name", last, validate.MaxName)
+	}
+	l.FirstName, l.LastName = first, last
+	for _, f := range []struct {
+		name string
+		in   patch.Field[string]
+		dst  **string
+		max  int
+	}{
+		{"email", in.Email, &l.Email, validate.MaxString},
+		{"phone", in.Phone, &l.Phone, validate.MaxString},
+		{"company", in.Company, &l.Company, validate.MaxString},
+		{"job_title", in.JobTitle, &l.JobTitle, validate.MaxString},
+		{"source", in.Source, &l.Source, validate.MaxString},
+		{"notes", in.Notes, &l.Notes, validate.MaxContent},
+		{"tags", in.Tags, &l.Tags, validate.MaxString},
+	} {
+		if !f.in.Set {
+			continue
+		}
+		s := strings.TrimSpace(f.in.Value)
+		if f.name == "tags" {
+			s = validate.Tags(s)
+		}
+		if s == "" || f.in.Null {
+			*f.dst = nil
+			continue
+		}
+		if !v.MaxLen(f.name, s, f.max) {
+			continue
+		}
+		if f.name == "email" && !v.Email(f.name, s) {
+			continue
+		}
+		*f.dst = &s
+	}
+	if in.Status.Set {
+		s := strings.TrimSpace(in.Status.Value)
+		if s == "" {
+			s = StatusNew
+		}
+		if v.OneOf("status", s, Statuses...) {
+			l.Status = s
+		}
+	}
+	if l.Status == "" {
+		l.Status = StatusNew
+	}
+	if in.AssignedTo.Set {
+		switch {
+		case in.AssignedTo.Null:
+			l.AssignedTo, l.AssignedToName = nil, nil
+		case in.AssignedTo.Value <= 0:
+			v.Add("assigned_to", "must be a positive integer")
+		default:
+			ok, err := users(ctx, in.AssignedTo.Value)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				v.Add("assigned_to", "is not a known user")
+			} else {
+				id := in.AssignedTo.Value
+				l.AssignedTo = &id
+			}
+		}
+	}
+	return v.Err()
+}
+
+// Filter is a parsed GET /leads request.
+type Filter struct {
+	Query      *listq.Query
+	Status     string
+	Source     string
+	AssignedTo *int64
+	// CallerID resolves scope=me and scope=team.
+	CallerID int64
+}
+
+// Sorts maps the public sort keys (spec 4.2) to SQL expressions; each one
+// has an index per direction in the schema.
+var Sorts = map[string]string{
+	"name":             "lower(first_name || ' ' || last_name)",
+	"email":            "lower(email)",
+	"company_name":     "lower(company)",
+	"status":           "status",
+	"source":           "lower(source)",
+	"assigned_to_name": "lower(assigned_to_name)",
+	"created_at":       "created_at",
+}
+
+// ListSpec is the list's whitelist for listq.
+var ListSpec = listq.Spec{Sorts: Sorts, DefaultSort: "name", TieBreak: "id"}
+
+// ParseFilter reads every query parameter of spec 4.2; bad ones are one 422.
+func ParseFilter(values url.Values, callerID int64) (Filter, error) {
+	q := listq.Parse(values, ListSpec)
+	f := Filter{Query: q, CallerID: callerID}
+	f.Status = q.Enum("status", Statuses...)
+	f.Source = q.String("source")
+	f.AssignedTo = q.Int64("assigned_to")
+	return f, q.Err()
+}

@@ -1,0 +1,317 @@
+package leads
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Amount is a money amount given as a JSON number or a string holding one;
+// it is kept as a decimal, never a float.
+type Amount struct{ decimal.Decimal }
+
+var amountText = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
+
+// UnmarshalJSON accepts 1500, 1500.5 or "1500.50"; anything else is a 422
+// on deal_value rather than a malformed body.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	text := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &text); err != nil {
+			return &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
+		}
+		text = strings.TrimSpace(text)
+	}
+	if !amountText.MatchString(text) {
+		return &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
+	}
+	d, err := decimal.NewFromString(text)
+	if err != nil {
+		return &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
+	}
+	a.Decimal = d
+	return nil
+}
+
+// QualifyInput is the body of POST /leads/{id}/qualify (spec 4.2 plus the
+// DESIGN 6 extensions contact_id and company_id).
+type QualifyInput struct {
+	CreateCompany bool    `json:"create_company"`
+	CreateDeal    bool    `json:"create_deal"`
+	DealName      *string `json:"deal_name"`
+	DealValue     *Amount `json:"deal_value"`
+	DealStageID   *int64  `json:"deal_stage_id"`
+	ContactID     *int64  `json:"contact_id"`
+	CompanyID     *int64  `json:"company_id"`
+}
+
+// Step is one saga step's progress. ID set means done. Pending holds the
+// exact body of a call whose outcome is unknown (timeout, upstream down):
+// the next attempt resends it with the same Idempotency-Key, so the record
+// is created once whatever the retry asks for.
+type Step struct {
+	ID      *int64          `json:"id,omitempty"`
+	Pending json.RawMessage `json:"pending,omitempty"`
+}
+
+// Saga is the persisted progress of a lead's qualification.
+type Saga struct {
+	Company Step `json:"company"`
+	Contact Step `json:"contact"`
+	Deal    Step `json:"deal"`
+}
+
+// Qualified is the outcome of a qualification.
+type Qualified struct {
+	Lead      Lead
+	ContactID *int64
+	CompanyID *int64
+	DealID    *int64
+}
+
+// AlreadyQualified is the 409 for a second qualification; it carries the
+// ids the first one produced.
+func AlreadyQualified(l Lead) error {
+	return problem.Conflict("already_qualified", "the lead is already qualified").
+		With("contact_id", l.ContactID).With("company_id", l.CompanyID).With("deal_id", l.DealID)
+}
+
+// IdempotencyKey names a saga step's call; keyed by the lead so every
+// attempt of one lead's qualification reuses it.
+func IdempotencyKey(leadID int64, step string) string {
+	return "lead-" + strconv.FormatInt(leadID, 10) + "-" + step
+}
+
+func (in QualifyInput) validate(l Lead) error {
+	var v validate.Errors
+	if in.ContactID != nil {
+		v.Positive("contact_id", *in.ContactID)
+	}
+	if in.CompanyID != nil {
+		v.Positive("company_id", *in.CompanyID)
+	}
+	if in.DealStageID != nil {
+		v.Positive("deal_stage_id", *in.DealStageID)
+	}
+	if in.DealName != nil {
+		v.MaxLen("deal_name", strings.TrimSpace(*in.DealName), validate.MaxString)
+	}
+	if in.DealValue != nil && in.DealValue.IsNegative() {
+		v.Add("deal_value", "must be zero or more")
+	}
+	if in.CreateCompany && in.CompanyID == nil && (l.Company == nil || strings.TrimSpace(*l.Company) == "") {
+		v.Add("create_company", "needs a company name on the lead or a company_id")
+	}
+	return v.Err()
+}
+
+// Qualify converts the lead into a contact, optionally a company and a
+// deal (DESIGN 6). Each step is an idempotent call keyed by the lead, and
+// progress is saved after each step, so a failure part-way (503/504/502)
+// leaves the lead unqualified and a retry finishes without duplicates.
+func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Qualified, error) {
+	l, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Qualified{}, err
+	}
+	if l.Status == StatusQualified {
+		return Qualified{}, AlreadyQualified(l)
+	}
+	if err := in.validate(l); err != nil {
+		return Qualified{}, err
+	}
+	saga, err := s.store.BeginQualification(ctx, id, s.lease)
+	if err != nil {
+		return Qualified{}, err
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			_ = s.store.ReleaseQualification(context.WithoutCancel(ctx), id)
+		}
+	}()
+	// Progress must survive a client that hangs up mid-way.
+	save := func() error { return s.store.SaveQualification(context.WithoutCancel(ctx), id, saga) }
+
+	// Company first, so the contact is created linked to it.
+	if saga.Company.ID == nil {
+		switch {
+		case saga.Company.Pending != nil || (in.CreateCompany && in.CompanyID == nil):
+			body := saga.Company.Pending
+			if body == nil {
+				if body, err = encode(map[string]any{"name": strings.TrimSpace(deref(l.Company))}); err != nil {
+					return Qualified{}, err
+				}
+			}
+			err := s.step(ctx, &saga.Company, body, save, func(ctx context.Context) (int64, error) {
+				return s.contacts.CreateCompany(ctx, IdempotencyKey(id, "company"), body)
+			})
+			if err != nil {
+				return Qualified{}, renameFields(err, map[string]string{"name": "company"})
+			}
+		case in.CompanyID != nil:
+			if err := s.contacts.CompanyExists(ctx, *in.CompanyID); err != nil {
+				return Qualified{}, notFoundAs(err, "company_id", "is not an existing company")
+			}
+			cid := *in.CompanyID
+			saga.Company.ID = &cid
+			if err := save(); err != nil {
+				return Qualified{}, err
+			}
+		}
+	}
+
+	if saga.Contact.ID == nil {
+		switch {
+		case saga.Contact.Pending == nil && in.ContactID != nil:
+			if err := s.contacts.ContactExists(ctx, *in.ContactID); err != nil {
+				return Qualified{}, notFoundAs(err, "contact_id", "is not an existing contact")
+			}
+			cid := *in.ContactID
+			saga.Contact.ID = &cid
+			if err := save(); err != nil {
+				return Qualified{}, err
+			}
+		default:
+			body := saga.Contact.Pending
+			if body == nil {
+				source := "lead"
+				if l.Source != nil {
+					source = *l.Source
+				}
+				body, err = encode(map[string]any{
+					"first_name": l.FirstName, "last_name": l.LastName, "email": l.Email,
+					"phone": l.Phone, "job_title": l.JobTitle, "company_id": saga.Company.ID,
+					"notes": l.Notes, "tags": l.Tags, "source": source, "assigned_to": l.AssignedTo,
+				})
+				if err != nil {
+					return Qualified{}, err
+				}
+			}
+			err := s.step(ctx, &saga.Contact, body, save, func(ctx context.Context) (int64, error) {
+				return s.contacts.CreateContact(ctx, IdempotencyKey(id, "contact"), body)
+			})
+			if err != nil {
+				return Qualified{}, err
+			}
+		}
+	}
+
+	if saga.Deal.ID == nil && (saga.Deal.Pending != nil || in.CreateDeal) {
+		body := saga.Deal.Pending
+		if body == nil {
+			value := decimal.Zero
+			if in.DealValue != nil {
+				value = in.DealValue.Decimal
+			}
+			body, err = encode(map[string]any{
+				"title": dealTitle(l, in), "value": value.String(), "stage_id": in.DealStageID,
+				"company_id": saga.Company.ID, "contact_id": saga.Contact.ID,
+				"assigned_to": l.AssignedTo, "source_lead_id": l.ID,
+			})
+			if err != nil {
+				return Qualified{}, err
+			}
+		}
+		err := s.step(ctx, &saga.Deal, body, save, func(ctx context.Context) (int64, error) {
+			return s.deals.CreateDeal(ctx, IdempotencyKey(id, "deal"), body)
+		})
+		if err != nil {
+			return Qualified{}, renameFields(err, map[string]string{
+				"stage_id": "deal_stage_id", "value": "deal_value", "title": "deal_name"})
+		}
+	}
+
+	lead, err := s.store.FinishQualification(context.WithoutCancel(ctx), id, saga)
+	if err != nil {
+		return Qualified{}, err
+	}
+	finished = true
+	return Qualified{Lead: lead, ContactID: saga.Contact.ID, CompanyID: saga.Company.ID, DealID: saga.Deal.ID}, nil
+}
+
+// step runs one creating call: the body is saved as pending before the
+// call, the id after it. A definitive refusal (4xx: nothing was created)
+// clears the pending body so the client can correct its request; any
+// other failure keeps it for the retry.
+func (s *Service) step(ctx context.Context, st *Step, body json.RawMessage, save func() error, call func(context.Context) (int64, error)) error {
+	st.Pending = body
+	if err := save(); err != nil {
+		return err
+	}
+	newID, err := call(ctx)
+	if err != nil {
+		if p := (*problem.Error)(nil); errors.As(err, &p) && p.Status >= 400 && p.Status < 500 {
+			st.Pending = nil
+			if serr := save(); serr != nil {
+				return serr
+			}
+		}
+		return err
+	}
+	st.ID, st.Pending = &newID, nil
+	return save()
+}
+
+func dealTitle(l Lead, in QualifyInput) string {
+	if in.DealName != nil && strings.TrimSpace(*in.DealName) != "" {
+		return strings.TrimSpace(*in.DealName)
+	}
+	if c := strings.TrimSpace(deref(l.Company)); c != "" {
+		return c + " deal"
+	}
+	return l.FirstName + " " + l.LastName + " deal"
+}
+
+// notFoundAs turns an upstream 404 for a referenced id into a 422 on field.
+func notFoundAs(err error, field, msg string) error {
+	var p *problem.Error
+	if errors.As(err, &p) && p.Status == 404 {
+		return problem.Invalid(field, msg)
+	}
+	return err
+}
+
+// renameFields maps an upstream 422's field names onto this API's names.
+func renameFields(err error, names map[string]string) error {
+	var p *problem.Error
+	if !errors.As(err, &p) || len(p.Errors) == 0 {
+		return err
+	}
+	c := *p
+	c.Errors = make([]problem.FieldError, len(p.Errors))
+	for i, fe := range p.Errors {
+		if n, ok := names[fe.Field]; ok {
+			fe.Field = n
+		}
+		c.Errors[i] = fe
+	}
+	return &c
+}
+
+func encode(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("leads: encode step body: %w", err)
+	}
+	return b, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

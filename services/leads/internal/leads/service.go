@@ -1,0 +1,172 @@
+package leads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Store is the leads schema. Every write that changes a lead records its
+// event in the same transaction.
+type Store interface {
+	Create(ctx context.Context, l Lead) (Lead, error)
+	// CreateOnce is Create guarded by an Idempotency-Key: the stored answer
+	// is replayed for the same key and request.
+	CreateOnce(ctx context.Context, key string, request any, l Lead) (idempotency.Result, error)
+	// Get returns problem.NotFound for an unknown id.
+	Get(ctx context.Context, id int64) (Lead, error)
+	Update(ctx context.Context, l Lead) (Lead, error)
+	// Disqualify sets status and reason unless the lead is qualified.
+	Disqualify(ctx context.Context, id int64, reason *string) (Lead, error)
+	Delete(ctx context.Context, id int64) error
+	List(ctx context.Context, f Filter) ([]Lead, int, error)
+	UserExists(ctx context.Context, id int64) (bool, error)
+
+	// BeginQualification takes the lead's saga lease (409 while another
+	// attempt holds it) and returns the progress of earlier attempts.
+	BeginQualification(ctx context.Context, leadID int64, lease time.Duration) (Saga, error)
+	// SaveQualification persists progress after each step.
+	SaveQualification(ctx context.Context, leadID int64, s Saga) error
+	// FinishQualification marks the lead qualified with the saga's ids.
+	FinishQualification(ctx context.Context, leadID int64, s Saga) (Lead, error)
+	// ReleaseQualification drops the lease of an unfinished attempt.
+	ReleaseQualification(ctx context.Context, leadID int64) error
+}
+
+// Contacts is the part of the contacts context's internal API leads use.
+type Contacts interface {
+	CreateContact(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+	CreateCompany(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+	// ContactExists and CompanyExists return problem.NotFound when absent.
+	ContactExists(ctx context.Context, id int64) error
+	CompanyExists(ctx context.Context, id int64) error
+	MatchCompanies(ctx context.Context, name string) ([]json.RawMessage, error)
+	MatchContacts(ctx context.Context, email string) ([]json.RawMessage, error)
+}
+
+// Deals is the part of the deals context's internal API leads use.
+type Deals interface {
+	CreateDeal(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+}
+
+// Service holds the context's use cases.
+type Service struct {
+	store    Store
+	contacts Contacts
+	deals    Deals
+	// lease bounds how long one qualification attempt holds its lead; it
+	// outlives the three upstream calls' timeouts.
+	lease time.Duration
+}
+
+// NewService wires the use cases.
+func NewService(store Store, contacts Contacts, deals Deals) (*Service, error) {
+	if store == nil || contacts == nil || deals == nil {
+		return nil, errors.New("leads: store, contacts and deals are required")
+	}
+	return &Service{store: store, contacts: contacts, deals: deals, lease: 60 * time.Second}, nil
+}
+
+// Store exposes the storage for read paths that need no rules (CSV).
+func (s *Service) Store() Store { return s.store }
+
+// Create validates and stores a new lead.
+func (s *Service) Create(ctx context.Context, in Input, createdBy *int64) (Lead, error) {
+	l := Lead{CreatedBy: createdBy}
+	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
+		return Lead{}, err
+	}
+	return s.store.Create(ctx, l)
+}
+
+// CreateOnce is Create for the internal API: retried calls with the same
+// Idempotency-Key create one lead.
+func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempotency.Result, error) {
+	var l Lead
+	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
+		return idempotency.Result{}, err
+	}
+	return s.store.CreateOnce(ctx, key, l, l)
+}
+
+// Get reads one lead.
+func (s *Service) Get(ctx context.Context, id int64) (Lead, error) { return s.store.Get(ctx, id) }
+
+// Update applies a PUT body: names required, absent fields kept.
+func (s *Service) Update(ctx context.Context, id int64, in Input) (Lead, error) {
+	l, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Lead{}, err
+	}
+	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
+		return Lead{}, err
+	}
+	return s.store.Update(ctx, l)
+}
+
+// Delete removes a lead with its notes and tasks.
+func (s *Service) Delete(ctx context.Context, id int64) error { return s.store.Delete(ctx, id) }
+
+// List returns one page and the total.
+func (s *Service) List(ctx context.Context, f Filter) ([]Lead, int, error) {
+	return s.store.List(ctx, f)
+}
+
+// Disqualify marks the lead disqualified with an optional reason. A
+// qualified lead has become a contact (and maybe a deal): disqualifying it
+// would contradict those records, so it is a 409 invalid_transition.
+func (s *Service) Disqualify(ctx context.Context, id int64, reason *string) (Lead, error) {
+	if reason != nil {
+		r := strings.TrimSpace(*reason)
+		var v validate.Errors
+		v.MaxLen("reason", r, MaxReason)
+		if err := v.Err(); err != nil {
+			return Lead{}, err
+		}
+		reason = &r
+		if r == "" {
+			reason = nil
+		}
+	}
+	return s.store.Disqualify(ctx, id, reason)
+}
+
+// MatchCompanies finds existing companies similar to name, best first.
+func (s *Service) MatchCompanies(ctx context.Context, name string) ([]json.RawMessage, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return []json.RawMessage{}, nil
+	}
+	if len([]rune(name)) > validate.MaxString {
+		return nil, problem.Invalid("company", "must be at most 255 characters")
+	}
+	return nonNil(s.contacts.MatchCompanies(ctx, name))
+}
+
+// MatchContacts finds existing contacts with the email (case-insensitive).
+func (s *Service) MatchContacts(ctx context.Context, email string) ([]json.RawMessage, error) {
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return []json.RawMessage{}, nil
+	}
+	if len([]rune(email)) > validate.MaxString {
+		return nil, problem.Invalid("email", "must be at most 255 characters")
+	}
+	return nonNil(s.contacts.MatchContacts(ctx, email))
+}
+
+func nonNil(items []json.RawMessage, err error) ([]json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	return items, nil
+}

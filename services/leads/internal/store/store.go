@@ -1,0 +1,395 @@
+// Package store keeps leads in PostgreSQL (schema leads): hand-written SQL,
+// every change and its outbox event in one transaction.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/leads/internal/leads"
+	"github.com/opencrm/crm/services/leads/migrations"
+)
+
+// MigrationSets lists every migration set the service applies, for test
+// database fingerprints.
+var MigrationSets = []fs.FS{directory.Migrations, outbox.Migrations, idempotency.Migrations,
+	activity.Migrations, migrations.FS}
+
+// Migrate applies every migration set the service uses, in order: the
+// shared components' tables, then the leads schema.
+func Migrate(ctx context.Context, d *db.DB) error {
+	for _, m := range []func(context.Context, *db.DB) error{
+		directory.Migrate, outbox.Migrate, idempotency.Migrate, activity.Migrate,
+		func(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "leads", migrations.FS) },
+	} {
+		if err := m(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Store implements leads.Store.
+type Store struct{ db *db.DB }
+
+// New returns a store on d.
+func New(d *db.DB) *Store { return &Store{db: d} }
+
+var _ leads.Store = (*Store)(nil)
+
+// Columns is the select list every lead query returns, in scan order.
+const Columns = `id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
+	assigned_to, assigned_to_name, disqualify_reason, qualified_at, contact_id, company_id, deal_id,
+	created_by, created_at, updated_at`
+
+// Scan reads one row of Columns.
+func Scan(row pgx.CollectableRow) (leads.Lead, error) {
+	var l leads.Lead
+	var qualified *time.Time
+	err := row.Scan(&l.ID, &l.FirstName, &l.LastName, &l.Email, &l.Phone, &l.Company, &l.JobTitle,
+		&l.Source, &l.Status, &l.Notes, &l.Tags, &l.AssignedTo, &l.AssignedToName, &l.DisqualifyReason,
+		&qualified, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt.Time, &l.UpdatedAt.Time)
+	if qualified != nil {
+		l.QualifiedAt = &leads.Timestamp{Time: *qualified}
+	}
+	return l, err
+}
+
+// assigneeName resolves the denormalised name from the directory read
+// model at write time; the identity consumer keeps it fresh afterwards.
+const assigneeName = `(SELECT name FROM directory_users WHERE id = $11)`
+
+func insert(ctx context.Context, q db.Querier, l leads.Lead) (leads.Lead, error) {
+	rows, err := q.Query(ctx, `INSERT INTO leads (first_name, last_name, email, phone, company, job_title,
+		source, status, notes, tags, assigned_to, assigned_to_name, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, `+assigneeName+`, $12)
+		RETURNING `+Columns,
+		l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
+		l.Tags, l.AssignedTo, l.CreatedBy)
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("insert lead: %w", err)
+	}
+	created, err := pgx.CollectExactlyOneRow(rows, Scan)
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("insert lead: %w", err)
+	}
+	if err := event(ctx, q, leads.EventCreated, created); err != nil {
+		return leads.Lead{}, err
+	}
+	return created, nil
+}
+
+func event(ctx context.Context, q db.Querier, typ string, l leads.Lead) error {
+	return outbox.Add(ctx, q, leads.Stream, typ, fmt.Sprint(l.ID), l)
+}
+
+// Create stores a new lead and its lead.created event.
+func (s *Store) Create(ctx context.Context, l leads.Lead) (leads.Lead, error) {
+	var out leads.Lead
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = insert(ctx, tx, l)
+		return err
+	})
+	return out, err
+}
+
+// CreateOnce stores a lead at most once per Idempotency-Key; the answer is
+// the internal API's 201 body.
+func (s *Store) CreateOnce(ctx context.Context, key string, request any, l leads.Lead) (idempotency.Result, error) {
+	return idempotency.Run(ctx, s.db, key, request, func(tx pgx.Tx) (int, any, error) {
+		created, err := insert(ctx, tx, l)
+		if err != nil {
+			return 0, nil, err
+		}
+		return 201, map[string]any{"success": true, "data": created, "message": "Lead created"}, nil
+	})
+}
+
+// Get reads a lead by id.
+func (s *Store) Get(ctx context.Context, id int64) (leads.Lead, error) {
+	return get(ctx, s.db, id, "")
+}
+
+func get(ctx context.Context, q db.Querier, id int64, lock string) (leads.Lead, error) {
+	rows, err := q.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = $1 `+lock, id)
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("get lead: %w", err)
+	}
+	l, err := pgx.CollectExactlyOneRow(rows, Scan)
+	if db.IsNoRows(err) {
+		return leads.Lead{}, problem.NotFound("lead")
+	}
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("get lead: %w", err)
+	}
+	return l, nil
+}
+
+// Update writes every writable field of l.
+func (s *Store) Update(ctx context.Context, l leads.Lead) (leads.Lead, error) {
+	var out leads.Lead
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
+			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
+			assigned_to_name = `+assigneeName+`, updated_at = now()
+			WHERE id = $12 RETURNING `+Columns,
+			l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
+			l.Tags, l.AssignedTo, l.ID)
+		if err != nil {
+			return fmt.Errorf("update lead: %w", err)
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, Scan)
+		if db.IsNoRows(err) {
+			return problem.NotFound("lead")
+		}
+		if err != nil {
+			return fmt.Errorf("update lead: %w", err)
+		}
+		return event(ctx, tx, leads.EventUpdated, out)
+	})
+	return out, err
+}
+
+// Disqualify sets status disqualified and the reason, refusing a
+// qualified lead (409 invalid_transition).
+func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads.Lead, error) {
+	var out leads.Lead
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := get(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if cur.Status == leads.StatusQualified {
+			return problem.Conflict("invalid_transition", "a qualified lead cannot be disqualified")
+		}
+		rows, err := tx.Query(ctx, `UPDATE leads SET status = 'disqualified', disqualify_reason = $2,
+			updated_at = now() WHERE id = $1 RETURNING `+Columns, id, reason)
+		if err != nil {
+			return fmt.Errorf("disqualify lead: %w", err)
+		}
+		if out, err = pgx.CollectExactlyOneRow(rows, Scan); err != nil {
+			return fmt.Errorf("disqualify lead: %w", err)
+		}
+		return event(ctx, tx, leads.EventDisqualified, out)
+	})
+	return out, err
+}
+
+// Delete removes the lead, its notes, tasks and saga row.
+func (s *Store) Delete(ctx context.Context, id int64) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
+		if err != nil {
+			return fmt.Errorf("delete lead: %w", err)
+		}
+		old, err := pgx.CollectExactlyOneRow(rows, Scan)
+		if db.IsNoRows(err) {
+			return problem.NotFound("lead")
+		}
+		if err != nil {
+			return fmt.Errorf("delete lead: %w", err)
+		}
+		if err := activity.DeleteAll(ctx, tx, activity.Lead, id); err != nil {
+			return fmt.Errorf("delete lead activity: %w", err)
+		}
+		return event(ctx, tx, leads.EventDeleted, old)
+	})
+}
+
+// UserExists consults the directory read model.
+func (s *Store) UserExists(ctx context.Context, id int64) (bool, error) {
+	ok, err := directory.UserExists(ctx, s.db, id)
+	if err != nil {
+		return false, fmt.Errorf("user exists: %w", err)
+	}
+	return ok, nil
+}
+
+// Where builds the filter shared by the list and the CSV export.
+func Where(f leads.Filter) *listq.Where {
+	w := &listq.Where{}
+	q := f.Query
+	if q.Search != "" {
+		w.And("search_text LIKE " + w.Arg("%"+listq.EscapeLike(strings.ToLower(q.Search))+"%"))
+	}
+	if f.Status != "" {
+		w.And("status = " + w.Arg(f.Status))
+	}
+	if f.Source != "" {
+		w.And("lower(source) = lower(" + w.Arg(f.Source) + ")")
+	}
+	if f.AssignedTo != nil {
+		w.And("assigned_to = " + w.Arg(*f.AssignedTo))
+	}
+	if q.DateFrom != nil {
+		w.And("created_at >= " + w.Arg(*q.DateFrom))
+	}
+	if q.DateTo != nil {
+		w.And("created_at < " + w.Arg(*q.DateTo))
+	}
+	switch q.Scope {
+	case listq.ScopeMe:
+		w.And("assigned_to = " + w.Arg(f.CallerID))
+	case listq.ScopeTeam:
+		// The caller's team from the directory; a caller without a team is
+		// a team of one.
+		caller := w.Arg(f.CallerID)
+		w.And(`(assigned_to = ` + caller + ` OR assigned_to IN (SELECT u.id FROM directory_users u
+			JOIN directory_users me ON me.team_id = u.team_id WHERE me.id = ` + caller + `))`)
+	}
+	return w
+}
+
+// List returns one page of leads and the total matching.
+func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	w := Where(f)
+	var total int
+	if w.SQL() == "" {
+		// The unfiltered total comes from the trigger-maintained counter.
+		if err := s.db.QueryRow(ctx, `SELECT n FROM lead_count`).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count leads: %w", err)
+		}
+	} else if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count leads: %w", err)
+	}
+	if total == 0 || f.Query.Offset() >= total {
+		return []leads.Lead{}, total, nil
+	}
+	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list leads: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, Scan)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list leads: %w", err)
+	}
+	return items, total, nil
+}
+
+// BeginQualification takes a lease on the lead's saga row.
+func (s *Store) BeginQualification(ctx context.Context, leadID int64, lease time.Duration) (leads.Saga, error) {
+	var raw []byte
+	err := s.db.QueryRow(ctx, `INSERT INTO qualifications (lead_id, attempts, locked_until)
+		VALUES ($1, 1, now() + make_interval(secs => $2))
+		ON CONFLICT (lead_id) DO UPDATE SET attempts = qualifications.attempts + 1,
+			locked_until = EXCLUDED.locked_until, updated_at = now()
+		WHERE qualifications.locked_until IS NULL OR qualifications.locked_until < now()
+		RETURNING state`, leadID, lease.Seconds()).Scan(&raw)
+	if db.IsNoRows(err) {
+		return leads.Saga{}, problem.Conflict("qualification_in_progress",
+			"another qualification of this lead is in progress; retry shortly")
+	}
+	if db.IsForeignKeyViolation(err, "") {
+		return leads.Saga{}, problem.NotFound("lead")
+	}
+	if err != nil {
+		return leads.Saga{}, fmt.Errorf("begin qualification: %w", err)
+	}
+	var saga leads.Saga
+	if err := json.Unmarshal(raw, &saga); err != nil {
+		return leads.Saga{}, fmt.Errorf("begin qualification: decode state: %w", err)
+	}
+	return saga, nil
+}
+
+// SaveQualification stores the saga's progress.
+func (s *Store) SaveQualification(ctx context.Context, leadID int64, saga leads.Saga) error {
+	raw, err := json.Marshal(saga)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE qualifications SET state = $2, updated_at = now() WHERE lead_id = $1`,
+		leadID, raw); err != nil {
+		return fmt.Errorf("save qualification: %w", err)
+	}
+	return nil
+}
+
+// ReleaseQualification ends an unfinished attempt's lease.
+func (s *Store) ReleaseQualification(ctx context.Context, leadID int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE qualifications SET locked_until = NULL WHERE lead_id = $1`, leadID)
+	return err
+}
+
+// FinishQualification marks the lead qualified with the saga's ids and
+// publishes lead.qualified, in one transaction.
+func (s *Store) FinishQualification(ctx context.Context, leadID int64, saga leads.Saga) (leads.Lead, error) {
+	raw, err := json.Marshal(saga)
+	if err != nil {
+		return leads.Lead{}, err
+	}
+	var out leads.Lead
+	err = s.db.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := get(ctx, tx, leadID, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if cur.Status == leads.StatusQualified {
+			return leads.AlreadyQualified(cur)
+		}
+		rows, err := tx.Query(ctx, `UPDATE leads SET status = 'qualified', contact_id = $2, company_id = $3,
+			deal_id = $4, qualified_at = now(), updated_at = now() WHERE id = $1 RETURNING `+Columns,
+			leadID, saga.Contact.ID, saga.Company.ID, saga.Deal.ID)
+		if err != nil {
+			return fmt.Errorf("qualify lead: %w", err)
+		}
+		if out, err = pgx.CollectExactlyOneRow(rows, Scan); err != nil {
+			return fmt.Errorf("qualify lead: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE qualifications SET state = $2, completed_at = now(), locked_until = NULL,
+			updated_at = now() WHERE lead_id = $1`, leadID, raw); err != nil {
+			return fmt.Errorf("qualify lead: %w", err)
+		}
+		return event(ctx, tx, leads.EventQualified, out)
+	})
+	return out, err
+}
+
+// RefreshAssigneeNames copies directory names onto leads whose stored
+// assignee name differs (all users when userID is nil). It runs after the
+// start-up sync and for every user event, so renames reach the sort column.
+func (s *Store) RefreshAssigneeNames(ctx context.Context, userID *int64) (int64, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE leads l SET assigned_to_name = u.name
+		FROM directory_users u
+		WHERE l.assigned_to = u.id AND ($1::bigint IS NULL OR u.id = $1)
+		  AND l.assigned_to_name IS DISTINCT FROM u.name`, userID)
+	if err != nil {
+		return 0, fmt.Errorf("refresh assignee names: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// IdentityHandler feeds the directory read model from identity's stream
+// and refreshes the denormalised assignee names of a renamed user.
+func (s *Store) IdentityHandler() outbox.Handler {
+	base := directory.Handle(s.db)
+	return func(ctx context.Context, ev outbox.Event) error {
+		if err := base(ctx, ev); err != nil {
+			return err
+		}
+		if ev.Type != directory.UserCreated && ev.Type != directory.UserUpdated {
+			return nil
+		}
+		var u directory.User
+		if err := json.Unmarshal(ev.Data, &u); err != nil {
+			return nil // undecodable: the directory handler ignored it too
+		}
+		_, err := s.RefreshAssigneeNames(ctx, &u.ID)
+		return err
+	}
+}
