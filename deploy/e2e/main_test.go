@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// stack is shared by every test of the package: starting the platform is
+// the expensive part. Tests that stop a service are not parallel (they run
+// before the parallel ones) and restore it before returning.
+var stack *Stack
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := os.MkdirTemp("", "crm-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(bin)
+	if _, err := Build(ctx, bin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stack, err = Start(ctx, bin, Options{Render: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stack.Close()
+	return m.Run()
+}
+
+// admin returns a client logged in as the bootstrap admin.
+func admin(t *testing.T) *Client {
+	t.Helper()
+	c := NewClient(stack.Gateway)
+	tok, err := c.Login(AdminEmail, AdminPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.With(tok)
+}
+
+// must fails the test unless the call answered want.
+func must(t *testing.T, want int) func(*Response, error) *Response {
+	t.Helper()
+	return func(r *Response, err error) *Response {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != want {
+			t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
+		}
+		return r
+	}
+}
+
+// eventually retries f until it returns nil or 20 s pass (read models and
+// retry jobs are asynchronous by design).
+func eventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
