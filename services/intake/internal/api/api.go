@@ -1,0 +1,299 @@
+// Package api serves intake's HTTP routes: the public submission endpoint
+// (API key) and the admin view of the submission log (JWT, admin role).
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/intake/internal/apikey"
+	"github.com/opencrm/crm/services/intake/internal/intake"
+	"github.com/opencrm/crm/services/intake/internal/store"
+)
+
+// KeyHeader carries the API key on the public route.
+const KeyHeader = "X-API-Key"
+
+// Deps are the handlers' collaborators.
+type Deps struct {
+	Service  *intake.Service
+	Store    intake.Store
+	Keys     intake.Keys
+	Limiter  intake.Limiter
+	Verifier *auth.Verifier
+	// CORSOrigins are allowed for every key (CRM_CORS_ORIGINS); "*" allows any.
+	CORSOrigins []string
+	Log         *slog.Logger
+}
+
+type handler struct{ Deps }
+
+// New returns the routes of the intake service.
+func New(d Deps) (http.Handler, error) {
+	if d.Service == nil || d.Store == nil || d.Keys == nil || d.Limiter == nil || d.Verifier == nil || d.Log == nil {
+		return nil, errors.New("api: every dependency is required")
+	}
+	h := &handler{d}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /public/leads", h.submit)
+	mux.HandleFunc("OPTIONS /public/leads", h.preflight)
+	mux.HandleFunc("/public/leads", methodNotAllowed("POST, OPTIONS"))
+	mux.Handle("GET /intake/submissions", d.Verifier.Require(auth.AdminFunc(h.list)))
+	mux.Handle("GET /intake/submissions/{id}", d.Verifier.Require(auth.AdminFunc(h.get)))
+	mux.Handle("/", httpx.NotFoundHandler())
+	return mux, nil
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		problem.Write(w, r, &problem.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+			Title: http.StatusText(http.StatusMethodNotAllowed), Detail: "allowed methods: " + allow})
+	}
+}
+
+// submit is POST /public/leads.
+func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	setCORS(w, origin)
+	// The public route takes an API key and nothing else: a bearer token
+	// here is a client mistake, and accepting it would blur two trust models.
+	if r.Header.Get("Authorization") != "" {
+		e := apikey.ErrInvalid()
+		e.Detail = "this endpoint takes an X-API-Key header, not a bearer token"
+		problem.Write(w, r, e)
+		return
+	}
+	secret := r.Header.Get(KeyHeader)
+	if secret == "" {
+		e := apikey.ErrInvalid()
+		e.Detail = "the X-API-Key header is required"
+		problem.Write(w, r, e)
+		return
+	}
+	key, err := h.Keys.Verify(r.Context(), secret)
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	if origin != "" && !originAllowed(origin, h.CORSOrigins, key.AllowedOrigins) {
+		// Refused before anything is stored: a browser form on a site the
+		// key does not name must not create leads even though the request
+		// reached us (the preflight cannot know the key).
+		clearCORS(w)
+		problem.Write(w, r, problem.Forbidden("this API key does not accept submissions from origin "+origin))
+		return
+	}
+	quota, err := h.Limiter.Take(r.Context(), key.ID, key.Limit())
+	if err != nil {
+		// Fail open: losing leads because Redis hiccupped is worse than a
+		// minute without a quota (the gateway limits too).
+		h.Log.WarnContext(r.Context(), "rate limiter unavailable; request not counted", "error", err.Error())
+	} else {
+		setQuota(w, quota)
+		if !quota.Allowed {
+			problem.Write(w, r, problem.RateLimited(seconds(quota.Reset)))
+			return
+		}
+	}
+	idemKey, err := idempotency.Key(r)
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	var in intake.Input
+	if err := httpx.Decode(w, r, &in, intake.MaxBody); err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	in.Normalize()
+	if err := in.Validate(); err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	resp, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	ct := "application/json"
+	if resp.Status >= 400 {
+		ct = problem.ContentType
+	}
+	w.Header().Set("Content-Type", ct)
+	if resp.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+func seconds(d time.Duration) int {
+	s := int(math.Ceil(d.Seconds()))
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
+
+// setQuota writes the IETF RateLimit headers (limit, remaining, seconds to reset).
+func setQuota(w http.ResponseWriter, q intake.Quota) {
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(seconds(q.Reset)))
+}
+
+// CORS for browser forms.
+const (
+	corsMethods = "POST, OPTIONS"
+	corsHeaders = "Content-Type, X-API-Key, Idempotency-Key, X-Request-Id"
+	corsExpose  = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id, Idempotent-Replayed"
+	corsMaxAge  = "600"
+)
+
+// preflight is OPTIONS /public/leads. A preflight carries no API key, so
+// it cannot know the key's allowed origins: it allows the request shape
+// for any origin, and the real request is checked against the key.
+func (h *handler) preflight(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	w.Header().Set("Allow", corsMethods)
+	w.Header().Add("Vary", "Origin")
+	w.Header().Add("Vary", "Access-Control-Request-Method")
+	w.Header().Add("Vary", "Access-Control-Request-Headers")
+	if origin != "" && strings.EqualFold(r.Header.Get("Access-Control-Request-Method"), http.MethodPost) {
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Set("Access-Control-Allow-Methods", corsMethods)
+		hd.Set("Access-Control-Allow-Headers", corsHeaders)
+		hd.Set("Access-Control-Max-Age", corsMaxAge)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func setCORS(w http.ResponseWriter, origin string) {
+	w.Header().Add("Vary", "Origin")
+	if origin == "" {
+		return
+	}
+	w.Header().Set("Access-Control-Allow-Origin", origin)
+	w.Header().Set("Access-Control-Expose-Headers", corsExpose)
+}
+
+func clearCORS(w http.ResponseWriter) {
+	w.Header().Del("Access-Control-Allow-Origin")
+	w.Header().Del("Access-Control-Expose-Headers")
+}
+
+// originAllowed applies the key's allowed origins plus the global list.
+// With neither configured any origin may post: the key itself is the
+// credential, and it is public in the form's page anyway.
+func originAllowed(origin string, global, perKey []string) bool {
+	if len(global) == 0 && len(perKey) == 0 {
+		return true
+	}
+	origin = normOrigin(origin)
+	for _, list := range [][]string{global, perKey} {
+		for _, o := range list {
+			if o == "*" || normOrigin(o) == origin {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func normOrigin(o string) string {
+	return strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/"))
+}
+
+// submissionView is a submission as the admin API shows it.
+type submissionView struct {
+	ID            int64   `json:"id"`
+	APIKeyID      int64   `json:"api_key_id"`
+	Status        string  `json:"status"`
+	FirstName     string  `json:"first_name"`
+	LastName      string  `json:"last_name"`
+	Email         string  `json:"email"`
+	Phone         string  `json:"phone"`
+	Company       string  `json:"company"`
+	JobTitle      string  `json:"job_title"`
+	Source        string  `json:"source"`
+	Notes         string  `json:"notes"`
+	Origin        string  `json:"origin"`
+	LeadID        *int64  `json:"lead_id"`
+	Attempts      int     `json:"attempts"`
+	NextAttemptAt *string `json:"next_attempt_at"`
+	LastError     string  `json:"last_error"`
+	CreatedAt     string  `json:"created_at"`
+	UpdatedAt     string  `json:"updated_at"`
+	DeliveredAt   *string `json:"delivered_at"`
+}
+
+// timeFormat is the platform's timestamp shape (UTC, microseconds).
+const timeFormat = "2006-01-02T15:04:05.000000Z"
+
+func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func tsp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := ts(*t)
+	return &s
+}
+
+func view(s intake.Submission) submissionView {
+	return submissionView{
+		ID: s.ID, APIKeyID: s.APIKeyID, Status: s.Status, FirstName: s.FirstName, LastName: s.LastName,
+		Email: s.Email, Phone: s.Phone, Company: s.Company, JobTitle: s.JobTitle, Source: s.Source,
+		Notes: s.Notes, Origin: s.Origin, LeadID: s.LeadID, Attempts: s.Attempts,
+		NextAttemptAt: tsp(s.NextAttemptAt), LastError: s.LastError, CreatedAt: ts(s.CreatedAt),
+		UpdatedAt: ts(s.UpdatedAt), DeliveredAt: tsp(s.DeliveredAt),
+	}
+}
+
+// list is GET /intake/submissions (admin).
+func (h *handler) list(w http.ResponseWriter, r *http.Request) {
+	q := listq.Parse(r.URL.Query(), store.Sorts)
+	f := intake.Filter{Status: q.Enum("status", intake.Statuses...), APIKeyID: q.Int64("api_key_id")}
+	if err := q.Err(); err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	subs, total, err := h.Store.List(r.Context(), q, f)
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	views := make([]submissionView, 0, len(subs))
+	for _, s := range subs {
+		views = append(views, view(s))
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(views, q, total))
+}
+
+// get is GET /intake/submissions/{id} (admin).
+func (h *handler) get(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	s, err := h.Store.Get(r.Context(), id)
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	httpx.OK(w, view(s))
+}

@@ -1,0 +1,247 @@
+// Package intake is the public lead-intake context: it accepts lead
+// submissions made with an API key, writes each one to a durable log before
+// anything else happens, and forwards it to the leads context exactly once
+// (idempotent internal call), retrying in the background while leads is down.
+package intake
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Submission statuses.
+const (
+	// StatusPending is stored but not yet created in leads.
+	StatusPending = "pending"
+	// StatusDelivered has become lead LeadID.
+	StatusDelivered = "delivered"
+	// StatusFailed was refused by leads or ran out of attempts.
+	StatusFailed = "failed"
+	// StatusSpam filled the honeypot field and is never forwarded.
+	StatusSpam = "spam"
+)
+
+// Statuses lists every status, for filters.
+var Statuses = []string{StatusPending, StatusDelivered, StatusFailed, StatusSpam}
+
+// DefaultSource is the lead source when the submitter names none.
+const DefaultSource = "public-api"
+
+// DefaultRateLimit applies when a key carries no positive limit.
+const DefaultRateLimit = 60
+
+// MaxBody is the largest accepted request body (DESIGN 9).
+const MaxBody = 64 << 10
+
+// Key is a verified API key as identity describes it.
+type Key struct {
+	ID                 int64    `json:"id"`
+	Name               string   `json:"name"`
+	Prefix             string   `json:"prefix"`
+	RateLimitPerMinute int      `json:"rate_limit_per_minute"`
+	AllowedOrigins     []string `json:"allowed_origins"`
+}
+
+// Limit is the key's per-minute quota, defaulting when unset.
+func (k Key) Limit() int {
+	if k.RateLimitPerMinute <= 0 {
+		return DefaultRateLimit
+	}
+	return k.RateLimitPerMinute
+}
+
+// Input is the public request body (spec 4.5). Website is the honeypot: a
+// field hidden from humans in the form, which only bots fill in.
+type Input struct {
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone"`
+	Company   string `json:"company"`
+	JobTitle  string `json:"job_title"`
+	Source    string `json:"source"`
+	Notes     string `json:"notes"`
+	Website   string `json:"website"`
+}
+
+// Normalize trims every field and applies the default source.
+func (in *Input) Normalize() {
+	for _, p := range []*string{&in.FirstName, &in.LastName, &in.Email, &in.Phone,
+		&in.Company, &in.JobTitle, &in.Source, &in.Website} {
+		*p = strings.TrimSpace(*p)
+	}
+	if in.Source == "" {
+		in.Source = DefaultSource
+	}
+}
+
+// Validate reports every invalid field at once (422).
+func (in *Input) Validate() error {
+	var e validate.Errors
+	if e.Required("first_name", in.FirstName) {
+		e.MaxLen("first_name", in.FirstName, validate.MaxName)
+	}
+	if e.Required("last_name", in.LastName) {
+		e.MaxLen("last_name", in.LastName, validate.MaxName)
+	}
+	if e.Required("email", in.Email) && e.MaxLen("email", in.Email, validate.MaxString) {
+		e.Email("email", in.Email)
+	}
+	e.MaxLen("phone", in.Phone, validate.MaxString)
+	e.MaxLen("company", in.Company, validate.MaxString)
+	e.MaxLen("job_title", in.JobTitle, validate.MaxString)
+	e.MaxLen("source", in.Source, validate.MaxString)
+	e.MaxLen("notes", in.Notes, validate.MaxContent)
+	return e.Err()
+}
+
+// IsSpam reports a filled honeypot.
+func (in *Input) IsSpam() bool { return in.Website != "" }
+
+// Submission is one entry of the durable log.
+type Submission struct {
+	ID            int64      `json:"id"`
+	APIKeyID      int64      `json:"api_key_id"`
+	Status        string     `json:"status"`
+	FirstName     string     `json:"first_name"`
+	LastName      string     `json:"last_name"`
+	Email         string     `json:"email"`
+	Phone         string     `json:"phone"`
+	Company       string     `json:"company"`
+	JobTitle      string     `json:"job_title"`
+	Source        string     `json:"source"`
+	Notes         string     `json:"notes"`
+	Origin        string     `json:"origin"`
+	LeadID        *int64     `json:"lead_id"`
+	Attempts      int        `json:"attempts"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+	LastError     string     `json:"last_error"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	DeliveredAt   *time.Time `json:"delivered_at"`
+}
+
+// LeadFields is the body of the internal create call to leads. It is built
+// from the stored submission only, so every retry sends the same bytes and
+// leads' idempotency store recognises it.
+type LeadFields struct {
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone,omitempty"`
+	Company   string `json:"company,omitempty"`
+	JobTitle  string `json:"job_title,omitempty"`
+	Source    string `json:"source"`
+	Notes     string `json:"notes,omitempty"`
+}
+
+// Lead returns the fields forwarded to leads.
+func (s Submission) Lead() LeadFields {
+	return LeadFields{FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, Phone: s.Phone,
+		Company: s.Company, JobTitle: s.JobTitle, Source: s.Source, Notes: s.Notes}
+}
+
+// NewSubmission is what Accept stores.
+type NewSubmission struct {
+	APIKeyID int64
+	Status   string
+	Input    Input
+	Origin   string
+	// Lease delays the retry job while the request itself forwards the
+	// submission, so the two do not race.
+	Lease time.Duration
+}
+
+// Idem is one Idempotency-Key of one API key.
+type Idem struct {
+	APIKeyID int64
+	Key      string
+	Hash     []byte
+}
+
+// Response is an answer as it is sent and, under an Idempotency-Key, stored.
+type Response struct {
+	Status   int
+	Body     json.RawMessage
+	Replayed bool
+}
+
+// Accepted is the result of Store.Accept: either a fresh submission, or a
+// stored answer to replay, or (Orphan) the submission of an earlier request
+// with the same key that died before it answered.
+type Accepted struct {
+	Submission Submission
+	Replay     *Response
+	Orphan     *Submission
+}
+
+// Outcome is the state a delivery attempt leaves a submission in.
+type Outcome struct {
+	ID            int64
+	Status        string
+	LeadID        *int64
+	NextAttemptAt time.Time
+	LastError     string
+	// Idem and Response, when set, complete the idempotency record in the
+	// same transaction.
+	Idem     *Idem
+	Response *Response
+}
+
+// Filter narrows the admin list.
+type Filter struct {
+	Status   string
+	APIKeyID *int64
+}
+
+// Store is the durable log.
+type Store interface {
+	// Accept stores a submission and, when idem is set, reserves the key in
+	// the same transaction (or returns what the key already holds).
+	Accept(ctx context.Context, n NewSubmission, idem *Idem) (Accepted, error)
+	// Finish records the outcome of a delivery attempt.
+	Finish(ctx context.Context, o Outcome) error
+	// CompleteIdem stores the answer of a key whose request died.
+	CompleteIdem(ctx context.Context, idem Idem, resp Response) error
+	// ClaimDue leases up to limit due pending submissions for this replica;
+	// rows another replica holds are skipped (FOR UPDATE SKIP LOCKED).
+	ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]Submission, error)
+	// List returns one page of submissions and the total count.
+	List(ctx context.Context, q *listq.Query, f Filter) ([]Submission, int, error)
+	// Get returns one submission or a 404.
+	Get(ctx context.Context, id int64) (Submission, error)
+	// PurgeIdem deletes idempotency records created before t.
+	PurgeIdem(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Leads creates leads in the leads context.
+type Leads interface {
+	// Create makes the lead once per idemKey and returns its id.
+	Create(ctx context.Context, idemKey string, f LeadFields) (int64, error)
+}
+
+// Keys verifies API key secrets.
+type Keys interface {
+	// Verify returns the key, 401 when unknown or revoked, 5xx when identity
+	// cannot answer.
+	Verify(ctx context.Context, secret string) (Key, error)
+}
+
+// Quota is the state of a key's rate-limit window after one request.
+type Quota struct {
+	Allowed   bool
+	Limit     int
+	Remaining int
+	// Reset is the time until the window starts over.
+	Reset time.Duration
+}
+
+// Limiter counts requests per key.
+type Limiter interface {
+	Take(ctx context.Context, keyID int64, limit int) (Quota, error)
+}

@@ -1,0 +1,351 @@
+package intake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Config tunes forwarding and the retry job.
+type Config struct {
+	// ForwardTimeout bounds the inline call to leads; past it the answer
+	// is 202 and the retry job takes over.
+	ForwardTimeout time.Duration
+	// Lease is how long a claimed submission is hidden from other
+	// replicas' retry jobs (must exceed ForwardTimeout).
+	Lease time.Duration
+	// RetryInterval is how often the retry job looks for due submissions.
+	RetryInterval time.Duration
+	// RetryBase and RetryMax bound the exponential backoff.
+	RetryBase, RetryMax time.Duration
+	// MaxAttempts marks a submission failed after this many attempts.
+	MaxAttempts int
+	// Batch is how many submissions one retry pass claims.
+	Batch int
+	// IdemTTL is how long an Idempotency-Key answer is kept (24 h).
+	IdemTTL time.Duration
+}
+
+// DefaultConfig is what the service runs with unless configured.
+func DefaultConfig() Config {
+	return Config{
+		ForwardTimeout: 5 * time.Second,
+		Lease:          30 * time.Second,
+		RetryInterval:  time.Second,
+		RetryBase:      2 * time.Second,
+		RetryMax:       10 * time.Minute,
+		MaxAttempts:    200,
+		Batch:          50,
+		IdemTTL:        24 * time.Hour,
+	}
+}
+
+// Metrics counts what happens to submissions.
+type Metrics struct {
+	submissions *prometheus.CounterVec
+	honeypot    prometheus.Counter
+	deliveries  *prometheus.CounterVec
+}
+
+// NewMetrics registers the intake instruments on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		submissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "intake_submissions_total",
+			Help: "Accepted public submissions by first answer: created, queued, spam, failed.",
+		}, []string{"outcome"}),
+		honeypot: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "intake_honeypot_submissions_total",
+			Help: "Submissions that filled the honeypot field; answered as a success, never forwarded.",
+		}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "intake_deliveries_total",
+			Help: "Calls to leads by the inline path or the retry job, by result.",
+		}, []string{"path", "result"}),
+	}
+	for _, c := range []prometheus.Collector{m.submissions, m.honeypot, m.deliveries} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Service holds the intake use cases.
+type Service struct {
+	store   Store
+	leads   Leads
+	cfg     Config
+	metrics *Metrics
+	log     *slog.Logger
+}
+
+// NewService wires the use cases; every dependency is required.
+func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logger) (*Service, error) {
+	if store == nil || leads == nil || m == nil || log == nil {
+		return nil, errors.New("intake: service needs a store, a leads client, metrics and a logger")
+	}
+	if cfg.Lease <= cfg.ForwardTimeout || cfg.RetryBase <= 0 || cfg.RetryMax < cfg.RetryBase ||
+		cfg.MaxAttempts < 1 || cfg.Batch < 1 || cfg.RetryInterval <= 0 || cfg.IdemTTL <= 0 {
+		return nil, fmt.Errorf("intake: invalid config %+v", cfg)
+	}
+	return &Service{store: store, leads: leads, cfg: cfg, metrics: m, log: log}, nil
+}
+
+// Answer bodies (DESIGN 3 envelope). A honeypot hit answers exactly like a
+// created lead, so a bot cannot tell it was caught.
+const (
+	msgCreated = "Lead created successfully"
+	msgQueued  = "Lead accepted; it will be created as soon as the leads service is available"
+)
+
+type createdBody struct {
+	Success bool `json:"success"`
+	Data    struct {
+		ID int64 `json:"id"`
+	} `json:"data"`
+	Message string `json:"message"`
+}
+
+type queuedBody struct {
+	Success bool `json:"success"`
+	Data    struct {
+		ID           *int64 `json:"id"`
+		SubmissionID int64  `json:"submission_id"`
+	} `json:"data"`
+	Message string `json:"message"`
+}
+
+func created(id int64) Response {
+	b := createdBody{Success: true, Message: msgCreated}
+	b.Data.ID = id
+	raw, _ := json.Marshal(b)
+	return Response{Status: http.StatusCreated, Body: raw}
+}
+
+func queued(submissionID int64) Response {
+	b := queuedBody{Success: true, Message: msgQueued}
+	b.Data.SubmissionID = submissionID
+	raw, _ := json.Marshal(b)
+	return Response{Status: http.StatusAccepted, Body: raw}
+}
+
+// failedResponse stores a refusal by leads (a 4xx) as the answer, so an
+// idempotent retry sees the same refusal.
+func failedResponse(p *problem.Error, requestID string) Response {
+	raw, _ := json.Marshal(problem.BodyOf(p, requestID))
+	return Response{Status: p.Status, Body: raw}
+}
+
+// responseFor describes a submission's state as the public answer.
+func responseFor(s Submission) Response {
+	switch {
+	case s.Status == StatusSpam:
+		return created(s.ID)
+	case s.Status == StatusDelivered && s.LeadID != nil:
+		return created(*s.LeadID)
+	default:
+		return queued(s.ID)
+	}
+}
+
+// IdemHash fingerprints a request body for Idempotency-Key comparison.
+func IdemHash(in Input) []byte {
+	raw, _ := json.Marshal(in)
+	sum := sha256.Sum256(raw)
+	return sum[:]
+}
+
+// Submit stores a valid submission, forwards it to leads and returns the
+// public answer. idemKey may be empty. in must be normalised and valid.
+func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey string) (Response, error) {
+	var idem *Idem
+	if idemKey != "" {
+		idem = &Idem{APIKeyID: key.ID, Key: idemKey, Hash: IdemHash(in)}
+	}
+	status := StatusPending
+	if in.IsSpam() {
+		status = StatusSpam
+	}
+	acc, err := s.store.Accept(ctx, NewSubmission{
+		APIKeyID: key.ID, Status: status, Input: in, Origin: origin, Lease: s.cfg.Lease,
+	}, idem)
+	if err != nil {
+		return Response{}, err
+	}
+	if acc.Replay != nil {
+		return *acc.Replay, nil
+	}
+	if acc.Orphan != nil {
+		resp := responseFor(*acc.Orphan)
+		if err := s.store.CompleteIdem(ctx, *idem, resp); err != nil {
+			return Response{}, err
+		}
+		resp.Replayed = true
+		return resp, nil
+	}
+	sub := acc.Submission
+	// From here the submission is durable: finish the attempt even if the
+	// client goes away, so the log and the idempotency record stay true.
+	ctx = context.WithoutCancel(ctx)
+	if status == StatusSpam {
+		s.metrics.honeypot.Inc()
+		s.metrics.submissions.WithLabelValues("spam").Inc()
+		resp := created(sub.ID)
+		if idem != nil {
+			if err := s.store.Finish(ctx, Outcome{ID: sub.ID, Status: StatusSpam, Idem: idem, Response: &resp}); err != nil {
+				return Response{}, err
+			}
+		}
+		return resp, nil
+	}
+	out, resp := s.attempt(ctx, sub, "inline", problem.RequestID(ctx))
+	out.Idem, out.Response = idem, &resp
+	if err := s.store.Finish(ctx, out); err != nil {
+		// The submission is stored and will be delivered by the retry job;
+		// the client still learns that it was accepted.
+		s.log.ErrorContext(ctx, "record delivery outcome", "submission_id", sub.ID, "error", err.Error())
+		if resp.Status >= 400 {
+			return Response{}, err
+		}
+		return queued(sub.ID), nil
+	}
+	s.metrics.submissions.WithLabelValues(outcomeLabel(resp.Status)).Inc()
+	return resp, nil
+}
+
+func outcomeLabel(status int) string {
+	switch status {
+	case http.StatusCreated:
+		return "created"
+	case http.StatusAccepted:
+		return "queued"
+	default:
+		return "failed"
+	}
+}
+
+// attempt calls leads once and returns the submission's next state and the
+// answer it implies.
+func (s *Service) attempt(ctx context.Context, sub Submission, path, requestID string) (Outcome, Response) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
+	defer cancel()
+	leadID, err := s.leads.Create(ctx, IdemKeyFor(sub.ID), sub.Lead())
+	if err == nil {
+		s.metrics.deliveries.WithLabelValues(path, "delivered").Inc()
+		return Outcome{ID: sub.ID, Status: StatusDelivered, LeadID: &leadID}, created(leadID)
+	}
+	var p *problem.Error
+	if errors.As(err, &p) && p.Status >= 400 && p.Status < 500 {
+		// Leads refused the lead itself: retrying would not help.
+		s.metrics.deliveries.WithLabelValues(path, "refused").Inc()
+		s.log.WarnContext(ctx, "leads refused submission", "submission_id", sub.ID, "error", err.Error())
+		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: truncate(err.Error())}, failedResponse(p, requestID)
+	}
+	s.metrics.deliveries.WithLabelValues(path, "unavailable").Inc()
+	attempts := sub.Attempts
+	if attempts < 1 {
+		attempts = 1
+	}
+	if attempts >= s.cfg.MaxAttempts {
+		s.log.ErrorContext(ctx, "submission gave up", "submission_id", sub.ID, "attempts", attempts, "error", err.Error())
+		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: truncate(err.Error())}, queued(sub.ID)
+	}
+	next := time.Now().Add(s.Backoff(attempts))
+	return Outcome{ID: sub.ID, Status: StatusPending, NextAttemptAt: next, LastError: truncate(err.Error())}, queued(sub.ID)
+}
+
+// IdemKeyFor is the Idempotency-Key of a submission's create call to leads:
+// every attempt for one submission carries the same key, so leads creates
+// the lead at most once however many times intake retries.
+func IdemKeyFor(submissionID int64) string { return "intake-" + strconv.FormatInt(submissionID, 10) }
+
+// Backoff is the delay after the n-th failed attempt: RetryBase doubled per
+// attempt, capped at RetryMax, with ±20 % jitter so replicas and
+// submissions queued together do not retry in lockstep.
+func (s *Service) Backoff(n int) time.Duration {
+	d := s.cfg.RetryBase
+	for i := 1; i < n && d < s.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	if d > s.cfg.RetryMax {
+		d = s.cfg.RetryMax
+	}
+	jitter := time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
+	return d + jitter
+}
+
+func truncate(s string) string {
+	const max = 1000
+	if len(s) > max {
+		return s[:max]
+	}
+	return s
+}
+
+// RetryDue runs one pass of the retry job: it claims due submissions and
+// tries each once. It returns how many it claimed and how many of those it
+// delivered.
+func (s *Service) RetryDue(ctx context.Context) (claimed, delivered int, err error) {
+	subs, err := s.store.ClaimDue(ctx, s.cfg.Batch, s.cfg.Lease)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, sub := range subs {
+		out, _ := s.attempt(ctx, sub, "retry", "")
+		if err := s.store.Finish(ctx, out); err != nil {
+			return len(subs), delivered, err
+		}
+		if out.Status == StatusDelivered {
+			delivered++
+			s.log.InfoContext(ctx, "submission delivered by retry", "submission_id", sub.ID, "lead_id", *out.LeadID, "attempts", sub.Attempts)
+		}
+	}
+	return len(subs), delivered, nil
+}
+
+// RunRetries runs the retry job until ctx ends, and purges idempotency
+// records past their TTL about once a minute. Every replica runs it; the
+// claim query keeps them from delivering one submission twice at once.
+func (s *Service) RunRetries(ctx context.Context) {
+	t := time.NewTicker(s.cfg.RetryInterval)
+	defer t.Stop()
+	lastPurge := time.Time{}
+	for {
+		for {
+			n, _, err := s.RetryDue(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.ErrorContext(ctx, "retry pass failed", "error", err.Error())
+				}
+				break
+			}
+			// A full batch may mean more are due: go on without waiting.
+			if n < s.cfg.Batch {
+				break
+			}
+		}
+		if time.Since(lastPurge) > time.Minute {
+			lastPurge = time.Now()
+			if _, err := s.store.PurgeIdem(ctx, time.Now().Add(-s.cfg.IdemTTL)); err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "purge idempotency records", "error", err.Error())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

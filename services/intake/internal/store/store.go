@@ -1,0 +1,294 @@
+// Package store keeps the intake log and its idempotency records in
+// PostgreSQL (schema intake).
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/intake/internal/intake"
+)
+
+// Options tunes how idempotency records age.
+type Options struct {
+	// IdemTTL is how long an answer is kept; an older key starts afresh.
+	IdemTTL time.Duration
+	// Orphaned is how long a request may stay in flight before it is
+	// considered dead (its process crashed between storing and answering).
+	Orphaned time.Duration
+}
+
+// Store implements intake.Store.
+type Store struct {
+	db   *db.DB
+	opts Options
+}
+
+// New returns a store on d.
+func New(d *db.DB, opts Options) (*Store, error) {
+	if d == nil || opts.IdemTTL <= 0 || opts.Orphaned <= 0 {
+		return nil, errors.New("store: needs a database, IdemTTL and Orphaned")
+	}
+	return &Store{db: d, opts: opts}, nil
+}
+
+var _ intake.Store = (*Store)(nil)
+
+const columns = `id, api_key_id, status, first_name, last_name, email, phone, company, job_title,
+	source, notes, origin, lead_id, attempts, next_attempt_at, last_error, created_at, updated_at, delivered_at`
+
+func scan(row pgx.CollectableRow) (intake.Submission, error) {
+	var s intake.Submission
+	var next time.Time
+	err := row.Scan(&s.ID, &s.APIKeyID, &s.Status, &s.FirstName, &s.LastName, &s.Email, &s.Phone,
+		&s.Company, &s.JobTitle, &s.Source, &s.Notes, &s.Origin, &s.LeadID, &s.Attempts, &next,
+		&s.LastError, &s.CreatedAt, &s.UpdatedAt, &s.DeliveredAt)
+	if s.Status == intake.StatusPending {
+		s.NextAttemptAt = &next
+	}
+	return s, err
+}
+
+// Conflicts of an Idempotency-Key (DESIGN 9).
+var (
+	errKeyReused  = problem.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request body")
+	errInProgress = problem.Conflict("request_in_progress", "a request with this Idempotency-Key is still being processed; retry later")
+)
+
+// Accept implements intake.Store.
+func (s *Store) Accept(ctx context.Context, n intake.NewSubmission, idem *intake.Idem) (intake.Accepted, error) {
+	var acc intake.Accepted
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if idem != nil {
+			done, err := s.reserve(ctx, tx, *idem, &acc)
+			if err != nil || done {
+				return err
+			}
+		}
+		attempts := 1
+		if n.Status == intake.StatusSpam {
+			attempts = 0
+		}
+		in := n.Input
+		rows, err := tx.Query(ctx, `INSERT INTO submissions (api_key_id, status, first_name, last_name, email,
+				phone, company, job_title, source, notes, origin, attempts, next_attempt_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval)
+			RETURNING `+columns,
+			n.APIKeyID, n.Status, in.FirstName, in.LastName, in.Email, in.Phone, in.Company, in.JobTitle,
+			in.Source, in.Notes, n.Origin, attempts, n.Lease)
+		if err != nil {
+			return fmt.Errorf("insert submission: %w", err)
+		}
+		acc.Submission, err = pgx.CollectExactlyOneRow(rows, scan)
+		if err != nil {
+			return fmt.Errorf("insert submission: %w", err)
+		}
+		if idem != nil {
+			if _, err := tx.Exec(ctx, `UPDATE idempotency_requests SET submission_id = $3
+				WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, acc.Submission.ID); err != nil {
+				return fmt.Errorf("link idempotency key: %w", err)
+			}
+		}
+		return nil
+	})
+	return acc, err
+}
+
+// reserve claims idem for this request, or fills acc with what the key
+// already holds (done = true), or fails with a 409.
+func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *intake.Accepted) (done bool, err error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO idempotency_requests (api_key_id, key, request_hash, state)
+		VALUES ($1, $2, $3, 'in_flight') ON CONFLICT DO NOTHING`, idem.APIKeyID, idem.Key, idem.Hash)
+	if err != nil {
+		return false, fmt.Errorf("reserve idempotency key: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return false, nil
+	}
+	var (
+		hash         []byte
+		state        string
+		status       *int
+		response     []byte
+		submissionID *int64
+		age          time.Duration
+	)
+	err = tx.QueryRow(ctx, `SELECT request_hash, state, status, response, submission_id, now() - created_at
+		FROM idempotency_requests WHERE api_key_id = $1 AND key = $2 FOR UPDATE`, idem.APIKeyID, idem.Key).
+		Scan(&hash, &state, &status, &response, &submissionID, &age)
+	if err != nil {
+		return false, fmt.Errorf("read idempotency key: %w", err)
+	}
+	if age > s.opts.IdemTTL {
+		// Expired (not yet purged): the key starts afresh.
+		_, err := tx.Exec(ctx, `UPDATE idempotency_requests SET request_hash = $3, state = 'in_flight',
+			status = NULL, response = NULL, submission_id = NULL, created_at = now()
+			WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, idem.Hash)
+		if err != nil {
+			return false, fmt.Errorf("renew idempotency key: %w", err)
+		}
+		return false, nil
+	}
+	if !bytes.Equal(hash, idem.Hash) {
+		return true, errKeyReused
+	}
+	if state == "done" && status != nil {
+		acc.Replay = &intake.Response{Status: *status, Body: response, Replayed: true}
+		return true, nil
+	}
+	if age > s.opts.Orphaned && submissionID != nil {
+		sub, err := s.get(ctx, tx, *submissionID)
+		if err != nil {
+			return true, err
+		}
+		acc.Orphan = &sub
+		return true, nil
+	}
+	return true, errInProgress
+}
+
+// Finish implements intake.Store. The commit is asynchronous
+// (synchronous_commit off): if it is lost in a crash, the submission stays
+// pending with its lease and the retry job delivers it again under the same
+// leads Idempotency-Key, which yields the same lead.
+func (s *Store) Finish(ctx context.Context, o intake.Outcome) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
+		var next any
+		if o.Status == intake.StatusPending {
+			next = o.NextAttemptAt
+		}
+		_, err := tx.Exec(ctx, `UPDATE submissions SET status = $2, lead_id = COALESCE($3, lead_id),
+				next_attempt_at = COALESCE($4, next_attempt_at), last_error = $5, updated_at = now(),
+				delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
+			WHERE id = $1`, o.ID, o.Status, o.LeadID, next, o.LastError)
+		if err != nil {
+			return fmt.Errorf("finish submission: %w", err)
+		}
+		if o.Idem != nil && o.Response != nil {
+			return completeIdem(ctx, tx, *o.Idem, *o.Response)
+		}
+		return nil
+	})
+}
+
+func completeIdem(ctx context.Context, q db.Querier, idem intake.Idem, resp intake.Response) error {
+	_, err := q.Exec(ctx, `UPDATE idempotency_requests SET state = 'done', status = $3, response = $4
+		WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, resp.Status, []byte(resp.Body))
+	if err != nil {
+		return fmt.Errorf("complete idempotency key: %w", err)
+	}
+	return nil
+}
+
+// CompleteIdem implements intake.Store.
+func (s *Store) CompleteIdem(ctx context.Context, idem intake.Idem, resp intake.Response) error {
+	return completeIdem(ctx, s.db, idem, resp)
+}
+
+// ClaimDue implements intake.Store: it leases rows by pushing their
+// next_attempt_at forward, so the lease needs no open transaction while
+// leads is called, and a crashed replica's rows come back when it expires.
+func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]intake.Submission, error) {
+	rows, err := s.db.Query(ctx, `UPDATE submissions SET next_attempt_at = now() + $2::interval,
+			attempts = attempts + 1, updated_at = now()
+		WHERE id IN (
+			SELECT id FROM submissions
+			WHERE status = 'pending' AND next_attempt_at <= now()
+			ORDER BY next_attempt_at
+			LIMIT $1
+			FOR UPDATE SKIP LOCKED)
+		RETURNING `+columns, limit, lease)
+	if err != nil {
+		return nil, fmt.Errorf("claim due submissions: %w", err)
+	}
+	subs, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("claim due submissions: %w", err)
+	}
+	return subs, nil
+}
+
+// Sorts are the admin list's sort keys.
+var Sorts = listq.Spec{
+	Sorts: map[string]string{
+		"created_at": "created_at", "updated_at": "updated_at", "status": "status",
+		"email": "lower(email)", "attempts": "attempts", "id": "id",
+	},
+	DefaultSort: "created_at",
+	TieBreak:    "id",
+}
+
+// List implements intake.Store.
+func (s *Store) List(ctx context.Context, q *listq.Query, f intake.Filter) ([]intake.Submission, int, error) {
+	var w listq.Where
+	if f.Status != "" {
+		w.And("status = " + w.Arg(f.Status))
+	}
+	if f.APIKeyID != nil {
+		w.And("api_key_id = " + w.Arg(*f.APIKeyID))
+	}
+	if q.Search != "" {
+		p := w.Arg("%" + listq.EscapeLike(q.Search) + "%")
+		w.And("(first_name ILIKE " + p + " OR last_name ILIKE " + p + " OR email ILIKE " + p + " OR company ILIKE " + p + ")")
+	}
+	if q.DateFrom != nil {
+		w.And("created_at >= " + w.Arg(*q.DateFrom))
+	}
+	if q.DateTo != nil {
+		w.And("created_at < " + w.Arg(*q.DateTo))
+	}
+	var total int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM submissions "+w.SQL(), w.Args()...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count submissions: %w", err)
+	}
+	sql := "SELECT " + columns + " FROM submissions " + w.SQL() + " " + q.OrderBy() + " " + q.LimitOffset(&w)
+	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list submissions: %w", err)
+	}
+	subs, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list submissions: %w", err)
+	}
+	return subs, total, nil
+}
+
+// Get implements intake.Store.
+func (s *Store) Get(ctx context.Context, id int64) (intake.Submission, error) {
+	return s.get(ctx, s.db, id)
+}
+
+func (s *Store) get(ctx context.Context, q db.Querier, id int64) (intake.Submission, error) {
+	rows, err := q.Query(ctx, "SELECT "+columns+" FROM submissions WHERE id = $1", id)
+	if err != nil {
+		return intake.Submission{}, fmt.Errorf("get submission: %w", err)
+	}
+	sub, err := pgx.CollectExactlyOneRow(rows, scan)
+	if db.IsNoRows(err) {
+		return intake.Submission{}, problem.NotFound("submission")
+	}
+	if err != nil {
+		return intake.Submission{}, fmt.Errorf("get submission: %w", err)
+	}
+	return sub, nil
+}
+
+// PurgeIdem implements intake.Store.
+func (s *Store) PurgeIdem(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.db.Exec(ctx, "DELETE FROM idempotency_requests WHERE created_at < $1", before)
+	if err != nil {
+		return 0, fmt.Errorf("purge idempotency keys: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
