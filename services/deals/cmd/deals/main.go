@@ -1,0 +1,190 @@
+// Command deals serves the deals context: deal stages, deals and quotes,
+// plus the internal API lead qualification and contracts call.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/services/deals/internal/api"
+	"github.com/opencrm/crm/services/deals/internal/contacts"
+	"github.com/opencrm/crm/services/deals/internal/deals"
+	"github.com/opencrm/crm/services/deals/internal/store"
+	"github.com/opencrm/crm/services/deals/migrations"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "deals:", err)
+		os.Exit(1)
+	}
+}
+
+// settings is the process configuration, read once from the environment
+// (names and defaults from docs/architecture.md).
+type settings struct {
+	config.Common
+	IdentityURL    string
+	ContactsURL    string
+	InternalSecret string
+	DBMaxConns     int
+}
+
+func load() (settings, error) {
+	l := config.New()
+	s := settings{
+		Common:         l.LoadCommon(":8084"),
+		IdentityURL:    l.URL("IDENTITY_URL", "http://localhost:8081"),
+		ContactsURL:    l.URL("CONTACTS_URL", "http://localhost:8082"),
+		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
+		DBMaxConns:     l.Int("DB_MAX_CONNS", 0, 0, 1000),
+	}
+	if s.InternalSecret != "" {
+		err := auth.CheckInternalSecret(s.InternalSecret)
+		l.Check(err == nil, "CRM_INTERNAL_SECRET", "must be at least 16 characters")
+	}
+	return s, l.Err()
+}
+
+func run(ctx context.Context) error {
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
+	log := logx.New(os.Stdout, "deals", cfg.LogLevel)
+	slog.SetDefault(log)
+
+	pool, err := db.Open(ctx, cfg.DatabaseURL, "deals", int32(cfg.DBMaxConns))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := migrate(ctx, pool); err != nil {
+		return err
+	}
+
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropt)
+	defer rdb.Close()
+
+	verifier, err := auth.NewVerifier(auth.NewJWKS(cfg.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
+	if err != nil {
+		return err
+	}
+	st, err := store.New(pool)
+	if err != nil {
+		return err
+	}
+	cc, err := contacts.New(cfg.ContactsURL, cfg.InternalSecret)
+	if err != nil {
+		return err
+	}
+	svc, err := deals.NewService(st, cc)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Config{Service: svc, Verifier: verifier, InternalSecret: cfg.InternalSecret, ListSpec: store.DealSpec()})
+	if err != nil {
+		return err
+	}
+	ops, err := httpx.NewOps(
+		httpx.Check{Name: "postgres", Fn: pool.Ping},
+		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+	)
+	if err != nil {
+		return err
+	}
+
+	bg, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	goLoop := func(fn func(context.Context)) { wg.Add(1); go func() { defer wg.Done(); fn(bg) }() }
+
+	name := consumerName()
+	goLoop((&outbox.Relay{DB: pool, Redis: rdb, Log: log}).Run)
+	goLoop((&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "deals", Name: name,
+		Handle: directory.Handle(pool), Log: log}).Run)
+	goLoop((&outbox.Consumer{Redis: rdb, Stream: outbox.Stream("contacts"), Group: "deals", Name: name,
+		Handle: st.HandleContactsEvent, Log: log}).Run)
+	goLoop(func(ctx context.Context) { syncDirectory(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log) })
+	goLoop(func(ctx context.Context) { purgeKeys(ctx, pool, log) })
+
+	log.Info("deals listening", "addr", cfg.Addr)
+	return httpx.Serve(ctx, cfg.Addr, ops.Handler(h), nil)
+}
+
+// migrate applies the deals schema and the shared components it embeds.
+func migrate(ctx context.Context, pool *db.DB) error {
+	if err := db.Migrate(ctx, pool, "deals", migrations.FS); err != nil {
+		return err
+	}
+	for _, m := range []func(context.Context, *db.DB) error{outbox.Migrate, directory.Migrate, idempotency.Migrate} {
+		if err := m(ctx, pool); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDirectory loads identity's user snapshot, retrying until identity
+// answers; events keep the model current afterwards.
+func syncDirectory(ctx context.Context, pool *db.DB, identityURL, secret string, log *slog.Logger) {
+	for wait := time.Second; ctx.Err() == nil; wait = min(wait*2, 30*time.Second) {
+		err := directory.Sync(ctx, pool, identityURL, secret)
+		if err == nil {
+			log.Info("directory synced from identity")
+			return
+		}
+		log.Warn("directory sync failed; retrying", "error", err.Error(), "retry_in", wait.String())
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+}
+
+// purgeKeys forgets idempotency keys after a day, hourly.
+func purgeKeys(ctx context.Context, pool *db.DB, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if err := idempotency.Purge(ctx, pool, 24*time.Hour); err != nil && ctx.Err() == nil {
+			log.Warn("idempotency purge failed", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func consumerName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "deals"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
