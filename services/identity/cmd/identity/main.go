@@ -1,0 +1,200 @@
+// Command identity runs the identity service: login and sessions, signing
+// keys (JWKS), users, teams and API keys.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/validate"
+	"github.com/opencrm/crm/services/identity/internal/api"
+	"github.com/opencrm/crm/services/identity/internal/identity"
+	"github.com/opencrm/crm/services/identity/internal/store"
+	"github.com/opencrm/crm/services/identity/migrations"
+)
+
+// schema is identity's PostgreSQL schema.
+const schema = "identity"
+
+// redisPrefix namespaces identity's Redis keys (login throttling).
+const redisPrefix = "crm:identity:"
+
+// throttleWindow is the login-failure window (CRM_LOGIN_FAILURES_PER_15M).
+const throttleWindow = 15 * time.Minute
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		slog.Error("identity stopped", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+// cfg is the process configuration, read once from the environment.
+type cfg struct {
+	config.Common
+	InternalSecret string
+	SecretKey      string
+	AdminEmail     string
+	AdminPassword  string
+	LoginFailures  int
+	AccessTTL      time.Duration
+	RefreshTTL     time.Duration
+	TrustedProxies *api.ClientIP
+}
+
+func loadConfig(l *config.Loader) (cfg, error) {
+	c := cfg{Common: l.LoadCommon(":8081")}
+	c.InternalSecret = l.Required("CRM_INTERNAL_SECRET")
+	if c.InternalSecret != "" {
+		if err := auth.CheckInternalSecret(c.InternalSecret); err != nil {
+			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
+		}
+	}
+	c.SecretKey = l.String("CRM_SECRET_KEY", "")
+	l.Check(c.SecretKey == "" || len(c.SecretKey) >= 32, "CRM_SECRET_KEY", "must be at least 32 characters")
+	c.AdminEmail = l.String("CRM_ADMIN_EMAIL", "")
+	c.AdminPassword = l.String("CRM_ADMIN_PASSWORD", "")
+	if c.AdminEmail != "" {
+		l.Check(validate.IsEmail(c.AdminEmail), "CRM_ADMIN_EMAIL", "must be a valid email address")
+		l.Check(len([]rune(c.AdminPassword)) >= identity.MinPasswordLength, "CRM_ADMIN_PASSWORD",
+			fmt.Sprintf("must be set and at least %d characters when CRM_ADMIN_EMAIL is set", identity.MinPasswordLength))
+	} else {
+		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
+	}
+	c.LoginFailures = l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000)
+	c.AccessTTL = l.Duration("CRM_ACCESS_TTL", 15*time.Minute)
+	c.RefreshTTL = l.Duration("CRM_REFRESH_TTL", 720*time.Hour)
+	l.Check(c.AccessTTL >= time.Minute && c.AccessTTL <= 24*time.Hour, "CRM_ACCESS_TTL", "must be between 1m and 24h")
+	l.Check(c.RefreshTTL > c.AccessTTL, "CRM_REFRESH_TTL", "must be longer than CRM_ACCESS_TTL")
+	proxies, err := api.ParseTrustedProxies(l.String("CRM_TRUSTED_PROXIES", ""))
+	l.Check(err == nil, "CRM_TRUSTED_PROXIES", fmt.Sprint(err))
+	c.TrustedProxies = proxies
+	return c, l.Err()
+}
+
+func run(ctx context.Context) error {
+	c, err := loadConfig(config.New())
+	if err != nil {
+		return err
+	}
+	log := logx.New(os.Stdout, "identity", c.LogLevel)
+	slog.SetDefault(log)
+
+	d, err := db.Open(ctx, c.DatabaseURL, schema, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := db.Migrate(ctx, d, schema, migrations.FS); err != nil {
+		return err
+	}
+	if err := outbox.Migrate(ctx, d); err != nil {
+		return err
+	}
+	ropts, err := redis.ParseURL(c.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+
+	st := store.New(d)
+	sealer, err := identity.NewSealer(c.SecretKey)
+	if err != nil {
+		return err
+	}
+	if !sealer.Encrypted() {
+		log.Warn("CRM_SECRET_KEY is not set: signing keys are stored unencrypted (development only)")
+	}
+	keys, err := identity.NewKeyring(ctx, st, sealer, identity.KeyPolicy{
+		Keep: 3, MaxAge: c.RefreshTTL, RetiredFor: c.AccessTTL + auth.Leeway + time.Minute,
+	})
+	if err != nil {
+		return err
+	}
+	hasher, err := identity.NewHasher(identity.DefaultArgon2, 2*runtime.GOMAXPROCS(0))
+	if err != nil {
+		return err
+	}
+	throttle, err := store.NewThrottle(rdb, redisPrefix, c.LoginFailures, throttleWindow)
+	if err != nil {
+		return err
+	}
+	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
+		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, LoginFailures: c.LoginFailures,
+	}, log)
+	if err != nil {
+		return err
+	}
+	if c.AdminEmail != "" {
+		u, created, err := svc.BootstrapAdmin(ctx, c.AdminEmail, c.AdminPassword)
+		if err != nil {
+			return err
+		}
+		if created {
+			log.Info("bootstrap admin created", "user_id", u.ID, "email", u.Email)
+		}
+	}
+	verifier, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience)
+	if err != nil {
+		return err
+	}
+	handlers, err := api.New(svc, verifier, c.InternalSecret, c.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	ops, err := httpx.NewOps(
+		httpx.Check{Name: "postgres", Fn: d.Ping},
+		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+	)
+	if err != nil {
+		return err
+	}
+
+	relay := &outbox.Relay{DB: d, Redis: rdb, Log: log}
+	go relay.Run(ctx)
+	go purgeLoop(ctx, st, log)
+
+	log.Info("identity listening", "addr", c.Addr)
+	err = httpx.Serve(ctx, c.Addr, ops.Handler(handlers.Routes()), nil)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// purgeLoop deletes refresh tokens a day after they expired; spent tokens
+// are kept until then so reuse detection still works.
+func purgeLoop(ctx context.Context, st *store.Store, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := st.PurgeRefreshTokens(ctx, 24*time.Hour); err != nil && ctx.Err() == nil {
+			log.Warn("purge refresh tokens failed", "error", err.Error())
+		} else if n > 0 {
+			log.Info("purged expired refresh tokens", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

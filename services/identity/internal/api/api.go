@@ -1,0 +1,468 @@
+// Package api is identity's HTTP surface: the public /auth, /users, /teams
+// and /api-keys routes and the /internal routes other services call.
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/identity/internal/identity"
+)
+
+// maxBody bounds identity's request bodies; none needs more than a few KB.
+const maxBody = 64 << 10
+
+// API holds the handlers' dependencies.
+type API struct {
+	svc            *identity.Service
+	verifier       *auth.Verifier
+	internalSecret string
+	proxies        *ClientIP
+}
+
+// New wires the handlers. The verifier checks tokens against the service's
+// own keyring: identity never trusts the gateway's word for who is calling.
+func New(svc *identity.Service, verifier *auth.Verifier, internalSecret string, proxies *ClientIP) (*API, error) {
+	if svc == nil || verifier == nil || proxies == nil {
+		return nil, errors.New("api: service, verifier and client ip resolver are required")
+	}
+	if err := auth.CheckInternalSecret(internalSecret); err != nil {
+		return nil, err
+	}
+	return &API{svc: svc, verifier: verifier, internalSecret: internalSecret, proxies: proxies}, nil
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (h handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h(w, r); err != nil {
+		httpx.Error(w, r, err)
+	}
+}
+
+// Routes returns the service's router.
+func (a *API) Routes() http.Handler {
+	mux := http.NewServeMux()
+	jwt := func(h handlerFunc) http.Handler { return a.verifier.Require(h) }
+	admin := func(h handlerFunc) http.Handler { return a.verifier.Require(auth.RequireAdmin(h)) }
+	internal := auth.RequireInternal(a.internalSecret)
+
+	mux.Handle("POST /auth/login", handlerFunc(a.login))
+	mux.Handle("POST /auth/refresh", handlerFunc(a.refresh))
+	mux.Handle("POST /auth/logout", handlerFunc(a.logout))
+	mux.Handle("GET /auth/me", jwt(a.me))
+	mux.Handle("GET /auth/jwks", handlerFunc(a.jwks))
+	mux.Handle("POST /auth/keys/rotate", admin(a.rotateKeys))
+
+	mux.Handle("GET /users", admin(a.listUsers))
+	mux.Handle("POST /users", admin(a.createUser))
+	mux.Handle("GET /users/{id}", admin(a.getUser))
+	mux.Handle("PUT /users/{id}", admin(a.updateUser))
+	mux.Handle("DELETE /users/{id}", admin(a.deactivateUser))
+
+	mux.Handle("GET /teams", admin(a.listTeams))
+	mux.Handle("POST /teams", admin(a.createTeam))
+	mux.Handle("GET /teams/{id}", admin(a.getTeam))
+	mux.Handle("PUT /teams/{id}", admin(a.updateTeam))
+	mux.Handle("DELETE /teams/{id}", admin(a.deleteTeam))
+
+	mux.Handle("GET /api-keys", admin(a.listAPIKeys))
+	mux.Handle("POST /api-keys", admin(a.createAPIKey))
+	mux.Handle("DELETE /api-keys/{id}", admin(a.revokeAPIKey))
+
+	mux.Handle("GET /internal/users", internal(handlerFunc(a.internalUsers)))
+	mux.Handle("POST /internal/api-keys/verify", internal(handlerFunc(a.verifyAPIKey)))
+
+	mux.Handle("/", httpx.NotFoundHandler())
+	return mux
+}
+
+// stamp renders timestamps as DESIGN 3 asks: UTC with microseconds.
+type stamp time.Time
+
+func (s stamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(s).UTC().Format("2006-01-02T15:04:05.000000Z") + `"`), nil
+}
+
+func stampPtr(t *time.Time) *stamp {
+	if t == nil {
+		return nil
+	}
+	s := stamp(*t)
+	return &s
+}
+
+type userJSON struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Email     string `json:"email"`
+	Role      string `json:"role"`
+	TeamID    *int64 `json:"team_id"`
+	Active    bool   `json:"active"`
+	CreatedAt stamp  `json:"created_at"`
+	UpdatedAt stamp  `json:"updated_at"`
+}
+
+func userOut(u identity.User) userJSON {
+	return userJSON{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID, Active: u.Active,
+		CreatedAt: stamp(u.CreatedAt), UpdatedAt: stamp(u.UpdatedAt)}
+}
+
+type sessionJSON struct {
+	AccessToken  string   `json:"access_token"`
+	TokenType    string   `json:"token_type"`
+	ExpiresIn    int      `json:"expires_in"`
+	RefreshToken string   `json:"refresh_token"`
+	User         userJSON `json:"user"`
+}
+
+func sessionOut(s identity.Session) sessionJSON {
+	return sessionJSON{AccessToken: s.AccessToken, TokenType: "Bearer", ExpiresIn: s.ExpiresIn,
+		RefreshToken: s.RefreshToken, User: userOut(s.User)}
+}
+
+// noStore keeps tokens out of caches (RFC 6749 §5.1).
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+}
+
+func (a *API) login(w http.ResponseWriter, r *http.Request) error {
+	var in identity.LoginInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	s, err := a.svc.Login(r.Context(), in, a.proxies.Of(r))
+	if err != nil {
+		return err
+	}
+	noStore(w)
+	httpx.OK(w, sessionOut(s))
+	return nil
+}
+
+func (a *API) refresh(w http.ResponseWriter, r *http.Request) error {
+	var in identity.RefreshInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	s, err := a.svc.Refresh(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	noStore(w)
+	httpx.OK(w, sessionOut(s))
+	return nil
+}
+
+func (a *API) logout(w http.ResponseWriter, r *http.Request) error {
+	var in identity.RefreshInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	if err := a.svc.Logout(r.Context(), in); err != nil {
+		return err
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{"success": true, "message": "logged out"})
+	return nil
+}
+
+func (a *API) me(w http.ResponseWriter, r *http.Request) error {
+	u, err := a.svc.Me(r.Context(), auth.FromContext(r.Context()).UserID())
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, userOut(u))
+	return nil
+}
+
+func (a *API) jwks(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	httpx.JSON(w, http.StatusOK, a.svc.Keys().JWKS(r.Context()))
+	return nil
+}
+
+func (a *API) rotateKeys(w http.ResponseWriter, r *http.Request) error {
+	kid, err := a.svc.RotateKeys(r.Context())
+	if err != nil {
+		return err
+	}
+	httpx.Updated(w, map[string]string{"kid": kid}, "signing key rotated")
+	return nil
+}
+
+// userPage is the listq envelope plus "success", so it satisfies both the
+// pagination shape and DESIGN 3's list envelope.
+type userPage struct {
+	Success bool `json:"success"`
+	listq.Page[userJSON]
+}
+
+func (a *API) listUsers(w http.ResponseWriter, r *http.Request) error {
+	q := listq.Parse(r.URL.Query(), identity.UserListSpec)
+	f := identity.UserFilter{Query: q, Role: q.Enum("role", auth.RoleAdmin, auth.RoleUser), TeamID: q.Int64("team_id")}
+	switch q.Enum("active", "true", "false") {
+	case "true":
+		t := true
+		f.Active = &t
+	case "false":
+		f.Active = new(bool)
+	}
+	if err := q.Err(); err != nil {
+		return err
+	}
+	users, total, err := a.svc.ListUsers(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := make([]userJSON, len(users))
+	for i, u := range users {
+		out[i] = userOut(u)
+	}
+	httpx.JSON(w, http.StatusOK, userPage{Success: true, Page: listq.NewPage(out, q, total)})
+	return nil
+}
+
+func (a *API) createUser(w http.ResponseWriter, r *http.Request) error {
+	var in identity.UserInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	u, err := a.svc.CreateUser(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpx.Created(w, userOut(u), "user created")
+	return nil
+}
+
+func (a *API) getUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	u, err := a.svc.User(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, userOut(u))
+	return nil
+}
+
+func (a *API) updateUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in identity.UserUpdate
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	u, err := a.svc.UpdateUser(r.Context(), id, in)
+	if err != nil {
+		return err
+	}
+	httpx.Updated(w, userOut(u), "user updated")
+	return nil
+}
+
+func (a *API) deactivateUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := a.svc.DeactivateUser(r.Context(), id); err != nil {
+		return err
+	}
+	httpx.Deleted(w, "user deactivated")
+	return nil
+}
+
+type teamJSON struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	CreatedAt stamp  `json:"created_at"`
+	UpdatedAt stamp  `json:"updated_at"`
+}
+
+func teamOut(t identity.Team) teamJSON {
+	return teamJSON{ID: t.ID, Name: t.Name, CreatedAt: stamp(t.CreatedAt), UpdatedAt: stamp(t.UpdatedAt)}
+}
+
+func (a *API) listTeams(w http.ResponseWriter, r *http.Request) error {
+	teams, err := a.svc.Teams(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]teamJSON, len(teams))
+	for i, t := range teams {
+		out[i] = teamOut(t)
+	}
+	httpx.OK(w, out)
+	return nil
+}
+
+func (a *API) createTeam(w http.ResponseWriter, r *http.Request) error {
+	var in identity.TeamInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	t, err := a.svc.CreateTeam(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpx.Created(w, teamOut(t), "team created")
+	return nil
+}
+
+func (a *API) getTeam(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	t, err := a.svc.Team(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, teamOut(t))
+	return nil
+}
+
+func (a *API) updateTeam(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in identity.TeamInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	t, err := a.svc.UpdateTeam(r.Context(), id, in)
+	if err != nil {
+		return err
+	}
+	httpx.Updated(w, teamOut(t), "team updated")
+	return nil
+}
+
+func (a *API) deleteTeam(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := a.svc.DeleteTeam(r.Context(), id); err != nil {
+		return err
+	}
+	httpx.Deleted(w, "team deleted")
+	return nil
+}
+
+type apiKeyJSON struct {
+	ID                 int64    `json:"id"`
+	Name               string   `json:"name"`
+	Prefix             string   `json:"prefix"`
+	RateLimitPerMinute int      `json:"rate_limit_per_minute"`
+	AllowedOrigins     []string `json:"allowed_origins"`
+	CreatedBy          *int64   `json:"created_by"`
+	CreatedAt          stamp    `json:"created_at"`
+	RevokedAt          *stamp   `json:"revoked_at"`
+	// Key is the secret, present only in the creation response.
+	Key string `json:"key,omitempty"`
+}
+
+func apiKeyOut(k identity.APIKey) apiKeyJSON {
+	origins := k.AllowedOrigins
+	if origins == nil {
+		origins = []string{}
+	}
+	return apiKeyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, RateLimitPerMinute: k.RateLimitPerMinute,
+		AllowedOrigins: origins, CreatedBy: k.CreatedBy, CreatedAt: stamp(k.CreatedAt), RevokedAt: stampPtr(k.RevokedAt)}
+}
+
+func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	keys, err := a.svc.APIKeys(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]apiKeyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = apiKeyOut(k)
+	}
+	httpx.OK(w, out)
+	return nil
+}
+
+func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+	var in identity.APIKeyInput
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	k, secret, err := a.svc.CreateAPIKey(r.Context(), in, auth.FromContext(r.Context()).UserID())
+	if err != nil {
+		return err
+	}
+	out := apiKeyOut(k)
+	out.Key = secret
+	noStore(w)
+	httpx.Created(w, out, "api key created; store the key now, it is not shown again")
+	return nil
+}
+
+func (a *API) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := a.svc.RevokeAPIKey(r.Context(), id); err != nil {
+		return err
+	}
+	httpx.Deleted(w, "api key revoked")
+	return nil
+}
+
+func (a *API) internalUsers(w http.ResponseWriter, r *http.Request) error {
+	users, err := a.svc.Directory(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]directory.User, len(users))
+	for i, u := range users {
+		out[i] = u.Directory()
+	}
+	httpx.OK(w, out)
+	return nil
+}
+
+type verifyJSON struct {
+	ID                 int64    `json:"id"`
+	Name               string   `json:"name"`
+	Prefix             string   `json:"prefix"`
+	RateLimitPerMinute int      `json:"rate_limit_per_minute"`
+	AllowedOrigins     []string `json:"allowed_origins"`
+}
+
+func (a *API) verifyAPIKey(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Key string `json:"key"`
+	}
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
+		return err
+	}
+	if in.Key == "" {
+		return problem.Invalid("key", "is required")
+	}
+	k, err := a.svc.VerifyAPIKey(r.Context(), in.Key)
+	if err != nil {
+		return err
+	}
+	out := apiKeyOut(k)
+	httpx.OK(w, verifyJSON{ID: out.ID, Name: out.Name, Prefix: out.Prefix,
+		RateLimitPerMinute: out.RateLimitPerMinute, AllowedOrigins: out.AllowedOrigins})
+	return nil
+}

@@ -1,0 +1,217 @@
+// Package identity is the core of the identity context: users, teams,
+// sessions (access and refresh tokens), signing keys and API keys. It holds
+// the domain types, the rules, and the small interfaces storage implements;
+// it knows neither HTTP nor SQL.
+package identity
+
+import (
+	"context"
+	"crypto/ed25519"
+	"time"
+
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/listq"
+)
+
+// User is an account. The password hash never leaves the store except
+// through Credentials.
+type User struct {
+	ID        int64
+	Name      string
+	Email     string
+	Role      string
+	TeamID    *int64
+	Active    bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Directory is the user as published to other contexts.
+func (u User) Directory() directory.User {
+	return directory.User{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID,
+		Active: u.Active, UpdatedAt: u.UpdatedAt}
+}
+
+// Credentials is a user together with the stored password hash, for login.
+type Credentials struct {
+	User         User
+	PasswordHash string
+}
+
+// NewUser is a user to insert; the password is already hashed.
+type NewUser struct {
+	Name         string
+	Email        string
+	PasswordHash string
+	Role         string
+	TeamID       *int64
+}
+
+// UserChange is applied to a stored user under a row lock. Nil fields keep
+// their value; TeamSet with a nil TeamID clears the team.
+type UserChange struct {
+	Name         *string
+	Email        *string
+	PasswordHash *string
+	Role         *string
+	TeamSet      bool
+	TeamID       *int64
+	Active       *bool
+}
+
+// UserFilter narrows the user list.
+type UserFilter struct {
+	Query  *listq.Query
+	Role   string
+	TeamID *int64
+	Active *bool
+}
+
+// UserListSpec whitelists the user list's sort keys (SQL expressions are
+// trusted code, never input).
+var UserListSpec = listq.Spec{
+	Sorts: map[string]string{
+		"name": "lower(name)", "email": "lower(email)", "role": "role",
+		"created_at": "created_at", "updated_at": "updated_at",
+	},
+	DefaultSort: "name",
+	TieBreak:    "id",
+}
+
+// Team groups users (scope=team in other contexts).
+type Team struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Event is the team as published to other contexts.
+func (t Team) Event() directory.TeamEvent {
+	return directory.TeamEvent{ID: t.ID, Name: t.Name, UpdatedAt: t.UpdatedAt}
+}
+
+// APIKey is a key for the public intake API. The secret is shown once at
+// creation and stored only as a SHA-256 hash.
+type APIKey struct {
+	ID                 int64
+	Name               string
+	Prefix             string
+	RateLimitPerMinute int
+	AllowedOrigins     []string
+	CreatedBy          *int64
+	CreatedAt          time.Time
+	RevokedAt          *time.Time
+}
+
+// NewAPIKey is a key to insert.
+type NewAPIKey struct {
+	Name               string
+	Prefix             string
+	Hash               []byte
+	RateLimitPerMinute int
+	AllowedOrigins     []string
+	CreatedBy          *int64
+}
+
+// RefreshToken is one stored refresh token (hash only).
+type RefreshToken struct {
+	Hash      []byte
+	FamilyID  string
+	UserID    int64
+	ExpiresAt time.Time
+}
+
+// StoredKey is a signing key as persisted: the private key possibly
+// encrypted (see Sealer).
+type StoredKey struct {
+	Kid        string
+	Public     ed25519.PublicKey
+	Private    []byte
+	Encryption string
+	CreatedAt  time.Time
+	RetiredAt  *time.Time
+}
+
+// Users stores accounts. Every write also records the user.* event in the
+// same transaction.
+type Users interface {
+	CredentialsByEmail(ctx context.Context, email string) (Credentials, error)
+	UserByID(ctx context.Context, id int64) (User, error)
+	ListUsers(ctx context.Context, f UserFilter) ([]User, int, error)
+	AllUsers(ctx context.Context) ([]User, error)
+	CreateUser(ctx context.Context, u NewUser) (User, error)
+	// UpdateUser applies change to the locked row. It refuses with
+	// ErrLastAdmin a change that would leave no active admin, and revokes
+	// the user's refresh tokens when the password changes or the user is
+	// deactivated.
+	UpdateUser(ctx context.Context, id int64, change UserChange) (User, error)
+	// BootstrapAdmin creates u unless any user exists, race-safe across
+	// replicas; it reports whether it created one.
+	BootstrapAdmin(ctx context.Context, u NewUser) (User, bool, error)
+}
+
+// Teams stores teams; writes record team.* (and user.updated when
+// members are unassigned) events.
+type Teams interface {
+	ListTeams(ctx context.Context) ([]Team, error)
+	TeamByID(ctx context.Context, id int64) (Team, error)
+	CreateTeam(ctx context.Context, name string) (Team, error)
+	UpdateTeam(ctx context.Context, id int64, name string) (Team, error)
+	DeleteTeam(ctx context.Context, id int64) error
+}
+
+// Sessions stores refresh tokens.
+type Sessions interface {
+	// CreateRefreshToken stores the first token of a new family.
+	CreateRefreshToken(ctx context.Context, t RefreshToken) error
+	// RotateRefreshToken atomically marks the token with oldHash rotated and
+	// stores next in its family, returning the (active) user. A token that
+	// was already rotated revokes its family. Every failure is
+	// ErrInvalidRefresh.
+	RotateRefreshToken(ctx context.Context, oldHash []byte, next func(userID int64, familyID string) RefreshToken) (User, error)
+	// RevokeFamily revokes the family of the token with hash; unknown
+	// tokens are ignored.
+	RevokeFamily(ctx context.Context, hash []byte) error
+}
+
+// APIKeys stores API keys.
+type APIKeys interface {
+	CreateAPIKey(ctx context.Context, k NewAPIKey) (APIKey, error)
+	ListAPIKeys(ctx context.Context) ([]APIKey, error)
+	RevokeAPIKey(ctx context.Context, id int64) error
+	// ActiveAPIKeyByHash finds an unrevoked key and its stored hash.
+	ActiveAPIKeyByHash(ctx context.Context, hash []byte) (APIKey, []byte, error)
+}
+
+// SigningKeys stores Ed25519 keys.
+type SigningKeys interface {
+	// PublishedKeys returns the active key and the retired keys still in
+	// their grace period, newest first.
+	PublishedKeys(ctx context.Context, p KeyPolicy) ([]StoredKey, error)
+	// EnsureActiveKey inserts k as the active key unless one exists (under
+	// a lock, so replicas starting together create one key).
+	EnsureActiveKey(ctx context.Context, k StoredKey) error
+	// RotateKey retires the active key and makes k the active one.
+	RotateKey(ctx context.Context, k StoredKey) error
+}
+
+// Store is every storage port of the context.
+type Store interface {
+	Users
+	Teams
+	Sessions
+	APIKeys
+	SigningKeys
+}
+
+// Throttle counts failed logins per (email, client IP) over a window.
+type Throttle interface {
+	// Blocked reports whether the key is over the limit and, if so, how
+	// long until it may try again.
+	Blocked(ctx context.Context, key string) (time.Duration, bool, error)
+	// Fail records one failure.
+	Fail(ctx context.Context, key string) error
+	// Reset forgets the failures (after a successful login).
+	Reset(ctx context.Context, key string) error
+}

@@ -1,0 +1,501 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Config holds the session rules.
+type Config struct {
+	// AccessTTL is an access token's lifetime (expires_in).
+	AccessTTL time.Duration
+	// RefreshTTL is a refresh token's lifetime; each rotation starts a new one.
+	RefreshTTL time.Duration
+	// LoginFailures is how many failed logins per (email, IP) are allowed
+	// within the throttle window; 0 disables throttling.
+	LoginFailures int
+}
+
+// Service implements the identity use cases.
+type Service struct {
+	store    Store
+	hasher   *Hasher
+	keys     *Keyring
+	throttle Throttle
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// NewService wires the use cases.
+func NewService(store Store, hasher *Hasher, keys *Keyring, throttle Throttle, cfg Config, log *slog.Logger) (*Service, error) {
+	if store == nil || hasher == nil || keys == nil || throttle == nil || log == nil {
+		return nil, errors.New("identity: service needs store, hasher, keys, throttle and logger")
+	}
+	if cfg.AccessTTL <= 0 || cfg.RefreshTTL <= 0 {
+		return nil, errors.New("identity: token lifetimes must be positive")
+	}
+	return &Service{store: store, hasher: hasher, keys: keys, throttle: throttle, cfg: cfg, log: log, now: time.Now}, nil
+}
+
+// Keys exposes the keyring (JWKS, verification, rotation).
+func (s *Service) Keys() *Keyring { return s.keys }
+
+// Session is what a login or refresh returns.
+type Session struct {
+	AccessToken  string
+	ExpiresIn    int
+	RefreshToken string
+	User         User
+}
+
+// LoginInput is the body of POST /auth/login.
+type LoginInput struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func throttleKey(email, ip string) string {
+	h := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email)) + "\x00" + ip))
+	return hex.EncodeToString(h[:16])
+}
+
+// Login checks the password and opens a session. Unknown email, wrong
+// password and deactivated account all give the same error after the same
+// argon2 work; failures per (email, client IP) are throttled.
+func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
+	var v validate.Errors
+	v.Required("email", in.Email)
+	if in.Password == "" {
+		v.Add("password", "is required")
+	}
+	if err := v.Err(); err != nil {
+		return Session{}, err
+	}
+	if len(in.Email) > 254 || len(in.Password) > MaxPasswordLength {
+		return Session{}, ErrInvalidCredentials
+	}
+	key := throttleKey(in.Email, clientIP)
+	if s.cfg.LoginFailures > 0 {
+		wait, blocked, err := s.throttle.Blocked(ctx, key)
+		if err != nil {
+			return Session{}, fmt.Errorf("login throttle: %w", err)
+		}
+		if blocked {
+			return Session{}, problem.RateLimited(int(math.Ceil(wait.Seconds())))
+		}
+	}
+	creds, err := s.store.CredentialsByEmail(ctx, strings.TrimSpace(in.Email))
+	ok := false
+	switch {
+	case errors.Is(err, ErrUserNotFound):
+		s.hasher.Burn(ctx, in.Password)
+	case err != nil:
+		return Session{}, err
+	default:
+		ok, err = s.hasher.Verify(ctx, in.Password, creds.PasswordHash)
+		if err != nil {
+			return Session{}, err
+		}
+	}
+	if !ok || !creds.User.Active {
+		if s.cfg.LoginFailures > 0 {
+			if err := s.throttle.Fail(ctx, key); err != nil {
+				return Session{}, fmt.Errorf("login throttle: %w", err)
+			}
+		}
+		return Session{}, ErrInvalidCredentials
+	}
+	if s.cfg.LoginFailures > 0 {
+		if err := s.throttle.Reset(ctx, key); err != nil {
+			s.log.WarnContext(ctx, "cannot reset login throttle", "error", err.Error())
+		}
+	}
+	refresh, err := randomSecret(32)
+	if err != nil {
+		return Session{}, err
+	}
+	if err := s.store.CreateRefreshToken(ctx, RefreshToken{
+		Hash: HashSecret(refresh), FamilyID: uuid.NewString(), UserID: creds.User.ID, ExpiresAt: s.now().Add(s.cfg.RefreshTTL),
+	}); err != nil {
+		return Session{}, err
+	}
+	return s.session(ctx, creds.User, refresh)
+}
+
+func (s *Service) session(ctx context.Context, u User, refresh string) (Session, error) {
+	now := s.now()
+	claims := auth.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: auth.Issuer, Audience: jwt.ClaimStrings{auth.Audience},
+			Subject:  strconv.FormatInt(u.ID, 10),
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(s.cfg.AccessTTL)),
+		},
+		Role: u.Role, TeamID: u.TeamID, Name: u.Name,
+	}
+	tok, err := s.keys.Sign(ctx, claims)
+	if err != nil {
+		return Session{}, fmt.Errorf("sign access token: %w", err)
+	}
+	return Session{AccessToken: tok, ExpiresIn: int(s.cfg.AccessTTL / time.Second), RefreshToken: refresh, User: u}, nil
+}
+
+// RefreshInput is the body of POST /auth/refresh and /auth/logout.
+type RefreshInput struct {
+	RefreshToken string `json:"refresh_token"`
+}
+
+func (in RefreshInput) check() error {
+	var v validate.Errors
+	v.Required("refresh_token", in.RefreshToken)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if len(in.RefreshToken) > maxSecretLength {
+		return ErrInvalidRefresh
+	}
+	return nil
+}
+
+// Refresh rotates a refresh token: the presented one is spent and a new
+// pair is issued in the same family. Presenting a spent token again is
+// treated as theft and revokes the family.
+func (s *Service) Refresh(ctx context.Context, in RefreshInput) (Session, error) {
+	if err := in.check(); err != nil {
+		return Session{}, err
+	}
+	next, err := randomSecret(32)
+	if err != nil {
+		return Session{}, err
+	}
+	u, err := s.store.RotateRefreshToken(ctx, HashSecret(in.RefreshToken), func(userID int64, family string) RefreshToken {
+		return RefreshToken{Hash: HashSecret(next), FamilyID: family, UserID: userID, ExpiresAt: s.now().Add(s.cfg.RefreshTTL)}
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	return s.session(ctx, u, next)
+}
+
+// Logout revokes the token's family. Unknown tokens succeed too: logging out
+// is idempotent and reveals nothing.
+func (s *Service) Logout(ctx context.Context, in RefreshInput) error {
+	if err := in.check(); err != nil {
+		if errors.Is(err, ErrInvalidRefresh) {
+			return nil
+		}
+		return err
+	}
+	return s.store.RevokeFamily(ctx, HashSecret(in.RefreshToken))
+}
+
+// Me returns the caller's account; a deactivated account is refused even
+// while its access token is still valid.
+func (s *Service) Me(ctx context.Context, id int64) (User, error) {
+	u, err := s.store.UserByID(ctx, id)
+	if errors.Is(err, ErrUserNotFound) {
+		return User{}, ErrInactive
+	}
+	if err != nil {
+		return User{}, err
+	}
+	if !u.Active {
+		return User{}, ErrInactive
+	}
+	return u, nil
+}
+
+// UserInput is the body of POST /users.
+type UserInput struct {
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Role     string `json:"role"`
+	TeamID   *int64 `json:"team_id"`
+}
+
+func checkPassword(v *validate.Errors, pw string) {
+	switch n := len([]rune(pw)); {
+	case n < MinPasswordLength:
+		v.Add("password", "must be at least %d characters", MinPasswordLength)
+	case len(pw) > MaxPasswordLength:
+		v.Add("password", "must be at most %d bytes", MaxPasswordLength)
+	}
+}
+
+func checkNameEmail(v *validate.Errors, name, email string) {
+	if v.Required("name", name) {
+		v.MaxLen("name", name, validate.MaxName)
+	}
+	if v.Required("email", email) {
+		v.Email("email", email)
+	}
+}
+
+// CreateUser validates and stores a new account.
+func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
+	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
+	if in.Role == "" {
+		in.Role = auth.RoleUser
+	}
+	var v validate.Errors
+	checkNameEmail(&v, in.Name, in.Email)
+	checkPassword(&v, in.Password)
+	v.OneOf("role", in.Role, auth.RoleAdmin, auth.RoleUser)
+	if in.TeamID != nil {
+		v.Positive("team_id", *in.TeamID)
+	}
+	if err := v.Err(); err != nil {
+		return User{}, err
+	}
+	hash, err := s.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return User{}, err
+	}
+	return s.store.CreateUser(ctx, NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID})
+}
+
+// UserUpdate is the body of PUT /users/{id}: name and email are required;
+// absent optional fields keep their value, team_id null clears the team,
+// and a password, when given, replaces the old one.
+type UserUpdate struct {
+	Name     string              `json:"name"`
+	Email    string              `json:"email"`
+	Password patch.Field[string] `json:"password"`
+	Role     patch.Field[string] `json:"role"`
+	TeamID   patch.Field[int64]  `json:"team_id"`
+	Active   patch.Field[bool]   `json:"active"`
+}
+
+// UpdateUser validates and applies an update.
+func (s *Service) UpdateUser(ctx context.Context, id int64, in UserUpdate) (User, error) {
+	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
+	var v validate.Errors
+	checkNameEmail(&v, in.Name, in.Email)
+	pw := in.Password.Ptr()
+	if pw != nil && *pw == "" {
+		pw = nil
+	}
+	if pw != nil {
+		checkPassword(&v, *pw)
+	}
+	role := in.Role.Ptr()
+	if role != nil && *role == "" {
+		role = nil
+	}
+	if role != nil {
+		v.OneOf("role", *role, auth.RoleAdmin, auth.RoleUser)
+	}
+	if t := in.TeamID.Ptr(); t != nil {
+		v.Positive("team_id", *t)
+	}
+	if in.Active.Set && in.Active.Null {
+		v.Add("active", "must be true or false")
+	}
+	if err := v.Err(); err != nil {
+		return User{}, err
+	}
+	change := UserChange{Name: &in.Name, Email: &in.Email, Role: role, TeamSet: in.TeamID.Set,
+		TeamID: in.TeamID.Ptr(), Active: in.Active.Ptr()}
+	if pw != nil {
+		hash, err := s.hasher.Hash(ctx, *pw)
+		if err != nil {
+			return User{}, err
+		}
+		change.PasswordHash = &hash
+	}
+	return s.store.UpdateUser(ctx, id, change)
+}
+
+// DeactivateUser is DELETE /users/{id}: the account stays (records remain
+// assigned to it) but can no longer log in or refresh.
+func (s *Service) DeactivateUser(ctx context.Context, id int64) (User, error) {
+	inactive := false
+	return s.store.UpdateUser(ctx, id, UserChange{Active: &inactive})
+}
+
+// ListUsers pages through accounts.
+func (s *Service) ListUsers(ctx context.Context, f UserFilter) ([]User, int, error) {
+	return s.store.ListUsers(ctx, f)
+}
+
+// User returns one account.
+func (s *Service) User(ctx context.Context, id int64) (User, error) { return s.store.UserByID(ctx, id) }
+
+// Directory is the snapshot other contexts load at start-up.
+func (s *Service) Directory(ctx context.Context) ([]User, error) { return s.store.AllUsers(ctx) }
+
+// BootstrapAdmin creates the first admin when no user exists yet.
+func (s *Service) BootstrapAdmin(ctx context.Context, email, password string) (User, bool, error) {
+	in := UserInput{Name: "Administrator", Email: strings.TrimSpace(email), Password: password, Role: auth.RoleAdmin}
+	var v validate.Errors
+	checkNameEmail(&v, in.Name, in.Email)
+	checkPassword(&v, in.Password)
+	if err := v.Err(); err != nil {
+		return User{}, false, fmt.Errorf("bootstrap admin: %w", err)
+	}
+	hash, err := s.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return User{}, false, err
+	}
+	return s.store.BootstrapAdmin(ctx, NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role})
+}
+
+// TeamInput is the body of POST and PUT /teams.
+type TeamInput struct {
+	Name string `json:"name"`
+}
+
+func (in *TeamInput) check() error {
+	in.Name = strings.TrimSpace(in.Name)
+	var v validate.Errors
+	if v.Required("name", in.Name) {
+		v.MaxLen("name", in.Name, validate.MaxName)
+	}
+	return v.Err()
+}
+
+// CreateTeam validates and stores a team.
+func (s *Service) CreateTeam(ctx context.Context, in TeamInput) (Team, error) {
+	if err := in.check(); err != nil {
+		return Team{}, err
+	}
+	return s.store.CreateTeam(ctx, in.Name)
+}
+
+// UpdateTeam renames a team.
+func (s *Service) UpdateTeam(ctx context.Context, id int64, in TeamInput) (Team, error) {
+	if err := in.check(); err != nil {
+		return Team{}, err
+	}
+	return s.store.UpdateTeam(ctx, id, in.Name)
+}
+
+// Teams lists every team.
+func (s *Service) Teams(ctx context.Context) ([]Team, error) { return s.store.ListTeams(ctx) }
+
+// Team returns one team.
+func (s *Service) Team(ctx context.Context, id int64) (Team, error) { return s.store.TeamByID(ctx, id) }
+
+// DeleteTeam deletes a team and unassigns its members.
+func (s *Service) DeleteTeam(ctx context.Context, id int64) error { return s.store.DeleteTeam(ctx, id) }
+
+// Limits of API key settings.
+const (
+	DefaultKeyRateLimit = 60
+	MaxKeyRateLimit     = 100_000
+	MaxAllowedOrigins   = 50
+)
+
+// APIKeyInput is the body of POST /api-keys.
+type APIKeyInput struct {
+	Name               string   `json:"name"`
+	RateLimitPerMinute *int     `json:"rate_limit_per_minute"`
+	AllowedOrigins     []string `json:"allowed_origins"`
+}
+
+// CreateAPIKey stores a new key and returns it with its secret, which is
+// never retrievable again.
+func (s *Service) CreateAPIKey(ctx context.Context, in APIKeyInput, createdBy int64) (APIKey, string, error) {
+	in.Name = strings.TrimSpace(in.Name)
+	var v validate.Errors
+	if v.Required("name", in.Name) {
+		v.MaxLen("name", in.Name, validate.MaxName)
+	}
+	limit := DefaultKeyRateLimit
+	if in.RateLimitPerMinute != nil {
+		limit = *in.RateLimitPerMinute
+		if limit < 1 || limit > MaxKeyRateLimit {
+			v.Add("rate_limit_per_minute", "must be between 1 and %d", MaxKeyRateLimit)
+		}
+	}
+	origins := []string{}
+	if len(in.AllowedOrigins) > MaxAllowedOrigins {
+		v.Add("allowed_origins", "must hold at most %d origins", MaxAllowedOrigins)
+	} else {
+		for _, o := range in.AllowedOrigins {
+			norm, ok := normalizeOrigin(o)
+			if !ok {
+				v.Add("allowed_origins", "%q is not an origin such as https://example.com", o)
+				break
+			}
+			origins = append(origins, norm)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return APIKey{}, "", err
+	}
+	secret, prefix, hash, err := newAPIKeySecret()
+	if err != nil {
+		return APIKey{}, "", err
+	}
+	var by *int64
+	if createdBy > 0 {
+		by = &createdBy
+	}
+	k, err := s.store.CreateAPIKey(ctx, NewAPIKey{Name: in.Name, Prefix: prefix, Hash: hash,
+		RateLimitPerMinute: limit, AllowedOrigins: origins, CreatedBy: by})
+	return k, secret, err
+}
+
+// normalizeOrigin accepts scheme://host[:port] (lower-cased, no path).
+func normalizeOrigin(o string) (string, bool) {
+	o = strings.TrimSpace(o)
+	if len(o) > validate.MaxString {
+		return "", false
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", false
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// APIKeys lists keys without secrets.
+func (s *Service) APIKeys(ctx context.Context) ([]APIKey, error) { return s.store.ListAPIKeys(ctx) }
+
+// RevokeAPIKey revokes a key.
+func (s *Service) RevokeAPIKey(ctx context.Context, id int64) error { return s.store.RevokeAPIKey(ctx, id) }
+
+// VerifyAPIKey returns the active key matching secret, or ErrInvalidAPIKey.
+func (s *Service) VerifyAPIKey(ctx context.Context, secret string) (APIKey, error) {
+	if !plausibleAPIKey(secret) {
+		return APIKey{}, ErrInvalidAPIKey
+	}
+	want := HashSecret(secret)
+	k, stored, err := s.store.ActiveAPIKeyByHash(ctx, want)
+	if errors.Is(err, ErrAPIKeyNotFound) {
+		return APIKey{}, ErrInvalidAPIKey
+	}
+	if err != nil {
+		return APIKey{}, err
+	}
+	if subtle.ConstantTimeCompare(stored, want) != 1 {
+		return APIKey{}, ErrInvalidAPIKey
+	}
+	return k, nil
+}
+
+// RotateKeys makes a new signing key active.
+func (s *Service) RotateKeys(ctx context.Context) (string, error) {
+	return s.keys.Rotate(ctx)
+}
