@@ -1,0 +1,501 @@
+// Package gateway is the platform's single entry point: it routes /api/...
+// to the services, verifies JWTs, the admin role and API keys, applies rate
+// limits, body limits, request ids and security headers, and serves the
+// OpenAPI document. Services verify credentials again themselves; the
+// gateway is a first line, not the only one.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Server limits. Header reading is short (slow-header clients are cut
+// off); once headers are in, a body may take minutes (25 MB uploads on slow
+// links) and so may a response (large downloads to slow readers).
+const (
+	headerReadTimeout = 15 * time.Second
+	bodyReadTimeout   = 10 * time.Minute
+	writeTimeout      = 10 * time.Minute
+	idleTimeout       = 120 * time.Second
+	// readBufferSize is also the largest request header block accepted;
+	// larger headers get 431 (a buffer this size exists per connection, so
+	// it stays small).
+	readBufferSize = 32 << 10
+)
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
+
+// Gateway holds the wired dependencies; App serves them.
+type Gateway struct {
+	cfg       Config
+	log       *slog.Logger
+	app       *fiber.App
+	table     []Route
+	transport *http.Transport
+	verifier  *auth.Verifier
+	jwks      *auth.JWKS
+	keys      *KeyVerifier
+	rdb       *redis.Client
+	limiter   *Limiter
+	metrics   *metrics
+	openapi   []byte
+	docs      []byte
+	docsCSP   string
+}
+
+// reqState is what one request accumulates on its way through.
+type reqState struct {
+	requestID    string
+	route        string
+	clientIP     netip.Addr
+	forwardedFor string
+	quota        *Quota
+	body         *requestBody
+	proxied      bool
+}
+
+const stateKey = "gw"
+
+func state(c *fiber.Ctx) *reqState {
+	st, _ := c.Locals(stateKey).(*reqState)
+	if st == nil {
+		st = &reqState{}
+		c.Locals(stateKey, st)
+	}
+	return st
+}
+
+// New wires a gateway from cfg. It does not contact Redis or identity:
+// both are checked by /readyz and used lazily, so start-up order does not
+// matter.
+func New(cfg Config, log *slog.Logger) (*Gateway, error) {
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond, 250*time.Millisecond
+	ropts.MaxRetries = -1
+	rdb := redis.NewClient(ropts)
+
+	jwks := auth.NewJWKS(cfg.JWKSURL)
+	verifier, err := auth.NewVerifier(jwks, auth.Issuer, auth.Audience)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics()
+	if err != nil {
+		return nil, err
+	}
+	spec := OpenAPI()
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	docs, docsCSP, err := renderDocs(spec)
+	if err != nil {
+		return nil, fmt.Errorf("docs: %w", err)
+	}
+	g := &Gateway{
+		cfg: cfg, log: log, table: Table,
+		transport: newTransport(cfg.UpstreamTimeout),
+		verifier:  verifier, jwks: jwks,
+		keys:    NewKeyVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
+		rdb:     rdb,
+		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
+		metrics: m, openapi: specJSON, docs: docs, docsCSP: docsCSP,
+	}
+	g.app = fiber.New(fiber.Config{
+		DisableStartupMessage:        true,
+		StrictRouting:                true,
+		CaseSensitive:                true,
+		Immutable:                    true,
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    int(LimitExecuted),
+		ReadBufferSize:               readBufferSize,
+		ReadTimeout:                  headerReadTimeout,
+		WriteTimeout:                 writeTimeout,
+		IdleTimeout:                  idleTimeout,
+		ErrorHandler:                 g.errorHandler,
+	})
+	g.app.Server().HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		return fasthttp.RequestConfig{ReadTimeout: bodyReadTimeout}
+	}
+	g.app.Use(g.base)
+	g.app.Get("/healthz", func(c *fiber.Ctx) error {
+		return c.JSON(map[string]string{"status": "ok"})
+	})
+	g.app.Get("/readyz", g.ready)
+	metricsHandler := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	g.app.Get("/metrics", func(c *fiber.Ctx) error {
+		metricsHandler(c.Context())
+		return nil
+	})
+	g.app.Get("/openapi.json", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, "application/json")
+		return c.Send(g.openapi)
+	})
+	g.app.Get("/docs", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
+		c.Set("Content-Security-Policy", g.docsCSP)
+		return c.Send(g.docs)
+	})
+	g.app.Use(g.api)
+	return g, nil
+}
+
+// App is the fiber application (for tests and Serve).
+func (g *Gateway) App() *fiber.App { return g.app }
+
+// Close releases Redis and idle upstream connections.
+func (g *Gateway) Close() error {
+	g.transport.CloseIdleConnections()
+	return g.rdb.Close()
+}
+
+// Serve runs the gateway on ln until ctx ends, then drains in-flight
+// requests for up to 15 s.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- g.app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	if err := g.app.ShutdownWithTimeout(15 * time.Second); err != nil {
+		return err
+	}
+	return nil
+}
+
+// base runs around every request: request id, security headers, rate-limit
+// headers, access log and metrics, and problem rendering of errors.
+func (g *Gateway) base(c *fiber.Ctx) error {
+	start := time.Now()
+	st := state(c)
+	st.requestID = requestID(c)
+	c.SetUserContext(problem.WithRequestID(context.Background(), st.requestID))
+	g.securityHeaders(c)
+
+	if err := c.Next(); err != nil {
+		if herr := g.errorHandler(c, err); herr != nil {
+			return herr
+		}
+	}
+	if q := st.quota; q != nil {
+		h := &c.Response().Header
+		h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
+		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
+		h.Set("RateLimit-Reset", strconv.Itoa(q.Reset))
+	}
+	// A body the gateway did not read to the end is still on the wire;
+	// closing the connection keeps it from being parsed as the next request.
+	if cl := c.Request().Header.ContentLength(); (cl > 0 || cl == -1) && (st.body == nil || !st.body.eofSeen()) {
+		c.Context().SetConnectionClose()
+	}
+
+	route := st.route
+	if route == "" {
+		route = opsRoute(c.Route().Path)
+	}
+	status := c.Response().StatusCode()
+	method := metricMethod(c.Method())
+	g.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	g.metrics.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+	g.log.LogAttrs(c.UserContext(), slog.LevelInfo, "request",
+		slog.String("method", method), slog.String("route", route),
+		slog.Int("status", status), slog.Duration("duration", time.Since(start)))
+	return nil
+}
+
+func opsRoute(p string) string {
+	switch p {
+	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs":
+		return p
+	}
+	return "unmatched"
+}
+
+func metricMethod(m string) string {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return m
+	}
+	return "OTHER"
+}
+
+// requestID accepts a well-formed X-Request-Id or generates one, echoes it
+// on the response and forwards it upstream.
+func requestID(c *fiber.Ctx) string {
+	id := c.Get(fiber.HeaderXRequestID)
+	if !validRequestID.MatchString(id) {
+		id = uuid.NewString()
+		c.Request().Header.Set(fiber.HeaderXRequestID, id)
+	}
+	c.Set(fiber.HeaderXRequestID, id)
+	return id
+}
+
+// gatewayOwnedHeaders are set by the gateway on every response; upstream
+// values are dropped so there is exactly one of each.
+var gatewayOwnedHeaders = map[string]bool{
+	"X-Content-Type-Options": true, "X-Frame-Options": true, "Referrer-Policy": true,
+	"Content-Security-Policy": true, "Strict-Transport-Security": true, "X-Request-Id": true,
+}
+
+func (g *Gateway) securityHeaders(c *fiber.Ctx) {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Referrer-Policy", "no-referrer")
+	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	if g.cfg.HSTSMaxAge > 0 {
+		c.Set("Strict-Transport-Security", "max-age="+strconv.Itoa(g.cfg.HSTSMaxAge)+"; includeSubDomains")
+	}
+}
+
+// api routes /api/... through the table: CORS, body checks, rate limits,
+// authentication, then the proxy.
+func (g *Gateway) api(c *fiber.Ctx) error {
+	st := state(c)
+	full := string(c.Context().URI().Path()) // decoded and normalised: no "..", no "//"
+	if !strings.HasPrefix(full, "/api/") {
+		return problem.NotFound("route")
+	}
+	path := strings.TrimPrefix(full, "/api")
+	rt := Match(g.table, c.Method(), path)
+	if rt == nil {
+		return problem.NotFound("route")
+	}
+	st.route = rt.Pattern
+	ctx := c.UserContext()
+
+	if rt.Policy == Key && g.cors(c) {
+		return nil // preflight answered
+	}
+	if err := checkBody(c, rt); err != nil {
+		return err
+	}
+
+	remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	xff := string(c.Request().Header.Peek(fiber.HeaderXForwardedFor))
+	st.clientIP = clientIP(remote, xff, g.cfg.TrustedProxies)
+	st.forwardedFor = remote.Unmap().String()
+	if xff != "" && isTrusted(remote.Unmap(), g.cfg.TrustedProxies) {
+		st.forwardedFor = xff + ", " + st.forwardedFor
+	}
+
+	if err := g.rateLimit(ctx, st, "ip", st.clientIP.String(), g.cfg.IPPerMinute); err != nil {
+		return err
+	}
+
+	switch rt.Policy {
+	case JWT, Admin:
+		tok, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
+		if !ok {
+			return problem.Unauthenticated("missing bearer token")
+		}
+		claims, err := g.verifier.Verify(ctx, tok)
+		if err != nil {
+			return err
+		}
+		if rt.Policy == Admin && !claims.IsAdmin() {
+			return problem.Forbidden("this action requires the admin role")
+		}
+		if err := g.rateLimit(ctx, st, "user", claims.Subject, g.cfg.UserPerMinute); err != nil {
+			return err
+		}
+	case Key:
+		if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 {
+			return keyProblem("bearer tokens are not accepted on the public API: send the API key in X-API-Key")
+		}
+		if _, err := g.keys.Verify(ctx, c.Get("X-API-Key")); err != nil {
+			return err
+		}
+	}
+	return g.proxy(c, rt, path, st)
+}
+
+// rateLimit counts the request against one limit and keeps the tightest
+// quota for the RateLimit-* headers.
+func (g *Gateway) rateLimit(ctx context.Context, st *reqState, kind, key string, limit int) error {
+	q, ok := g.limiter.Allow(ctx, kind, key, limit)
+	if !ok {
+		return nil
+	}
+	if st.quota == nil || q.Limited || (!st.quota.Limited && q.Remaining < st.quota.Remaining) {
+		st.quota = &q
+	}
+	if q.Limited {
+		return problem.RateLimited(q.Reset)
+	}
+	return nil
+}
+
+// checkBody refuses compressed bodies (never inflated here, so a gzip bomb
+// costs nothing) and bodies whose declared length is over the route limit,
+// before a byte of the body is read. Chunked bodies are capped as they
+// stream (requestBody).
+func checkBody(c *fiber.Ctx, rt *Route) error {
+	if ce := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); ce != "" && !strings.EqualFold(ce, "identity") {
+		return problem.UnsupportedMediaType("compressed request bodies are not accepted (Content-Encoding must be identity)")
+	}
+	if cl := int64(c.Request().Header.ContentLength()); cl > rt.Limit() {
+		return problem.TooLarge(fmt.Sprintf("the request body exceeds %d bytes", rt.Limit()))
+	}
+	return nil
+}
+
+// cors applies CORS to the public API and answers preflights; it reports
+// whether the request was a preflight (then fully answered).
+func (g *Gateway) cors(c *fiber.Ctx) bool {
+	origin := c.Get(fiber.HeaderOrigin)
+	allow := g.allowedOrigin(origin)
+	c.Vary(fiber.HeaderOrigin)
+	if allow != "" {
+		c.Set(fiber.HeaderAccessControlAllowOrigin, allow)
+		c.Set(fiber.HeaderAccessControlExposeHeaders, "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
+	}
+	if c.Method() != fiber.MethodOptions || c.Get(fiber.HeaderAccessControlRequestMethod) == "" {
+		return false
+	}
+	if allow != "" {
+		c.Set(fiber.HeaderAccessControlAllowMethods, "POST, OPTIONS")
+		c.Set(fiber.HeaderAccessControlAllowHeaders, "Content-Type, X-API-Key, Idempotency-Key, X-Request-Id")
+		c.Set(fiber.HeaderAccessControlMaxAge, "600")
+	}
+	c.Status(fiber.StatusNoContent)
+	return true
+}
+
+func (g *Gateway) allowedOrigin(origin string) string {
+	if origin == "" {
+		return ""
+	}
+	for _, o := range g.cfg.CORSOrigins {
+		if o == "*" {
+			return "*"
+		}
+		if strings.EqualFold(o, origin) {
+			return origin
+		}
+	}
+	return ""
+}
+
+// ready answers 200 when Redis and identity's JWKS both answer.
+func (g *Gateway) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"redis": "ok", "jwks": "ok"}
+	ok := true
+	if err := g.rdb.Ping(ctx).Err(); err != nil {
+		ok, checks["redis"] = false, "unavailable"
+		g.log.WarnContext(ctx, "readiness check failed", "check", "redis", "error", err.Error())
+	}
+	if err := g.checkJWKS(ctx); err != nil {
+		ok, checks["jwks"] = false, "unavailable"
+		g.log.WarnContext(ctx, "readiness check failed", "check", "jwks", "error", err.Error())
+	}
+	if !ok {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "unavailable", "checks": checks})
+	}
+	return c.JSON(map[string]any{"status": "ok", "checks": checks})
+}
+
+func (g *Gateway) checkJWKS(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.cfg.JWKSURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := g.jwks.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("jwks answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// errorHandler renders every error as problem+json: the gateway's own
+// problems, fiber's and fasthttp's errors (header too large, timeouts,
+// malformed requests), and anything else as a bare 500.
+func (g *Gateway) errorHandler(c *fiber.Ctx, err error) error {
+	p := toProblem(err)
+	st := state(c)
+	if st.requestID == "" {
+		st.requestID = requestID(c)
+		g.securityHeaders(c)
+	}
+	if p.Status >= 500 {
+		g.log.LogAttrs(c.UserContext(), slog.LevelError, "request failed",
+			slog.String("error", err.Error()), slog.Int("status", p.Status),
+			slog.String("method", c.Method()), slog.String("route", st.route))
+	}
+	h := &c.Response().Header
+	for k, vs := range p.Header {
+		h.Del(k)
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	if p.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	body, merr := json.Marshal(problem.BodyOf(p, st.requestID))
+	if merr != nil {
+		return merr
+	}
+	c.Status(p.Status)
+	h.Set(fiber.HeaderContentType, problem.ContentType)
+	return c.Send(append(body, '\n'))
+}
+
+func toProblem(err error) *problem.Error {
+	var p *problem.Error
+	if errors.As(err, &p) {
+		return p
+	}
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		switch fe.Code {
+		case fiber.StatusNotFound:
+			return problem.NotFound("route")
+		case fiber.StatusMethodNotAllowed:
+			return &problem.Error{Status: 405, Code: "method_not_allowed", Title: "Method Not Allowed", Detail: "method not allowed"}
+		case fiber.StatusRequestEntityTooLarge:
+			return problem.TooLarge("the request body is too large")
+		case fiber.StatusRequestHeaderFieldsTooLarge:
+			return &problem.Error{Status: 431, Code: "headers_too_large", Title: "Request Header Fields Too Large",
+				Detail: fmt.Sprintf("request headers exceed %d bytes", readBufferSize)}
+		case fiber.StatusRequestTimeout:
+			return &problem.Error{Status: 408, Code: "request_timeout", Title: "Request Timeout", Detail: "the request was not received in time"}
+		case fiber.StatusBadRequest:
+			return problem.BadRequest("bad_request", "the request could not be parsed")
+		}
+	}
+	return problem.Internal()
+}

@@ -1,0 +1,42 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the gateway's Prometheus instruments. Requests are labelled
+// by the route table's pattern, never by the raw path, so ids do not
+// explode label cardinality.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	upstream *prometheus.HistogramVec
+}
+
+func newMetrics() (*metrics, error) {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_requests_total", Help: "Requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gateway_request_duration_seconds", Help: "Time to the response headers, by route pattern.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"route", "method"}),
+		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gateway_upstream_duration_seconds", Help: "Upstream latency to response headers, by service and status class.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"service", "status"}),
+	}
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.duration, m.upstream,
+	} {
+		if err := m.reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

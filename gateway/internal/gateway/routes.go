@@ -1,0 +1,197 @@
+package gateway
+
+import "strings"
+
+// Policy is how the gateway authenticates a route before proxying it.
+type Policy int
+
+// The four policies of the public API (spec section 5, DESIGN 4 and 9).
+const (
+	// Public needs no credential (login, refresh, logout, JWKS).
+	Public Policy = iota
+	// JWT needs a valid bearer access token.
+	JWT
+	// Admin needs a valid bearer access token with role admin.
+	Admin
+	// Key needs X-API-Key and refuses bearer tokens (the public intake API).
+	Key
+)
+
+func (p Policy) String() string {
+	switch p {
+	case Public:
+		return "public"
+	case JWT:
+		return "jwt"
+	case Admin:
+		return "admin"
+	case Key:
+		return "key"
+	}
+	return "unknown"
+}
+
+// Services known to the gateway; the names key Config.Services.
+const (
+	SvcIdentity  = "identity"
+	SvcContacts  = "contacts"
+	SvcLeads     = "leads"
+	SvcDeals     = "deals"
+	SvcContracts = "contracts"
+	SvcIntake    = "intake"
+	SvcMail      = "mail"
+)
+
+// Body limits. Upload limits add 1 MiB to the service's own file limit for
+// multipart framing; the service enforces the exact file size itself.
+const (
+	LimitJSON     int64 = 1 << 20
+	LimitExecuted int64 = 25<<20 + 1<<20
+	LimitImport   int64 = 20<<20 + 1<<20
+	LimitPublic   int64 = 64 << 10
+)
+
+// Route maps requests under /api to a service with an auth policy. Pattern
+// is matched against the path without /api, segment by segment: a literal
+// segment matches itself, "{name}" matches one non-empty segment, and a
+// trailing "*" matches zero or more further segments ("/contacts/*" matches
+// "/contacts" and everything below it). Methods empty means every method.
+type Route struct {
+	Methods []string
+	Pattern string
+	Service string
+	Policy  Policy
+	// BodyLimit overrides LimitJSON when > 0.
+	BodyLimit int64
+}
+
+var (
+	get      = []string{"GET", "HEAD"}
+	post     = []string{"POST"}
+	del      = []string{"DELETE"}
+	anyWrite = []string{"POST", "PUT", "PATCH", "DELETE"}
+)
+
+// Table is the gateway's single routing table, checked top to bottom; the
+// first match wins, so specific rules (admin actions, routes owned by another
+// service, upload limits) come before the catch-all of their resource. It
+// follows docs/architecture.md; paths not listed here are 404 at the gateway,
+// which is what keeps /internal/* unreachable from outside.
+var Table = []Route{
+	// identity
+	{Methods: post, Pattern: "/auth/login", Service: SvcIdentity, Policy: Public},
+	{Methods: post, Pattern: "/auth/refresh", Service: SvcIdentity, Policy: Public},
+	{Methods: post, Pattern: "/auth/logout", Service: SvcIdentity, Policy: Public},
+	{Methods: get, Pattern: "/auth/jwks", Service: SvcIdentity, Policy: Public},
+	{Methods: post, Pattern: "/auth/keys/rotate", Service: SvcIdentity, Policy: Admin},
+	{Pattern: "/auth/*", Service: SvcIdentity, Policy: JWT},
+	{Pattern: "/users/*", Service: SvcIdentity, Policy: Admin},
+	{Pattern: "/teams/*", Service: SvcIdentity, Policy: Admin},
+	{Pattern: "/api-keys/*", Service: SvcIdentity, Policy: Admin},
+
+	// contacts (linked emails live in mail)
+	{Methods: get, Pattern: "/contacts/export", Service: SvcContacts, Policy: Admin},
+	{Methods: get, Pattern: "/contacts/template", Service: SvcContacts, Policy: Admin},
+	{Methods: post, Pattern: "/contacts/import", Service: SvcContacts, Policy: Admin, BodyLimit: LimitImport},
+	{Pattern: "/contacts/{id}/linked-emails", Service: SvcMail, Policy: JWT},
+	{Pattern: "/contacts/*", Service: SvcContacts, Policy: JWT},
+	{Pattern: "/companies/*", Service: SvcContacts, Policy: JWT},
+
+	// leads (linked emails live in mail)
+	{Methods: get, Pattern: "/leads/export", Service: SvcLeads, Policy: Admin},
+	{Methods: get, Pattern: "/leads/template", Service: SvcLeads, Policy: Admin},
+	{Methods: post, Pattern: "/leads/import", Service: SvcLeads, Policy: JWT, BodyLimit: LimitImport},
+	{Pattern: "/leads/{id}/linked-emails", Service: SvcMail, Policy: JWT},
+	{Pattern: "/leads/*", Service: SvcLeads, Policy: JWT},
+
+	// deals
+	{Methods: anyWrite, Pattern: "/deal-stages/*", Service: SvcDeals, Policy: Admin},
+	{Pattern: "/deal-stages/*", Service: SvcDeals, Policy: JWT},
+	{Pattern: "/deals/*", Service: SvcDeals, Policy: JWT},
+	{Pattern: "/quotes/*", Service: SvcDeals, Policy: JWT},
+
+	// contracts
+	{Methods: del, Pattern: "/contracts/{id}/executed", Service: SvcContracts, Policy: Admin},
+	{Methods: post, Pattern: "/contracts/{id}/executed", Service: SvcContracts, Policy: JWT, BodyLimit: LimitExecuted},
+	{Pattern: "/contracts/*", Service: SvcContracts, Policy: JWT},
+	{Pattern: "/contract-templates/*", Service: SvcContracts, Policy: Admin},
+
+	// intake
+	{Pattern: "/public/*", Service: SvcIntake, Policy: Key, BodyLimit: LimitPublic},
+	{Pattern: "/intake/submissions/*", Service: SvcIntake, Policy: Admin},
+
+	// mail
+	{Pattern: "/emails/*", Service: SvcMail, Policy: JWT},
+	{Pattern: "/mailboxes/*", Service: SvcMail, Policy: JWT},
+}
+
+// Limit is the route's request body limit.
+func (r *Route) Limit() int64 {
+	if r.BodyLimit > 0 {
+		return r.BodyLimit
+	}
+	return LimitJSON
+}
+
+// Match finds the first route of table for method and path (path without
+// /api, already decoded and normalised). nil means 404.
+func Match(table []Route, method, path string) *Route {
+	if isInternal(path) {
+		return nil
+	}
+	segs := splitPath(path)
+	for i := range table {
+		r := &table[i]
+		if len(r.Methods) > 0 && !hasMethod(r.Methods, method) {
+			continue
+		}
+		if matchSegments(splitPath(r.Pattern), segs) {
+			return r
+		}
+	}
+	return nil
+}
+
+// isInternal reports paths that must never be proxied, whatever the table
+// says: service-to-service routes live under /internal.
+func isInternal(path string) bool {
+	segs := splitPath(path)
+	return len(segs) > 0 && strings.EqualFold(segs[0], "internal")
+}
+
+func hasMethod(ms []string, m string) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func splitPath(p string) []string {
+	p = strings.TrimPrefix(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+func matchSegments(pattern, path []string) bool {
+	for i, ps := range pattern {
+		if ps == "*" && i == len(pattern)-1 {
+			return true
+		}
+		if i >= len(path) {
+			return false
+		}
+		switch {
+		case strings.HasPrefix(ps, "{") && strings.HasSuffix(ps, "}"):
+			if path[i] == "" {
+				return false
+			}
+		case ps != path[i]:
+			return false
+		}
+	}
+	return len(pattern) == len(path)
+}
