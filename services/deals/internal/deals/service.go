@@ -91,7 +91,9 @@ func (s *Service) UpdateStage(ctx context.Context, id int64, in StageWrite) (Sta
 }
 
 // DeleteStage removes an unused stage (admin).
-func (s *Service) DeleteStage(ctx context.Context, id int64) error { return s.store.DeleteStage(ctx, id) }
+func (s *Service) DeleteStage(ctx context.Context, id int64) error {
+	return s.store.DeleteStage(ctx, id)
+}
 
 // ---- deals ----
 
@@ -120,7 +122,9 @@ func (s *Service) ListDeals(ctx context.Context, f DealFilter, q *listq.Query) (
 }
 
 // GetDeal returns one deal.
-func (s *Service) GetDeal(ctx context.Context, id int64) (Deal, error) { return s.store.GetDeal(ctx, id) }
+func (s *Service) GetDeal(ctx context.Context, id int64) (Deal, error) {
+	return s.store.GetDeal(ctx, id)
+}
 
 // CreateDeal validates and stores a new deal. owner is the assignee used
 // when the body names none (the caller, for the public API).
@@ -341,7 +345,9 @@ func (s *Service) ListQuotes(ctx context.Context, dealID int64) ([]Quote, error)
 }
 
 // GetQuote returns one quote.
-func (s *Service) GetQuote(ctx context.Context, id int64) (Quote, error) { return s.store.GetQuote(ctx, id) }
+func (s *Service) GetQuote(ctx context.Context, id int64) (Quote, error) {
+	return s.store.GetQuote(ctx, id)
+}
 
 // CreateQuote computes and stores a quote in the deal's currency.
 func (s *Service) CreateQuote(ctx context.Context, dealID int64, in QuoteWrite) (Quote, error) {
@@ -370,7 +376,9 @@ func (s *Service) UpdateQuote(ctx context.Context, id int64, in QuoteWrite) (Quo
 }
 
 // DeleteQuote removes a quote (its number is not reused).
-func (s *Service) DeleteQuote(ctx context.Context, id int64) error { return s.store.DeleteQuote(ctx, id) }
+func (s *Service) DeleteQuote(ctx context.Context, id int64) error {
+	return s.store.DeleteQuote(ctx, id)
+}
 
 // quoteRecord validates a quote body and computes its totals. It reports
 // whether the line items are new (to be replaced in storage).

@@ -291,7 +291,9 @@ func getDeal(ctx context.Context, q db.Querier, id int64) (deals.Deal, error) {
 }
 
 // GetDeal returns one deal or 404.
-func (s *Store) GetDeal(ctx context.Context, id int64) (deals.Deal, error) { return getDeal(ctx, s.db, id) }
+func (s *Store) GetDeal(ctx context.Context, id int64) (deals.Deal, error) {
+	return getDeal(ctx, s.db, id)
+}
 
 // stageOutcome reads the stage's outcome and holds it (FOR SHARE) so it
 // cannot be deleted or change outcome before the deal commits.
@@ -503,7 +505,9 @@ func (s *Store) ListQuotes(ctx context.Context, dealID int64) ([]deals.Quote, er
 }
 
 // GetQuote returns one quote with its lines.
-func (s *Store) GetQuote(ctx context.Context, id int64) (deals.Quote, error) { return getQuote(ctx, s.db, id) }
+func (s *Store) GetQuote(ctx context.Context, id int64) (deals.Quote, error) {
+	return getQuote(ctx, s.db, id)
+}
 
 // lockDeal serialises quote writes of one deal, so "one accepted quote per
 // deal" is decided by one transaction at a time.
