@@ -1,0 +1,144 @@
+// Command contracts serves the contracts context: contract templates, the
+// merge-tag catalogue, contracts with notes, tasks, documents and signed
+// copies, and the daily expiry and renewal job.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/services/contracts/internal/api"
+	"github.com/opencrm/crm/services/contracts/internal/contracts"
+	"github.com/opencrm/crm/services/contracts/internal/dealsapi"
+	"github.com/opencrm/crm/services/contracts/internal/expiry"
+	"github.com/opencrm/crm/services/contracts/internal/store"
+	"github.com/opencrm/crm/services/contracts/migrations"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "contracts:", err)
+		os.Exit(1)
+	}
+}
+
+// settings is the service's configuration, read once from the environment.
+type settings struct {
+	config.Common
+	IdentityURL    string
+	DealsURL       string
+	InternalSecret string
+	Render         renderq.Config
+	Queue          string
+	ExpiryCron     string
+	ExpiryOnStart  bool
+}
+
+func load() (settings, error) {
+	l := config.New()
+	s := settings{
+		Common:         l.LoadCommon(":8085"),
+		IdentityURL:    l.URL("IDENTITY_URL", "http://localhost:8081"),
+		DealsURL:       l.URL("DEALS_URL", "http://localhost:8084"),
+		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
+		Render:         renderq.LoadConfig(l),
+		Queue:          l.String("CONTRACTS_QUEUE", "contracts"),
+		ExpiryCron:     l.String("CONTRACTS_EXPIRY_CRON", "5 0 * * *"),
+		ExpiryOnStart:  l.Bool("CONTRACTS_EXPIRY_ON_START", true),
+	}
+	if s.InternalSecret != "" {
+		if err := auth.CheckInternalSecret(s.InternalSecret); err != nil {
+			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
+		}
+	}
+	return s, l.Err()
+}
+
+func run(ctx context.Context) error {
+	s, err := load()
+	if err != nil {
+		return err
+	}
+	log := logx.New(os.Stdout, "contracts", s.LogLevel)
+	slog.SetDefault(log)
+
+	d, err := db.Open(ctx, s.DatabaseURL, "contracts", 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := db.Migrate(ctx, d, "contracts", migrations.FS); err != nil {
+		return err
+	}
+	if err := activity.Migrate(ctx, d); err != nil {
+		return err
+	}
+
+	opt, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+
+	renderer, err := renderq.NewClient(s.Render)
+	if err != nil {
+		return err
+	}
+	defer renderer.Close()
+
+	st := store.New(d)
+	svc, err := contracts.NewService(contracts.Deps{
+		Store: st, Deals: dealsapi.New(s.DealsURL, s.InternalSecret), Renderer: renderer,
+	})
+	if err != nil {
+		return err
+	}
+	verifier, err := auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
+	if err != nil {
+		return err
+	}
+	act, err := activity.New(activity.Config{
+		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
+	})
+	if err != nil {
+		return err
+	}
+	h, err := api.New(svc, verifier, act)
+	if err != nil {
+		return err
+	}
+	ops, err := httpx.NewOps(
+		httpx.Check{Name: "postgres", Fn: d.Ping},
+		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+	)
+	if err != nil {
+		return err
+	}
+	job, err := expiry.New(rdb, expiry.Config{Queue: s.Queue, Cron: s.ExpiryCron, RunOnStart: s.ExpiryOnStart}, svc, log)
+	if err != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return job.Run(gctx) })
+	g.Go(func() error { return httpx.Serve(gctx, s.Addr, ops.Handler(h), nil) })
+	log.Info("contracts listening", "addr", s.Addr)
+	return g.Wait()
+}

@@ -1,0 +1,409 @@
+// Package api is the contracts context's HTTP interface: contract
+// templates and the merge-tag catalogue (admin), contracts with their
+// notes, tasks, documents and signed copies.
+package api
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/services/contracts/internal/contracts"
+	"github.com/opencrm/crm/services/contracts/internal/store"
+)
+
+// multipartOverhead is what a multipart body may carry besides the file
+// (boundaries, part headers, small fields).
+const multipartOverhead = 1 << 20
+
+// API serves the routes.
+type API struct {
+	svc *contracts.Service
+}
+
+// New builds the handler: every route requires a valid JWT; template
+// routes and deleting a signed copy also require the admin role.
+func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers) (http.Handler, error) {
+	if svc == nil || verifier == nil || act == nil {
+		return nil, errors.New("api: service, verifier and activity handlers are required")
+	}
+	a := &API{svc: svc}
+	mux := http.NewServeMux()
+	user := func(h http.HandlerFunc) http.Handler { return verifier.Require(h) }
+	admin := func(h http.HandlerFunc) http.Handler { return verifier.Require(auth.RequireAdmin(h)) }
+
+	mux.Handle("GET /contract-templates", admin(a.listTemplates))
+	mux.Handle("POST /contract-templates", admin(a.createTemplate))
+	mux.Handle("GET /contract-templates/tags", admin(a.tags))
+	mux.Handle("GET /contract-templates/tags/pdf", admin(a.tagsPDF))
+	mux.Handle("GET /contract-templates/{id}", admin(a.getTemplate))
+	mux.Handle("PUT /contract-templates/{id}", admin(a.updateTemplate))
+	mux.Handle("DELETE /contract-templates/{id}", admin(a.deleteTemplate))
+
+	mux.Handle("GET /contracts", user(a.listContracts))
+	mux.Handle("POST /contracts", user(a.createContract))
+	mux.Handle("GET /contracts/{id}", user(a.getContract))
+	mux.Handle("PUT /contracts/{id}", user(a.updateContract))
+	mux.Handle("DELETE /contracts/{id}", user(a.deleteContract))
+	mux.Handle("PUT /contracts/{id}/regenerate", user(a.regenerate))
+	mux.Handle("GET /contracts/{id}/pdf", user(a.document(renderq.PDF)))
+	mux.Handle("GET /contracts/{id}/docx", user(a.document(renderq.DOCX)))
+	mux.Handle("POST /contracts/{id}/executed", user(a.uploadExecuted))
+	mux.Handle("GET /contracts/{id}/executed", user(a.downloadExecuted))
+	mux.Handle("DELETE /contracts/{id}/executed", admin(a.deleteExecuted))
+	act.Register(mux, "/contracts", verifier.Require)
+
+	mux.Handle("/", httpx.NotFoundHandler())
+	return mux, nil
+}
+
+func callerID(r *http.Request) *int64 {
+	if c := auth.FromContext(r.Context()); c != nil {
+		id := c.UserID()
+		return &id
+	}
+	return nil
+}
+
+// ---- templates ----
+
+func (a *API) listTemplates(w http.ResponseWriter, r *http.Request) {
+	list, err := a.svc.ListTemplates(r.Context())
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, list)
+}
+
+func (a *API) createTemplate(w http.ResponseWriter, r *http.Request) {
+	var in contracts.TemplateInput
+	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	t, err := a.svc.CreateTemplate(r.Context(), in, callerID(r))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Created(w, t, "Template created")
+}
+
+func (a *API) templateID(r *http.Request) (int64, error) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return 0, problem.NotFound("template")
+	}
+	return id, nil
+}
+
+func (a *API) getTemplate(w http.ResponseWriter, r *http.Request) {
+	id, err := a.templateID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	t, err := a.svc.GetTemplate(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, t)
+}
+
+func (a *API) updateTemplate(w http.ResponseWriter, r *http.Request) {
+	id, err := a.templateID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in contracts.TemplateInput
+	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	t, err := a.svc.UpdateTemplate(r.Context(), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, t, "Template updated")
+}
+
+func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+	id, err := a.templateID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	if err := a.svc.DeleteTemplate(r.Context(), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "Template deleted")
+}
+
+func (a *API) tags(w http.ResponseWriter, r *http.Request) {
+	httpx.OK(w, a.svc.Catalogue().Grouped())
+}
+
+func (a *API) tagsPDF(w http.ResponseWriter, r *http.Request) {
+	data, err := a.svc.RenderCatalogue(r.Context())
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	writeFile(w, renderq.PDF.ContentType(), `attachment; filename="contract-merge-tags.pdf"`, data)
+}
+
+// ---- contracts ----
+
+func (a *API) contractID(r *http.Request) (int64, error) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return 0, problem.NotFound("contract")
+	}
+	return id, nil
+}
+
+func (a *API) listContracts(w http.ResponseWriter, r *http.Request) {
+	values := r.URL.Query()
+	q := listq.Parse(values, store.Sorts)
+	f := contracts.ListFilter{
+		Statuses: q.EnumList("status", contracts.Statuses...),
+		DealID:   q.Int64("deal_id"),
+	}
+	var errs []problem.FieldError
+	if err := q.Err(); err != nil {
+		errs = append(errs, problem.From(err).Errors...)
+	}
+	if v := strings.TrimSpace(values.Get("expiring_within")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 36500 {
+			errs = append(errs, problem.FieldError{Field: "expiring_within", Message: "must be a number of days between 0 and 36500"})
+		} else {
+			f.ExpiringWithin = &n
+		}
+	}
+	if len(errs) > 0 {
+		httpx.Error(w, r, problem.Validation(errs...))
+		return
+	}
+	items, total, err := a.svc.ListContracts(r.Context(), f, q)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(items, q, total))
+}
+
+func (a *API) createContract(w http.ResponseWriter, r *http.Request) {
+	var in contracts.ContractInput
+	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.CreateContract(r.Context(), in, callerID(r))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Created(w, c, "Contract created")
+}
+
+func (a *API) getContract(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.GetContract(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, c)
+}
+
+func (a *API) updateContract(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in contracts.ContractInput
+	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.UpdateContract(r.Context(), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, c, "Contract updated")
+}
+
+func (a *API) deleteContract(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	if err := a.svc.DeleteContract(r.Context(), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "Contract deleted")
+}
+
+func (a *API) regenerate(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.Regenerate(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, c, "Contract regenerated")
+}
+
+func (a *API) document(format renderq.Format) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := a.contractID(r)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		data, c, err := a.svc.Render(r.Context(), id, format)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		// Contract numbers are letters, digits, '-' and '_' only (the
+		// template prefix is validated), so the name needs no escaping.
+		writeFile(w, format.ContentType(), `attachment; filename="`+c.ContractNumber+`.`+string(format)+`"`, data)
+	}
+}
+
+func writeFile(w http.ResponseWriter, contentType, disposition string, data []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Disposition", disposition)
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}
+
+// uploadExecuted streams the multipart field "file" into the service
+// without buffering the body: a declared length over the limit is refused
+// before reading, and MaxBytesReader stops an undeclared one at the limit.
+func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	limit := int64(contracts.MaxSignedCopy + multipartOverhead)
+	if r.ContentLength > limit {
+		httpx.Error(w, r, problem.TooLarge("the file exceeds 25 MB"))
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		httpx.Error(w, r, problem.UnsupportedMediaType("Content-Type must be multipart/form-data with a field named file"))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		httpx.Error(w, r, problem.Invalid("file", "is required"))
+		return
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			httpx.Error(w, r, problem.Invalid("file", "is required"))
+			return
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				httpx.Error(w, r, problem.TooLarge("the file exceeds 25 MB"))
+				return
+			}
+			httpx.Error(w, r, problem.Invalid("file", "the multipart body is malformed"))
+			return
+		}
+		if part.FormName() != "file" {
+			_, _ = io.Copy(io.Discard, part)
+			_ = part.Close()
+			continue
+		}
+		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, callerID(r))
+		_ = part.Close()
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.Created(w, c, "Signed copy uploaded")
+		return
+	}
+}
+
+func (a *API) downloadExecuted(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	started := false
+	err = a.svc.StreamExecuted(r.Context(), id, func(f contracts.ExecutedFile) (io.Writer, error) {
+		h := w.Header()
+		h.Set("Content-Type", "application/pdf")
+		h.Set("Content-Disposition", contracts.ContentDisposition(f.Filename))
+		h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "private, no-store")
+		w.WriteHeader(http.StatusOK)
+		started = true
+		return w, nil
+	})
+	if err != nil {
+		if !started {
+			httpx.Error(w, r, err)
+			return
+		}
+		// Headers are gone; the short body (Content-Length) tells the client.
+		slog.ErrorContext(r.Context(), "signed copy download interrupted", "contract_id", id, "error", err.Error())
+	}
+}
+
+func (a *API) deleteExecuted(w http.ResponseWriter, r *http.Request) {
+	id, err := a.contractID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	if _, err := a.svc.DeleteExecuted(r.Context(), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "Signed copy deleted")
+}

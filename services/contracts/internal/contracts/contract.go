@@ -1,0 +1,206 @@
+// Package contracts is the core of the contracts context: templates, the
+// merge-tag catalogue and resolver, contracts with their numbering, dates
+// and status rules, and the signed copy. Storage, the deals client and the
+// renderer are reached through the small interfaces declared here.
+package contracts
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/renderq"
+)
+
+// Status is a contract's lifecycle state.
+type Status string
+
+// The statuses of spec 2.5.
+const (
+	Draft      Status = "draft"
+	Active     Status = "active"
+	Executed   Status = "executed"
+	Expired    Status = "expired"
+	Terminated Status = "terminated"
+	Archived   Status = "archived"
+)
+
+// Statuses lists every status, for enum validation.
+var Statuses = []string{"draft", "active", "executed", "expired", "terminated", "archived"}
+
+// transitions is DESIGN 7's table; anything else is invalid_transition.
+var transitions = map[Status][]Status{
+	Draft:      {Active, Archived},
+	Active:     {Executed, Expired, Terminated, Archived},
+	Executed:   {Expired, Terminated, Archived},
+	Expired:    {Active, Archived},
+	Terminated: {Archived},
+	Archived:   {},
+}
+
+// CanTransition reports whether from may move to to.
+func CanTransition(from, to Status) bool { return slices.Contains(transitions[from], to) }
+
+// Frozen reports a status whose content may no longer change: the
+// document has been signed or the contract is over.
+func (s Status) Frozen() bool { return s == Executed || s == Terminated || s == Archived }
+
+// AcceptsSignedCopy reports a status from which uploading a signed copy is
+// allowed (it moves draft and active to executed, and replaces the copy
+// of an executed contract).
+func (s Status) AcceptsSignedCopy() bool { return s == Draft || s == Active || s == Executed }
+
+// DefaultPrefix and DefaultTermMonths apply when a template omits them.
+const (
+	DefaultPrefix     = "CTR"
+	DefaultTermMonths = 36
+	// MaxTermMonths bounds a term to fifty years.
+	MaxTermMonths = 600
+)
+
+// Timestamp marshals as the API's UTC timestamp with microseconds
+// (2026-11-22T03:10:26.123456Z), always six digits.
+type Timestamp struct{ time.Time }
+
+// MarshalJSON writes the fixed-precision UTC form.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format("2006-01-02T15:04:05.000000Z") + `"`), nil
+}
+
+// Template is a contract template (spec 2.6).
+type Template struct {
+	ID                int64     `json:"id"`
+	Name              string    `json:"name"`
+	Content           string    `json:"content"`
+	NumberPrefix      string    `json:"number_prefix"`
+	DefaultTermMonths int       `json:"default_term_months"`
+	HeaderLeft        string    `json:"header_left"`
+	HeaderCenter      string    `json:"header_center"`
+	HeaderRight       string    `json:"header_right"`
+	FooterLeft        string    `json:"footer_left"`
+	FooterCenter      string    `json:"footer_center"`
+	FooterRight       string    `json:"footer_right"`
+	ContractsCount    int       `json:"contracts_count"`
+	CreatedBy         *int64    `json:"created_by"`
+	CreatedAt         Timestamp `json:"created_at"`
+	UpdatedAt         Timestamp `json:"updated_at"`
+}
+
+// Header returns the three header cells.
+func (t Template) Header() [3]string { return [3]string{t.HeaderLeft, t.HeaderCenter, t.HeaderRight} }
+
+// Footer returns the three footer cells.
+func (t Template) Footer() [3]string { return [3]string{t.FooterLeft, t.FooterCenter, t.FooterRight} }
+
+// ExecutedFile describes the signed copy of a contract.
+type ExecutedFile struct {
+	Filename   string    `json:"filename"`
+	Size       int64     `json:"size"`
+	SHA256     string    `json:"sha256"`
+	UploadedAt Timestamp `json:"uploaded_at"`
+}
+
+// Contract is a contract record (DESIGN 7). Dates are YYYY-MM-DD strings.
+type Contract struct {
+	ID              int64         `json:"id"`
+	ContractNumber  string        `json:"contract_number"`
+	Title           string        `json:"title"`
+	Name            string        `json:"name"`
+	DealID          int64         `json:"deal_id"`
+	DealTitle       string        `json:"deal_title"`
+	CompanyID       *int64        `json:"company_id"`
+	CompanyName     *string       `json:"company_name"`
+	TemplateID      int64         `json:"template_id"`
+	TemplateName    string        `json:"template_name"`
+	Status          Status        `json:"status"`
+	StartDate       *string       `json:"start_date"`
+	EndDate         *string       `json:"end_date"`
+	EffectiveDate   string        `json:"effective_date"`
+	TerminationDate string        `json:"termination_date"`
+	TermMonths      int           `json:"term_months"`
+	AutoRenew       bool          `json:"auto_renew"`
+	PartnerRef      *string       `json:"partner_ref"`
+	Content         string        `json:"content"`
+	UnresolvedTags  []string      `json:"unresolved_tags"`
+	ExecutedFile    *ExecutedFile `json:"executed_file"`
+	CreatedBy       *int64        `json:"created_by"`
+	CreatedAt       Timestamp     `json:"created_at"`
+	UpdatedAt       Timestamp     `json:"updated_at"`
+
+	// Header and Footer are the template's cells with merge tags resolved
+	// at generation time; {{page}} and {{pages}} stay for the renderer.
+	Header [3]string `json:"-"`
+	Footer [3]string `json:"-"`
+}
+
+// ListFilter holds the contract list's own filters (spec 4.3).
+type ListFilter struct {
+	Statuses       []string
+	DealID         *int64
+	ExpiringWithin *int
+	// Today anchors expiring_within.
+	Today time.Time
+}
+
+// ErrDealNotFound is returned by Deals when the deal does not exist.
+var ErrDealNotFound = errors.New("deal not found")
+
+// Deals reads a deal's merge data from the deals context.
+type Deals interface {
+	Merge(ctx context.Context, dealID int64) (MergeData, error)
+}
+
+// Renderer renders a PDF or DOCX (pkg/renderq's Client).
+type Renderer interface {
+	Render(ctx context.Context, job renderq.Job, prio renderq.Priority) ([]byte, error)
+}
+
+// NewExecutedFile is a validated signed copy ready to store.
+type NewExecutedFile struct {
+	Filename   string
+	Size       int64
+	SHA256     string
+	UploadedBy *int64
+	// Data streams the bytes; it is read once, inside the transaction.
+	Data io.Reader
+}
+
+// Store is the contracts context's persistence.
+type Store interface {
+	ListTemplates(ctx context.Context) ([]Template, error)
+	GetTemplate(ctx context.Context, id int64) (Template, error)
+	CreateTemplate(ctx context.Context, t Template) (Template, error)
+	UpdateTemplate(ctx context.Context, t Template) (Template, error)
+	DeleteTemplate(ctx context.Context, id int64) error
+
+	// CreateContract numbers c in the transaction that inserts it: it
+	// takes the next number of (prefix, year), calls finish (which may use
+	// the number, e.g. to resolve {{contract.number}}) and inserts.
+	CreateContract(ctx context.Context, c Contract, prefix string, year int, finish func(*Contract) error) (Contract, error)
+	GetContract(ctx context.Context, id int64) (Contract, error)
+	ListContracts(ctx context.Context, f ListFilter, q *listq.Query) ([]Contract, int, error)
+	// UpdateContract locks the row, lets apply change it, and saves it.
+	UpdateContract(ctx context.Context, id int64, apply func(*Contract) error) (Contract, error)
+	DeleteContract(ctx context.Context, id int64) error
+	ContractExists(ctx context.Context, id int64) error
+
+	// PutExecutedFile replaces the signed copy; apply runs on the locked
+	// contract first (status rules) and its changes are saved.
+	PutExecutedFile(ctx context.Context, id int64, f NewExecutedFile, apply func(*Contract) error) (Contract, error)
+	// OpenExecutedFile streams the signed copy to w after meta is known.
+	StreamExecutedFile(ctx context.Context, id int64, start func(ExecutedFile) (io.Writer, error)) error
+	DeleteExecutedFile(ctx context.Context, id int64, apply func(*Contract) error) (Contract, error)
+
+	// ExpireAndRenew processes contracts past their termination date as of
+	// today; see Service.RunExpiry.
+	ExpireAndRenew(ctx context.Context, today time.Time, batch int) (ExpiryResult, error)
+}
+
+// ExpiryResult counts what one expiry run changed.
+type ExpiryResult struct {
+	Expired int `json:"expired"`
+	Renewed int `json:"renewed"`
+}

@@ -1,0 +1,101 @@
+package contracts
+
+import (
+	"github.com/shopspring/decimal"
+)
+
+// MergeData is what the deals context returns from
+// GET /internal/deals/{id}/merge: the deal with the records a contract
+// merges from. Only the fields the catalogue uses are decoded; unknown
+// fields are ignored so the deals context can grow its records freely.
+type MergeData struct {
+	Deal      Deal     `json:"deal"`
+	StageName string   `json:"stage_name"`
+	OwnerName string   `json:"owner_name"`
+	Company   *Company `json:"company"`
+	Contact   *Contact `json:"contact"`
+	Quote     *Quote   `json:"quote"`
+}
+
+// Deal is the deal of a contract.
+type Deal struct {
+	ID                int64               `json:"id"`
+	Title             string              `json:"title"`
+	Value             decimal.NullDecimal `json:"value"`
+	Currency          string              `json:"currency"`
+	StageName         string              `json:"stage_name"`
+	Status            string              `json:"status"`
+	CompanyID         *int64              `json:"company_id"`
+	CompanyName       *string             `json:"company_name"`
+	ContactID         *int64              `json:"contact_id"`
+	ExpectedCloseDate *string             `json:"expected_close_date"`
+}
+
+// Company is the licensee organisation.
+type Company struct {
+	ID             int64   `json:"id"`
+	Name           string  `json:"name"`
+	Domain         *string `json:"domain"`
+	Website        *string `json:"website"`
+	Phone          *string `json:"phone"`
+	Industry       *string `json:"industry"`
+	AddressStreet  *string `json:"address_street"`
+	AddressCity    *string `json:"address_city"`
+	AddressState   *string `json:"address_state"`
+	AddressZip     *string `json:"address_zip"`
+	AddressCountry *string `json:"address_country"`
+}
+
+// Contact is the licensee's signatory: the deal's contact, else the
+// company's primary contact.
+type Contact struct {
+	ID        int64   `json:"id"`
+	FirstName string  `json:"first_name"`
+	LastName  string  `json:"last_name"`
+	Email     *string `json:"email"`
+	Phone     *string `json:"phone"`
+	Mobile    *string `json:"mobile"`
+	JobTitle  *string `json:"job_title"`
+}
+
+// Quote is the deal's accepted quote, else its newest.
+type Quote struct {
+	ID          int64               `json:"id"`
+	QuoteNumber string              `json:"quote_number"`
+	Status      string              `json:"status"`
+	Currency    string              `json:"currency"`
+	ValidUntil  *string             `json:"valid_until"`
+	LineItems   []LineItem          `json:"line_items"`
+	Subtotal    decimal.NullDecimal `json:"subtotal"`
+	TaxRate     decimal.NullDecimal `json:"tax_rate"`
+	Tax         decimal.NullDecimal `json:"tax"`
+	Total       decimal.NullDecimal `json:"total"`
+}
+
+// LineItem is one line of a quote.
+type LineItem struct {
+	Description string              `json:"description"`
+	Quantity    decimal.NullDecimal `json:"quantity"`
+	UnitPrice   decimal.NullDecimal `json:"unit_price"`
+}
+
+// ContractValues are the contract's own fields offered to the Contract group.
+type ContractValues struct {
+	Number          string
+	Title           string
+	StartDate       string
+	EndDate         string
+	EffectiveDate   string
+	TerminationDate string
+	TermMonths      int
+	AutoRenew       bool
+	PartnerRef      string
+	// Today is the generation date (YYYY-MM-DD).
+	Today string
+}
+
+// Values is everything one resolution reads.
+type Values struct {
+	Merge    MergeData
+	Contract ContractValues
+}

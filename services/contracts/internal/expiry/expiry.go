@@ -1,0 +1,165 @@
+// Package expiry runs the daily contract expiry and renewal as an asynq
+// task. Every replica runs a scheduler and a one-worker server on the same
+// queue; the work is still done once per day:
+//
+//   - the scheduler's daily tick and the start-up enqueue both only
+//     enqueue the day's task with asynq.TaskID("<queue>:<YYYY-MM-DD>") and a
+//     retention of two days, so replicas racing to enqueue it conflict and
+//     the day's task exists (and runs) once;
+//   - the task itself claims due contracts with FOR UPDATE SKIP LOCKED and
+//     changes them in the transaction of their notes, so even two runs at
+//     once (a manual re-run, a retry) never expire or renew a contract twice.
+package expiry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/services/contracts/internal/contracts"
+)
+
+// TaskType is the asynq type of the expiry task.
+const TaskType = "contracts:expire"
+
+// Runner does one expiry run (contracts.Service).
+type Runner interface {
+	RunExpiry(ctx context.Context, today time.Time) (contracts.ExpiryResult, error)
+}
+
+// Config configures the job.
+type Config struct {
+	// Queue is the asynq queue (CONTRACTS_QUEUE); tests use a unique one.
+	Queue string
+	// Cron is the daily schedule in UTC (CONTRACTS_EXPIRY_CRON).
+	Cron string
+	// RunOnStart enqueues today's run at start-up.
+	RunOnStart bool
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Job wires the scheduler, the worker and the runner.
+type Job struct {
+	rdb    redis.UniversalClient
+	cfg    Config
+	run    Runner
+	client *asynq.Client
+	log    *slog.Logger
+}
+
+// New checks the configuration.
+func New(rdb redis.UniversalClient, cfg Config, run Runner, log *slog.Logger) (*Job, error) {
+	if rdb == nil || run == nil || log == nil {
+		return nil, errors.New("expiry: redis, runner and logger are required")
+	}
+	if cfg.Queue == "" || cfg.Cron == "" {
+		return nil, errors.New("expiry: queue and cron are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Job{rdb: rdb, cfg: cfg, run: run, client: asynq.NewClientFromRedisClient(rdb), log: log}, nil
+}
+
+type payload struct {
+	// Day is the UTC day to process; empty marks the scheduler's tick.
+	Day string `json:"day,omitempty"`
+}
+
+// EnqueueDay enqueues the run of day once: a second enqueue of the same
+// day (another replica, a restart) is a no-op while the task or its
+// two-day retention exists.
+func (j *Job) EnqueueDay(ctx context.Context, day time.Time) error {
+	d := contracts.FormatDate(contracts.Day(day))
+	b, err := json.Marshal(payload{Day: d})
+	if err != nil {
+		return err
+	}
+	_, err = j.client.EnqueueContext(ctx, asynq.NewTask(TaskType, b),
+		asynq.Queue(j.cfg.Queue), asynq.TaskID(j.cfg.Queue+":"+d),
+		asynq.Retention(48*time.Hour), asynq.MaxRetry(5), asynq.Timeout(30*time.Minute))
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	return err
+}
+
+// Handle processes one task: a tick enqueues today's run, a dated task
+// runs it.
+func (j *Job) Handle(ctx context.Context, t *asynq.Task) error {
+	var p payload
+	if len(t.Payload()) > 0 {
+		if err := json.Unmarshal(t.Payload(), &p); err != nil {
+			return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+		}
+	}
+	if p.Day == "" {
+		return j.EnqueueDay(ctx, j.cfg.Now())
+	}
+	day, err := contracts.ParseDate(p.Day)
+	if err != nil {
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	res, err := j.run.RunExpiry(ctx, day)
+	if err != nil {
+		return err
+	}
+	j.log.InfoContext(ctx, "contract expiry run", "day", p.Day, "expired", res.Expired, "renewed", res.Renewed)
+	return nil
+}
+
+// Run serves the queue and the schedule until ctx ends.
+func (j *Job) Run(ctx context.Context) error {
+	srv := asynq.NewServerFromRedisClient(j.rdb, asynq.Config{
+		Concurrency: 1,
+		Queues:      map[string]int{j.cfg.Queue: 1},
+		Logger:      logAdapter{j.log},
+		LogLevel:    asynq.WarnLevel,
+		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
+	})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(TaskType, j.Handle)
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("expiry: start worker: %w", err)
+	}
+	defer srv.Shutdown()
+
+	sched := asynq.NewSchedulerFromRedisClient(j.rdb, &asynq.SchedulerOpts{
+		Location: time.UTC, Logger: logAdapter{j.log}, LogLevel: asynq.WarnLevel,
+	})
+	tick, _ := json.Marshal(payload{})
+	// Unique for an hour: replicas firing the same minute enqueue one tick.
+	if _, err := sched.Register(j.cfg.Cron, asynq.NewTask(TaskType, tick),
+		asynq.Queue(j.cfg.Queue), asynq.Unique(time.Hour)); err != nil {
+		return fmt.Errorf("expiry: schedule %q: %w", j.cfg.Cron, err)
+	}
+	if err := sched.Start(); err != nil {
+		return fmt.Errorf("expiry: start scheduler: %w", err)
+	}
+	defer sched.Shutdown()
+
+	if j.cfg.RunOnStart {
+		if err := j.EnqueueDay(ctx, j.cfg.Now()); err != nil {
+			// Redis may come later; the schedule still runs.
+			j.log.WarnContext(ctx, "expiry: start-up run not enqueued", "error", err.Error())
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// logAdapter sends asynq's logs to slog.
+type logAdapter struct{ l *slog.Logger }
+
+func (a logAdapter) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "component", "asynq") }
+func (a logAdapter) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "component", "asynq") }
+func (a logAdapter) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "component", "asynq") }
+func (a logAdapter) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }
+func (a logAdapter) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }

@@ -1,0 +1,534 @@
+// Package store is the PostgreSQL implementation of contracts.Store.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/contracts/internal/contracts"
+)
+
+// ChunkSize is the size of one stored piece of a signed copy: large
+// enough for few round trips, small enough that streaming stays cheap.
+const ChunkSize = 1 << 20
+
+// Store implements contracts.Store.
+type Store struct {
+	db *db.DB
+}
+
+var _ contracts.Store = (*Store)(nil)
+
+// New returns a store on d.
+func New(d *db.DB) *Store { return &Store{db: d} }
+
+// ---- templates ----
+
+const templateColumns = `t.id, t.name, t.content, t.number_prefix, t.default_term_months,
+	t.header_left, t.header_center, t.header_right, t.footer_left, t.footer_center, t.footer_right,
+	(SELECT count(*) FROM contracts c WHERE c.template_id = t.id), t.created_by, t.created_at, t.updated_at`
+
+func scanTemplate(row pgx.CollectableRow) (contracts.Template, error) {
+	var t contracts.Template
+	err := row.Scan(&t.ID, &t.Name, &t.Content, &t.NumberPrefix, &t.DefaultTermMonths,
+		&t.HeaderLeft, &t.HeaderCenter, &t.HeaderRight, &t.FooterLeft, &t.FooterCenter, &t.FooterRight,
+		&t.ContractsCount, &t.CreatedBy, &t.CreatedAt.Time, &t.UpdatedAt.Time)
+	return t, err
+}
+
+// ListTemplates returns every template by name.
+func (s *Store) ListTemplates(ctx context.Context) ([]contracts.Template, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+templateColumns+` FROM templates t ORDER BY lower(t.name), t.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list templates: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, scanTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("list templates: %w", err)
+	}
+	if out == nil {
+		out = []contracts.Template{}
+	}
+	return out, nil
+}
+
+// GetTemplate returns one template or a not_found problem.
+func (s *Store) GetTemplate(ctx context.Context, id int64) (contracts.Template, error) {
+	return s.getTemplate(ctx, s.db, id)
+}
+
+func (s *Store) getTemplate(ctx context.Context, q db.Querier, id int64) (contracts.Template, error) {
+	rows, err := q.Query(ctx, `SELECT `+templateColumns+` FROM templates t WHERE t.id = $1`, id)
+	if err != nil {
+		return contracts.Template{}, fmt.Errorf("get template: %w", err)
+	}
+	t, err := pgx.CollectExactlyOneRow(rows, scanTemplate)
+	if db.IsNoRows(err) {
+		return contracts.Template{}, problem.NotFound("template")
+	}
+	if err != nil {
+		return contracts.Template{}, fmt.Errorf("get template: %w", err)
+	}
+	return t, nil
+}
+
+// CreateTemplate inserts t.
+func (s *Store) CreateTemplate(ctx context.Context, t contracts.Template) (contracts.Template, error) {
+	var id int64
+	err := s.db.QueryRow(ctx, `INSERT INTO templates (name, content, number_prefix, default_term_months,
+		header_left, header_center, header_right, footer_left, footer_center, footer_right, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+		t.Name, t.Content, t.NumberPrefix, t.DefaultTermMonths, t.HeaderLeft, t.HeaderCenter, t.HeaderRight,
+		t.FooterLeft, t.FooterCenter, t.FooterRight, t.CreatedBy).Scan(&id)
+	if err != nil {
+		return contracts.Template{}, fmt.Errorf("create template: %w", err)
+	}
+	return s.GetTemplate(ctx, id)
+}
+
+// UpdateTemplate saves t.
+func (s *Store) UpdateTemplate(ctx context.Context, t contracts.Template) (contracts.Template, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE templates SET name = $2, content = $3, number_prefix = $4,
+		default_term_months = $5, header_left = $6, header_center = $7, header_right = $8,
+		footer_left = $9, footer_center = $10, footer_right = $11, updated_at = now() WHERE id = $1`,
+		t.ID, t.Name, t.Content, t.NumberPrefix, t.DefaultTermMonths, t.HeaderLeft, t.HeaderCenter, t.HeaderRight,
+		t.FooterLeft, t.FooterCenter, t.FooterRight)
+	if err != nil {
+		return contracts.Template{}, fmt.Errorf("update template: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return contracts.Template{}, problem.NotFound("template")
+	}
+	return s.GetTemplate(ctx, t.ID)
+}
+
+// DeleteTemplate removes an unused template. The foreign key is the
+// guarantee; the explicit check only gives the common case a clear answer.
+func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
+	tag, err := s.db.Exec(ctx, `DELETE FROM templates WHERE id = $1`, id)
+	if db.IsForeignKeyViolation(err, "") {
+		return contracts.ErrTemplateInUse()
+	}
+	if err != nil {
+		return fmt.Errorf("delete template: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return problem.NotFound("template")
+	}
+	return nil
+}
+
+// ---- contracts ----
+
+const contractSelect = `SELECT c.id, c.contract_number, c.title, c.deal_id, c.deal_title, c.company_id,
+	c.company_name, c.template_id, t.name, c.status, to_char(c.start_date, 'YYYY-MM-DD'),
+	to_char(c.end_date, 'YYYY-MM-DD'), to_char(c.effective_date, 'YYYY-MM-DD'),
+	to_char(c.termination_date, 'YYYY-MM-DD'), c.term_months, c.auto_renew, c.partner_ref, c.content,
+	c.unresolved_tags, c.header_cells, c.footer_cells, c.created_by, c.created_at, c.updated_at,
+	f.filename, f.size, f.sha256, f.uploaded_at
+	FROM contracts c JOIN templates t ON t.id = c.template_id
+	LEFT JOIN executed_files f ON f.contract_id = c.id`
+
+func scanContract(row pgx.CollectableRow) (contracts.Contract, error) {
+	var c contracts.Contract
+	var header, footer []string
+	var fname, fsha *string
+	var fsize *int64
+	var fat *time.Time
+	err := row.Scan(&c.ID, &c.ContractNumber, &c.Title, &c.DealID, &c.DealTitle, &c.CompanyID,
+		&c.CompanyName, &c.TemplateID, &c.TemplateName, &c.Status, &c.StartDate, &c.EndDate,
+		&c.EffectiveDate, &c.TerminationDate, &c.TermMonths, &c.AutoRenew, &c.PartnerRef, &c.Content,
+		&c.UnresolvedTags, &header, &footer, &c.CreatedBy, &c.CreatedAt.Time, &c.UpdatedAt.Time,
+		&fname, &fsize, &fsha, &fat)
+	if err != nil {
+		return c, err
+	}
+	c.Name = c.Title
+	copy(c.Header[:], header)
+	copy(c.Footer[:], footer)
+	if c.UnresolvedTags == nil {
+		c.UnresolvedTags = []string{}
+	}
+	if fname != nil {
+		c.ExecutedFile = &contracts.ExecutedFile{Filename: *fname, Size: *fsize, SHA256: *fsha,
+			UploadedAt: contracts.Timestamp{Time: *fat}}
+	}
+	return c, nil
+}
+
+func (s *Store) getContract(ctx context.Context, q db.Querier, id int64, lock bool) (contracts.Contract, error) {
+	sql := contractSelect + ` WHERE c.id = $1`
+	if lock {
+		sql += ` FOR UPDATE OF c`
+	}
+	rows, err := q.Query(ctx, sql, id)
+	if err != nil {
+		return contracts.Contract{}, fmt.Errorf("get contract: %w", err)
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, scanContract)
+	if db.IsNoRows(err) {
+		return contracts.Contract{}, problem.NotFound("contract")
+	}
+	if err != nil {
+		return contracts.Contract{}, fmt.Errorf("get contract: %w", err)
+	}
+	return c, nil
+}
+
+// GetContract returns one contract or not_found.
+func (s *Store) GetContract(ctx context.Context, id int64) (contracts.Contract, error) {
+	return s.getContract(ctx, s.db, id, false)
+}
+
+// ContractExists answers not_found for a missing contract.
+func (s *Store) ContractExists(ctx context.Context, id int64) error {
+	var ok bool
+	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contracts WHERE id = $1)`, id).Scan(&ok); err != nil {
+		return fmt.Errorf("contract exists: %w", err)
+	}
+	if !ok {
+		return problem.NotFound("contract")
+	}
+	return nil
+}
+
+// FormatNumber renders {prefix}-{YYYY}-{NNNNN}.
+func FormatNumber(prefix string, year int, n int64) string {
+	return fmt.Sprintf("%s-%04d-%05d", prefix, year, n)
+}
+
+// CreateContract numbers and inserts c in one transaction. The counter
+// row of (prefix, year) is incremented first: its row lock makes
+// concurrent creations of the same prefix and year wait for each other,
+// and a rollback returns the number, so numbers are gapless and unique.
+func (s *Store) CreateContract(ctx context.Context, c contracts.Contract, prefix string, year int, finish func(*contracts.Contract) error) (contracts.Contract, error) {
+	var out contracts.Contract
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var n int64
+		if err := tx.QueryRow(ctx, `INSERT INTO number_counters (prefix, year, last_value) VALUES ($1, $2, 1)
+			ON CONFLICT (prefix, year) DO UPDATE SET last_value = number_counters.last_value + 1
+			RETURNING last_value`, prefix, year).Scan(&n); err != nil {
+			return fmt.Errorf("next contract number: %w", err)
+		}
+		c.ContractNumber = FormatNumber(prefix, year, n)
+		if err := finish(&c); err != nil {
+			return err
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO contracts (contract_number, title, deal_id, deal_title, company_id,
+			company_name, template_id, status, start_date, end_date, effective_date, termination_date, term_months,
+			auto_renew, partner_ref, content, unresolved_tags, header_cells, footer_cells, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::date, $10::date, $11::date, $12::date, $13, $14, $15, $16,
+			$17, $18, $19, $20) RETURNING id`,
+			c.ContractNumber, c.Title, c.DealID, c.DealTitle, c.CompanyID, c.CompanyName, c.TemplateID, c.Status,
+			c.StartDate, c.EndDate, c.EffectiveDate, c.TerminationDate, c.TermMonths, c.AutoRenew, c.PartnerRef,
+			c.Content, c.UnresolvedTags, c.Header[:], c.Footer[:], c.CreatedBy).Scan(&id)
+		if db.IsForeignKeyViolation(err, "") {
+			return problem.Invalid("template_id", "does not exist")
+		}
+		if err != nil {
+			return fmt.Errorf("insert contract: %w", err)
+		}
+		out, err = s.getContract(ctx, tx, id, false)
+		return err
+	})
+	return out, err
+}
+
+// UpdateContract locks the contract, applies the change and saves it.
+func (s *Store) UpdateContract(ctx context.Context, id int64, apply func(*contracts.Contract) error) (contracts.Contract, error) {
+	var out contracts.Contract
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		c, err := s.getContract(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if err := apply(&c); err != nil {
+			return err
+		}
+		if err := s.save(ctx, tx, c); err != nil {
+			return err
+		}
+		out, err = s.getContract(ctx, tx, id, false)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) save(ctx context.Context, tx pgx.Tx, c contracts.Contract) error {
+	_, err := tx.Exec(ctx, `UPDATE contracts SET title = $2, deal_id = $3, deal_title = $4, company_id = $5,
+		company_name = $6, template_id = $7, status = $8, start_date = $9::date, end_date = $10::date,
+		effective_date = $11::date, termination_date = $12::date, term_months = $13, auto_renew = $14,
+		partner_ref = $15, content = $16, unresolved_tags = $17, header_cells = $18, footer_cells = $19,
+		updated_at = now() WHERE id = $1`,
+		c.ID, c.Title, c.DealID, c.DealTitle, c.CompanyID, c.CompanyName, c.TemplateID, c.Status, c.StartDate,
+		c.EndDate, c.EffectiveDate, c.TerminationDate, c.TermMonths, c.AutoRenew, c.PartnerRef, c.Content,
+		c.UnresolvedTags, c.Header[:], c.Footer[:])
+	if db.IsForeignKeyViolation(err, "") {
+		return problem.Invalid("template_id", "does not exist")
+	}
+	if err != nil {
+		return fmt.Errorf("save contract: %w", err)
+	}
+	return nil
+}
+
+// DeleteContract removes the contract, its notes, tasks and signed copy.
+func (s *Store) DeleteContract(ctx context.Context, id int64) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM contracts WHERE id = $1`, id)
+		if err != nil {
+			return fmt.Errorf("delete contract: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return problem.NotFound("contract")
+		}
+		return activity.DeleteAll(ctx, tx, activity.Contract, id)
+	})
+}
+
+// Sorts is the contract list's whitelist of sort keys (spec 4.3).
+var Sorts = listq.Spec{
+	Sorts: map[string]string{
+		"contract_number":  "c.contract_number",
+		"name":             "lower(c.title)",
+		"company_name":     "lower(c.company_name)",
+		"deal_title":       "lower(c.deal_title)",
+		"status":           "c.status",
+		"effective_date":   "c.effective_date",
+		"termination_date": "c.termination_date",
+		"created_at":       "c.created_at",
+	},
+	DefaultSort: "contract_number",
+	TieBreak:    "c.id",
+}
+
+// searchExpr must stay identical to the contracts_search index expression.
+const searchExpr = `lower(c.contract_number || ' ' || c.title || ' ' || c.deal_title || ' ' ||
+	coalesce(c.company_name, '') || ' ' || coalesce(c.partner_ref, ''))`
+
+// ListContracts returns one page and the total.
+func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *listq.Query) ([]contracts.Contract, int, error) {
+	var w listq.Where
+	if len(f.Statuses) > 0 {
+		w.And("c.status = ANY(" + w.Arg(f.Statuses) + "::text[])")
+	}
+	if f.DealID != nil {
+		w.And("c.deal_id = " + w.Arg(*f.DealID))
+	}
+	if f.ExpiringWithin != nil {
+		today := f.Today
+		w.And("c.status IN ('active', 'executed')")
+		w.And("c.termination_date >= " + w.Arg(today) + "::date")
+		w.And("c.termination_date <= " + w.Arg(today.AddDate(0, 0, *f.ExpiringWithin)) + "::date")
+	}
+	if q.Search != "" {
+		w.And(searchExpr + " LIKE lower(" + w.Arg("%"+listq.EscapeLike(q.Search)+"%") + ")")
+	}
+	if q.DateFrom != nil {
+		w.And("c.created_at >= " + w.Arg(*q.DateFrom))
+	}
+	if q.DateTo != nil {
+		w.And("c.created_at < " + w.Arg(*q.DateTo))
+	}
+	var total int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM contracts c `+w.SQL(), w.Args()...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count contracts: %w", err)
+	}
+	order := q.OrderBy()
+	rows, err := s.db.Query(ctx, contractSelect+" "+w.SQL()+" "+order+" "+q.LimitOffset(&w), w.Args()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list contracts: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, scanContract)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list contracts: %w", err)
+	}
+	return out, total, nil
+}
+
+// ---- signed copy ----
+
+// PutExecutedFile replaces the signed copy in one transaction: the
+// contract row is locked, apply checks and changes it, the bytes are
+// copied in ChunkSize pieces from f.Data (a local spool file), and the
+// contract is saved.
+func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewExecutedFile, apply func(*contracts.Contract) error) (contracts.Contract, error) {
+	var out contracts.Contract
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		c, err := s.getContract(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if err := apply(&c); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id); err != nil {
+			return fmt.Errorf("replace signed copy: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO executed_files (contract_id, filename, size, sha256, uploaded_by)
+			VALUES ($1, $2, $3, $4, $5)`, id, f.Filename, f.Size, f.SHA256, f.UploadedBy); err != nil {
+			return fmt.Errorf("store signed copy: %w", err)
+		}
+		buf := make([]byte, ChunkSize)
+		for seq := 0; ; seq++ {
+			n, rerr := io.ReadFull(f.Data, buf)
+			if n > 0 {
+				if _, err := tx.Exec(ctx, `INSERT INTO executed_file_chunks (contract_id, seq, data) VALUES ($1, $2, $3)`,
+					id, seq, buf[:n]); err != nil {
+					return fmt.Errorf("store signed copy chunk: %w", err)
+				}
+			}
+			if errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF) {
+				break
+			}
+			if rerr != nil {
+				return fmt.Errorf("read signed copy: %w", rerr)
+			}
+		}
+		if err := s.save(ctx, tx, c); err != nil {
+			return err
+		}
+		out, err = s.getContract(ctx, tx, id, false)
+		return err
+	})
+	return out, err
+}
+
+// StreamExecutedFile writes the signed copy chunk by chunk in a
+// repeatable-read snapshot, so a concurrent replacement cannot mix two
+// files; memory stays at one chunk.
+func (s *Store) StreamExecutedFile(ctx context.Context, id int64, start func(contracts.ExecutedFile) (io.Writer, error)) error {
+	return pgx.BeginTxFunc(ctx, s.db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var f contracts.ExecutedFile
+		err := tx.QueryRow(ctx, `SELECT filename, size, sha256, uploaded_at FROM executed_files WHERE contract_id = $1`, id).
+			Scan(&f.Filename, &f.Size, &f.SHA256, &f.UploadedAt.Time)
+		if db.IsNoRows(err) {
+			return problem.NotFound("signed copy")
+		}
+		if err != nil {
+			return fmt.Errorf("signed copy: %w", err)
+		}
+		w, err := start(f)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT data FROM executed_file_chunks WHERE contract_id = $1 ORDER BY seq`, id)
+		if err != nil {
+			return fmt.Errorf("signed copy chunks: %w", err)
+		}
+		defer rows.Close()
+		var chunk []byte
+		for rows.Next() {
+			if err := rows.Scan(&chunk); err != nil {
+				return fmt.Errorf("signed copy chunk: %w", err)
+			}
+			if _, err := w.Write(chunk); err != nil {
+				return fmt.Errorf("write signed copy: %w", err)
+			}
+		}
+		return rows.Err()
+	})
+}
+
+// DeleteExecutedFile removes the signed copy (404 when there is none).
+func (s *Store) DeleteExecutedFile(ctx context.Context, id int64, apply func(*contracts.Contract) error) (contracts.Contract, error) {
+	var out contracts.Contract
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		c, err := s.getContract(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id)
+		if err != nil {
+			return fmt.Errorf("delete signed copy: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return problem.NotFound("signed copy")
+		}
+		if err := apply(&c); err != nil {
+			return err
+		}
+		if err := s.save(ctx, tx, c); err != nil {
+			return err
+		}
+		out, err = s.getContract(ctx, tx, id, false)
+		return err
+	})
+	return out, err
+}
+
+// ---- expiry and renewal ----
+
+// ExpireAndRenew processes due contracts in batches. Each batch claims its
+// rows with FOR UPDATE SKIP LOCKED and changes them in the same
+// transaction as their system notes: a concurrent run skips what this one
+// holds, and once committed the rows no longer match, so no contract is
+// expired or renewed twice.
+func (s *Store) ExpireAndRenew(ctx context.Context, today time.Time, batch int) (contracts.ExpiryResult, error) {
+	var res contracts.ExpiryResult
+	for {
+		n := 0
+		err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `SELECT id, termination_date, term_months, auto_renew FROM contracts
+				WHERE status IN ('active', 'executed') AND termination_date < $1::date
+				ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, today, batch)
+			if err != nil {
+				return fmt.Errorf("due contracts: %w", err)
+			}
+			type due struct {
+				id    int64
+				term  time.Time
+				month int
+				renew bool
+			}
+			list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+				var d due
+				err := r.Scan(&d.id, &d.term, &d.month, &d.renew)
+				return d, err
+			})
+			if err != nil {
+				return fmt.Errorf("due contracts: %w", err)
+			}
+			n = len(list)
+			for _, d := range list {
+				from := contracts.FormatDate(d.term)
+				if d.renew {
+					next, _ := contracts.RenewedTermination(d.term, d.month, today)
+					to := contracts.FormatDate(next)
+					if _, err := tx.Exec(ctx, `UPDATE contracts SET termination_date = $2::date, updated_at = now() WHERE id = $1`, d.id, to); err != nil {
+						return fmt.Errorf("renew contract %d: %w", d.id, err)
+					}
+					if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.RenewalNote(from, to, d.month), nil); err != nil {
+						return fmt.Errorf("renewal note: %w", err)
+					}
+					res.Renewed++
+					continue
+				}
+				if _, err := tx.Exec(ctx, `UPDATE contracts SET status = 'expired', updated_at = now() WHERE id = $1`, d.id); err != nil {
+					return fmt.Errorf("expire contract %d: %w", d.id, err)
+				}
+				if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.ExpiryNote(from), nil); err != nil {
+					return fmt.Errorf("expiry note: %w", err)
+				}
+				res.Expired++
+			}
+			return nil
+		})
+		if err != nil {
+			return res, err
+		}
+		if n < batch {
+			return res, nil
+		}
+	}
+}
