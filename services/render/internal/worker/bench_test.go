@@ -72,7 +72,8 @@ func BenchmarkBarePrintToPDF(b *testing.B) {
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(allocCtx)
+	quiet := func(string, ...any) {}
+	bctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithErrorf(quiet), chromedp.WithLogf(quiet))
 	defer cancel()
 	if err := chromedp.Do(bctx); err != nil {
 		b.Fatal(err)
