@@ -38,7 +38,7 @@ CREATE TABLE idempotency_requests (
     request_hash bytea       NOT NULL,
     state        text        NOT NULL CHECK (state IN ('in_flight', 'done')),
     status       integer,
-    response     jsonb,
+    response     bytea,
     submission_id bigint REFERENCES submissions (id) ON DELETE SET NULL,
     created_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (api_key_id, key)

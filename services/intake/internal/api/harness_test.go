@@ -1,0 +1,423 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/svcclient"
+	"github.com/opencrm/crm/pkg/testdb"
+	"github.com/opencrm/crm/services/intake/internal/api"
+	"github.com/opencrm/crm/services/intake/internal/apikey"
+	"github.com/opencrm/crm/services/intake/internal/intake"
+	"github.com/opencrm/crm/services/intake/internal/ratelimit"
+	"github.com/opencrm/crm/services/intake/internal/store"
+	"github.com/opencrm/crm/services/intake/internal/upstream"
+	"github.com/opencrm/crm/services/intake/migrations"
+)
+
+const secret = "test-internal-secret-0123456789"
+
+func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "intake", migrations.FS) }
+
+// fakeIdentity implements POST /internal/api-keys/verify over a map.
+type fakeIdentity struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	keys  map[string]intake.Key
+	calls int
+}
+
+func newFakeIdentity(t *testing.T) *fakeIdentity {
+	t.Helper()
+	f := &fakeIdentity{keys: map[string]intake.Key{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/internal/api-keys/verify" || r.Header.Get(auth.InternalHeader) != secret {
+			http.Error(w, "bad call", http.StatusBadRequest)
+			return
+		}
+		var body struct {
+			Key string `json:"key"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.calls++
+		k, ok := f.keys[body.Key]
+		f.mu.Unlock()
+		if !ok {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"status":401,"code":"unauthenticated"}`))
+			return
+		}
+		if k.AllowedOrigins == nil {
+			k.AllowedOrigins = []string{}
+		}
+		httpx.JSON(w, http.StatusOK, map[string]any{"data": k})
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeIdentity) add(secret string, k intake.Key) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if k.Name == "" {
+		k.Name = "form"
+	}
+	k.Prefix = secret[:min(len(secret), 12)]
+	f.keys[secret] = k
+}
+
+func (f *fakeIdentity) revoke(secret string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.keys, secret)
+}
+
+// fakeLeads implements POST /internal/leads with in-memory idempotency. It
+// can be stopped (its listener closed) and restarted on the same address.
+type fakeLeads struct {
+	t    *testing.T
+	addr string
+
+	mu      sync.Mutex
+	srv     *http.Server
+	byKey   map[string]int64
+	leads   []intake.LeadFields
+	keys    []string
+	nextID  int64
+	loseNow int           // answer 503 after creating, this many times
+	refuse  bool          // answer 422
+	block   chan struct{} // when set, wait for it to close before answering
+	entered chan struct{} // receives when a blocked request arrived
+}
+
+func newFakeLeads(t *testing.T) *fakeLeads {
+	t.Helper()
+	f := &fakeLeads{t: t, byKey: map[string]int64{}, nextID: 1000}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	f.serve(ln)
+	t.Cleanup(f.stop)
+	return f
+}
+
+func (f *fakeLeads) url() string { return "http://" + f.addr }
+
+func (f *fakeLeads) serve(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(f.handle)}
+	f.mu.Lock()
+	f.srv = srv
+	f.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+}
+
+// stop closes the listener and every connection: leads is down.
+func (f *fakeLeads) stop() {
+	f.mu.Lock()
+	srv := f.srv
+	f.srv = nil
+	f.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+}
+
+// restart listens on the same address again.
+func (f *fakeLeads) restart() {
+	f.t.Helper()
+	var ln net.Listener
+	var err error
+	for range 50 {
+		if ln, err = net.Listen("tcp", f.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		f.t.Fatalf("restart fake leads: %v", err)
+	}
+	f.serve(ln)
+}
+
+func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/internal/leads" || r.Header.Get(auth.InternalHeader) != secret {
+		http.Error(w, "bad call", http.StatusBadRequest)
+		return
+	}
+	var in intake.LeadFields
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	block, entered := f.block, f.entered
+	f.mu.Unlock()
+	if block != nil {
+		entered <- struct{}{}
+		<-block
+	}
+	key := r.Header.Get("Idempotency-Key")
+	f.mu.Lock()
+	if f.refuse {
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write([]byte(`{"status":422,"code":"validation_failed","detail":"refused","errors":[{"field":"email","message":"is blocked"}]}`))
+		return
+	}
+	id, ok := f.byKey[key]
+	if !ok || key == "" {
+		f.nextID++
+		id = f.nextID
+		f.byKey[key] = id
+		f.leads = append(f.leads, in)
+		f.keys = append(f.keys, key)
+	}
+	lose := f.loseNow > 0
+	if lose {
+		f.loseNow--
+	}
+	f.mu.Unlock()
+	if lose {
+		http.Error(w, "lost", http.StatusServiceUnavailable)
+		return
+	}
+	httpx.JSON(w, http.StatusCreated, map[string]any{"data": map[string]any{"id": id, "first_name": in.FirstName}})
+}
+
+func (f *fakeLeads) created() []intake.LeadFields {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]intake.LeadFields(nil), f.leads...)
+}
+
+func (f *fakeLeads) idemKeys() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.keys...)
+}
+
+// env is one intake service wired to fakes, a fresh database and a
+// private Redis key prefix.
+type env struct {
+	t        *testing.T
+	srv      *httptest.Server
+	identity *fakeIdentity
+	leads    *fakeLeads
+	svc      *intake.Service
+	store    *store.Store
+	ops      *httpx.Ops
+	issuer   *authtest.Issuer
+}
+
+type envOpt func(*envConfig)
+
+type envConfig struct {
+	cors     []string
+	cacheTTL time.Duration
+}
+
+func withCORS(origins ...string) envOpt { return func(c *envConfig) { c.cors = origins } }
+
+func withCacheTTL(d time.Duration) envOpt { return func(c *envConfig) { c.cacheTTL = d } }
+
+func newEnv(t *testing.T, opts ...envOpt) *env {
+	t.Helper()
+	ec := envConfig{cacheTTL: apikey.MaxTTL}
+	for _, o := range opts {
+		o(&ec)
+	}
+	d := testdb.New(t, "intake", migrate, migrations.FS)
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	prefix := "test:intake:" + randHex(8) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		_ = rdb.Close()
+	})
+	identity := newFakeIdentity(t)
+	leads := newFakeLeads(t)
+	cfg := intake.Config{
+		ForwardTimeout: 2 * time.Second,
+		Lease:          3 * time.Second,
+		RetryInterval:  20 * time.Millisecond,
+		RetryBase:      10 * time.Millisecond,
+		RetryMax:       50 * time.Millisecond,
+		MaxAttempts:    1000,
+		Batch:          10,
+		IdemTTL:        24 * time.Hour,
+	}
+	ops, err := httpx.NewOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := intake.NewMetrics(ops.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, store.Options{IdemTTL: cfg.IdemTTL, Orphaned: cfg.Lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := upstream.NewLeads(svcclient.New("leads", leads.url(), secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, err := intake.NewService(st, up, cfg, m, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := apikey.New(svcclient.New("identity", identity.srv.URL, secret), ec.cacheTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := ratelimit.New(rdb, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := authtest.New(t)
+	h, err := api.New(api.Deps{
+		Service: svc, Store: st, Keys: keys, Limiter: lim, Verifier: issuer.Verifier(t),
+		CORSOrigins: ec.cors, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ops.Handler(h))
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv, identity: identity, leads: leads, svc: svc, store: st, ops: ops, issuer: issuer}
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newKey registers a fresh API key with the fake identity.
+func (e *env) newKey(id int64, limit int, origins ...string) string {
+	s := "crm_live_" + randHex(16)
+	e.identity.add(s, intake.Key{ID: id, RateLimitPerMinute: limit, AllowedOrigins: origins})
+	return s
+}
+
+type result struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r result) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+	return m
+}
+
+func (e *env) do(method, path string, header map[string]string, body []byte) result {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return result{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+// post submits body as JSON with the key (and optional extra headers).
+func (e *env) post(key string, body string, extra ...string) result {
+	e.t.Helper()
+	h := map[string]string{"Content-Type": "application/json"}
+	if key != "" {
+		h["X-API-Key"] = key
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		h[extra[i]] = extra[i+1]
+	}
+	return e.do(http.MethodPost, "/public/leads", h, []byte(body))
+}
+
+const validBody = `{"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com","company":"Analytical","notes":"call me"}`
+
+// eventually polls cond until it holds or 10 s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// counter reads a counter's value from the env's registry.
+func (e *env) counter(name string, labels map[string]string) float64 {
+	e.t.Helper()
+	mfs, err := e.ops.Registry.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func storeSorts() listq.Spec { return store.Sorts }
