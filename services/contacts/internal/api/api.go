@@ -1,0 +1,566 @@
+// Package api is the HTTP surface of the contacts context: the public
+// /contacts and /companies routes (JWT, some admin-only) and the /internal
+// routes other contexts call with the cluster secret. Each handler's doc
+// comment states its route, body and answers, ready for the OpenAPI
+// document the gateway serves.
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/contacts/internal/contacts"
+)
+
+// Config wires the API.
+type Config struct {
+	Service *contacts.Service
+	// DB holds the notes and tasks tables (pkg/activity).
+	DB       *db.DB
+	Verifier *auth.Verifier
+	// InternalSecret guards /internal routes.
+	InternalSecret string
+	// Now is the clock for export file names; time.Now when nil.
+	Now func() time.Time
+}
+
+// API serves the contacts context.
+type API struct {
+	svc *contacts.Service
+	now func() time.Time
+}
+
+// New builds the route table. Unmatched routes answer a problem+json 404.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Service == nil || cfg.DB == nil || cfg.Verifier == nil {
+		return nil, errors.New("api: service, db and verifier are required")
+	}
+	if err := auth.CheckInternalSecret(cfg.InternalSecret); err != nil {
+		return nil, errors.New("api: internal secret " + err.Error())
+	}
+	a := &API{svc: cfg.Service, now: cfg.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	mux := http.NewServeMux()
+	jwt := cfg.Verifier.Require
+	admin := func(h http.HandlerFunc) http.Handler { return jwt(auth.RequireAdmin(h)) }
+	user := func(h http.HandlerFunc) http.Handler { return jwt(h) }
+
+	mux.Handle("GET /contacts", user(a.listContacts))
+	mux.Handle("POST /contacts", user(a.createContact))
+	mux.Handle("GET /contacts/template", admin(a.template))
+	mux.Handle("GET /contacts/export", admin(a.export))
+	mux.Handle("POST /contacts/import", admin(a.importCSV))
+	mux.Handle("GET /contacts/{id}", user(a.getContact))
+	mux.Handle("PUT /contacts/{id}", user(a.updateContact))
+	mux.Handle("DELETE /contacts/{id}", user(a.deleteContact))
+
+	notes, err := activity.New(activity.Config{
+		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
+		ParentExists: cfg.Service.ContactExists, UserExists: cfg.Service.UserExists,
+	})
+	if err != nil {
+		return nil, err
+	}
+	notes.Register(mux, "/contacts", jwt)
+
+	mux.Handle("GET /companies", user(a.listCompanies))
+	mux.Handle("POST /companies", user(a.createCompany))
+	mux.Handle("GET /companies/{id}", user(a.getCompany))
+	mux.Handle("PUT /companies/{id}", user(a.updateCompany))
+	mux.Handle("DELETE /companies/{id}", user(a.deleteCompany))
+
+	internal := auth.RequireInternal(cfg.InternalSecret)
+	in := func(h http.HandlerFunc) http.Handler { return internal(h) }
+	mux.Handle("POST /internal/contacts", in(a.internalCreateContact))
+	mux.Handle("GET /internal/contacts/match", in(a.internalMatchContacts))
+	mux.Handle("GET /internal/contacts/{id}", in(a.internalGetContact))
+	mux.Handle("POST /internal/companies", in(a.internalCreateCompany))
+	mux.Handle("GET /internal/companies/match", in(a.internalMatchCompanies))
+	mux.Handle("GET /internal/companies/{id}", in(a.internalGetCompany))
+
+	mux.Handle("/", httpx.NotFoundHandler())
+	return mux, nil
+}
+
+// data is the internal API's success body.
+func data(w http.ResponseWriter, status int, v any) {
+	httpx.JSON(w, status, map[string]any{"data": v})
+}
+
+// contactFilter reads the list filters shared by GET /contacts and the export.
+func contactFilter(r *http.Request) (contacts.Filter, error) {
+	q := listq.Parse(r.URL.Query(), contacts.ContactSorts)
+	f := contacts.Filter{
+		Query:      q,
+		Status:     q.Enum("status", contacts.StatusActive, contacts.StatusInactive),
+		CompanyID:  q.Int64("company_id"),
+		AssignedTo: q.Int64("assigned_to"),
+		Source:     q.String("source"),
+	}
+	if c := auth.FromContext(r.Context()); c != nil {
+		f.Caller = c.UserID()
+		f.CallerTeam = c.TeamID
+	}
+	return f, q.Err()
+}
+
+// listContacts serves GET /contacts.
+//
+// Query: page (≥1, default 1), per_page (1..100, default 25, larger clamps
+// to 100), search (case-insensitive substring of first, last or full name,
+// email, phone, mobile, company name), status (active|inactive),
+// company_id, assigned_to, source, date_from/date_to (YYYY-MM-DD, inclusive
+// UTC days of created_at), scope (me|team|company), sort_by (name default,
+// email, phone, company_name, status, created_at), sort_dir (ASC|DESC).
+// 200: {"data":[contact],"current_page","last_page","per_page","total"}.
+// 401 unauthenticated; 422 validation_failed naming each bad parameter.
+func (a *API) listContacts(w http.ResponseWriter, r *http.Request) {
+	f, err := contactFilter(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	list, total, err := a.svc.ListContacts(r.Context(), f)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(list, f.Query, total))
+}
+
+// createContact serves POST /contacts.
+//
+// Body: contact write fields; first_name and last_name required (≤100),
+// other strings ≤255, notes ≤100,000, email format, status active|inactive
+// (default active), company_id and assigned_to must exist, tags
+// comma-separated (normalised). 201: {"success":true,"data":contact,
+// "message":"Contact created"}. 400, 415, 422 validation_failed.
+func (a *API) createContact(w http.ResponseWriter, r *http.Request) {
+	var in contacts.ContactInput
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.CreateContact(r.Context(), in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Created(w, c, "Contact created")
+}
+
+// getContact serves GET /contacts/{id}.
+//
+// 200: {"success":true,"data":contact}; 404 not_found.
+func (a *API) getContact(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("contact"))
+		return
+	}
+	c, err := a.svc.GetContact(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, c)
+}
+
+// updateContact serves PUT /contacts/{id}.
+//
+// Body: contact write fields; first_name and last_name required; an absent
+// optional field keeps its value, null or "" clears it (status resets to
+// active). 200: {"success":true,"data":contact,"message":"Contact updated"};
+// 404; 422.
+func (a *API) updateContact(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("contact"))
+		return
+	}
+	var in contacts.ContactInput
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.UpdateContact(r.Context(), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, c, "Contact updated")
+}
+
+// deleteContact serves DELETE /contacts/{id}: the contact, its notes and
+// its tasks are removed permanently. 200: {"success":true,"message":
+// "Contact deleted"}; 404.
+func (a *API) deleteContact(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("contact"))
+		return
+	}
+	if err := a.svc.DeleteContact(r.Context(), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "Contact deleted")
+}
+
+// template serves GET /contacts/template (admin): the import header line
+// as a CSV download (contacts-template.csv). 403 for non-admins.
+func (a *API) template(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="contacts-template.csv"`)
+	cw := csvx.NewWriter(w)
+	if err := cw.WriteHeader(contacts.ImportHeader()); err != nil {
+		return
+	}
+	_ = cw.Flush()
+}
+
+// ExportHeader is the export's column layout (DESIGN 8).
+func ExportHeader() []string {
+	return append(append([]string{"id"}, contacts.ImportHeader()...), "created_at", "updated_at")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func exportRow(c contacts.Contact, buf []string) []string {
+	return append(buf[:0], strconv.FormatInt(c.ID, 10), c.FirstName, c.LastName, deref(c.Email),
+		deref(c.Phone), deref(c.Mobile), deref(c.JobTitle), deref(c.CompanyName), deref(c.AddressStreet),
+		deref(c.AddressCity), deref(c.AddressState), deref(c.AddressZip), deref(c.AddressCountry),
+		deref(c.Notes), deref(c.Tags), c.Status, deref(c.Source), c.CreatedAt.String(), c.UpdatedAt.String())
+}
+
+// export serves GET /contacts/export (admin): every contact matching the
+// list filters (same query parameters as GET /contacts, without paging),
+// streamed as CSV (contacts-YYYYMMDD.csv) in constant memory, with
+// formula-injection escaping. 403 for non-admins; 422 for bad filters.
+func (a *API) export(w http.ResponseWriter, r *http.Request) {
+	f, err := contactFilter(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	name := "contacts-" + a.now().UTC().Format("20060102") + ".csv"
+	started := false
+	cw := csvx.NewWriter(w)
+	var buf []string
+	err = a.svc.ExportContacts(r.Context(), f, func(c contacts.Contact) error {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+			w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+			w.Header().Set("Cache-Control", "no-store")
+			if err := cw.WriteHeader(ExportHeader()); err != nil {
+				return err
+			}
+		}
+		buf = exportRow(c, buf)
+		return cw.Write(buf)
+	})
+	if err != nil {
+		if !started {
+			httpx.Error(w, r, err)
+			return
+		}
+		// Headers are gone: abort the response so the client sees a broken
+		// download instead of a silently truncated file.
+		slog.ErrorContext(r.Context(), "contact export failed mid-stream", "error", err.Error())
+		panic(http.ErrAbortHandler)
+	}
+	if !started {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		_ = cw.WriteHeader(ExportHeader())
+	}
+	_ = cw.Flush()
+}
+
+// importSlack allows the multipart framing around a maximal file.
+const importSlack = 1 << 20
+
+// importCSV serves POST /contacts/import (admin): multipart/form-data with
+// the CSV in field "file" (template layout; header aliases, BOM, comma or
+// semicolon accepted). 200: {"success":true,"message","imported","skipped",
+// "errors":["Row N: ..."]}. A file that cannot be imported as a whole —
+// missing, not CSV, empty, missing first_name/last_name columns, broken
+// quoting — is 422 (field "file") and over 20 MB or 100,000 rows is 413;
+// either way nothing is written. 403 for non-admins.
+func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > contacts.MaxImportBytes+importSlack {
+		httpx.Error(w, r, problem.TooLarge("the upload exceeds 20 MB"))
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		httpx.Error(w, r, csvx.Invalid("a multipart/form-data upload with a CSV file in field \"file\" is required"))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, contacts.MaxImportBytes+importSlack)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		httpx.Error(w, r, csvx.Invalid("the upload is not a valid multipart form"))
+		return
+	}
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				httpx.Error(w, r, problem.TooLarge("the upload exceeds 20 MB"))
+				return
+			}
+			httpx.Error(w, r, csvx.Invalid("is required"))
+			return
+		}
+		if part.FormName() != "file" {
+			_ = part.Close()
+			continue
+		}
+		if ext := strings.ToLower(path.Ext(part.FileName())); ext != "" && ext != ".csv" && ext != ".txt" {
+			httpx.Error(w, r, csvx.Invalid("the file is not a CSV file"))
+			return
+		}
+		res, err := a.svc.Import(r.Context(), part)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				err = problem.TooLarge("the upload exceeds 20 MB")
+			}
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.JSON(w, http.StatusOK, map[string]any{
+			"success":  true,
+			"message":  "Imported " + strconv.Itoa(res.Imported) + " contacts, skipped " + strconv.Itoa(res.Skipped),
+			"imported": res.Imported,
+			"skipped":  res.Skipped,
+			"errors":   res.Errors,
+		})
+		return
+	}
+}
+
+// listCompanies serves GET /companies.
+//
+// Query: page, per_page, search (name, domain, website, phone, industry),
+// date_from/date_to, sort_by (name default, created_at), sort_dir.
+// 200: the pagination envelope of company records; 422 for bad parameters.
+func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
+	q := listq.Parse(r.URL.Query(), contacts.CompanySorts)
+	if err := q.Err(); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	list, total, err := a.svc.ListCompanies(r.Context(), q)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(list, q, total))
+}
+
+// createCompany serves POST /companies.
+//
+// Body: name (required, ≤255), domain, website, phone, industry,
+// address_street/city/state/zip/country (≤255). 201: {"success":true,
+// "data":company,"message":"Company created"}; 422.
+func (a *API) createCompany(w http.ResponseWriter, r *http.Request) {
+	var in contacts.CompanyInput
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.CreateCompany(r.Context(), in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Created(w, c, "Company created")
+}
+
+// getCompany serves GET /companies/{id}. 200: {"success":true,"data":company}; 404.
+func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("company"))
+		return
+	}
+	c, err := a.svc.GetCompany(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, c)
+}
+
+// updateCompany serves PUT /companies/{id}: name required, absent fields
+// kept, null clears; a new name shows on every linked contact at once.
+// 200: {"success":true,"data":company,"message":"Company updated"}; 404; 422.
+func (a *API) updateCompany(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("company"))
+		return
+	}
+	var in contacts.CompanyInput
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	c, err := a.svc.UpdateCompany(r.Context(), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, c, "Company updated")
+}
+
+// deleteCompany serves DELETE /companies/{id}: the company is removed and
+// its contacts are kept, unlinked. 200: {"success":true,"message":
+// "Company deleted"}; 404.
+func (a *API) deleteCompany(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("company"))
+		return
+	}
+	if err := a.svc.DeleteCompany(r.Context(), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "Company deleted")
+}
+
+// internalCreateContact serves POST /internal/contacts (X-Internal-Token,
+// Idempotency-Key): contact write fields as POST /contacts. 201:
+// {"data":contact}; a replay answers the stored body with
+// Idempotent-Replayed: true; the same key with another body is 409.
+func (a *API) internalCreateContact(w http.ResponseWriter, r *http.Request) {
+	key, err := idempotency.Key(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in contacts.ContactInput
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	res, err := a.svc.CreateContactOnce(r.Context(), key, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	idempotency.Write(w, res)
+}
+
+// internalCreateCompany serves POST /internal/companies (Idempotency-Key):
+// company write fields. 201: {"data":company}; 409 on a reused key.
+func (a *API) internalCreateCompany(w http.ResponseWriter, r *http.Request) {
+	key, err := idempotency.Key(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in contacts.CompanyInput
+	if err := httpx.Decode(w, r, &in, 0); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	res, err := a.svc.CreateCompanyOnce(r.Context(), key, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	idempotency.Write(w, res)
+}
+
+// internalGetContact serves GET /internal/contacts/{id}. 200: {"data":contact}; 404.
+func (a *API) internalGetContact(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("contact"))
+		return
+	}
+	c, err := a.svc.GetContact(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	data(w, http.StatusOK, c)
+}
+
+// internalMatchContacts serves GET /internal/contacts/match?email=: the
+// contacts whose email equals the given one ignoring case.
+// 200: {"data":[contact...]}; 422 without email.
+func (a *API) internalMatchContacts(w http.ResponseWriter, r *http.Request) {
+	list, err := a.svc.ContactsByEmail(r.Context(), r.URL.Query().Get("email"))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	data(w, http.StatusOK, list)
+}
+
+// internalGetCompany serves GET /internal/companies/{id}.
+// 200: {"data":{...company,"primary_contact":contact|null}} where the
+// primary contact is the company's earliest-created contact; 404.
+func (a *API) internalGetCompany(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("company"))
+		return
+	}
+	c, err := a.svc.CompanyWithPrimary(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	data(w, http.StatusOK, c)
+}
+
+// internalMatchCompanies serves GET /internal/companies/match?name=&limit=
+// (limit 1..50, default 5): companies whose name resembles name ignoring
+// case and punctuation, best first. 200: {"data":[{...company,"score"}]};
+// 422 without name or with a bad limit.
+func (a *API) internalMatchCompanies(w http.ResponseWriter, r *http.Request) {
+	limit := contacts.DefaultMatchLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			httpx.Error(w, r, problem.Invalid("limit", "must be an integer between 1 and 50"))
+			return
+		}
+		limit = n
+	}
+	list, err := a.svc.MatchCompanies(r.Context(), r.URL.Query().Get("name"), limit)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	data(w, http.StatusOK, list)
+}

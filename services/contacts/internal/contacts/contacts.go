@@ -1,0 +1,296 @@
+// Package contacts is the core of the contacts context: the contact and
+// company records, their write rules, and the service that applies them.
+// Storage is behind the Store interface (PostgreSQL in internal/store);
+// HTTP lives in internal/api.
+package contacts
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Statuses of a contact (spec 3).
+const (
+	StatusActive   = "active"
+	StatusInactive = "inactive"
+)
+
+// Event types published on crm:events:contacts.
+const (
+	ContactCreated = "contact.created"
+	ContactUpdated = "contact.updated"
+	ContactDeleted = "contact.deleted"
+	CompanyCreated = "company.created"
+	CompanyUpdated = "company.updated"
+	CompanyDeleted = "company.deleted"
+)
+
+// Time renders as the API's timestamp shape: UTC with exactly six
+// fractional digits (2026-11-22T03:10:26.123456Z). time.Time's own JSON
+// drops trailing zeros, which clients parsing a fixed shape reject.
+type Time struct{ time.Time }
+
+// TimeLayout is the API timestamp layout.
+const TimeLayout = "2006-01-02T15:04:05.000000Z"
+
+// MarshalJSON implements json.Marshaler.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
+}
+
+// String is the CSV form.
+func (t Time) String() string { return t.UTC().Format(TimeLayout) }
+
+// Contact is the spec 2.1 record.
+type Contact struct {
+	ID             int64   `json:"id"`
+	FirstName      string  `json:"first_name"`
+	LastName       string  `json:"last_name"`
+	Email          *string `json:"email"`
+	Phone          *string `json:"phone"`
+	Mobile         *string `json:"mobile"`
+	JobTitle       *string `json:"job_title"`
+	CompanyID      *int64  `json:"company_id"`
+	CompanyName    *string `json:"company_name"`
+	AddressStreet  *string `json:"address_street"`
+	AddressCity    *string `json:"address_city"`
+	AddressState   *string `json:"address_state"`
+	AddressZip     *string `json:"address_zip"`
+	AddressCountry *string `json:"address_country"`
+	Notes          *string `json:"notes"`
+	Tags           *string `json:"tags"`
+	Status         string  `json:"status"`
+	Source         *string `json:"source"`
+	AssignedTo     *int64  `json:"assigned_to"`
+	CreatedAt      Time    `json:"created_at"`
+	UpdatedAt      Time    `json:"updated_at"`
+}
+
+// Company is the DESIGN 5 record.
+type Company struct {
+	ID             int64   `json:"id"`
+	Name           string  `json:"name"`
+	Domain         *string `json:"domain"`
+	Website        *string `json:"website"`
+	Phone          *string `json:"phone"`
+	Industry       *string `json:"industry"`
+	AddressStreet  *string `json:"address_street"`
+	AddressCity    *string `json:"address_city"`
+	AddressState   *string `json:"address_state"`
+	AddressZip     *string `json:"address_zip"`
+	AddressCountry *string `json:"address_country"`
+	CreatedAt      Time    `json:"created_at"`
+	UpdatedAt      Time    `json:"updated_at"`
+}
+
+// CompanyMatch is a company found by name similarity.
+type CompanyMatch struct {
+	Company
+	Score float64 `json:"score"`
+}
+
+// CompanyWithPrimary is a company with its earliest-created contact.
+type CompanyWithPrimary struct {
+	Company
+	PrimaryContact *Contact `json:"primary_contact"`
+}
+
+// ContactInput is a contact write body. Absent optional fields keep their
+// value on update, null or "" clears them (DESIGN 3).
+type ContactInput struct {
+	FirstName      patch.Field[string] `json:"first_name"`
+	LastName       patch.Field[string] `json:"last_name"`
+	Email          patch.Field[string] `json:"email"`
+	Phone          patch.Field[string] `json:"phone"`
+	Mobile         patch.Field[string] `json:"mobile"`
+	JobTitle       patch.Field[string] `json:"job_title"`
+	CompanyID      patch.Field[int64]  `json:"company_id"`
+	AddressStreet  patch.Field[string] `json:"address_street"`
+	AddressCity    patch.Field[string] `json:"address_city"`
+	AddressState   patch.Field[string] `json:"address_state"`
+	AddressZip     patch.Field[string] `json:"address_zip"`
+	AddressCountry patch.Field[string] `json:"address_country"`
+	Notes          patch.Field[string] `json:"notes"`
+	Tags           patch.Field[string] `json:"tags"`
+	Status         patch.Field[string] `json:"status"`
+	Source         patch.Field[string] `json:"source"`
+	AssignedTo     patch.Field[int64]  `json:"assigned_to"`
+}
+
+// CompanyInput is a company write body, with the same update rule.
+type CompanyInput struct {
+	Name           patch.Field[string] `json:"name"`
+	Domain         patch.Field[string] `json:"domain"`
+	Website        patch.Field[string] `json:"website"`
+	Phone          patch.Field[string] `json:"phone"`
+	Industry       patch.Field[string] `json:"industry"`
+	AddressStreet  patch.Field[string] `json:"address_street"`
+	AddressCity    patch.Field[string] `json:"address_city"`
+	AddressState   patch.Field[string] `json:"address_state"`
+	AddressZip     patch.Field[string] `json:"address_zip"`
+	AddressCountry patch.Field[string] `json:"address_country"`
+}
+
+// Filter is a parsed contact list or export request.
+type Filter struct {
+	Query      *listq.Query
+	Status     string
+	CompanyID  *int64
+	AssignedTo *int64
+	Source     string
+	// Caller and CallerTeam resolve scope=me and scope=team.
+	Caller     int64
+	CallerTeam *int64
+}
+
+// ContactSorts are the contact list's sort keys (spec 4.1), mapped to the
+// indexed expressions of the schema.
+var ContactSorts = listq.Spec{
+	Sorts: map[string]string{
+		"name":         "sort_name",
+		"email":        "lower(email)",
+		"phone":        "phone",
+		"company_name": "lower(company_name)",
+		"status":       "status",
+		"created_at":   "created_at",
+	},
+	DefaultSort: "name",
+	TieBreak:    "id",
+}
+
+// CompanySorts are the company list's sort keys.
+var CompanySorts = listq.Spec{
+	Sorts:       map[string]string{"name": "lower(name)", "created_at": "created_at"},
+	DefaultSort: "name",
+	TieBreak:    "id",
+}
+
+// text applies a string patch: trimmed, "" stored as NULL, max length.
+func text(v *validate.Errors, field string, in patch.Field[string], dst **string, max int) {
+	if !in.Set {
+		return
+	}
+	s := strings.TrimSpace(in.Value)
+	if in.Null || s == "" {
+		*dst = nil
+		return
+	}
+	v.MaxLen(field, s, max)
+	*dst = &s
+}
+
+// ref applies an id patch; the referenced row is checked by the caller.
+func ref(v *validate.Errors, field string, in patch.Field[int64], dst **int64) {
+	if !in.Set {
+		return
+	}
+	if !in.Null && in.Value <= 0 {
+		v.Add(field, "must be a positive integer")
+		return
+	}
+	in.Apply(dst)
+}
+
+// required applies a required name field: it must be present on create
+// and update alike (spec 4.1: first_name, last_name required on PUT too).
+func required(v *validate.Errors, field string, in patch.Field[string], dst *string, max int) {
+	s := strings.TrimSpace(in.Value)
+	if !v.Required(field, s) {
+		return
+	}
+	v.MaxLen(field, s, max)
+	*dst = s
+}
+
+// ApplyContact validates in and writes it over c (a zero Contact for a
+// create). References (company_id, assigned_to) are checked by Service.
+func ApplyContact(in ContactInput, c *Contact) *validate.Errors {
+	v := &validate.Errors{}
+	required(v, "first_name", in.FirstName, &c.FirstName, validate.MaxName)
+	required(v, "last_name", in.LastName, &c.LastName, validate.MaxName)
+	text(v, "email", in.Email, &c.Email, validate.MaxString)
+	if in.Email.Set && c.Email != nil && !v.Has("email") {
+		v.Email("email", *c.Email)
+	}
+	text(v, "phone", in.Phone, &c.Phone, validate.MaxString)
+	text(v, "mobile", in.Mobile, &c.Mobile, validate.MaxString)
+	text(v, "job_title", in.JobTitle, &c.JobTitle, validate.MaxString)
+	ref(v, "company_id", in.CompanyID, &c.CompanyID)
+	text(v, "address_street", in.AddressStreet, &c.AddressStreet, validate.MaxString)
+	text(v, "address_city", in.AddressCity, &c.AddressCity, validate.MaxString)
+	text(v, "address_state", in.AddressState, &c.AddressState, validate.MaxString)
+	text(v, "address_zip", in.AddressZip, &c.AddressZip, validate.MaxString)
+	text(v, "address_country", in.AddressCountry, &c.AddressCountry, validate.MaxString)
+	text(v, "notes", in.Notes, &c.Notes, validate.MaxContent)
+	if in.Tags.Set {
+		t := in.Tags
+		t.Value = validate.Tags(t.Value)
+		text(v, "tags", t, &c.Tags, validate.MaxString)
+	}
+	if in.Status.Set {
+		s := strings.TrimSpace(in.Status.Value)
+		if s == "" {
+			s = StatusActive // clearing the status restores the default
+		}
+		if v.OneOf("status", s, StatusActive, StatusInactive) {
+			c.Status = s
+		}
+	}
+	if c.Status == "" {
+		c.Status = StatusActive
+	}
+	text(v, "source", in.Source, &c.Source, validate.MaxString)
+	ref(v, "assigned_to", in.AssignedTo, &c.AssignedTo)
+	return v
+}
+
+// ApplyCompany validates in and writes it over c.
+func ApplyCompany(in CompanyInput, c *Company) *validate.Errors {
+	v := &validate.Errors{}
+	required(v, "name", in.Name, &c.Name, validate.MaxString)
+	text(v, "domain", in.Domain, &c.Domain, validate.MaxString)
+	text(v, "website", in.Website, &c.Website, validate.MaxString)
+	text(v, "phone", in.Phone, &c.Phone, validate.MaxString)
+	text(v, "industry", in.Industry, &c.Industry, validate.MaxString)
+	text(v, "address_street", in.AddressStreet, &c.AddressStreet, validate.MaxString)
+	text(v, "address_city", in.AddressCity, &c.AddressCity, validate.MaxString)
+	text(v, "address_state", in.AddressState, &c.AddressState, validate.MaxString)
+	text(v, "address_zip", in.AddressZip, &c.AddressZip, validate.MaxString)
+	text(v, "address_country", in.AddressCountry, &c.AddressCountry, validate.MaxString)
+	return v
+}
+
+// Store persists contacts and companies. Every write also records its
+// event in the outbox in the same transaction. Idempotent variants store
+// the answer under key in that transaction too (pkg/idempotency).
+type Store interface {
+	ContactExists(ctx context.Context, id int64) (bool, error)
+	CompanyExists(ctx context.Context, id int64) (bool, error)
+	UserExists(ctx context.Context, id int64) (bool, error)
+	UserTeam(ctx context.Context, id int64) (*int64, error)
+
+	GetContact(ctx context.Context, id int64) (Contact, error)
+	CreateContact(ctx context.Context, c Contact) (Contact, error)
+	UpdateContact(ctx context.Context, c Contact) (Contact, error)
+	DeleteContact(ctx context.Context, id int64) error
+	ListContacts(ctx context.Context, f Filter) ([]Contact, int, error)
+	ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error
+	ContactsByEmail(ctx context.Context, email string) ([]Contact, error)
+
+	GetCompany(ctx context.Context, id int64) (Company, error)
+	CreateCompany(ctx context.Context, c Company) (Company, error)
+	UpdateCompany(ctx context.Context, c Company) (Company, error)
+	DeleteCompany(ctx context.Context, id int64) error
+	ListCompanies(ctx context.Context, q *listq.Query) ([]Company, int, error)
+	MatchCompanies(ctx context.Context, name string, limit int) ([]CompanyMatch, error)
+	PrimaryContact(ctx context.Context, companyID int64) (*Contact, error)
+
+	// Import bulk-inserts rows in one transaction, finding or creating
+	// their companies, and skips rows whose email is already stored.
+	Import(ctx context.Context, rows []ImportRow) (imported int, skipped []RowError, err error)
+}

@@ -1,0 +1,427 @@
+package contacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// IdempotentStore is the part of storage the internal API needs: a write
+// whose answer is stored under the caller's Idempotency-Key.
+type IdempotentStore interface {
+	CreateContactOnce(ctx context.Context, key string, c Contact) (idempotency.Result, error)
+	CreateCompanyOnce(ctx context.Context, key string, c Company) (idempotency.Result, error)
+}
+
+// Service applies the contacts context's rules over a Store.
+type Service struct {
+	store interface {
+		Store
+		IdempotentStore
+	}
+}
+
+// NewService wires the service to its storage.
+func NewService(s interface {
+	Store
+	IdempotentStore
+}) (*Service, error) {
+	if s == nil {
+		return nil, errors.New("contacts: store is required")
+	}
+	return &Service{store: s}, nil
+}
+
+// checkRefs adds 422 errors for references that do not exist. Only fields
+// the body set are checked, so a contact whose user was removed from the
+// read model can still be edited.
+func (s *Service) checkRefs(ctx context.Context, in ContactInput, c Contact, v *validate.Errors) error {
+	if in.CompanyID.Set && c.CompanyID != nil && !v.Has("company_id") {
+		ok, err := s.store.CompanyExists(ctx, *c.CompanyID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			v.Add("company_id", "does not exist")
+		}
+	}
+	if in.AssignedTo.Set && c.AssignedTo != nil && !v.Has("assigned_to") {
+		ok, err := s.store.UserExists(ctx, *c.AssignedTo)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			v.Add("assigned_to", "is not a known user")
+		}
+	}
+	return nil
+}
+
+func (s *Service) prepareNew(ctx context.Context, in ContactInput) (Contact, error) {
+	var c Contact
+	v := ApplyContact(in, &c)
+	if err := s.checkRefs(ctx, in, c, v); err != nil {
+		return Contact{}, err
+	}
+	return c, v.Err()
+}
+
+// CreateContact validates and stores a new contact.
+func (s *Service) CreateContact(ctx context.Context, in ContactInput) (Contact, error) {
+	c, err := s.prepareNew(ctx, in)
+	if err != nil {
+		return Contact{}, err
+	}
+	return s.store.CreateContact(ctx, c)
+}
+
+// CreateContactOnce is CreateContact keyed by an Idempotency-Key.
+func (s *Service) CreateContactOnce(ctx context.Context, key string, in ContactInput) (idempotency.Result, error) {
+	c, err := s.prepareNew(ctx, in)
+	if err != nil {
+		return idempotency.Result{}, err
+	}
+	return s.store.CreateContactOnce(ctx, key, c)
+}
+
+// UpdateContact applies a PUT body over the stored contact.
+func (s *Service) UpdateContact(ctx context.Context, id int64, in ContactInput) (Contact, error) {
+	c, err := s.store.GetContact(ctx, id)
+	if err != nil {
+		return Contact{}, err
+	}
+	v := ApplyContact(in, &c)
+	if err := s.checkRefs(ctx, in, c, v); err != nil {
+		return Contact{}, err
+	}
+	if err := v.Err(); err != nil {
+		return Contact{}, err
+	}
+	return s.store.UpdateContact(ctx, c)
+}
+
+// GetContact reads one contact.
+func (s *Service) GetContact(ctx context.Context, id int64) (Contact, error) {
+	return s.store.GetContact(ctx, id)
+}
+
+// DeleteContact permanently removes a contact with its notes and tasks.
+func (s *Service) DeleteContact(ctx context.Context, id int64) error {
+	return s.store.DeleteContact(ctx, id)
+}
+
+// ContactExists answers 404 for an unknown contact (activity's parent check).
+func (s *Service) ContactExists(ctx context.Context, id int64) error {
+	ok, err := s.store.ContactExists(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return problem.NotFound("contact")
+	}
+	return nil
+}
+
+// UserExists validates an assignee against the directory read model.
+func (s *Service) UserExists(ctx context.Context, id int64) (bool, error) {
+	return s.store.UserExists(ctx, id)
+}
+
+// resolveScope fills the caller's team for scope=team from the read model
+// (fresher than the token), falling back to the token's claim.
+func (s *Service) resolveScope(ctx context.Context, f *Filter) error {
+	if f.Query.Scope != "team" {
+		return nil
+	}
+	team, err := s.store.UserTeam(ctx, f.Caller)
+	if err != nil {
+		return err
+	}
+	if team != nil {
+		f.CallerTeam = team
+	}
+	return nil
+}
+
+// ListContacts returns one page and the total.
+func (s *Service) ListContacts(ctx context.Context, f Filter) ([]Contact, int, error) {
+	if err := s.resolveScope(ctx, &f); err != nil {
+		return nil, 0, err
+	}
+	return s.store.ListContacts(ctx, f)
+}
+
+// ExportContacts streams every contact matching f.
+func (s *Service) ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error {
+	if err := s.resolveScope(ctx, &f); err != nil {
+		return err
+	}
+	return s.store.ExportContacts(ctx, f, each)
+}
+
+// ContactsByEmail finds contacts by email, case-insensitively and exactly.
+func (s *Service) ContactsByEmail(ctx context.Context, email string) ([]Contact, error) {
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return nil, problem.Invalid("email", "is required")
+	}
+	return s.store.ContactsByEmail(ctx, email)
+}
+
+// CreateCompany validates and stores a company.
+func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, error) {
+	var c Company
+	if err := ApplyCompany(in, &c).Err(); err != nil {
+		return Company{}, err
+	}
+	return s.store.CreateCompany(ctx, c)
+}
+
+// CreateCompanyOnce is CreateCompany keyed by an Idempotency-Key.
+func (s *Service) CreateCompanyOnce(ctx context.Context, key string, in CompanyInput) (idempotency.Result, error) {
+	var c Company
+	if err := ApplyCompany(in, &c).Err(); err != nil {
+		return idempotency.Result{}, err
+	}
+	return s.store.CreateCompanyOnce(ctx, key, c)
+}
+
+// UpdateCompany applies a PUT body; a rename reaches every linked contact.
+func (s *Service) UpdateCompany(ctx context.Context, id int64, in CompanyInput) (Company, error) {
+	c, err := s.store.GetCompany(ctx, id)
+	if err != nil {
+		return Company{}, err
+	}
+	if err := ApplyCompany(in, &c).Err(); err != nil {
+		return Company{}, err
+	}
+	return s.store.UpdateCompany(ctx, c)
+}
+
+// GetCompany reads one company.
+func (s *Service) GetCompany(ctx context.Context, id int64) (Company, error) {
+	return s.store.GetCompany(ctx, id)
+}
+
+// CompanyWithPrimary reads a company and its earliest-created contact.
+func (s *Service) CompanyWithPrimary(ctx context.Context, id int64) (CompanyWithPrimary, error) {
+	c, err := s.store.GetCompany(ctx, id)
+	if err != nil {
+		return CompanyWithPrimary{}, err
+	}
+	p, err := s.store.PrimaryContact(ctx, id)
+	if err != nil {
+		return CompanyWithPrimary{}, err
+	}
+	return CompanyWithPrimary{Company: c, PrimaryContact: p}, nil
+}
+
+// DeleteCompany removes a company; its contacts stay, unlinked.
+func (s *Service) DeleteCompany(ctx context.Context, id int64) error {
+	return s.store.DeleteCompany(ctx, id)
+}
+
+// ListCompanies returns one page of companies and the total.
+func (s *Service) ListCompanies(ctx context.Context, q *listq.Query) ([]Company, int, error) {
+	return s.store.ListCompanies(ctx, q)
+}
+
+// Match limits of GET /internal/companies/match.
+const (
+	DefaultMatchLimit = 5
+	MaxMatchLimit     = 50
+)
+
+// MatchCompanies finds companies whose name resembles name, best first,
+// ignoring case and punctuation ("ACME inc." finds "Acme, Inc.").
+func (s *Service) MatchCompanies(ctx context.Context, name string, limit int) ([]CompanyMatch, error) {
+	name = strings.TrimSpace(name)
+	var v validate.Errors
+	if v.Required("name", name) {
+		v.MaxLen("name", name, validate.MaxString)
+	}
+	if limit < 1 || limit > MaxMatchLimit {
+		v.Add("limit", "must be an integer between 1 and %d", MaxMatchLimit)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	return s.store.MatchCompanies(ctx, name, limit)
+}
+
+// Import limits (DESIGN 8).
+const (
+	MaxImportBytes = 20 << 20
+	MaxImportRows  = 100_000
+	MaxImportErrs  = 1000
+)
+
+// ImportColumns is the contact CSV layout (DESIGN 8), in template order,
+// with the header spellings spreadsheets and other CRMs commonly use.
+var ImportColumns = []csvx.Column{
+	{Name: "first_name", Aliases: []string{"First", "Firstname", "Given Name", "Forename"}, Required: true},
+	{Name: "last_name", Aliases: []string{"Last", "Lastname", "Surname", "Family Name"}, Required: true},
+	{Name: "email", Aliases: []string{"E-mail", "Email Address", "E-mail Address", "Mail"}},
+	{Name: "phone", Aliases: []string{"Phone Number", "Telephone", "Tel", "Work Phone", "Business Phone"}},
+	{Name: "mobile", Aliases: []string{"Mobile Phone", "Mobile Number", "Cell", "Cell Phone"}},
+	{Name: "job_title", Aliases: []string{"Title", "Position", "Job"}},
+	{Name: "company_name", Aliases: []string{"Company", "Organization", "Organisation", "Account", "Account Name"}},
+	{Name: "address_street", Aliases: []string{"Street", "Address", "Street Address"}},
+	{Name: "address_city", Aliases: []string{"City", "Town"}},
+	{Name: "address_state", Aliases: []string{"State", "Region", "Province", "County"}},
+	{Name: "address_zip", Aliases: []string{"Zip", "Zip Code", "Postal Code", "Postcode"}},
+	{Name: "address_country", Aliases: []string{"Country"}},
+	{Name: "notes", Aliases: []string{"Note", "Description", "Comments"}},
+	{Name: "tags", Aliases: []string{"Tag", "Labels"}},
+	{Name: "status", Aliases: []string{"Contact Status"}},
+	{Name: "source", Aliases: []string{"Lead Source", "Origin"}},
+}
+
+// ImportHeader is the template's header line and the export's middle columns.
+func ImportHeader() []string {
+	h := make([]string, len(ImportColumns))
+	for i, c := range ImportColumns {
+		h[i] = c.Name
+	}
+	return h
+}
+
+type patchString = patch.Field[string]
+
+// ImportRow is one valid row ready for bulk insertion.
+type ImportRow struct {
+	Row         int
+	Contact     Contact
+	CompanyName string
+}
+
+// ImportResult is the spec's import answer.
+type ImportResult struct {
+	Imported int      `json:"imported"`
+	Skipped  int      `json:"skipped"`
+	Errors   []string `json:"errors"`
+	rowErrs  []RowError
+}
+
+// RowError is why one row was skipped.
+type RowError struct {
+	Row     int
+	Message string
+}
+
+// AddError records a skipped row's reason.
+func (r *ImportResult) AddError(e RowError) {
+	r.Skipped++
+	r.rowErrs = append(r.rowErrs, e)
+}
+
+// Finish orders the reasons by row and keeps at most MaxImportErrs.
+func (r *ImportResult) Finish() {
+	slices.SortStableFunc(r.rowErrs, func(a, b RowError) int { return a.Row - b.Row })
+	r.Errors = make([]string, 0, min(len(r.rowErrs), MaxImportErrs))
+	for _, e := range r.rowErrs[:min(len(r.rowErrs), MaxImportErrs)] {
+		r.Errors = append(r.Errors, fmt.Sprintf("Row %d: %s", e.Row, e.Message))
+	}
+}
+
+// ParseImport reads a whole CSV file into valid rows and row errors. A
+// structural problem (not CSV, missing columns, unclosed quote, limits)
+// rejects the file before anything is written. Duplicate emails within the
+// file are skipped here; against the table, in Store.Import.
+func ParseImport(src io.Reader) ([]ImportRow, ImportResult, error) {
+	res := ImportResult{}
+	r, err := csvx.NewReader(src, ImportColumns, csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows})
+	if err != nil {
+		return nil, res, err
+	}
+	var rows []ImportRow
+	seen := map[string]int{}
+	data := 0
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, res, err
+		}
+		if rec.Blank() {
+			continue
+		}
+		data++
+		in := ContactInput{}
+		for _, f := range []struct {
+			col string
+			dst *patchString
+		}{
+			{"first_name", &in.FirstName}, {"last_name", &in.LastName}, {"email", &in.Email},
+			{"phone", &in.Phone}, {"mobile", &in.Mobile}, {"job_title", &in.JobTitle},
+			{"address_street", &in.AddressStreet}, {"address_city", &in.AddressCity},
+			{"address_state", &in.AddressState}, {"address_zip", &in.AddressZip},
+			{"address_country", &in.AddressCountry}, {"notes", &in.Notes}, {"tags", &in.Tags},
+			{"source", &in.Source},
+		} {
+			f.dst.Set, f.dst.Value = true, rec.Get(f.col)
+		}
+		status := strings.ToLower(strings.TrimSpace(rec.Get("status")))
+		in.Status.Set, in.Status.Value = true, status
+		var c Contact
+		v := ApplyContact(in, &c)
+		company := strings.TrimSpace(rec.Get("company_name"))
+		v.MaxLen("company_name", company, validate.MaxString)
+		if err := v.Err(); err != nil {
+			res.AddError(RowError{rec.Row, fieldErrors(err)})
+			continue
+		}
+		if c.Email != nil {
+			k := strings.ToLower(*c.Email)
+			if first, dup := seen[k]; dup {
+				res.AddError(RowError{rec.Row, fmt.Sprintf("duplicate email %s (already in row %d)", *c.Email, first)})
+				continue
+			}
+			seen[k] = rec.Row
+		}
+		rows = append(rows, ImportRow{Row: rec.Row, Contact: c, CompanyName: company})
+	}
+	if data == 0 {
+		return nil, res, csvx.Invalid("the file has no data rows")
+	}
+	return rows, res, nil
+}
+
+func fieldErrors(err error) string {
+	p := problem.From(err)
+	parts := make([]string, 0, len(p.Errors))
+	for _, fe := range p.Errors {
+		parts = append(parts, fe.Field+" "+fe.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Import parses a file and bulk-writes its valid rows in one transaction.
+func (s *Service) Import(ctx context.Context, src io.Reader) (ImportResult, error) {
+	rows, res, err := ParseImport(src)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	imported, skipped, err := s.store.Import(ctx, rows)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	res.Imported = imported
+	for _, e := range skipped {
+		res.AddError(e)
+	}
+	res.Finish()
+	return res, nil
+}
