@@ -1,0 +1,288 @@
+package api_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/testdb"
+	"github.com/opencrm/crm/services/identity/internal/api"
+	"github.com/opencrm/crm/services/identity/internal/identity"
+	"github.com/opencrm/crm/services/identity/internal/store"
+	"github.com/opencrm/crm/services/identity/migrations"
+)
+
+const (
+	internalSecret = "test-internal-secret-0123456789"
+	adminEmail     = "admin@example.com"
+	adminPassword  = "admin-password-1"
+	testIP         = "203.0.113.7"
+)
+
+// fastArgon keeps tests quick; production parameters are exercised by the
+// hasher's own test.
+var fastArgon = identity.Argon2Params{MemoryKiB: 64, Iterations: 1, Parallelism: 1}
+
+func migrate(ctx context.Context, d *db.DB) error {
+	if err := db.Migrate(ctx, d, "identity", migrations.FS); err != nil {
+		return err
+	}
+	return outbox.Migrate(ctx, d)
+}
+
+// newDB returns a fresh, migrated identity database.
+func newDB(t *testing.T) *db.DB {
+	t.Helper()
+	return testdb.New(t, "identity", migrate, migrations.FS, outbox.Migrations)
+}
+
+func newRedis(t *testing.T) (*redis.Client, string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	prefix := "test:identity:" + randHex(6) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		_ = rdb.Close()
+	})
+	return rdb, prefix
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type env struct {
+	t       *testing.T
+	db      *db.DB
+	svc     *identity.Service
+	h       http.Handler
+	adminID int64
+	admin   string // admin access token
+}
+
+type options struct {
+	loginFailures int
+	secretKey     string
+}
+
+// build wires the service and its HTTP handler on d, as main does.
+func build(t *testing.T, d *db.DB, o options) (*identity.Service, http.Handler) {
+	t.Helper()
+	ctx := context.Background()
+	rdb, prefix := newRedis(t)
+	st := store.New(d)
+	sealer, err := identity.NewSealer(o.secretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := identity.NewKeyring(ctx, st, sealer, identity.KeyPolicy{Keep: 3, MaxAge: time.Hour, RetiredFor: 20 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasher, err := identity.NewHasher(fastArgon, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	throttle, err := store.NewThrottle(rdb, prefix, o.loginFailures, 15*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
+		AccessTTL: 15 * time.Minute, RefreshTTL: time.Hour, LoginFailures: o.loginFailures}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxies, err := api.ParseTrustedProxies("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := api.New(svc, verifier, internalSecret, proxies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := httpx.NewOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, ops.Handler(a.Routes())
+}
+
+func newEnv(t *testing.T, o options) *env {
+	t.Helper()
+	d := newDB(t)
+	svc, h := build(t, d, o)
+	e := &env{t: t, db: d, svc: svc, h: h}
+	u, created, err := svc.BootstrapAdmin(context.Background(), adminEmail, adminPassword)
+	if err != nil || !created {
+		t.Fatalf("bootstrap admin: created=%v err=%v", created, err)
+	}
+	e.adminID = u.ID
+	e.admin = e.login(adminEmail, adminPassword).AccessToken
+	return e
+}
+
+type req struct {
+	method, path, token, body string
+	contentType               string
+	header                    map[string]string
+	remote                    string
+}
+
+func (e *env) do(r req) *httptest.ResponseRecorder {
+	e.t.Helper()
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	hr := httptest.NewRequest(r.method, r.path, body)
+	if r.body != "" {
+		ct := r.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		hr.Header.Set("Content-Type", ct)
+	}
+	if r.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	for k, v := range r.header {
+		hr.Header.Set(k, v)
+	}
+	hr.RemoteAddr = testIP + ":4711"
+	if r.remote != "" {
+		hr.RemoteAddr = r.remote
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, hr)
+	return rec
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// decode checks the status and decodes the body into v (if not nil).
+func decode(t *testing.T, rec *httptest.ResponseRecorder, status int, v any) {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())
+	}
+	if v != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+			t.Fatalf("decode %s: %v", rec.Body.String(), err)
+		}
+	}
+}
+
+// wantProblem checks a problem+json answer: status, code and the fields
+// of a 422.
+func wantProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, code string, fields ...string) problem.Body {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != problem.ContentType {
+		t.Fatalf("content type = %q, want %q", ct, problem.ContentType)
+	}
+	var b problem.Body
+	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
+		t.Fatalf("decode problem: %v", err)
+	}
+	if b.Code != code {
+		t.Fatalf("code = %q, want %q; body %s", b.Code, code, rec.Body.String())
+	}
+	if len(fields) > 0 {
+		var got []string
+		for _, fe := range b.Errors {
+			got = append(got, fe.Field)
+		}
+		if diff := cmp.Diff(fields, got); diff != "" {
+			t.Fatalf("error fields (-want +got):\n%s", diff)
+		}
+	}
+	return b
+}
+
+type userOut struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Email     string `json:"email"`
+	Role      string `json:"role"`
+	TeamID    *int64 `json:"team_id"`
+	Active    bool   `json:"active"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+type sessionOut struct {
+	AccessToken  string  `json:"access_token"`
+	TokenType    string  `json:"token_type"`
+	ExpiresIn    int     `json:"expires_in"`
+	RefreshToken string  `json:"refresh_token"`
+	User         userOut `json:"user"`
+}
+
+type envelope[T any] struct {
+	Success bool   `json:"success"`
+	Data    T      `json:"data"`
+	Message string `json:"message"`
+}
+
+func (e *env) login(email, password string) sessionOut {
+	e.t.Helper()
+	rec := e.do(req{method: "POST", path: "/auth/login", body: mustJSON(map[string]string{"email": email, "password": password})})
+	var out envelope[sessionOut]
+	decode(e.t, rec, http.StatusOK, &out)
+	return out.Data
+}
+
+func (e *env) refresh(token string) *httptest.ResponseRecorder {
+	e.t.Helper()
+	return e.do(req{method: "POST", path: "/auth/refresh", body: mustJSON(map[string]string{"refresh_token": token})})
+}
+
+// createUser makes a user through the API and returns it.
+func (e *env) createUser(name, email, password, role string, teamID *int64) userOut {
+	e.t.Helper()
+	body := map[string]any{"name": name, "email": email, "password": password, "role": role}
+	if teamID != nil {
+		body["team_id"] = *teamID
+	}
+	rec := e.do(req{method: "POST", path: "/users", token: e.admin, body: mustJSON(body)})
+	var out envelope[userOut]
+	decode(e.t, rec, http.StatusCreated, &out)
+	return out.Data
+}
+
+func uniqueEmail(tag string) string { return tag + "-" + randHex(4) + "@example.com" }
