@@ -228,9 +228,9 @@ func TestTeams(t *testing.T) {
 
 	bad := []struct {
 		name, method, path, body string
-		status                    int
-		code                      string
-		fields                    []string
+		status                   int
+		code                     string
+		fields                   []string
 	}{
 		{"duplicate name", "POST", "/teams", `{"name":"beta"}`, 409, "conflict", nil},
 		{"rename to taken", "PUT", "/teams/" + id(b.Data.ID), `{"name":"BETA"}`, 200, "", nil},

@@ -474,7 +474,9 @@ func normalizeOrigin(o string) (string, bool) {
 func (s *Service) APIKeys(ctx context.Context) ([]APIKey, error) { return s.store.ListAPIKeys(ctx) }
 
 // RevokeAPIKey revokes a key.
-func (s *Service) RevokeAPIKey(ctx context.Context, id int64) error { return s.store.RevokeAPIKey(ctx, id) }
+func (s *Service) RevokeAPIKey(ctx context.Context, id int64) error {
+	return s.store.RevokeAPIKey(ctx, id)
+}
 
 // VerifyAPIKey returns the active key matching secret, or ErrInvalidAPIKey.
 func (s *Service) VerifyAPIKey(ctx context.Context, secret string) (APIKey, error) {
