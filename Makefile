@@ -11,6 +11,9 @@ BINS := $(foreach c,$(CMDS),bin/$(notdir $(patsubst %/main.go,%,$(c))))
 
 GO ?= go
 GOTEST_FLAGS ?= -race -count=1 -timeout 12m
+# Tests use the local PostgreSQL; on a machine without one but with Docker,
+# pkg/testdb starts a container instead (built in only with this tag).
+TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker info >/dev/null 2>&1 && echo testcontainers))
 
 .PHONY: help build run test test-short bench lint tidy clean
 
@@ -34,7 +37,7 @@ run: build
 # All packages of all modules in one go test invocation, so the scheduler
 # overlaps compilation and tests across modules.
 test:
-	$(GO) test $(GOTEST_FLAGS) $(foreach m,$(MODULES),./$(m)/...)
+	$(GO) test $(GOTEST_FLAGS) $(if $(TEST_TAGS),-tags $(TEST_TAGS)) $(foreach m,$(MODULES),./$(m)/...)
 
 bench:
 	@deploy/scripts/bench.sh

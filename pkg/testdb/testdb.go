@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,12 +26,38 @@ import (
 // DefaultURL is the local server every machine of this project runs.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
-// ServerURL returns TEST_DATABASE_URL or the local default.
-func ServerURL() string {
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return DefaultURL
+// startServer starts a throwaway server when none is reachable; it is set
+// only in builds with the testcontainers tag (container.go).
+var startServer func(ctx context.Context) (url string, stop func(), err error)
+
+var (
+	serverOnce sync.Once
+	serverURL  string
+	serverErr  error
+)
+
+// ServerURL returns TEST_DATABASE_URL or the local default; when that server
+// does not answer and the binary was built with the testcontainers tag, it
+// starts a PostgreSQL container instead (once per test process; Ryuk, the
+// testcontainers reaper, removes it when the process ends).
+func ServerURL(ctx context.Context) (string, error) {
+	serverOnce.Do(func() {
+		serverURL = DefaultURL
+		if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+			serverURL = u
+		}
+		c, err := pgx.Connect(ctx, serverURL)
+		if err == nil {
+			c.Close(ctx)
+			return
+		}
+		if startServer == nil {
+			serverErr = fmt.Errorf("connect to %s: %w (is PostgreSQL running? set TEST_DATABASE_URL, or install Docker for the testcontainers fallback)", redact(serverURL), err)
+			return
+		}
+		serverURL, _, serverErr = startServer(ctx)
+	})
+	return serverURL, serverErr
 }
 
 // MigrateFunc applies every migration set a service needs.
@@ -58,10 +85,13 @@ func New(t testing.TB, schema string, migrate MigrateFunc, fsys ...fs.FS) *db.DB
 // Create is New for code without a testing.TB (TestMain, e2e harnesses).
 // It returns the pool, the database URL (for child processes) and a drop func.
 func Create(ctx context.Context, schema string, migrate MigrateFunc, fsys ...fs.FS) (*db.DB, string, func(), error) {
-	server := ServerURL()
+	server, err := ServerURL(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	admin, err := pgx.Connect(ctx, server)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("connect to %s: %w (is PostgreSQL running? set TEST_DATABASE_URL)", redact(server), err)
+		return nil, "", nil, fmt.Errorf("connect to %s: %w", redact(server), err)
 	}
 	defer admin.Close(ctx)
 
