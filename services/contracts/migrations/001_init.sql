@@ -49,7 +49,7 @@ CREATE TABLE contracts (
     content          text        NOT NULL DEFAULT '',
     unresolved_tags  text[]      NOT NULL DEFAULT '{}',
     -- Header and footer cells with merge tags resolved at generation time;
-    -- {{page}} and {{pages}} are kept for the renderer.
+    -- the page and page-count placeholders are kept for the renderer.
     header_cells     text[]      NOT NULL DEFAULT '{"","",""}',
     footer_cells     text[]      NOT NULL DEFAULT '{"","",""}',
     created_by       bigint,

@@ -225,7 +225,7 @@ func SanitizeFilename(name string) string {
 
 // ContentDisposition builds an RFC 6266 attachment header: an ASCII
 // fallback filename="..." (non-ASCII and % become _) and the exact UTF-8
-// name as filename*=UTF-8''... (RFC 8187 percent-encoding). name must
+// name as filename*=UTF-8”... (RFC 8187 percent-encoding). name must
 // already be sanitised.
 func ContentDisposition(name string) string {
 	var ascii strings.Builder
