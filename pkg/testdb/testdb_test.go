@@ -1,0 +1,30 @@
+package testdb_test
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/testdb"
+)
+
+func TestEachCallGetsItsOwnMigratedDatabase(t *testing.T) {
+	t.Parallel()
+	migrations := fstest.MapFS{"001_t.sql": {Data: []byte("CREATE TABLE t (id int);\n---- create above / drop below ----\nDROP TABLE t;\n")}}
+	migrate := func(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "app", migrations) }
+	a := testdb.New(t, "tdbtest", migrate, migrations)
+	b := testdb.New(t, "tdbtest", migrate, migrations)
+	ctx := context.Background()
+	if _, err := a.Exec(ctx, "INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := b.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("second database sees %d rows (%v): databases are shared", n, err)
+	}
+	var schema string
+	if err := a.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil || schema != "tdbtest" {
+		t.Fatalf("search_path schema = %q, %v", schema, err)
+	}
+}
