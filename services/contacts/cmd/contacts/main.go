@@ -16,7 +16,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
@@ -28,7 +27,6 @@ import (
 	"github.com/opencrm/crm/services/contacts/internal/api"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 	"github.com/opencrm/crm/services/contacts/internal/store"
-	"github.com/opencrm/crm/services/contacts/migrations"
 )
 
 func main() {
@@ -64,22 +62,6 @@ func load() (settings, error) {
 	return s, l.Err()
 }
 
-// Schema is the contacts context's PostgreSQL schema.
-const Schema = "contacts"
-
-// Migrate applies the contacts schema and every shared component it uses.
-func Migrate(ctx context.Context, d *db.DB) error {
-	if err := db.Migrate(ctx, d, "contacts", migrations.FS); err != nil {
-		return err
-	}
-	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate, idempotency.Migrate} {
-		if err := m(ctx, d); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func run(ctx context.Context) error {
 	s, err := load()
 	if err != nil {
@@ -88,12 +70,12 @@ func run(ctx context.Context) error {
 	log := logx.New(os.Stdout, "contacts", s.LogLevel)
 	slog.SetDefault(log)
 
-	d, err := db.Open(ctx, s.DatabaseURL, Schema, int32(s.DBMaxConns))
+	d, err := db.Open(ctx, s.DatabaseURL, store.Schema, int32(s.DBMaxConns))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := Migrate(ctx, d); err != nil {
+	if err := store.Migrate(ctx, d); err != nil {
 		return err
 	}
 	opt, err := redis.ParseURL(s.RedisURL)

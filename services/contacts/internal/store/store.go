@@ -406,12 +406,15 @@ func (s *Store) ListCompanies(ctx context.Context, q *listq.Query) ([]contacts.C
 }
 
 // MatchCompanies ranks companies by trigram similarity of their folded
-// names (norm_name), plus those whose folded name contains the folded
-// query ("Acme" finds "Acme Holdings International").
+// names (norm_name): whole-name similarity, or word similarity when the
+// query resembles a part of the name ("ACME inc." finds "Acme, Inc." at 1.0
+// and "Acme Holdings International" lower), plus names containing the
+// folded query. Both operators are served by the trigram GIN index.
 func (s *Store) MatchCompanies(ctx context.Context, name string, limit int) ([]contacts.CompanyMatch, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+companyCols+`, round(similarity(name_norm, n)::numeric, 4)::float8 AS score
+	rows, err := s.db.Query(ctx, `SELECT `+companyCols+`,
+			round(greatest(similarity(name_norm, n), word_similarity(n, name_norm))::numeric, 4)::float8 AS score
 		FROM companies, norm_name($1) AS n
-		WHERE n <> '' AND (name_norm % n OR name_norm LIKE '%' || n || '%')
+		WHERE n <> '' AND (name_norm % n OR n <% name_norm OR name_norm LIKE '%' || n || '%')
 		ORDER BY score DESC, id LIMIT $2`, name, limit)
 	if err != nil {
 		return nil, err

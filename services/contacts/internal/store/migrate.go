@@ -1,0 +1,34 @@
+package store
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/services/contacts/migrations"
+)
+
+// Schema is the contacts context's PostgreSQL schema.
+const Schema = "contacts"
+
+// MigrationSets lists every migration set Migrate applies, for testdb's
+// template fingerprint.
+var MigrationSets = []fs.FS{migrations.FS, activity.Migrations, outbox.Migrations, directory.Migrations, idempotency.Migrations}
+
+// Migrate applies the contacts schema and the shared components it uses
+// (notes and tasks, outbox, users read model, idempotency keys).
+func Migrate(ctx context.Context, d *db.DB) error {
+	if err := db.Migrate(ctx, d, "contacts", migrations.FS); err != nil {
+		return err
+	}
+	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate, idempotency.Migrate} {
+		if err := m(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
