@@ -100,7 +100,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	csv, err := csvio.New(d, svc)
+	csv, err := csvio.New(d, st)
 	if err != nil {
 		return err
 	}

@@ -1,41 +1,291 @@
-// Package csvio serves lead CSV: the import template, the streamed export
-// and the bulk import (DESIGN 8).
+// Package csvio serves lead CSV (DESIGN 8): the import template, the
+// streamed export and the bulk import, on top of pkg/csvx.
 package csvio
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/leads/internal/leads"
+	"github.com/opencrm/crm/services/leads/internal/store"
 )
+
+// Limits of an import (DESIGN 8).
+const (
+	MaxBytes  = 20 << 20
+	MaxRows   = 100_000
+	MaxErrors = 1_000
+)
+
+// Header is the lead column layout of the template and the import.
+var Header = []string{"first_name", "last_name", "email", "phone", "company", "job_title", "source", "status", "notes", "tags"}
+
+// Columns are the import's columns with the header spellings spreadsheets
+// and other CRMs commonly export.
+var Columns = []csvx.Column{
+	{Name: "first_name", Aliases: []string{"First", "First Name", "Firstname", "Given Name", "Forename"}, Required: true},
+	{Name: "last_name", Aliases: []string{"Last", "Last Name", "Lastname", "Surname", "Family Name"}, Required: true},
+	{Name: "email", Aliases: []string{"E-mail", "Email Address", "E-mail Address", "Mail"}},
+	{Name: "phone", Aliases: []string{"Phone Number", "Telephone", "Tel", "Mobile", "Phone 1"}},
+	{Name: "company", Aliases: []string{"Company Name", "Organization", "Organisation", "Account", "Account Name"}},
+	{Name: "job_title", Aliases: []string{"Title", "Job", "Position", "Role"}},
+	{Name: "source", Aliases: []string{"Lead Source", "Origin"}},
+	{Name: "status", Aliases: []string{"Lead Status", "Stage"}},
+	{Name: "notes", Aliases: []string{"Note", "Description", "Comments", "Comment"}},
+	{Name: "tags", Aliases: []string{"Tag", "Labels", "Label"}},
+}
 
 // CSV implements api.CSV.
 type CSV struct {
-	db  *db.DB
-	svc *leads.Service
+	db    *db.DB
+	store *store.Store
 }
 
 // New wires the CSV handlers.
-func New(d *db.DB, svc *leads.Service) (*CSV, error) {
-	if d == nil || svc == nil {
-		return nil, errors.New("csvio: db and service are required")
+func New(d *db.DB, st *store.Store) (*CSV, error) {
+	if d == nil || st == nil {
+		return nil, errors.New("csvio: db and store are required")
 	}
-	return &CSV{db: d, svc: svc}, nil
+	return &CSV{db: d, store: st}, nil
 }
 
-// Template answers the header line.
+func attachment(w http.ResponseWriter, name string) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+}
+
+// Template answers the empty import template: the header line.
 func (c *CSV) Template(w http.ResponseWriter, r *http.Request) {
-	problem.Write(w, r, problem.Unavailable("not implemented", 0))
+	attachment(w, "leads-template.csv")
+	cw := csvx.NewWriter(w)
+	if err := cw.WriteHeader(Header); err == nil {
+		_ = cw.Flush()
+	}
 }
 
-// Export streams every lead matching the list filters.
+// Export streams every lead matching the list filters (in the list's
+// order) as id, the template columns, created_at, updated_at.
 func (c *CSV) Export(w http.ResponseWriter, r *http.Request) {
-	problem.Write(w, r, problem.Unavailable("not implemented", 0))
+	claims := auth.FromContext(r.Context())
+	f, err := leads.ParseFilter(r.URL.Query(), claims.UserID())
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	started := false
+	var cw *csvx.Writer
+	err = c.store.Each(r.Context(), f, func(l leads.Lead) error {
+		if !started {
+			started = true
+			attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
+			cw = csvx.NewWriter(w)
+			if err := cw.WriteHeader(exportHeader()); err != nil {
+				return err
+			}
+		}
+		return cw.Write(exportRow(l))
+	})
+	if err != nil {
+		if !started {
+			httpx.Error(w, r, err)
+		}
+		// Mid-stream the status is sent: the truncated body is the signal.
+		return
+	}
+	if !started {
+		attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
+		cw = csvx.NewWriter(w)
+		_ = cw.WriteHeader(exportHeader())
+	}
+	_ = cw.Flush()
 }
 
-// Import bulk-loads leads.
+func exportHeader() []string {
+	h := append([]string{"id"}, Header...)
+	return append(h, "created_at", "updated_at")
+}
+
+const tsFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+func exportRow(l leads.Lead) []string {
+	s := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	return []string{
+		strconv.FormatInt(l.ID, 10), l.FirstName, l.LastName, s(l.Email), s(l.Phone), s(l.Company),
+		s(l.JobTitle), s(l.Source), l.Status, s(l.Notes), s(l.Tags),
+		l.CreatedAt.UTC().Format(tsFormat), l.UpdatedAt.UTC().Format(tsFormat),
+	}
+}
+
+// Result is the import answer (the spec's contact import shape).
+type Result struct {
+	Success  bool     `json:"success"`
+	Message  string   `json:"message"`
+	Imported int      `json:"imported"`
+	Skipped  int      `json:"skipped"`
+	Errors   []string `json:"errors"`
+}
+
+// Import reads the multipart field "file" whole before writing anything
+// (a rejected file imports nothing), skips invalid rows and duplicate
+// emails with "Row N: ..." messages, and COPYs the valid rows.
 func (c *CSV) Import(w http.ResponseWriter, r *http.Request) {
-	problem.Write(w, r, problem.Unavailable("not implemented", 0))
+	res, err := c.importFile(w, r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, res)
+}
+
+func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error) {
+	claims := auth.FromContext(r.Context())
+	// Room for the multipart envelope around a file at the limit.
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBytes+1<<20)
+	part, err := filePart(r)
+	if err != nil {
+		return Result{}, err
+	}
+	rd, err := csvx.NewReader(part, Columns, csvx.Limits{MaxBytes: MaxBytes, MaxRows: MaxRows})
+	if err != nil {
+		return Result{}, tooLargeBody(err)
+	}
+	res := Result{Success: true, Errors: []string{}}
+	addErr := func(msg string) {
+		if len(res.Errors) < MaxErrors {
+			res.Errors = append(res.Errors, msg)
+		}
+	}
+	type row struct {
+		n    int
+		lead leads.Lead
+	}
+	var rows []row
+	seen := map[string]int{}
+	noUsers := func(context.Context, int64) (bool, error) { return false, nil }
+	createdBy := claims.UserID()
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Result{}, tooLargeBody(err)
+		}
+		if rec.Blank() {
+			continue
+		}
+		in := leads.Input{FirstName: patch.Of(rec.Get("first_name")), LastName: patch.Of(rec.Get("last_name"))}
+		for name, f := range map[string]*patch.Field[string]{
+			"email": &in.Email, "phone": &in.Phone, "company": &in.Company, "job_title": &in.JobTitle,
+			"source": &in.Source, "status": &in.Status, "notes": &in.Notes, "tags": &in.Tags,
+		} {
+			if rd.Has(name) {
+				*f = patch.Of(rec.Get(name))
+			}
+		}
+		l := leads.Lead{CreatedBy: &createdBy}
+		if err := leads.Apply(r.Context(), &l, in, noUsers); err != nil {
+			res.Skipped++
+			addErr(rowError(rec.Row, err))
+			continue
+		}
+		if l.Email != nil {
+			key := strings.ToLower(*l.Email)
+			if first, dup := seen[key]; dup {
+				res.Skipped++
+				addErr(fmt.Sprintf("Row %d: duplicate email %s (same as row %d)", rec.Row, *l.Email, first))
+				continue
+			}
+			seen[key] = rec.Row
+		}
+		rows = append(rows, row{n: rec.Row, lead: l})
+	}
+	emails := make([]string, 0, len(seen))
+	for e := range seen {
+		emails = append(emails, e)
+	}
+	existing, err := c.store.ExistingEmails(r.Context(), emails)
+	if err != nil {
+		return Result{}, err
+	}
+	batch := make([]leads.Lead, 0, len(rows))
+	for _, x := range rows {
+		if x.lead.Email != nil && existing[strings.ToLower(*x.lead.Email)] {
+			res.Skipped++
+			addErr(fmt.Sprintf("Row %d: a lead with email %s already exists", x.n, *x.lead.Email))
+			continue
+		}
+		batch = append(batch, x.lead)
+	}
+	n, err := c.store.CopyCreate(r.Context(), batch)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Imported = n
+	res.Message = fmt.Sprintf("Imported %d leads, skipped %d", res.Imported, res.Skipped)
+	return res, nil
+}
+
+// filePart finds the multipart field "file" without buffering the upload.
+func filePart(r *http.Request) (io.Reader, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+	}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		}
+		if err != nil {
+			return nil, tooLargeBody(err)
+		}
+		if p.FormName() == csvx.FileField {
+			return p, nil
+		}
+	}
+}
+
+// tooLargeBody maps the request body limit to 413; other problems pass.
+func tooLargeBody(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", MaxBytes))
+	}
+	var p *problem.Error
+	if errors.As(err, &p) {
+		return err
+	}
+	return csvx.Invalid("the upload cannot be read as multipart form data")
+}
+
+func rowError(row int, err error) string {
+	var p *problem.Error
+	if !errors.As(err, &p) || len(p.Errors) == 0 {
+		return fmt.Sprintf("Row %d: invalid row", row)
+	}
+	parts := make([]string, len(p.Errors))
+	for i, fe := range p.Errors {
+		parts[i] = fe.Field + " " + fe.Message
+	}
+	return fmt.Sprintf("Row %d: %s", row, strings.Join(parts, "; "))
 }

@@ -50,6 +50,9 @@ func New(d *db.DB) *Store { return &Store{db: d} }
 
 var _ leads.Store = (*Store)(nil)
 
+// DB is the pool, for tests and benchmarks that inspect the schema.
+func (s *Store) DB() *db.DB { return s.db }
+
 // Columns is the select list every lead query returns, in scan order.
 const Columns = `id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
 	assigned_to, assigned_to_name, disqualify_reason, qualified_at, contact_id, company_id, deal_id,
@@ -392,4 +395,100 @@ func (s *Store) IdentityHandler() outbox.Handler {
 		_, err := s.RefreshAssigneeNames(ctx, &u.ID)
 		return err
 	}
+}
+
+// Each streams every lead matching f in the list's order, for the CSV
+// export: rows are read as they arrive, never collected.
+func (s *Store) Each(ctx context.Context, f leads.Filter, fn func(leads.Lead) error) error {
+	w := Where(f)
+	rows, err := s.db.Query(ctx, `SELECT `+Columns+` FROM leads `+w.SQL()+` `+f.Query.OrderBy(), w.Args()...)
+	if err != nil {
+		return fmt.Errorf("export leads: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		l, err := Scan(rows)
+		if err != nil {
+			return fmt.Errorf("export leads: %w", err)
+		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("export leads: %w", err)
+	}
+	return nil
+}
+
+// ExistingEmails returns which of the lower-cased emails a lead already has.
+func (s *Store) ExistingEmails(ctx context.Context, emails []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(emails) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT lower(email) FROM leads WHERE lower(email) = ANY($1)`, emails)
+	if err != nil {
+		return nil, fmt.Errorf("existing emails: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("existing emails: %w", err)
+	}
+	for _, e := range found {
+		out[e] = true
+	}
+	return out, nil
+}
+
+// CopyCreate inserts many leads with COPY, with their lead.created events
+// (also by COPY), in one transaction. Ids are drawn from the sequence first
+// so the events can be written without a row-by-row RETURNING.
+func (s *Store) CopyCreate(ctx context.Context, ls []leads.Lead) (int, error) {
+	if len(ls) == 0 {
+		return 0, nil
+	}
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('leads', 'id')) FROM generate_series(1, $1)`, len(ls))
+		if err != nil {
+			return fmt.Errorf("import leads: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("import leads: %w", err)
+		}
+		cols := []string{"id", "first_name", "last_name", "email", "phone", "company", "job_title", "source",
+			"status", "notes", "tags", "created_by"}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"leads"}, cols, pgx.CopyFromSlice(len(ls), func(i int) ([]any, error) {
+			l := ls[i]
+			return []any{ids[i], l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source,
+				l.Status, l.Notes, l.Tags, l.CreatedBy}, nil
+		})); err != nil {
+			return fmt.Errorf("import leads: copy: %w", err)
+		}
+		rows, err = tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1) ORDER BY id`, ids)
+		if err != nil {
+			return fmt.Errorf("import leads: %w", err)
+		}
+		created, err := pgx.CollectRows(rows, Scan)
+		if err != nil {
+			return fmt.Errorf("import leads: %w", err)
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"stream", "type", "aggregate_id", "payload"},
+			pgx.CopyFromSlice(len(created), func(i int) ([]any, error) {
+				payload, err := json.Marshal(created[i])
+				if err != nil {
+					return nil, err
+				}
+				return []any{leads.Stream, leads.EventCreated, fmt.Sprint(created[i].ID), json.RawMessage(payload)}, nil
+			}))
+		if err != nil {
+			return fmt.Errorf("import leads: events: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(ls), nil
 }
