@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -210,11 +211,7 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
 		h.Set("RateLimit-Reset", strconv.Itoa(q.Reset))
 	}
-	// A body the gateway did not read to the end is still on the wire;
-	// closing the connection keeps it from being parsed as the next request.
-	if cl := c.Request().Header.ContentLength(); (cl > 0 || cl == -1) && (st.body == nil || !st.body.eofSeen()) {
-		c.Context().SetConnectionClose()
-	}
+	g.finishBody(c, st)
 
 	route := st.route
 	if route == "" {
@@ -228,6 +225,37 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 		slog.String("method", method), slog.String("route", route),
 		slog.Int("status", status), slog.Duration("duration", time.Since(start)))
 	return nil
+}
+
+// drainLimit is how much of a refused body the gateway reads and discards
+// so the client sees the answer instead of a reset connection; drainTime
+// bounds how long a slow client can hold the connection doing so.
+const (
+	drainLimit = 32 << 20
+	drainTime  = 10 * time.Second
+)
+
+// finishBody deals with a request body the gateway did not read to the end:
+// it is still on the wire and would otherwise be parsed as the next request
+// on the connection. A refused body of reasonable size is drained (as
+// nginx's lingering close does), so the client, still writing, reads the
+// problem rather than a reset; otherwise the connection is closed.
+func (g *Gateway) finishBody(c *fiber.Ctx, st *reqState) {
+	cl := c.Request().Header.ContentLength()
+	if cl == 0 || cl == -2 || (st.body != nil && st.body.eofSeen()) {
+		return
+	}
+	if st.proxied || cl > drainLimit {
+		// While a response streams, the upstream exchange may still own
+		// the body reader; never read it from here.
+		c.Context().SetConnectionClose()
+		return
+	}
+	_ = c.Context().Conn().SetReadDeadline(time.Now().Add(drainTime))
+	n, err := io.Copy(io.Discard, io.LimitReader(c.Context().RequestBodyStream(), drainLimit+1))
+	if err != nil || n > drainLimit {
+		c.Context().SetConnectionClose()
+	}
 }
 
 func opsRoute(p string) string {
@@ -446,8 +474,9 @@ func (g *Gateway) checkJWKS(ctx context.Context) error {
 func (g *Gateway) errorHandler(c *fiber.Ctx, err error) error {
 	p := toProblem(err)
 	st := state(c)
-	if st.requestID == "" {
+	if st.requestID == "" { // fasthttp-level error: base did not run
 		st.requestID = requestID(c)
+		c.SetUserContext(problem.WithRequestID(context.Background(), st.requestID))
 		g.securityHeaders(c)
 	}
 	if p.Status >= 500 {

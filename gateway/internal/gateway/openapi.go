@@ -430,9 +430,9 @@ func schemas() obj {
 	}
 	task := props([]string{"title"}, obj{
 		"id": tRO, "title": tStr, "description": tStr, "due_date": tDate, "due_time": tStr,
-		"priority": obj{"type": "string", "enum": []string{"low", "medium", "high"}},
+		"priority":    obj{"type": "string", "enum": []string{"low", "medium", "high"}},
 		"assigned_to": tNInt, "contact_id": tNInt, "company_id": tNInt, "deal_id": tNInt,
-		"status": obj{"type": "string", "enum": []string{"open", "completed"}, "readOnly": true},
+		"status":       obj{"type": "string", "enum": []string{"open", "completed"}, "readOnly": true},
 		"completed_at": tTime, "created_by": tRO, "created_at": tTime, "updated_at": tTime,
 	})
 	return obj{
@@ -482,7 +482,7 @@ func schemas() obj {
 		"Quote": props(nil, obj{"id": tRO, "deal_id": tInt, "quote_number": tStr,
 			"status": obj{"type": "string", "enum": []string{"draft", "sent", "accepted", "declined"}}, "currency": tStr, "valid_until": tDate,
 			"line_items": obj{"type": "array", "items": props(nil, obj{"description": tStr, "quantity": tStr, "unit_price": tStr})},
-			"subtotal": tStr, "tax_rate": str("percentage"), "tax": tStr, "total": tStr}),
+			"subtotal":   tStr, "tax_rate": str("percentage"), "tax": tStr, "total": tStr}),
 		"Contract": props([]string{"deal_id", "template_id", "title"}, obj{
 			"id": tRO, "contract_number": tStr, "title": tStr, "name": tStr, "deal_id": tInt, "deal_title": tStr,
 			"company_id": tNInt, "company_name": tStr, "template_id": tInt, "template_name": tStr,

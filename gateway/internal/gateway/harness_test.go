@@ -1,0 +1,376 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/config"
+)
+
+const testSecret = "test-internal-secret-0123456789"
+
+// seen is what a fake service received.
+type seen struct {
+	Service    string      `json:"service"`
+	Method     string      `json:"method"`
+	Path       string      `json:"path"`
+	RawPath    string      `json:"raw_path"`
+	Query      string      `json:"query"`
+	Header     http.Header `json:"header"`
+	BodyLen    int64       `json:"body_len"`
+	BodySHA256 string      `json:"body_sha256"`
+}
+
+// upstream is a fake service that echoes what it received. Paths ending
+// in /slow wait until the caller gives up; ?stream=N answers N bytes.
+type upstream struct {
+	name string
+	srv  *httptest.Server
+	mu   sync.Mutex
+	got  []seen
+}
+
+func newUpstream(t *testing.T, name string, extra http.Handler) *upstream {
+	t.Helper()
+	u := &upstream{name: name}
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if extra != nil && strings.HasPrefix(r.URL.Path, "/internal/") {
+			extra.ServeHTTP(w, r)
+			return
+		}
+		h := sha256.New()
+		n, _ := io.Copy(h, r.Body)
+		s := seen{Service: name, Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery,
+			Header: r.Header.Clone(), BodyLen: n, BodySHA256: hex.EncodeToString(h.Sum(nil))}
+		u.mu.Lock()
+		u.got = append(u.got, s)
+		u.mu.Unlock()
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/slow"):
+			select {
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second):
+			}
+			return
+		case r.URL.Query().Get("stream") != "":
+			size, _ := strconv.Atoi(r.URL.Query().Get("stream"))
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("Content-Disposition", `attachment; filename="big.bin"`)
+			chunk := make([]byte, 32<<10)
+			for i := range chunk {
+				chunk[i] = byte(i)
+			}
+			for size > 0 {
+				m := min(size, len(chunk))
+				if _, err := w.Write(chunk[:m]); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				size -= m
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream", name)
+		w.WriteHeader(http.StatusOK)
+		_ = json.NewEncoder(w).Encode(s)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *upstream) calls() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.got)
+}
+
+// fakeIdentity answers /internal/api-keys/verify from a set of keys.
+type fakeIdentity struct {
+	mu       sync.Mutex
+	keys     map[string]bool // true: valid, false: revoked
+	verifies int
+	down     bool
+}
+
+func (f *fakeIdentity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/internal/api-keys/verify" || r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Header.Get(auth.InternalHeader) != testSecret {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var in struct{ Key string }
+	_ = json.NewDecoder(r.Body).Decode(&in)
+	f.mu.Lock()
+	f.verifies++
+	valid, down := f.keys[in.Key], f.down
+	f.mu.Unlock()
+	if down {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	if !valid {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"success":true,"data":{"id":1,"name":"web form","prefix":"crm_live_ab","rate_limit_per_minute":60,"allowed_origins":[]}}`)
+}
+
+func (f *fakeIdentity) set(key string, valid bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys[key] = valid
+}
+
+func (f *fakeIdentity) verifyCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.verifies
+}
+
+// env is one running gateway with its fake services.
+type env struct {
+	t        *testing.T
+	iss      *authtest.Issuer
+	ups      map[string]*upstream
+	identity *fakeIdentity
+	g        *Gateway
+	cfg      Config
+	base     string
+	client   *http.Client
+}
+
+// newEnv starts a gateway; mutate adjusts the configuration first.
+func newEnv(t *testing.T, mutate func(*Config)) *env {
+	t.Helper()
+	e := &env{t: t, iss: authtest.New(t), ups: map[string]*upstream{},
+		identity: &fakeIdentity{keys: map[string]bool{}}}
+	vars := map[string]string{"CRM_INTERNAL_SECRET": testSecret, "REDIS_URL": "redis://127.0.0.1:6379/0"}
+	for _, s := range serviceEnv {
+		var extra http.Handler
+		if s.name == SvcIdentity {
+			extra = e.identity
+		}
+		u := newUpstream(t, s.name, extra)
+		e.ups[s.name] = u
+		vars[s.env] = u.srv.URL
+	}
+	cfg, err := LoadConfig(config.FromMap(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.JWKSURL = e.iss.JWKSServer(t).URL
+	cfg.RateLimitPrefix = "test:gateway:" + randHex(t) + ":"
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	e.cfg = cfg
+	g, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.g = g
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, ln) }()
+	e.base = "http://" + ln.Addr().String()
+	e.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		e.client.CloseIdleConnections()
+		cleanRedis(t, cfg.RateLimitPrefix)
+		_ = g.Close()
+	})
+	return e
+}
+
+func randHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func cleanRedis(t *testing.T, prefix string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	ctx := context.Background()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
+	for iter.Next(ctx) {
+		rdb.Del(ctx, iter.Val())
+	}
+}
+
+// req is one request to the gateway.
+type req struct {
+	method, path string
+	header       map[string]string
+	body         io.Reader
+	length       int64 // Content-Length when body is not sized; -1 for chunked
+	token        string
+}
+
+// response is what the gateway answered, with the body read.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *env) do(r req) response {
+	e.t.Helper()
+	method := r.method
+	if method == "" {
+		method = http.MethodGet
+	}
+	hr, err := http.NewRequest(method, e.base+r.path, r.body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if r.length != 0 {
+		hr.ContentLength = r.length // -1: chunked
+	}
+	if r.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	for k, v := range r.header {
+		hr.Header.Set(k, v)
+	}
+	resp, err := e.client.Do(hr)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, r.path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read: %v", method, r.path, err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// problemBody is the problem+json shape.
+type problemBody struct {
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	Code      string `json:"code"`
+	RequestID string `json:"request_id"`
+}
+
+// wantProblem asserts status, content type, code and request id of a problem.
+func wantProblem(t *testing.T, r response, status int, code string) problemBody {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want application/problem+json", ct)
+	}
+	var p problemBody
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		t.Fatalf("problem body %q: %v", r.body, err)
+	}
+	if p.Code != code || p.Status != status {
+		t.Errorf("problem = %+v, want code %q status %d", p, code, status)
+	}
+	if p.RequestID == "" || p.RequestID != r.header.Get("X-Request-Id") {
+		t.Errorf("request_id %q, X-Request-Id %q", p.RequestID, r.header.Get("X-Request-Id"))
+	}
+	return p
+}
+
+// echoed decodes a fake service's echo.
+func echoed(t *testing.T, r response) seen {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", r.status, r.body)
+	}
+	var s seen
+	if err := json.Unmarshal(r.body, &s); err != nil {
+		t.Fatalf("echo body %q: %v", r.body, err)
+	}
+	return s
+}
+
+// closedURL is a URL nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		t.Fatal(err)
+	}
+	return "http://" + addr
+}
+
+// zeros is an endless reader of zero bytes (bodies without allocation).
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// fakeClock is a settable time source.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func readAll(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
