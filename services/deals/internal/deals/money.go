@@ -96,6 +96,8 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		n.Text = strings.TrimSpace(s)
+		// "" clears a field like null does (DESIGN 3).
+		n.Null = n.Text == ""
 	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
 		n.Text = string(b)
 	default:

@@ -51,13 +51,13 @@ func TestNumberJSON(t *testing.T) {
 	var in struct {
 		A, B, C, D, E Number
 	}
-	if err := json.Unmarshal([]byte(`{"A":19.99,"B":"19.99","C":null,"D":true}`), &in); err != nil {
+	if err := json.Unmarshal([]byte(`{"A":19.99,"B":"19.99","C":null,"D":true,"E":" "}`), &in); err != nil {
 		t.Fatal(err)
 	}
 	got := []Number{in.A, in.B, in.C, in.D, in.E}
 	want := []Number{
 		{Text: "19.99", Set: true}, {Text: "19.99", Set: true}, {Set: true, Null: true},
-		{Set: true, BadType: true}, {},
+		{Set: true, BadType: true}, {Set: true, Null: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("numbers (-want +got):\n%s", diff)
