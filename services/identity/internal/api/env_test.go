@@ -47,12 +47,12 @@ func migrate(ctx context.Context, d *db.DB) error {
 }
 
 // newDB returns a fresh, migrated identity database.
-func newDB(t *testing.T) *db.DB {
+func newDB(t testing.TB) *db.DB {
 	t.Helper()
 	return testdb.New(t, "identity", migrate, migrations.FS, outbox.Migrations)
 }
 
-func newRedis(t *testing.T) (*redis.Client, string) {
+func newRedis(t testing.TB) (*redis.Client, string) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	prefix := "test:identity:" + randHex(6) + ":"
@@ -74,7 +74,7 @@ func randHex(n int) string {
 }
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	db      *db.DB
 	svc     *identity.Service
 	h       http.Handler
@@ -88,7 +88,7 @@ type options struct {
 }
 
 // build wires the service and its HTTP handler on d, as main does.
-func build(t *testing.T, d *db.DB, o options) (*identity.Service, http.Handler) {
+func build(t testing.TB, d *db.DB, o options) (*identity.Service, http.Handler) {
 	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := newRedis(t)
@@ -134,7 +134,7 @@ func build(t *testing.T, d *db.DB, o options) (*identity.Service, http.Handler) 
 	return svc, ops.Handler(a.Routes())
 }
 
-func newEnv(t *testing.T, o options) *env {
+func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	d := newDB(t)
 	svc, h := build(t, d, o)
@@ -193,7 +193,7 @@ func mustJSON(v any) string {
 }
 
 // decode checks the status and decodes the body into v (if not nil).
-func decode(t *testing.T, rec *httptest.ResponseRecorder, status int, v any) {
+func decode(t testing.TB, rec *httptest.ResponseRecorder, status int, v any) {
 	t.Helper()
 	if rec.Code != status {
 		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())
@@ -207,7 +207,7 @@ func decode(t *testing.T, rec *httptest.ResponseRecorder, status int, v any) {
 
 // wantProblem checks a problem+json answer: status, code and the fields
 // of a 422.
-func wantProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, code string, fields ...string) problem.Body {
+func wantProblem(t testing.TB, rec *httptest.ResponseRecorder, status int, code string, fields ...string) problem.Body {
 	t.Helper()
 	if rec.Code != status {
 		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())

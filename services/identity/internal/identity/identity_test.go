@@ -191,3 +191,17 @@ func TestKeyringFirstKeyRace(t *testing.T) {
 		t.Fatalf("%d signing keys after concurrent start-up (%v), want 1", n, err)
 	}
 }
+
+// BenchmarkHash measures one argon2id hash at the production cost, the
+// dominant cost of a login.
+func BenchmarkHash(b *testing.B) {
+	h, err := identity.NewHasher(identity.DefaultArgon2, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := h.Hash(context.Background(), "correct horse battery"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
