@@ -34,7 +34,7 @@ const (
 )
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	db      *db.DB
 	h       http.Handler
 	iss     *authtest.Issuer
@@ -44,7 +44,7 @@ type env struct {
 	teamTen int64
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	d := testdb.New(t, store.Schema, store.Migrate, store.MigrationSets...)
 	iss := authtest.New(t)
@@ -85,7 +85,7 @@ type resp struct {
 	Body   map[string]any
 }
 
-func (e *env) serve(t *testing.T, req *http.Request) resp {
+func (e *env) serve(t testing.TB, req *http.Request) resp {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
@@ -99,7 +99,7 @@ func (e *env) serve(t *testing.T, req *http.Request) resp {
 }
 
 // do sends a JSON request with a bearer token ("" for none).
-func (e *env) do(t *testing.T, method, path, token string, body any) resp {
+func (e *env) do(t testing.TB, method, path, token string, body any) resp {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -120,7 +120,7 @@ func (e *env) do(t *testing.T, method, path, token string, body any) resp {
 }
 
 // internal sends an internal API request with the secret and a key.
-func (e *env) internal(t *testing.T, method, path, key string, body any) resp {
+func (e *env) internal(t testing.TB, method, path, key string, body any) resp {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -137,7 +137,7 @@ func (e *env) internal(t *testing.T, method, path, key string, body any) resp {
 }
 
 // upload posts a multipart form with the file in field (name "" = no file part).
-func (e *env) upload(t *testing.T, token, field, filename string, content []byte) resp {
+func (e *env) upload(t testing.TB, token, field, filename string, content []byte) resp {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -158,7 +158,7 @@ func (e *env) upload(t *testing.T, token, field, filename string, content []byte
 }
 
 // wantStatus fails unless r has the status.
-func wantStatus(t *testing.T, r resp, status int) {
+func wantStatus(t testing.TB, r resp, status int) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Raw)
@@ -167,7 +167,7 @@ func wantStatus(t *testing.T, r resp, status int) {
 
 // wantProblem checks a problem+json answer: status, code and (for 422)
 // that every named field has an error.
-func wantProblem(t *testing.T, r resp, status int, code string, fields ...string) {
+func wantProblem(t testing.TB, r resp, status int, code string, fields ...string) {
 	t.Helper()
 	wantStatus(t, r, status)
 	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
@@ -193,7 +193,7 @@ func wantProblem(t *testing.T, r resp, status int, code string, fields ...string
 	}
 }
 
-func dataOf(t *testing.T, r resp) map[string]any {
+func dataOf(t testing.TB, r resp) map[string]any {
 	t.Helper()
 	d, ok := r.Body["data"].(map[string]any)
 	if !ok {
@@ -202,12 +202,12 @@ func dataOf(t *testing.T, r resp) map[string]any {
 	return d
 }
 
-func id(t *testing.T, r resp) int64 {
+func id(t testing.TB, r resp) int64 {
 	t.Helper()
 	return int64(dataOf(t, r)["id"].(float64))
 }
 
-func (e *env) count(t *testing.T, sql string, args ...any) int {
+func (e *env) count(t testing.TB, sql string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := e.db.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
