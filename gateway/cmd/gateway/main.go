@@ -5,10 +5,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/gateway/internal/gateway"
 	"github.com/opencrm/crm/pkg/config"
@@ -30,6 +33,10 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := logx.New(os.Stdout, "gateway", cfg.LogLevel)
+	slog.SetDefault(log)
+	// go-redis prints connection failures itself; the rate limiter already
+	// logs them (at most once a second), so route them to debug.
+	redis.SetLogger(redisLogger{log})
 	g, err := gateway.New(cfg, log)
 	if err != nil {
 		return err
@@ -41,4 +48,10 @@ func run(ctx context.Context) error {
 	}
 	log.Info("listening", "addr", ln.Addr().String())
 	return g.Serve(ctx, ln)
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }

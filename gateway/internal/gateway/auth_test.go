@@ -245,3 +245,38 @@ func TestKeyVerificationUnavailable(t *testing.T) {
 		t.Error("Retry-After missing")
 	}
 }
+
+// TestServerErrorsAreProblems sends malformed requests and requests with
+// ambiguous framing (smuggling attempts); the answers are problem+json,
+// without the parser's text, and the connection is closed.
+func TestServerErrorsAreProblems(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	for _, raw := range []string{
+		"GET /api/contacts HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+		"BLAH\r\n\r\n",
+		"POST /api/contacts HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+		"POST /api/contacts HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"POST /api/contacts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+		"POST /api/contacts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(e.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := response{status: resp.StatusCode, header: resp.Header, body: readAll(t, resp)}
+		_ = resp.Body.Close()
+		_ = conn.Close()
+		wantProblem(t, r, http.StatusBadRequest, "bad_request")
+		if !resp.Close {
+			t.Errorf("%q: connection kept open", raw)
+		}
+	}
+}

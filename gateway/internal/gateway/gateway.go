@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,7 @@ type reqState struct {
 	quota        *Quota
 	body         *requestBody
 	proxied      bool
+	closeConn    bool
 }
 
 const stateKey = "gw"
@@ -200,7 +202,16 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 	c.SetUserContext(problem.WithRequestID(context.Background(), st.requestID))
 	g.securityHeaders(c)
 
-	if err := c.Next(); err != nil {
+	var err error
+	if ambiguousFraming(c.Request().Header.RawHeaders()) {
+		// A front proxy and this server could disagree on where such a
+		// body ends (request smuggling): refuse it and drop the connection.
+		st.closeConn = true
+		err = problem.BadRequest("bad_request", "ambiguous Content-Length or Transfer-Encoding")
+	} else {
+		err = c.Next()
+	}
+	if err != nil {
 		if herr := g.errorHandler(c, err); herr != nil {
 			return herr
 		}
@@ -242,6 +253,10 @@ const (
 // problem rather than a reset; otherwise the connection is closed.
 func (g *Gateway) finishBody(c *fiber.Ctx, st *reqState) {
 	cl := c.Request().Header.ContentLength()
+	if st.closeConn {
+		c.Context().SetConnectionClose()
+		return
+	}
 	if cl == 0 || cl == -2 || (st.body != nil && st.body.eofSeen()) {
 		return
 	}
@@ -527,4 +542,34 @@ func toProblem(err error) *problem.Error {
 		}
 	}
 	return problem.Internal()
+}
+
+// ambiguousFraming reports a request whose body length two HTTP parsers
+// could read differently: more than one Content-Length, more than one
+// Transfer-Encoding, both at once, or a Transfer-Encoding other than plain
+// chunked (RFC 9112 section 6.3).
+func ambiguousFraming(raw []byte) bool {
+	var cl, te int
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		switch {
+		case bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")):
+			cl++
+		case bytes.EqualFold(bytes.TrimSpace(name), []byte("Transfer-Encoding")):
+			te++
+			if !bytes.EqualFold(bytes.TrimSpace(value), []byte("chunked")) {
+				return true
+			}
+		}
+	}
+	return cl > 1 || te > 1 || (cl > 0 && te > 0)
 }

@@ -305,3 +305,12 @@ func TestUpstreamFailures(t *testing.T) {
 	// The gateway keeps serving after both.
 	echoed(t, e.do(req{path: "/api/contacts", token: user}))
 }
+
+func TestForwardedForFromUntrustedPeerIsReplaced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.TrustedProxies = nil })
+	s := echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7), header: map[string]string{"X-Forwarded-For": "203.0.113.9"}}))
+	if got := s.Header.Values("X-Forwarded-For"); len(got) != 1 || got[0] != "127.0.0.1" {
+		t.Errorf("X-Forwarded-For = %q, want [127.0.0.1]", got)
+	}
+}

@@ -1,0 +1,396 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/config"
+)
+
+func TestUserRateLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.UserPerMinute = 3 })
+	user := e.iss.User(t, 41)
+	for i := 1; i <= 3; i++ {
+		r := e.do(req{path: "/api/contacts", token: user})
+		echoed(t, r)
+		if got, want := r.header.Get("RateLimit-Remaining"), strconv.Itoa(3-i); got != want {
+			t.Errorf("request %d: RateLimit-Remaining = %q, want %q", i, got, want)
+		}
+	}
+	r := e.do(req{path: "/api/contacts", token: user})
+	wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	wantLimitHeaders(t, r, "3")
+	// Another user has their own budget.
+	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 42)}))
+}
+
+func TestIPRateLimitComesBeforeAuth(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.IPPerMinute = 2; c.UserPerMinute = 0 })
+	ip := map[string]string{"X-Forwarded-For": "198.51.100.23"}
+	wantProblem(t, e.do(req{path: "/api/contacts", header: ip}), http.StatusUnauthorized, "unauthenticated")
+	wantProblem(t, e.do(req{path: "/api/contacts", header: ip}), http.StatusUnauthorized, "unauthenticated")
+	r := e.do(req{path: "/api/contacts", header: ip, token: e.iss.User(t, 7)})
+	wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	wantLimitHeaders(t, r, "2")
+	// Another client address is not limited.
+	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7), header: map[string]string{"X-Forwarded-For": "198.51.100.24"}}))
+}
+
+func wantLimitHeaders(t *testing.T, r response, limit string) {
+	t.Helper()
+	ra, err := strconv.Atoi(r.header.Get("Retry-After"))
+	if err != nil || ra < 1 || ra > 60 {
+		t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
+	}
+	if got := r.header.Get("RateLimit-Limit"); got != limit {
+		t.Errorf("RateLimit-Limit = %q, want %s", got, limit)
+	}
+	if got := r.header.Get("RateLimit-Remaining"); got != "0" {
+		t.Errorf("RateLimit-Remaining = %q, want 0", got)
+	}
+	if reset, err := strconv.Atoi(r.header.Get("RateLimit-Reset")); err != nil || reset < 1 || reset > 60 {
+		t.Errorf("RateLimit-Reset = %q", r.header.Get("RateLimit-Reset"))
+	}
+}
+
+func TestRateLimitsOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.IPPerMinute = 0; c.UserPerMinute = 0 })
+	r := e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)})
+	echoed(t, r)
+	if got := r.header.Get("RateLimit-Limit"); got != "" {
+		t.Errorf("RateLimit-Limit = %q with limits off", got)
+	}
+}
+
+func TestRedisDownFailsOpenButAuthHolds(t *testing.T) {
+	t.Parallel()
+	redisDown := strings.Replace(closedURL(t), "http://", "redis://", 1)
+	e := newEnv(t, func(c *Config) { c.RedisURL = redisDown; c.UserPerMinute = 1; c.IPPerMinute = 1 })
+	user := e.iss.User(t, 7)
+	for range 3 {
+		echoed(t, e.do(req{path: "/api/contacts", token: user}))
+	}
+	wantProblem(t, e.do(req{path: "/api/contacts"}), http.StatusUnauthorized, "unauthenticated")
+	wantProblem(t, e.do(req{path: "/api/users", token: user}), http.StatusForbidden, "forbidden")
+	r := e.do(req{path: "/readyz"})
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"redis":"unavailable"`) {
+		t.Errorf("readyz = %d %s", r.status, r.body)
+	}
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.HSTSMaxAge = 31536000 })
+	want := map[string]string{
+		"X-Content-Type-Options":    "nosniff",
+		"X-Frame-Options":           "DENY",
+		"Referrer-Policy":           "no-referrer",
+		"Content-Security-Policy":   "default-src 'none'; frame-ancestors 'none'",
+		"Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+	}
+	for _, r := range []struct {
+		name string
+		req  req
+	}{
+		{"proxied", req{path: "/api/contacts", token: e.iss.User(t, 7)}},
+		{"401", req{path: "/api/contacts"}},
+		{"404", req{path: "/nowhere"}},
+		{"healthz", req{path: "/healthz"}},
+		{"openapi", req{path: "/openapi.json"}},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			resp := e.do(r.req)
+			got := map[string]string{}
+			for k := range want {
+				got[k] = strings.Join(resp.header.Values(k), " | ")
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("headers (-want +got):\n%s", d)
+			}
+		})
+	}
+	plain := newEnv(t, nil)
+	if got := plain.do(req{path: "/healthz"}).header.Get("Strict-Transport-Security"); got != "" {
+		t.Errorf("HSTS = %q with CRM_HSTS_MAX_AGE unset", got)
+	}
+}
+
+func TestCORSOnlyOnPublicAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.CORSOrigins = []string{"https://forms.example.com"} })
+	pre := func(path, origin string) response {
+		return e.do(req{method: "OPTIONS", path: path, header: map[string]string{
+			"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key, content-type"}})
+	}
+	r := pre("/api/public/leads", "https://forms.example.com")
+	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "https://forms.example.com" ||
+		!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "X-API-Key") {
+		t.Errorf("allowed preflight: %d %v", r.status, r.header)
+	}
+	r = pre("/api/public/leads", "https://evil.example")
+	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("refused preflight: %d %v", r.status, r.header)
+	}
+	r = pre("/api/contacts", "https://forms.example.com")
+	if r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("CORS on a JWT route: %v", r.header)
+	}
+	wantProblem(t, r, http.StatusUnauthorized, "unauthenticated")
+	// An actual request carries the header, even when refused, so the
+	// browser can read the problem.
+	r = e.do(req{method: "POST", path: "/api/public/leads", header: map[string]string{"Origin": "https://forms.example.com"}, body: strings.NewReader(`{}`)})
+	wantProblem(t, r, http.StatusUnauthorized, "unauthenticated")
+	if r.header.Get("Access-Control-Allow-Origin") != "https://forms.example.com" {
+		t.Errorf("ACAO = %q", r.header.Get("Access-Control-Allow-Origin"))
+	}
+	if n := e.ups[SvcIntake].calls(); n != 0 {
+		t.Errorf("intake received %d calls", n)
+	}
+}
+
+func TestOpsEndpoints(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	if r := e.do(req{path: "/healthz"}); r.status != http.StatusOK {
+		t.Errorf("healthz = %d", r.status)
+	}
+	if r := e.do(req{path: "/readyz"}); r.status != http.StatusOK {
+		t.Errorf("readyz = %d %s", r.status, r.body)
+	}
+	echoed(t, e.do(req{path: "/api/contacts/1", token: e.iss.User(t, 7)}))
+	r := e.do(req{path: "/metrics"})
+	for _, want := range []string{
+		`gateway_requests_total{method="GET",route="/contacts/*",status="200"} 1`,
+		`gateway_upstream_duration_seconds_count{service="contacts",status="2xx"} 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestReadyzNeedsJWKS(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.JWKSURL = closedURL(t) + "/auth/jwks" })
+	r := e.do(req{path: "/readyz"})
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"jwks":"unavailable"`) {
+		t.Errorf("readyz = %d %s", r.status, r.body)
+	}
+	// Without keys, a token cannot be checked: 503, not 401.
+	wantProblem(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}), http.StatusServiceUnavailable, "upstream_unavailable")
+}
+
+// TestOpenAPIMatchesRouteTable checks every documented operation against
+// the routing table: it must be routed, with the documented auth policy.
+func TestOpenAPIMatchesRouteTable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	r := e.do(req{path: "/openapi.json"})
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("openapi.json = %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	var doc struct {
+		OpenAPI    string                               `json:"openapi"`
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components struct {
+			SecuritySchemes map[string]any `json:"securitySchemes"`
+			Schemas         map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Components.SecuritySchemes["bearerAuth"] == nil ||
+		doc.Components.SecuritySchemes["apiKey"] == nil || doc.Components.Schemas["Problem"] == nil {
+		t.Fatalf("document header: %s %v", doc.OpenAPI, doc.Components.SecuritySchemes)
+	}
+	ids := regexp.MustCompile(`\{[^}]+\}`)
+	count := 0
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			count++
+			concrete := ids.ReplaceAllString(path, "12")
+			rt := Match(Table, strings.ToUpper(method), concrete)
+			if rt == nil {
+				t.Errorf("%s %s is documented but not routed", method, path)
+				continue
+			}
+			sec, _ := json.Marshal(op["security"])
+			want := map[Policy]string{Public: `[]`, JWT: `[{"bearerAuth":[]}]`, Admin: `[{"bearerAuth":[]}]`, Key: `[{"apiKey":[]}]`}[rt.Policy]
+			if string(sec) != want {
+				t.Errorf("%s %s: documented security %s, routed as %s", method, path, sec, rt.Policy)
+			}
+			if _, admin := op["x-admin"]; admin != (rt.Policy == Admin) {
+				t.Errorf("%s %s: x-admin %v, routed as %s", method, path, admin, rt.Policy)
+			}
+		}
+	}
+	if count != len(Operations()) {
+		t.Errorf("document has %d operations, Operations() %d (duplicate method+path?)", count, len(Operations()))
+	}
+	// Every admin route of the brief is documented as admin.
+	for _, a := range adminRoutes {
+		p := strings.TrimPrefix(a.path, "/api")
+		found := false
+		for path, item := range doc.Paths {
+			if matchSegments(splitPath(path), splitPath(p)) && item[strings.ToLower(a.method)] != nil {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s %s is not documented", a.method, a.path)
+		}
+	}
+}
+
+func TestDocsPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	r := e.do(req{path: "/docs"})
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("docs = %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	body := string(r.body)
+	if strings.Contains(strings.ToLower(body), "<script") || strings.Contains(body, "http://") || strings.Contains(body, "https://") {
+		t.Error("docs page loads or links external resources")
+	}
+	for _, want := range []string{"/api/contacts/{id}/linked-emails", "/api/public/leads", "/api/contract-templates/tags/pdf", "payload_too_large"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("docs lack %q", want)
+		}
+	}
+	style := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(body)
+	if style == nil {
+		t.Fatal("no style element")
+	}
+	sum := sha256.Sum256([]byte(style[1]))
+	want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, want) || !strings.HasPrefix(csp, "default-src 'none'") {
+		t.Errorf("CSP %q, want it to allow exactly the page's style (%s)", csp, want)
+	}
+}
+
+func TestMatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		method, path string
+		service      string
+		policy       Policy
+		limit        int64
+	}{
+		{"GET", "/contacts", SvcContacts, JWT, LimitJSON},
+		{"GET", "/contacts/1/linked-emails", SvcMail, JWT, LimitJSON},
+		{"GET", "/contacts/export", SvcContacts, Admin, LimitJSON},
+		{"POST", "/contacts/export", SvcContacts, JWT, LimitJSON},
+		{"POST", "/contacts/import", SvcContacts, Admin, LimitImport},
+		{"POST", "/leads/import", SvcLeads, JWT, LimitImport},
+		{"HEAD", "/leads/export", SvcLeads, Admin, LimitJSON},
+		{"GET", "/deal-stages/1", SvcDeals, JWT, LimitJSON},
+		{"PATCH", "/deal-stages/1", SvcDeals, Admin, LimitJSON},
+		{"POST", "/contracts/1/executed", SvcContracts, JWT, LimitExecuted},
+		{"DELETE", "/contracts/1/executed", SvcContracts, Admin, LimitJSON},
+		{"GET", "/contract-templates/tags", SvcContracts, Admin, LimitJSON},
+		{"POST", "/public/leads", SvcIntake, Key, LimitPublic},
+		{"POST", "/auth/login", SvcIdentity, Public, LimitJSON},
+		{"GET", "/auth/login", SvcIdentity, JWT, LimitJSON},
+		{"POST", "/auth/keys/rotate", SvcIdentity, Admin, LimitJSON},
+		{"GET", "/auth/me", SvcIdentity, JWT, LimitJSON},
+	}
+	for _, tc := range tests {
+		rt := Match(Table, tc.method, tc.path)
+		if rt == nil {
+			t.Errorf("%s %s: no route", tc.method, tc.path)
+			continue
+		}
+		if rt.Service != tc.service || rt.Policy != tc.policy || rt.Limit() != tc.limit {
+			t.Errorf("%s %s: %s %s %d, want %s %s %d", tc.method, tc.path, rt.Service, rt.Policy, rt.Limit(), tc.service, tc.policy, tc.limit)
+		}
+	}
+	for _, p := range []string{"/", "", "/internal/users", "/INTERNAL/x", "/contactsx", "/contacts-x/1", "/unknown/1"} {
+		if rt := Match(Table, "GET", p); rt != nil {
+			t.Errorf("GET %q routed to %s %s", p, rt.Service, rt.Pattern)
+		}
+	}
+	if rt := Match(Table, "GET", "/contacts//linked-emails"); rt == nil || rt.Service != SvcContacts {
+		t.Errorf("an empty id segment must not match {id}: %+v", rt)
+	}
+}
+
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	trusted, err := parsePrefixes("127.0.0.0/8,::1/128,10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ remote, xff, want string }{
+		{"203.0.113.5", "1.2.3.4", "203.0.113.5"},               // untrusted peer: header ignored
+		{"127.0.0.1", "", "127.0.0.1"},                          // no header
+		{"127.0.0.1", "198.51.100.7", "198.51.100.7"},           // one trusted hop
+		{"127.0.0.1", "6.6.6.6, 198.51.100.7", "198.51.100.7"},  // spoofed leftmost entry is ignored
+		{"127.0.0.1", "198.51.100.7, 10.1.2.3", "198.51.100.7"}, // trusted inner proxy skipped
+		{"127.0.0.1", "garbage, 198.51.100.7", "198.51.100.7"},  // junk left of the client
+		{"127.0.0.1", "198.51.100.7, garbage", "127.0.0.1"},     // junk from a trusted hop: stop
+		{"::ffff:127.0.0.1", "2001:db8::1", "2001:db8::1"},      // IPv4-mapped peer
+		{"127.0.0.1", "10.0.0.1, 10.0.0.2", "10.0.0.1"},         // all trusted: the leftmost
+	}
+	for _, tc := range tests {
+		got := clientIP(netip.MustParseAddr(tc.remote), tc.xff, trusted)
+		if got.String() != tc.want {
+			t.Errorf("clientIP(%s, %q) = %s, want %s", tc.remote, tc.xff, got, tc.want)
+		}
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(config.FromMap(map[string]string{"CRM_INTERNAL_SECRET": testSecret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		SvcIdentity: "http://localhost:8081", SvcContacts: "http://localhost:8082", SvcLeads: "http://localhost:8083",
+		SvcDeals: "http://localhost:8084", SvcContracts: "http://localhost:8085", SvcIntake: "http://localhost:8086", SvcMail: "http://localhost:8087",
+	}
+	if d := cmp.Diff(want, cfg.Services); d != "" {
+		t.Errorf("services (-want +got):\n%s", d)
+	}
+	if cfg.Addr != ":8080" || cfg.UpstreamTimeout != 35*time.Second || cfg.UserPerMinute != 1200 || cfg.IPPerMinute != 6000 ||
+		cfg.JWKSURL != "http://localhost:8081/auth/jwks" || cfg.APIKeyCacheTTL != 5*time.Second {
+		t.Errorf("defaults: %+v", cfg)
+	}
+
+	bad := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"secret missing", map[string]string{}, "CRM_INTERNAL_SECRET: is required"},
+		{"secret short", map[string]string{"CRM_INTERNAL_SECRET": "short"}, "CRM_INTERNAL_SECRET: must be at least 16"},
+		{"bad url", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "LEADS_URL": "leads:8083"}, "LEADS_URL"},
+		{"bad limit", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_RATE_LIMIT_USER_PER_MINUTE": "-1"}, "CRM_RATE_LIMIT_USER_PER_MINUTE"},
+		{"bad timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_UPSTREAM_TIMEOUT": "soon"}, "CRM_UPSTREAM_TIMEOUT"},
+		{"zero timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_UPSTREAM_TIMEOUT": "0s"}, "CRM_UPSTREAM_TIMEOUT"},
+		{"bad proxies", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_TRUSTED_PROXIES": "10.0.0.0/99"}, "CRM_TRUSTED_PROXIES"},
+		{"bad log level", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+	}
+	for _, tc := range bad {
+		_, err := LoadConfig(config.FromMap(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
