@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -50,7 +52,7 @@ func migrateAll(ctx context.Context, d *db.DB) error {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	db     *db.DB
 	store  *store.Store
 	h      http.Handler
@@ -64,7 +66,7 @@ type envOpt struct{ contactsDown bool }
 
 // newEnv gives a test its own database (cloned from the migrated
 // template), a fake contacts service and real tokens.
-func newEnv(t *testing.T, opts ...envOpt) *env {
+func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
 	var o envOpt
 	if len(opts) > 0 {
@@ -120,7 +122,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 // fakeContacts implements the two internal routes deals reads, with the
 // shapes of docs/architecture.md: company 100 (Acme, primary contact 500),
 // company 101 (Globex, no primary contact), contacts 500 and 501.
-func fakeContacts(t *testing.T) *httptest.Server {
+func fakeContacts(t testing.TB) *httptest.Server {
 	t.Helper()
 	contact := func(id int64, first string) map[string]any {
 		return map[string]any{"id": id, "first_name": first, "last_name": "Doe", "email": strings.ToLower(first) + "@acme.test", "company_id": 100}
@@ -330,3 +332,10 @@ func ptr[T any](v T) *T { return &v }
 func path(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestMain keeps access logs out of test and benchmark output; warnings
+// and errors still show.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	os.Exit(m.Run())
+}
