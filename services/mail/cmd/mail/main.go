@@ -1,0 +1,195 @@
+// Command mail serves synced email messages, their links to contacts and
+// leads, and the IMAP mailboxes they are synced from; it also runs the
+// mailbox sync worker and scheduler.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/svcclient"
+	"github.com/opencrm/crm/services/mail/internal/api"
+	"github.com/opencrm/crm/services/mail/internal/imapsync"
+	"github.com/opencrm/crm/services/mail/internal/jobs"
+	"github.com/opencrm/crm/services/mail/internal/mail"
+	"github.com/opencrm/crm/services/mail/internal/store"
+	"github.com/opencrm/crm/services/mail/internal/upstream"
+	"github.com/opencrm/crm/services/mail/migrations"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "mail:", err)
+		os.Exit(1)
+	}
+}
+
+// settings is the process configuration, read once from the environment.
+type settings struct {
+	config.Common
+	IdentityURL    string
+	ContactsURL    string
+	LeadsURL       string
+	InternalSecret string
+	// SecretKey (CRM_SECRET_KEY) seals mailbox passwords; without it the
+	// mailbox routes answer 503 and no sync runs.
+	SecretKey  string
+	DBMaxConns int
+	Jobs       jobs.Config
+	Sync       imapsync.Options
+	// SyncWorker turns the worker and scheduler off (MAIL_SYNC_WORKER=false)
+	// for API-only replicas.
+	SyncWorker bool
+}
+
+func load() (settings, error) {
+	l := config.New()
+	s := settings{
+		Common:         l.LoadCommon(":8087"),
+		IdentityURL:    strings.TrimRight(l.URL("IDENTITY_URL", "http://localhost:8081"), "/"),
+		ContactsURL:    strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
+		LeadsURL:       strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
+		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
+		SecretKey:      l.String("CRM_SECRET_KEY", ""),
+		DBMaxConns:     l.Int("MAIL_DB_MAX_CONNS", 20, 2, 500),
+		SyncWorker:     l.Bool("MAIL_SYNC_WORKER", true),
+		Jobs: jobs.Config{
+			Queue:       l.String("MAIL_QUEUE", "mail"),
+			Interval:    l.Duration("MAIL_SYNC_INTERVAL", 5*time.Minute),
+			Concurrency: l.Int("MAIL_SYNC_CONCURRENCY", 4, 1, 64),
+		},
+		Sync: imapsync.Options{
+			Lease:        l.Duration("MAIL_SYNC_TIMEOUT", 10*time.Minute),
+			BlockPrivate: l.Bool("MAIL_IMAP_BLOCK_PRIVATE", false),
+		},
+	}
+	s.Jobs.TaskTimeout = s.Sync.Lease
+	if s.InternalSecret != "" {
+		if err := auth.CheckInternalSecret(s.InternalSecret); err != nil {
+			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
+		}
+	}
+	l.Check(s.SecretKey == "" || len(s.SecretKey) >= 16, "CRM_SECRET_KEY", "must be at least 16 characters")
+	l.Check(s.Jobs.Interval >= 10*time.Second, "MAIL_SYNC_INTERVAL", "must be at least 10s")
+	l.Check(s.Sync.Lease >= 30*time.Second, "MAIL_SYNC_TIMEOUT", "must be at least 30s")
+	return s, l.Err()
+}
+
+func run(ctx context.Context) error {
+	s, err := load()
+	if err != nil {
+		return err
+	}
+	log := logx.New(os.Stdout, "mail", s.LogLevel)
+	slog.SetDefault(log)
+
+	d, err := db.Open(ctx, s.DatabaseURL, "mail", int32(s.DBMaxConns))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := db.Migrate(ctx, d, "mail", migrations.FS); err != nil {
+		return err
+	}
+	ropt, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropt)
+	defer rdb.Close()
+
+	verifier, err := auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
+	if err != nil {
+		return err
+	}
+	ops, err := httpx.NewOps(
+		httpx.Check{Name: "postgres", Fn: d.Ping},
+		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+	)
+	if err != nil {
+		return err
+	}
+	st, err := store.New(d)
+	if err != nil {
+		return err
+	}
+	records, err := upstream.New(
+		svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
+		svcclient.New("leads", s.LeadsURL, s.InternalSecret),
+	)
+	if err != nil {
+		return err
+	}
+
+	var (
+		sealer *mail.Sealer
+		queue  *jobs.Queue
+		runner *jobs.Runner
+	)
+	if s.SecretKey == "" {
+		log.Warn("CRM_SECRET_KEY is not set: mailboxes are disabled (503) and nothing is synced")
+	} else {
+		if sealer, err = mail.NewSealer(s.SecretKey); err != nil {
+			return err
+		}
+		if queue, err = jobs.NewQueue(rdb, s.Jobs); err != nil {
+			return err
+		}
+		syncer, err := imapsync.New(st, sealer, s.Sync, log)
+		if err != nil {
+			return err
+		}
+		if s.SyncWorker {
+			if runner, err = jobs.NewRunner(rdb, s.Jobs, queue, syncer, st, log); err != nil {
+				return err
+			}
+		}
+	}
+	var sq mail.SyncQueue
+	if queue != nil {
+		sq = queue
+	}
+	svc, err := mail.NewService(st, records, sealer, sq)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Deps{Service: svc, Verifier: verifier})
+	if err != nil {
+		return err
+	}
+
+	// The sync worker stops with the server, also when the server fails. A
+	// worker that cannot start (Redis down) is logged, not fatal: messages
+	// and linked emails do not need it.
+	jobCtx, stopJobs := context.WithCancel(ctx)
+	jobsDone := make(chan struct{})
+	go func() {
+		defer close(jobsDone)
+		if runner == nil {
+			return
+		}
+		if err := runner.Run(jobCtx); err != nil {
+			log.Error("mailbox sync worker stopped", "error", err.Error())
+		}
+	}()
+	log.Info("mail listening", "addr", s.Addr)
+	err = httpx.Serve(ctx, s.Addr, ops.Handler(h), nil)
+	stopJobs()
+	<-jobsDone
+	return err
+}

@@ -1,0 +1,206 @@
+// Package api serves the mail context's HTTP routes: storing synced
+// messages, listing the messages linked to a contact or lead, and managing
+// the IMAP mailboxes they are synced from. Every route needs a JWT.
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/mail/internal/mail"
+)
+
+// Deps are the handlers' collaborators.
+type Deps struct {
+	Service  *mail.Service
+	Verifier *auth.Verifier
+}
+
+type handler struct{ svc *mail.Service }
+
+// New returns the routes of the mail service.
+func New(d Deps) (http.Handler, error) {
+	if d.Service == nil || d.Verifier == nil {
+		return nil, errors.New("api: service and verifier are required")
+	}
+	h := &handler{svc: d.Service}
+	mux := http.NewServeMux()
+	jwt := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, d.Verifier.Require(fn)) }
+	jwt("POST /emails", h.createEmail)
+	jwt("GET /emails/{id}", h.getEmail)
+	jwt("GET /contacts/{id}/linked-emails", h.linked(mail.KindContact))
+	jwt("GET /leads/{id}/linked-emails", h.linked(mail.KindLead))
+	jwt("POST /mailboxes", h.createMailbox)
+	jwt("GET /mailboxes", h.listMailboxes)
+	jwt("GET /mailboxes/{id}", h.getMailbox)
+	jwt("PUT /mailboxes/{id}", h.updateMailbox)
+	jwt("DELETE /mailboxes/{id}", h.deleteMailbox)
+	jwt("POST /mailboxes/{id}/sync", h.syncMailbox)
+	mux.Handle("/", httpx.NotFoundHandler())
+	return mux, nil
+}
+
+func caller(r *http.Request) mail.Caller {
+	c := auth.FromContext(r.Context())
+	return mail.Caller{UserID: c.UserID(), Admin: c.IsAdmin()}
+}
+
+// createEmail is POST /emails: 201 for a new message, 200 with the stored
+// one when the message_id is known.
+func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) {
+	var in mail.MessageInput
+	if err := httpx.Decode(w, r, &in, httpx.MaxJSONBody); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	m, created, err := h.svc.CreateMessage(r.Context(), in, caller(r).UserID)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	if !created {
+		httpx.Updated(w, m, "email already stored")
+		return
+	}
+	httpx.Created(w, m, "email stored")
+}
+
+func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound("email"))
+		return
+	}
+	m, err := h.svc.Message(r.Context(), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, m)
+}
+
+// linkedSpec accepts only the newest-first order linked emails have.
+var linkedSpec = listq.Spec{Sorts: map[string]string{"sent_at": "sent_at"}, DefaultSort: "sent_at"}
+
+// linkedPage is the spec's pagination envelope plus success, so clients of
+// either list shape (DESIGN 3) read it.
+type linkedPage struct {
+	Success bool `json:"success"`
+	listq.Page[mail.Summary]
+}
+
+func (h *handler) linked(kind mail.Kind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpx.PathID(r, "id")
+		if err != nil {
+			httpx.Error(w, r, problem.NotFound(string(kind)))
+			return
+		}
+		q := listq.Parse(r.URL.Query(), linkedSpec)
+		if err := q.Err(); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		list, total, err := h.svc.Linked(r.Context(), kind, id, q.PerPage, q.Offset())
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.JSON(w, http.StatusOK, linkedPage{Success: true, Page: listq.NewPage(list, q, total)})
+	}
+}
+
+func (h *handler) createMailbox(w http.ResponseWriter, r *http.Request) {
+	var in mail.MailboxInput
+	if err := httpx.Decode(w, r, &in, 16<<10); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	mb, err := h.svc.CreateMailbox(r.Context(), caller(r), in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Created(w, mb, "mailbox connected; the first sync is queued")
+}
+
+func (h *handler) listMailboxes(w http.ResponseWriter, r *http.Request) {
+	list, err := h.svc.Mailboxes(r.Context(), caller(r))
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, list)
+}
+
+func (h *handler) getMailbox(w http.ResponseWriter, r *http.Request) {
+	id, err := mailboxID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	mb, err := h.svc.Mailbox(r.Context(), caller(r), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.OK(w, mb)
+}
+
+func (h *handler) updateMailbox(w http.ResponseWriter, r *http.Request) {
+	id, err := mailboxID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	var in mail.MailboxInput
+	if err := httpx.Decode(w, r, &in, 16<<10); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	mb, err := h.svc.UpdateMailbox(r.Context(), caller(r), id, in)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, mb, "mailbox updated; a sync is queued")
+}
+
+func (h *handler) deleteMailbox(w http.ResponseWriter, r *http.Request) {
+	id, err := mailboxID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	if err := h.svc.DeleteMailbox(r.Context(), caller(r), id); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Deleted(w, "mailbox disconnected")
+}
+
+func (h *handler) syncMailbox(w http.ResponseWriter, r *http.Request) {
+	id, err := mailboxID(r)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	mb, err := h.svc.SyncNow(r.Context(), caller(r), id)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	httpx.Updated(w, mb, "sync queued")
+}
+
+func mailboxID(r *http.Request) (int64, error) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return 0, problem.NotFound("mailbox")
+	}
+	return id, nil
+}

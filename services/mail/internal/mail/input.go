@@ -1,0 +1,97 @@
+package mail
+
+import (
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// MessageInput is the body of POST /emails.
+type MessageInput struct {
+	MessageID string   `json:"message_id"`
+	From      string   `json:"from"`
+	To        []string `json:"to"`
+	Cc        []string `json:"cc"`
+	Subject   string   `json:"subject"`
+	BodyText  string   `json:"body_text"`
+	SentAt    string   `json:"sent_at"`
+	Direction string   `json:"direction"`
+}
+
+// Validate checks every field at once and returns the message to store.
+// Addresses may be bare (a@b.example) or carry a display name
+// ("Ann <a@b.example>"); only the address is kept. sent_at defaults to
+// now, direction to inbound.
+func (in MessageInput) Validate(now time.Time) (NewMessage, error) {
+	var v validate.Errors
+	m := NewMessage{
+		MessageID: NormalizeMessageID(Clean(in.MessageID)),
+		Subject:   strings.TrimSpace(Clean(in.Subject)),
+		BodyText:  Clean(in.BodyText),
+		Direction: in.Direction,
+		SentAt:    now.UTC(),
+	}
+	if v.Required("message_id", m.MessageID) {
+		v.MaxLen("message_id", m.MessageID, MaxMessageID)
+	}
+	if v.Required("from", in.From) {
+		if a, ok := parseAddress(in.From); ok {
+			m.From = a
+		} else {
+			v.Add("from", "must be a valid email address")
+		}
+	}
+	m.To = addressList(&v, "to", in.To)
+	m.Cc = addressList(&v, "cc", in.Cc)
+	v.MaxLen("subject", m.Subject, MaxSubject)
+	if len(m.BodyText) > MaxBodyBytes {
+		v.Add("body_text", "must be at most %d bytes", MaxBodyBytes)
+	}
+	if m.Direction == "" {
+		m.Direction = Inbound
+	}
+	v.OneOf("direction", m.Direction, Inbound, Outbound)
+	if s := strings.TrimSpace(in.SentAt); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			v.Add("sent_at", "must be an RFC 3339 timestamp such as 2026-11-22T03:10:26Z")
+		} else {
+			m.SentAt = t.UTC()
+		}
+	}
+	return m, v.Err()
+}
+
+func addressList(v *validate.Errors, field string, in []string) []string {
+	if len(in) > MaxRecipients {
+		v.Add(field, "must hold at most %d addresses", MaxRecipients)
+		return nil
+	}
+	out := make([]string, 0, len(in))
+	for i, s := range in {
+		a, ok := parseAddress(s)
+		if !ok {
+			v.Add(fmt.Sprintf("%s[%d]", field, i), "must be a valid email address")
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// parseAddress accepts one RFC 5322 mailbox and returns its bare address,
+// which must also pass the platform's email rule.
+func parseAddress(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 512 {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || !validate.IsEmail(a.Address) {
+		return "", false
+	}
+	return a.Address, true
+}

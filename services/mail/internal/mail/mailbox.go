@@ -1,0 +1,110 @@
+package mail
+
+import (
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// DefaultFolder is synced when a mailbox names none.
+const DefaultFolder = "INBOX"
+
+// MaxPassword bounds an IMAP password; longer is not a password.
+const MaxPassword = 1024
+
+var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$`)
+
+// MailboxInput is the body of POST /mailboxes and PUT /mailboxes/{id}.
+// Pointers tell an absent field from a zero one: on PUT an absent port,
+// tls, folder or password keeps its value.
+type MailboxInput struct {
+	Host     *string `json:"host"`
+	Port     *int    `json:"port"`
+	TLS      *bool   `json:"tls"`
+	Username *string `json:"username"`
+	Password *string `json:"password"`
+	Folder   *string `json:"folder"`
+}
+
+// validated is a checked MailboxInput; password is "" when unchanged.
+type validated struct {
+	fields   MailboxFields
+	password string
+}
+
+// validate checks the input against the current mailbox (nil on create).
+// host and username are required on both; password on create only.
+func (in MailboxInput) validate(cur *Mailbox) (validated, error) {
+	var v validate.Errors
+	var out validated
+	f := &out.fields
+	f.Host = strings.TrimSpace(deref(in.Host))
+	if v.Required("host", f.Host) && !validHost(f.Host) {
+		v.Add("host", "must be a host name or IP address")
+	}
+	f.Username = strings.TrimSpace(deref(in.Username))
+	if v.Required("username", f.Username) {
+		v.MaxLen("username", f.Username, validate.MaxString)
+	}
+	f.TLS = true
+	if cur != nil {
+		f.TLS = cur.TLS
+	}
+	if in.TLS != nil {
+		f.TLS = *in.TLS
+	}
+	switch {
+	case in.Port != nil:
+		f.Port = *in.Port
+		if f.Port < 1 || f.Port > 65535 {
+			v.Add("port", "must be between 1 and 65535")
+		}
+	case cur != nil:
+		f.Port = cur.Port
+	case f.TLS:
+		f.Port = 993
+	default:
+		f.Port = 143
+	}
+	f.Folder = strings.TrimSpace(deref(in.Folder))
+	if f.Folder == "" {
+		f.Folder = DefaultFolder
+		if cur != nil && in.Folder == nil {
+			f.Folder = cur.Folder
+		}
+	}
+	if v.MaxLen("folder", f.Folder, validate.MaxString) && strings.ContainsAny(f.Folder, "\r\n\x00") {
+		v.Add("folder", "must not contain control characters")
+	}
+	switch {
+	case in.Password != nil:
+		out.password = *in.Password
+		if out.password == "" {
+			v.Add("password", "is required")
+		} else if len(out.password) > MaxPassword || strings.ContainsAny(out.password, "\r\n\x00") {
+			v.Add("password", "must be at most %d bytes without line breaks", MaxPassword)
+		}
+	case cur == nil:
+		v.Add("password", "is required")
+	}
+	return out, v.Err()
+}
+
+func validHost(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	if _, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		return true
+	}
+	return hostname.MatchString(h)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,180 @@
+package mail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Caller is who asks: mailboxes belong to their owner; an admin sees all.
+type Caller struct {
+	UserID int64
+	Admin  bool
+}
+
+// ownerFilter is the owner a caller is confined to, 0 for an admin.
+func (c Caller) ownerFilter() int64 {
+	if c.Admin {
+		return 0
+	}
+	return c.UserID
+}
+
+// Service holds the mail context's use cases.
+type Service struct {
+	store   Store
+	records Records
+	// sealer is nil when CRM_SECRET_KEY is not configured: messages and
+	// linked emails work, mailboxes answer 503.
+	sealer *Sealer
+	queue  SyncQueue
+	now    func() time.Time
+}
+
+// NewService wires the use cases. sealer and queue may be nil, which turns
+// mailboxes off (503) without affecting messages.
+func NewService(store Store, records Records, sealer *Sealer, queue SyncQueue) (*Service, error) {
+	if store == nil || records == nil {
+		return nil, errors.New("mail: store and records are required")
+	}
+	return &Service{store: store, records: records, sealer: sealer, queue: queue, now: time.Now}, nil
+}
+
+// CreateMessage validates and stores a message; created is false when
+// the message_id was already stored (a no-op returning the stored one).
+func (s *Service) CreateMessage(ctx context.Context, in MessageInput, by int64) (Message, bool, error) {
+	m, err := in.Validate(s.now())
+	if err != nil {
+		return Message{}, false, err
+	}
+	if by > 0 {
+		m.CreatedBy = &by
+	}
+	return s.store.CreateMessage(ctx, m)
+}
+
+// Message returns one stored message.
+func (s *Service) Message(ctx context.Context, id int64) (Message, error) {
+	return s.store.Message(ctx, id)
+}
+
+// Linked lists the messages whose participants include the record's
+// email, newest first. A record without an email has none.
+func (s *Service) Linked(ctx context.Context, kind Kind, id int64, limit, offset int) ([]Summary, int, error) {
+	email, err := s.records.Email(ctx, kind, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	if email == "" {
+		return []Summary{}, 0, nil
+	}
+	return s.store.Linked(ctx, email, limit, offset)
+}
+
+func (s *Service) mailboxesEnabled() error {
+	if s.sealer == nil || s.queue == nil {
+		return problem.Unavailable("mailbox sync is not configured on this server (CRM_SECRET_KEY)", 0)
+	}
+	return nil
+}
+
+// CreateMailbox connects a mailbox for the caller and queues its first sync.
+func (s *Service) CreateMailbox(ctx context.Context, c Caller, in MailboxInput) (Mailbox, error) {
+	if err := s.mailboxesEnabled(); err != nil {
+		return Mailbox{}, err
+	}
+	v, err := in.validate(nil)
+	if err != nil {
+		return Mailbox{}, err
+	}
+	if v.fields.PasswordSealed, err = s.sealer.Seal(v.password); err != nil {
+		return Mailbox{}, err
+	}
+	mb, err := s.store.CreateMailbox(ctx, c.UserID, v.fields)
+	if err != nil {
+		return Mailbox{}, err
+	}
+	s.kick(ctx, mb.ID)
+	return mb, nil
+}
+
+// UpdateMailbox changes the connection settings (a fixed password, a new
+// host); the next sync uses them at once.
+func (s *Service) UpdateMailbox(ctx context.Context, c Caller, id int64, in MailboxInput) (Mailbox, error) {
+	if err := s.mailboxesEnabled(); err != nil {
+		return Mailbox{}, err
+	}
+	cur, err := s.store.Mailbox(ctx, id, c.ownerFilter())
+	if err != nil {
+		return Mailbox{}, err
+	}
+	v, err := in.validate(&cur)
+	if err != nil {
+		return Mailbox{}, err
+	}
+	if v.password != "" {
+		if v.fields.PasswordSealed, err = s.sealer.Seal(v.password); err != nil {
+			return Mailbox{}, err
+		}
+	}
+	mb, err := s.store.UpdateMailbox(ctx, id, c.ownerFilter(), v.fields)
+	if err != nil {
+		return Mailbox{}, err
+	}
+	s.kick(ctx, mb.ID)
+	return mb, nil
+}
+
+// Mailbox returns one of the caller's mailboxes (any, for an admin).
+func (s *Service) Mailbox(ctx context.Context, c Caller, id int64) (Mailbox, error) {
+	if err := s.mailboxesEnabled(); err != nil {
+		return Mailbox{}, err
+	}
+	return s.store.Mailbox(ctx, id, c.ownerFilter())
+}
+
+// Mailboxes lists the caller's mailboxes (all, for an admin).
+func (s *Service) Mailboxes(ctx context.Context, c Caller) ([]Mailbox, error) {
+	if err := s.mailboxesEnabled(); err != nil {
+		return nil, err
+	}
+	return s.store.Mailboxes(ctx, c.ownerFilter())
+}
+
+// DeleteMailbox disconnects a mailbox. Its messages stay: they are the
+// CRM's record of the conversation, linked to contacts by address.
+func (s *Service) DeleteMailbox(ctx context.Context, c Caller, id int64) error {
+	if err := s.mailboxesEnabled(); err != nil {
+		return err
+	}
+	return s.store.DeleteMailbox(ctx, id, c.ownerFilter())
+}
+
+// SyncNow queues a sync of the mailbox now.
+func (s *Service) SyncNow(ctx context.Context, c Caller, id int64) (Mailbox, error) {
+	if err := s.mailboxesEnabled(); err != nil {
+		return Mailbox{}, err
+	}
+	mb, err := s.store.Mailbox(ctx, id, c.ownerFilter())
+	if err != nil {
+		return Mailbox{}, err
+	}
+	if err := s.queue.EnqueueSync(ctx, id); err != nil {
+		return Mailbox{}, fmt.Errorf("queue sync: %w: %w", err, problem.Unavailable("the sync queue is unavailable", 5))
+	}
+	return mb, nil
+}
+
+// kick queues a sync after a change; a failure only delays it to the next
+// scheduled run, so it does not fail the request.
+func (s *Service) kick(ctx context.Context, id int64) {
+	if err := s.queue.EnqueueSync(context.WithoutCancel(ctx), id); err != nil {
+		slog.WarnContext(ctx, "queue mailbox sync", "mailbox_id", id, "error", err.Error())
+	}
+}
