@@ -58,7 +58,7 @@ SELECT f.a[1 + g % 40], l.a[1 + (g / 40) % 60],
        CASE WHEN g % 9 = 0 THEN NULL ELSE 10 + g % 50 END,
        CASE WHEN g % 9 = 0 THEN NULL ELSE 'Owner ' || ((10 + g % 50) * 37 % 101) END,
        now() - make_interval(secs => g * 31)
-FROM generate_series(1, $1) g, f, l`, n)
+FROM generate_series(1::bigint, $1) g, f, l`, n)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -400,4 +400,3 @@ func copyMap(m map[string]any) map[string]any {
 	}
 	return out
 }
-

@@ -139,7 +139,9 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 	finished := false
 	defer func() {
 		if !finished {
-			_ = s.store.ReleaseQualification(context.WithoutCancel(ctx), id)
+			// Keeps the progress of this attempt (ids obtained, bodies
+			// pending) and frees the lease for the retry.
+			_ = s.store.ReleaseQualification(context.WithoutCancel(ctx), id, saga)
 		}
 	}()
 	// Progress must survive a client that hangs up mid-way.
@@ -167,9 +169,6 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 			}
 			cid := *in.CompanyID
 			saga.Company.ID = &cid
-			if err := save(); err != nil {
-				return Qualified{}, err
-			}
 		}
 	}
 
@@ -181,9 +180,6 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 			}
 			cid := *in.ContactID
 			saga.Contact.ID = &cid
-			if err := save(); err != nil {
-				return Qualified{}, err
-			}
 		default:
 			body := saga.Contact.Pending
 			if body == nil {
@@ -242,10 +238,13 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 	return Qualified{Lead: lead, ContactID: saga.Contact.ID, CompanyID: saga.Company.ID, DealID: saga.Deal.ID}, nil
 }
 
-// step runs one creating call: the body is saved as pending before the
-// call, the id after it. A definitive refusal (4xx: nothing was created)
-// clears the pending body so the client can correct its request; any
-// other failure keeps it for the retry.
+// step runs one creating call. The body is saved as pending before the
+// call (together with the ids earlier steps obtained, one commit per
+// step); the id it returns is saved with the next step, the final update
+// or the release. Losing that id in a crash is harmless: the pending body
+// is resent and the upstream replays the same record. A definitive refusal
+// (4xx: nothing was created) clears the pending body so the client can
+// correct its request; any other failure keeps it for the retry.
 func (s *Service) step(ctx context.Context, st *Step, body json.RawMessage, save func() error, call func(context.Context) (int64, error)) error {
 	st.Pending = body
 	if err := save(); err != nil {
@@ -255,14 +254,11 @@ func (s *Service) step(ctx context.Context, st *Step, body json.RawMessage, save
 	if err != nil {
 		if p := (*problem.Error)(nil); errors.As(err, &p) && p.Status >= 400 && p.Status < 500 {
 			st.Pending = nil
-			if serr := save(); serr != nil {
-				return serr
-			}
 		}
 		return err
 	}
 	st.ID, st.Pending = &newID, nil
-	return save()
+	return nil
 }
 
 func dealTitle(l Lead, in QualifyInput) string {

@@ -35,8 +35,9 @@ type Store interface {
 	SaveQualification(ctx context.Context, leadID int64, s Saga) error
 	// FinishQualification marks the lead qualified with the saga's ids.
 	FinishQualification(ctx context.Context, leadID int64, s Saga) (Lead, error)
-	// ReleaseQualification drops the lease of an unfinished attempt.
-	ReleaseQualification(ctx context.Context, leadID int64) error
+	// ReleaseQualification saves an unfinished attempt's progress and
+	// drops its lease.
+	ReleaseQualification(ctx context.Context, leadID int64, s Saga) error
 }
 
 // Contacts is the part of the contacts context's internal API leads use.

@@ -323,9 +323,15 @@ func (s *Store) SaveQualification(ctx context.Context, leadID int64, saga leads.
 	return nil
 }
 
-// ReleaseQualification ends an unfinished attempt's lease.
-func (s *Store) ReleaseQualification(ctx context.Context, leadID int64) error {
-	_, err := s.db.Exec(ctx, `UPDATE qualifications SET locked_until = NULL WHERE lead_id = $1`, leadID)
+// ReleaseQualification saves an unfinished attempt's progress and ends
+// its lease.
+func (s *Store) ReleaseQualification(ctx context.Context, leadID int64, saga leads.Saga) error {
+	raw, err := json.Marshal(saga)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(ctx, `UPDATE qualifications SET state = $2, locked_until = NULL, updated_at = now()
+		WHERE lead_id = $1`, leadID, raw)
 	return err
 }
 
