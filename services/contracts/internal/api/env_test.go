@@ -90,7 +90,7 @@ func mergeFor(id int64, title, company string) map[string]any {
 		"quote": map[string]any{
 			"id": 3, "quote_number": "Q-2026-00042", "status": "accepted", "currency": "USD",
 			"line_items": []any{map[string]any{"description": "Licence <b>", "quantity": "10", "unit_price": "1000"}},
-			"subtotal": "10000.00", "tax_rate": "19", "tax": "1900.00", "total": "11900.00",
+			"subtotal":   "10000.00", "tax_rate": "19", "tax": "1900.00", "total": "11900.00",
 		},
 	}
 }
@@ -110,7 +110,6 @@ func randHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
