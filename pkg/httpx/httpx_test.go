@@ -75,6 +75,7 @@ func TestOpsHandler(t *testing.T) {
 	}
 	api := http.NewServeMux()
 	api.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) { panic("secret detail") })
+	api.HandleFunc("GET /things", func(w http.ResponseWriter, r *http.Request) {})
 	api.Handle("/", httpx.NotFoundHandler())
 	srv := httptest.NewServer(ops.Handler(api))
 	t.Cleanup(srv.Close)
@@ -85,7 +86,7 @@ func TestOpsHandler(t *testing.T) {
 		wantStatus int
 		wantCode   string
 	}{
-		{"/healthz", "", 200, ""},
+		{"/things?x=1", "", 200, ""},
 		{"/readyz", "", 200, ""},
 		{"/metrics", "", 200, ""},
 		{"/boom", "abc-123", 500, "internal"},
@@ -136,5 +137,29 @@ func TestRequestIDRejectsHostileValues(t *testing.T) {
 	}
 	if diff := cmp.Diff(seen, w.Header().Get(httpx.RequestIDHeader)); diff != "" {
 		t.Errorf("echoed id (-want +got):\n%s", diff)
+	}
+}
+
+func TestMethodNotAllowedIsProblem(t *testing.T) {
+	t.Parallel()
+	ops, err := httpx.NewOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := http.NewServeMux()
+	api.HandleFunc("GET /deals/{id}", func(w http.ResponseWriter, r *http.Request) {})
+	srv := httptest.NewServer(ops.Handler(api))
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest(http.MethodPatch, srv.URL+"/deals/1", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&b)
+	if resp.StatusCode != 405 || b["code"] != "method_not_allowed" || resp.Header.Get("Allow") == "" ||
+		resp.Header.Get("Content-Type") != problem.ContentType {
+		t.Fatalf("got %d %v %v", resp.StatusCode, resp.Header, b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,8 +55,51 @@ func (o *Ops) Handler(api http.Handler) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", o.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
-	mux.Handle("/", api)
+	mux.Handle("/", problemMethodNotAllowed(api))
 	return Chain(mux, RequestID, o.Metrics.Observe, Recover)
+}
+
+// problemMethodNotAllowed turns ServeMux's plain-text 405 (a known path with
+// another method) into problem+json, keeping its Allow header.
+func problemMethodNotAllowed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&methodWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+type methodWriter struct {
+	http.ResponseWriter
+	r        *http.Request
+	replaced bool
+}
+
+func (m *methodWriter) WriteHeader(code int) {
+	if code == http.StatusMethodNotAllowed && !strings.HasPrefix(m.Header().Get("Content-Type"), problem.ContentType) {
+		m.replaced = true
+		m.Header().Del("Content-Length")
+		e := &problem.Error{Status: code, Code: "method_not_allowed", Title: http.StatusText(code),
+			Detail: "this path does not support " + m.r.Method}
+		problem.Write(m.ResponseWriter, m.r, e)
+		return
+	}
+	m.ResponseWriter.WriteHeader(code)
+}
+
+func (m *methodWriter) Write(b []byte) (int, error) {
+	if m.replaced {
+		return len(b), nil
+	}
+	return m.ResponseWriter.Write(b)
+}
+
+// Unwrap exposes the underlying writer to http.ResponseController.
+func (m *methodWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+// Flush passes streaming flushes through.
+func (m *methodWriter) Flush() {
+	if f, ok := m.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func (o *Ops) ready(w http.ResponseWriter, r *http.Request) {

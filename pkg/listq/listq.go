@@ -170,7 +170,9 @@ func (q *Query) Err() error { return q.errs.Err() }
 // Offset is the row offset of the page.
 func (q *Query) Offset() int { return (q.Page - 1) * q.PerPage }
 
-// OrderBy returns "ORDER BY <expr> <dir>, <tiebreak> <dir>" from the whitelist.
+// OrderBy returns "ORDER BY <expr> <dir>, <tiebreak> <dir>" from the
+// whitelist. Nulls follow PostgreSQL's default (last ascending, first
+// descending) so one btree index on (expr, tiebreak) serves both directions.
 func (q *Query) OrderBy() string {
 	dir := "ASC"
 	if q.Desc {
@@ -181,7 +183,7 @@ func (q *Query) OrderBy() string {
 	if tie == "" {
 		tie = "id"
 	}
-	return fmt.Sprintf("ORDER BY %s %s NULLS LAST, %s %s", expr, dir, tie, dir)
+	return fmt.Sprintf("ORDER BY %s %s, %s %s", expr, dir, tie, dir)
 }
 
 // LimitOffset returns the LIMIT/OFFSET clause as placeholders added to w.

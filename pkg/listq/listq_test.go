@@ -56,7 +56,7 @@ func TestParseValues(t *testing.T) {
 	if got := q.DateTo.Format("2006-01-02"); got != "2026-02-01" {
 		t.Errorf("date_to is inclusive: next day = %s", got)
 	}
-	if got, want := q.OrderBy(), "ORDER BY created_at DESC NULLS LAST, id DESC"; got != want {
+	if got, want := q.OrderBy(), "ORDER BY created_at DESC, id DESC"; got != want {
 		t.Errorf("OrderBy = %q, want %q", got, want)
 	}
 	if q.Offset() != 200 {
