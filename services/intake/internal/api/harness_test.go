@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -35,6 +36,13 @@ import (
 )
 
 const secret = "test-internal-secret-0123456789"
+
+// TestMain sends the access log (written through slog's default logger)
+// to nowhere, encoded as in production, so test output stays readable.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	os.Exit(m.Run())
+}
 
 func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "intake", migrations.FS) }
 

@@ -63,43 +63,89 @@ var (
 	errInProgress = problem.Conflict("request_in_progress", "a request with this Idempotency-Key is still being processed; retry later")
 )
 
-// Accept implements intake.Store.
+const insertValues = `api_key_id, status, first_name, last_name, email, phone, company, job_title, source,
+	notes, origin, attempts, next_attempt_at`
+
+// insertSQL stores a submission in one autocommit statement.
+const insertSQL = `INSERT INTO submissions (` + insertValues + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval)
+	RETURNING ` + columns
+
+// reserveInsertSQL reserves an Idempotency-Key and stores the submission
+// linked to it in one statement: the submission row exists only if the
+// reservation succeeded. (The foreign key is checked at the end of the
+// statement, when both rows exist.)
+const reserveInsertSQL = `WITH next AS (SELECT nextval(pg_get_serial_sequence('submissions', 'id')) AS id),
+	r AS (
+		INSERT INTO idempotency_requests (api_key_id, key, request_hash, state, submission_id)
+		SELECT $14, $15, $16, 'in_flight', next.id FROM next
+		ON CONFLICT DO NOTHING
+		RETURNING submission_id)
+	INSERT INTO submissions (id, ` + insertValues + `) OVERRIDING SYSTEM VALUE
+	SELECT r.submission_id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval FROM r
+	RETURNING ` + columns
+
+func insertArgs(n intake.NewSubmission) []any {
+	attempts := 1
+	if n.Status == intake.StatusSpam {
+		attempts = 0
+	}
+	in := n.Input
+	return []any{n.APIKeyID, n.Status, in.FirstName, in.LastName, in.Email, in.Phone, in.Company, in.JobTitle,
+		in.Source, in.Notes, n.Origin, attempts, n.Lease}
+}
+
+// Accept implements intake.Store. The common cases (no key, or a key seen
+// for the first time) cost one round trip and one commit; only a key that
+// already exists takes the locking path.
 func (s *Store) Accept(ctx context.Context, n intake.NewSubmission, idem *intake.Idem) (intake.Accepted, error) {
 	var acc intake.Accepted
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		if idem != nil {
-			done, err := s.reserve(ctx, tx, *idem, &acc)
-			if err != nil || done {
-				return err
-			}
+	if idem == nil {
+		sub, err := insertOne(ctx, s.db, insertSQL, insertArgs(n))
+		acc.Submission = sub
+		return acc, err
+	}
+	args := append(insertArgs(n), idem.APIKeyID, idem.Key, idem.Hash)
+	rows, err := s.db.Query(ctx, reserveInsertSQL, args...)
+	if err != nil {
+		return acc, fmt.Errorf("reserve and insert submission: %w", err)
+	}
+	subs, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return acc, fmt.Errorf("reserve and insert submission: %w", err)
+	}
+	if len(subs) == 1 {
+		acc.Submission = subs[0]
+		return acc, nil
+	}
+	err = s.db.InTx(ctx, func(tx pgx.Tx) error {
+		done, err := s.reserve(ctx, tx, *idem, &acc)
+		if err != nil || done {
+			return err
 		}
-		attempts := 1
-		if n.Status == intake.StatusSpam {
-			attempts = 0
-		}
-		in := n.Input
-		rows, err := tx.Query(ctx, `INSERT INTO submissions (api_key_id, status, first_name, last_name, email,
-				phone, company, job_title, source, notes, origin, attempts, next_attempt_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval)
-			RETURNING `+columns,
-			n.APIKeyID, n.Status, in.FirstName, in.LastName, in.Email, in.Phone, in.Company, in.JobTitle,
-			in.Source, in.Notes, n.Origin, attempts, n.Lease)
+		acc.Submission, err = insertOne(ctx, tx, insertSQL, insertArgs(n))
 		if err != nil {
-			return fmt.Errorf("insert submission: %w", err)
+			return err
 		}
-		acc.Submission, err = pgx.CollectExactlyOneRow(rows, scan)
-		if err != nil {
-			return fmt.Errorf("insert submission: %w", err)
-		}
-		if idem != nil {
-			if _, err := tx.Exec(ctx, `UPDATE idempotency_requests SET submission_id = $3
-				WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, acc.Submission.ID); err != nil {
-				return fmt.Errorf("link idempotency key: %w", err)
-			}
+		if _, err := tx.Exec(ctx, `UPDATE idempotency_requests SET submission_id = $3
+			WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, acc.Submission.ID); err != nil {
+			return fmt.Errorf("link idempotency key: %w", err)
 		}
 		return nil
 	})
 	return acc, err
+}
+
+func insertOne(ctx context.Context, q db.Querier, sql string, args []any) (intake.Submission, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return intake.Submission{}, fmt.Errorf("insert submission: %w", err)
+	}
+	sub, err := pgx.CollectExactlyOneRow(rows, scan)
+	if err != nil {
+		return intake.Submission{}, fmt.Errorf("insert submission: %w", err)
+	}
+	return sub, nil
 }
 
 // reserve claims idem for this request, or fills acc with what the key
@@ -155,36 +201,38 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 	return true, errInProgress
 }
 
-// Finish implements intake.Store. The commit is asynchronous
-// (synchronous_commit off): if it is lost in a crash, the submission stays
-// pending with its lease and the retry job delivers it again under the same
-// leads Idempotency-Key, which yields the same lead.
+// Finish implements intake.Store in one round trip: the statements go as
+// one pipelined batch, which PostgreSQL runs as one implicit transaction.
+// The commit is asynchronous (synchronous_commit off, for this transaction
+// only): if a crash loses it, the submission is still pending with its
+// lease, and the retry job delivers it again under the same leads
+// Idempotency-Key, which yields the same lead; a lost idempotency answer
+// is rebuilt from the submission (see reserve).
 func (s *Store) Finish(ctx context.Context, o intake.Outcome) error {
-	return s.db.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
-		var next any
-		if o.Status == intake.StatusPending {
-			next = o.NextAttemptAt
-		}
-		_, err := tx.Exec(ctx, `UPDATE submissions SET status = $2, lead_id = COALESCE($3, lead_id),
-				next_attempt_at = COALESCE($4, next_attempt_at), last_error = $5, updated_at = now(),
-				delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
-			WHERE id = $1`, o.ID, o.Status, o.LeadID, next, o.LastError)
-		if err != nil {
-			return fmt.Errorf("finish submission: %w", err)
-		}
-		if o.Idem != nil && o.Response != nil {
-			return completeIdem(ctx, tx, *o.Idem, *o.Response)
-		}
-		return nil
-	})
+	var next any
+	if o.Status == intake.StatusPending {
+		next = o.NextAttemptAt
+	}
+	b := &pgx.Batch{}
+	b.Queue("SET LOCAL synchronous_commit = off")
+	b.Queue(`UPDATE submissions SET status = $2, lead_id = COALESCE($3, lead_id),
+			next_attempt_at = COALESCE($4, next_attempt_at), last_error = $5, updated_at = now(),
+			delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
+		WHERE id = $1`, o.ID, o.Status, o.LeadID, next, o.LastError)
+	if o.Idem != nil && o.Response != nil {
+		b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, o.Response.Status, []byte(o.Response.Body))
+	}
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("finish submission: %w", err)
+	}
+	return nil
 }
 
+const completeIdemSQL = `UPDATE idempotency_requests SET state = 'done', status = $3, response = $4
+	WHERE api_key_id = $1 AND key = $2`
+
 func completeIdem(ctx context.Context, q db.Querier, idem intake.Idem, resp intake.Response) error {
-	_, err := q.Exec(ctx, `UPDATE idempotency_requests SET state = 'done', status = $3, response = $4
-		WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, resp.Status, []byte(resp.Body))
+	_, err := q.Exec(ctx, completeIdemSQL, idem.APIKeyID, idem.Key, resp.Status, []byte(resp.Body))
 	if err != nil {
 		return fmt.Errorf("complete idempotency key: %w", err)
 	}
