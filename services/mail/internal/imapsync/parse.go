@@ -75,6 +75,7 @@ func Parse(raw []byte) Parsed {
 	case len(w.html) > 0:
 		p.Body = htmlToText(strings.Join(w.html, "\n\n"))
 	}
+	p.Body = strings.ReplaceAll(p.Body, "\r\n", "\n")
 	p.Body = mail.Truncate(mail.Clean(p.Body), mail.MaxBodyBytes)
 	p.Subject = mail.TruncateRunes(strings.TrimSpace(mail.Clean(p.Subject)), mail.MaxSubject)
 	p.MessageID = mail.TruncateRunes(mail.Clean(p.MessageID), mail.MaxMessageID)
