@@ -48,7 +48,7 @@ type upstream struct {
 	got  []seen
 }
 
-func newUpstream(t *testing.T, name string, extra http.Handler) *upstream {
+func newUpstream(t testing.TB, name string, extra http.Handler) *upstream {
 	t.Helper()
 	u := &upstream{name: name}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -153,7 +153,7 @@ func (f *fakeIdentity) verifyCalls() int {
 
 // env is one running gateway with its fake services.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	iss      *authtest.Issuer
 	ups      map[string]*upstream
 	identity *fakeIdentity
@@ -164,7 +164,7 @@ type env struct {
 }
 
 // newEnv starts a gateway; mutate adjusts the configuration first.
-func newEnv(t *testing.T, mutate func(*Config)) *env {
+func newEnv(t testing.TB, mutate func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, iss: authtest.New(t), ups: map[string]*upstream{},
 		identity: &fakeIdentity{keys: map[string]bool{}}}
@@ -214,7 +214,7 @@ func newEnv(t *testing.T, mutate func(*Config)) *env {
 	return e
 }
 
-func randHex(t *testing.T) string {
+func randHex(t testing.TB) string {
 	t.Helper()
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
@@ -223,7 +223,7 @@ func randHex(t *testing.T) string {
 	return hex.EncodeToString(b)
 }
 
-func cleanRedis(t *testing.T, prefix string) {
+func cleanRedis(t testing.TB, prefix string) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
@@ -366,7 +366,7 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func readAll(t *testing.T, resp *http.Response) []byte {
+func readAll(t testing.TB, resp *http.Response) []byte {
 	t.Helper()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {

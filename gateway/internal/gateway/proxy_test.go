@@ -237,7 +237,9 @@ func TestCompressedBodiesAreRefusedWithoutInflating(t *testing.T) {
 		wantProblem(t, r, http.StatusUnsupportedMediaType, "unsupported_media_type")
 	}
 	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+	grew := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d KiB while refusing 5 bombs", grew>>10)
+	if grew > 64<<20 {
 		t.Errorf("the process allocated %d MiB while refusing a gzip bomb", grew>>20)
 	}
 	if n := e.ups[SvcContacts].calls(); n != 0 {
@@ -280,7 +282,9 @@ func TestLargeDownloadStreams(t *testing.T) {
 	if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 		t.Errorf("X-Content-Type-Options = %q", got)
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+	grew := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d KiB (client, gateway and upstream together) to proxy %d MiB", grew>>10, size>>20)
+	if grew > 64<<20 {
 		t.Errorf("the process allocated %d MiB to proxy %d MiB", grew>>20, size>>20)
 	}
 }
@@ -312,5 +316,50 @@ func TestForwardedForFromUntrustedPeerIsReplaced(t *testing.T) {
 	s := echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7), header: map[string]string{"X-Forwarded-For": "203.0.113.9"}}))
 	if got := s.Header.Values("X-Forwarded-For"); len(got) != 1 || got[0] != "127.0.0.1" {
 		t.Errorf("X-Forwarded-For = %q, want [127.0.0.1]", got)
+	}
+}
+
+func TestExpectContinueAndHead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	user := e.iss.User(t, 7)
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Second}}
+	defer client.CloseIdleConnections()
+	const size = 3 << 20
+	hr, err := http.NewRequest("POST", e.base+"/api/contracts/5/executed", io.LimitReader(zeros{}, size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.ContentLength = size
+	hr.Header.Set("Expect", "100-continue")
+	hr.Header.Set("Authorization", "Bearer "+user)
+	resp, err := client.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := echoed(t, response{status: resp.StatusCode, header: resp.Header, body: readAll(t, resp)})
+	_ = resp.Body.Close()
+	if s.BodyLen != size || s.Header.Get("Expect") != "" {
+		t.Errorf("upstream got %d bytes, Expect %q", s.BodyLen, s.Header.Get("Expect"))
+	}
+
+	// Refused before the body is sent: the client gets the problem.
+	hr, err = http.NewRequest("POST", e.base+"/api/contacts", io.LimitReader(zeros{}, size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.ContentLength = size
+	hr.Header.Set("Expect", "100-continue")
+	hr.Header.Set("Authorization", "Bearer "+user)
+	resp, err = client.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, response{status: resp.StatusCode, header: resp.Header, body: readAll(t, resp)}, http.StatusRequestEntityTooLarge, "payload_too_large")
+	_ = resp.Body.Close()
+
+	r := e.do(req{method: "HEAD", path: "/api/contacts/7", token: user})
+	if r.status != http.StatusOK || len(r.body) != 0 || r.header.Get("X-Upstream") != SvcContacts {
+		t.Errorf("HEAD: %d %q %v", r.status, r.body, r.header)
 	}
 }
