@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -161,5 +162,14 @@ type logAdapter struct{ l *slog.Logger }
 func (a logAdapter) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "component", "asynq") }
 func (a logAdapter) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "component", "asynq") }
 func (a logAdapter) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "component", "asynq") }
-func (a logAdapter) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }
+func (a logAdapter) Error(args ...any) {
+	msg := fmt.Sprint(args...)
+	// asynq reports that it may not close a connection it was given; that
+	// is by design (the pool is closed by main), not an error.
+	if strings.Contains(msg, "connection is shared") {
+		a.l.Debug(msg, "component", "asynq")
+		return
+	}
+	a.l.Error(msg, "component", "asynq")
+}
 func (a logAdapter) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...), "component", "asynq") }
