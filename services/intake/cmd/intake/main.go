@@ -153,16 +153,22 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	// The retry job stops with the server, also when the server fails.
-	jobCtx, stopJob := context.WithCancel(ctx)
-	retryDone := make(chan struct{})
+	// The retry job and the finisher stop after the server has drained
+	// (also when the server fails), so no answered outcome is left behind.
+	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	retryDone, finisherDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(retryDone)
 		svc.RunRetries(jobCtx)
 	}()
+	go func() {
+		defer close(finisherDone)
+		svc.RunFinisher(jobCtx)
+	}()
 	log.Info("intake listening", "addr", s.Addr)
 	err = httpx.Serve(ctx, s.Addr, ops.Handler(h), nil)
-	stopJob()
+	stopJobs()
 	<-retryDone
+	<-finisherDone
 	return err
 }

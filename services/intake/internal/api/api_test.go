@@ -80,11 +80,12 @@ func TestSubmitCreatesLead(t *testing.T) {
 	if r.header.Get("RateLimit-Reset") == "" {
 		t.Error("RateLimit-Reset missing")
 	}
-	sub, err := e.store.Get(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sub.Status != intake.StatusDelivered || sub.LeadID == nil || *sub.LeadID != 1001 || sub.APIKeyID != 7 {
+	var sub intake.Submission
+	eventually(t, "delivery recorded", func() bool {
+		sub, _ = e.store.Get(context.Background(), 1)
+		return sub.Status == intake.StatusDelivered
+	})
+	if sub.LeadID == nil || *sub.LeadID != 1001 || sub.APIKeyID != 7 || sub.DeliveredAt == nil {
 		t.Errorf("submission = %+v, want delivered as lead 1001 for key 7", sub)
 	}
 }
@@ -510,6 +511,10 @@ func TestAdminSubmissions(t *testing.T) {
 		}
 	}
 	e.post(k2, `{"first_name":"B","last_name":"B","email":"b@b.example","website":"x"}`)
+	eventually(t, "deliveries recorded", func() bool {
+		_, n, err := e.store.List(context.Background(), listq.Parse(nil, storeSorts()), intake.Filter{Status: intake.StatusDelivered})
+		return err == nil && n == 3
+	})
 	admin := map[string]string{"Authorization": "Bearer " + e.issuer.Admin(t, 1)}
 
 	tests := []struct {

@@ -283,6 +283,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		MaxAttempts:    1000,
 		Batch:          10,
 		IdemTTL:        24 * time.Hour,
+		WriteBehind:    64,
 	}
 	ops, err := httpx.NewOps()
 	if err != nil {
@@ -305,6 +306,10 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	finCtx, stopFin := context.WithCancel(context.Background())
+	finDone := make(chan struct{})
+	go func() { defer close(finDone); svc.RunFinisher(finCtx) }()
+	t.Cleanup(func() { stopFin(); <-finDone })
 	keys, err := apikey.New(svcclient.New("identity", identity.srv.URL, secret), ec.cacheTTL)
 	if err != nil {
 		t.Fatal(err)

@@ -206,6 +206,8 @@ type Store interface {
 	Accept(ctx context.Context, n NewSubmission, idem *Idem) (Accepted, error)
 	// Finish records the outcome of a delivery attempt.
 	Finish(ctx context.Context, o Outcome) error
+	// FinishMany records several outcomes in one transaction.
+	FinishMany(ctx context.Context, outs []Outcome) error
 	// CompleteIdem stores the answer of a key whose request died.
 	CompleteIdem(ctx context.Context, idem Idem, resp Response) error
 	// ClaimDue leases up to limit due pending submissions for this replica;

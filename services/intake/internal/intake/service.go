@@ -35,6 +35,9 @@ type Config struct {
 	Batch int
 	// IdemTTL is how long an Idempotency-Key answer is kept (24 h).
 	IdemTTL time.Duration
+	// WriteBehind is how many delivered outcomes may wait for RunFinisher;
+	// 0 records every outcome before answering.
+	WriteBehind int
 }
 
 // DefaultConfig is what the service runs with unless configured.
@@ -48,6 +51,7 @@ func DefaultConfig() Config {
 		MaxAttempts:    200,
 		Batch:          50,
 		IdemTTL:        24 * time.Hour,
+		WriteBehind:    4096,
 	}
 }
 
@@ -89,6 +93,9 @@ type Service struct {
 	cfg     Config
 	metrics *Metrics
 	log     *slog.Logger
+	// behind holds delivered outcomes that RunFinisher records after the
+	// answer went out.
+	behind chan Outcome
 }
 
 // NewService wires the use cases; every dependency is required.
@@ -100,7 +107,8 @@ func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logg
 		cfg.MaxAttempts < 1 || cfg.Batch < 1 || cfg.RetryInterval <= 0 || cfg.IdemTTL <= 0 {
 		return nil, fmt.Errorf("intake: invalid config %+v", cfg)
 	}
-	return &Service{store: store, leads: leads, cfg: cfg, metrics: m, log: log}, nil
+	return &Service{store: store, leads: leads, cfg: cfg, metrics: m, log: log,
+		behind: make(chan Outcome, max(cfg.WriteBehind, 0))}, nil
 }
 
 // Answer bodies (DESIGN 3 envelope). A honeypot hit answers exactly like a
@@ -211,6 +219,10 @@ func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey
 		return resp, nil
 	}
 	out, resp := s.attempt(ctx, sub, "inline", problem.RequestID(ctx))
+	if idem == nil && out.Status == StatusDelivered && s.finishLater(out) {
+		s.metrics.submissions.WithLabelValues("created").Inc()
+		return resp, nil
+	}
 	out.Idem, out.Response = idem, &resp
 	if err := s.store.Finish(ctx, out); err != nil {
 		// The submission is stored and will be delivered by the retry job;
@@ -233,6 +245,67 @@ func outcomeLabel(status int) string {
 		return "queued"
 	default:
 		return "failed"
+	}
+}
+
+// finishLater queues a delivered outcome for RunFinisher; false when the
+// queue is full (the caller records it itself). Recording a delivery late
+// is safe: until it is recorded the submission is pending under its lease,
+// and should the record be lost, the retry job delivers it again under the
+// same leads Idempotency-Key, which returns the same lead. Outcomes that
+// an Idempotency-Key answer or the retry schedule depend on are never
+// written behind.
+func (s *Service) finishLater(out Outcome) bool {
+	select {
+	case s.behind <- out:
+		return true
+	default:
+		return false
+	}
+}
+
+// RunFinisher records queued outcomes in batches (one round trip each)
+// until ctx ends, then records what is still queued. Run it once per
+// process, and stop it only after the HTTP server has drained.
+func (s *Service) RunFinisher(ctx context.Context) {
+	const maxBatch = 256
+	for {
+		var first Outcome
+		select {
+		case <-ctx.Done():
+			for {
+				batch := s.collect(maxBatch)
+				if len(batch) == 0 {
+					return
+				}
+				s.flush(batch)
+			}
+		case first = <-s.behind:
+		}
+		s.flush(append([]Outcome{first}, s.collect(maxBatch-1)...))
+	}
+}
+
+func (s *Service) collect(n int) []Outcome {
+	var batch []Outcome
+	for len(batch) < n {
+		select {
+		case o := <-s.behind:
+			batch = append(batch, o)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (s *Service) flush(batch []Outcome) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.store.FinishMany(ctx, batch); err != nil {
+		// Not lost: these submissions are redelivered idempotently when
+		// their lease ends.
+		s.log.ErrorContext(ctx, "record delivered submissions", "count", len(batch), "error", err.Error())
 	}
 }
 

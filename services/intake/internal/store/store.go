@@ -209,21 +209,32 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 // Idempotency-Key, which yields the same lead; a lost idempotency answer
 // is rebuilt from the submission (see reserve).
 func (s *Store) Finish(ctx context.Context, o intake.Outcome) error {
-	var next any
-	if o.Status == intake.StatusPending {
-		next = o.NextAttemptAt
+	return s.FinishMany(ctx, []intake.Outcome{o})
+}
+
+// FinishMany implements intake.Store: Finish for several outcomes in the
+// same single round trip and transaction.
+func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
+	if len(outs) == 0 {
+		return nil
 	}
 	b := &pgx.Batch{}
 	b.Queue("SET LOCAL synchronous_commit = off")
-	b.Queue(`UPDATE submissions SET status = $2, lead_id = COALESCE($3, lead_id),
-			next_attempt_at = COALESCE($4, next_attempt_at), last_error = $5, updated_at = now(),
-			delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
-		WHERE id = $1`, o.ID, o.Status, o.LeadID, next, o.LastError)
-	if o.Idem != nil && o.Response != nil {
-		b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, o.Response.Status, []byte(o.Response.Body))
+	for _, o := range outs {
+		var next any
+		if o.Status == intake.StatusPending {
+			next = o.NextAttemptAt
+		}
+		b.Queue(`UPDATE submissions SET status = $2, lead_id = COALESCE($3, lead_id),
+				next_attempt_at = COALESCE($4, next_attempt_at), last_error = $5, updated_at = now(),
+				delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
+			WHERE id = $1`, o.ID, o.Status, o.LeadID, next, o.LastError)
+		if o.Idem != nil && o.Response != nil {
+			b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, o.Response.Status, []byte(o.Response.Body))
+		}
 	}
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("finish submission: %w", err)
+		return fmt.Errorf("finish submissions: %w", err)
 	}
 	return nil
 }
