@@ -19,6 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -40,32 +41,32 @@ func Migrate(ctx context.Context, d *db.DB) error {
 // Note is a free-text note on a record; created_by is null for notes the
 // system writes (e.g. a contract renewal).
 type Note struct {
-	ID        int64     `json:"id"`
-	Content   string    `json:"content"`
-	CreatedBy *int64    `json:"created_by"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID        int64          `json:"id"`
+	Content   string         `json:"content"`
+	CreatedBy *int64         `json:"created_by"`
+	CreatedAt timestamp.Time `json:"created_at"`
+	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 // Task is a to-do attached to a record.
 type Task struct {
-	ID          int64      `json:"id"`
-	Title       string     `json:"title"`
-	Description *string    `json:"description"`
-	DueDate     *string    `json:"due_date"`
-	DueTime     *string    `json:"due_time"`
-	Priority    string     `json:"priority"`
-	Status      string     `json:"status"`
-	CompletedAt *time.Time `json:"completed_at"`
-	AssignedTo  *int64     `json:"assigned_to"`
-	ContactID   *int64     `json:"contact_id"`
-	CompanyID   *int64     `json:"company_id"`
-	DealID      *int64     `json:"deal_id"`
-	LeadID      *int64     `json:"lead_id"`
-	ContractID  *int64     `json:"contract_id"`
-	CreatedBy   *int64     `json:"created_by"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
+	ID          int64           `json:"id"`
+	Title       string          `json:"title"`
+	Description *string         `json:"description"`
+	DueDate     *string         `json:"due_date"`
+	DueTime     *string         `json:"due_time"`
+	Priority    string          `json:"priority"`
+	Status      string          `json:"status"`
+	CompletedAt *timestamp.Time `json:"completed_at"`
+	AssignedTo  *int64          `json:"assigned_to"`
+	ContactID   *int64          `json:"contact_id"`
+	CompanyID   *int64          `json:"company_id"`
+	DealID      *int64          `json:"deal_id"`
+	LeadID      *int64          `json:"lead_id"`
+	ContractID  *int64          `json:"contract_id"`
+	CreatedBy   *int64          `json:"created_by"`
+	CreatedAt   timestamp.Time  `json:"created_at"`
+	UpdatedAt   timestamp.Time  `json:"updated_at"`
 }
 
 // Config wires the handlers to one parent type.
@@ -370,7 +371,7 @@ func (h *Handlers) apply(ctx context.Context, in taskInput, t *Task) error {
 		}
 		if v.OneOf("status", s, "open", "completed") {
 			if s == "completed" && t.Status != "completed" {
-				now := time.Now().UTC()
+				now := timestamp.Now()
 				t.CompletedAt = &now
 			}
 			if s == "open" {
