@@ -1,0 +1,324 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/svcclient"
+	"github.com/opencrm/crm/pkg/testdb"
+	"github.com/opencrm/crm/services/mail/internal/api"
+	"github.com/opencrm/crm/services/mail/internal/imapsync"
+	"github.com/opencrm/crm/services/mail/internal/jobs"
+	"github.com/opencrm/crm/services/mail/internal/mail"
+	"github.com/opencrm/crm/services/mail/internal/store"
+	"github.com/opencrm/crm/services/mail/internal/upstream"
+	"github.com/opencrm/crm/services/mail/migrations"
+)
+
+const internalSecret = "test-internal-secret-0123456789"
+
+// TestMain silences the access and sync logs, encoded as in production.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	os.Exit(m.Run())
+}
+
+func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "mail", migrations.FS) }
+
+// fakeRecords implements contacts' and leads' GET /internal/{kind}/{id}
+// over a map; down makes it answer 503 as a dependency that is down.
+type fakeRecords struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	emails map[int64]*string
+	down   bool
+}
+
+func newFakeRecords(t *testing.T, kind string) *fakeRecords {
+	t.Helper()
+	f := &fakeRecords{emails: map[int64]*string{}}
+	mux := http.NewServeMux()
+	mux.Handle("GET /internal/"+kind+"/{id}", auth.RequireInternal(internalSecret)(http.HandlerFunc(
+		func(w http.ResponseWriter, r *http.Request) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.down {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+			email, ok := f.emails[id]
+			if !ok {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusNotFound)
+				_, _ = w.Write([]byte(`{"status":404,"code":"not_found","detail":"not found"}`))
+				return
+			}
+			httpx.JSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "first_name": "X", "email": email}})
+		})))
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeRecords) set(id int64, email *string) {
+	f.mu.Lock()
+	f.emails[id] = email
+	f.mu.Unlock()
+}
+
+func (f *fakeRecords) setDown(down bool) {
+	f.mu.Lock()
+	f.down = down
+	f.mu.Unlock()
+}
+
+type env struct {
+	t        *testing.T
+	srv      *httptest.Server
+	issuer   *authtest.Issuer
+	db       *db.DB
+	store    *store.Store
+	contacts *fakeRecords
+	leads    *fakeRecords
+	redis    *redis.Client
+	queue    string
+}
+
+type envOpts struct {
+	// noSecret runs without CRM_SECRET_KEY: mailboxes are off.
+	noSecret bool
+	// worker runs the asynq worker and scheduler with this sweep interval.
+	worker   bool
+	interval time.Duration
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	d := testdb.New(t, "mail", migrate, migrations.FS)
+	st, err := store.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, db: d, store: st, issuer: authtest.New(t),
+		contacts: newFakeRecords(t, "contacts"), leads: newFakeRecords(t, "leads")}
+	records, err := upstream.New(
+		svcclient.New("contacts", e.contacts.srv.URL, internalSecret),
+		svcclient.New("leads", e.leads.srv.URL, internalSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealer *mail.Sealer
+	var queue *jobs.Queue
+	if !o.noSecret {
+		sealer, err = mail.NewSealer("test-secret-key-0123456789")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.redis = redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+		e.queue = "mailtest-" + randHex(6)
+		cfg := jobs.Config{Queue: e.queue, Interval: o.interval, TaskTimeout: time.Minute}
+		queue, err = jobs.NewQueue(e.redis, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			insp := asynq.NewInspectorFromRedisClient(e.redis)
+			_ = insp.DeleteQueue(e.queue, true)
+			_ = e.redis.Close()
+		})
+		if o.worker {
+			log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+			syncer, err := imapsync.New(st, sealer, imapsync.Options{Lease: time.Minute}, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runner, err := jobs.NewRunner(e.redis, cfg, queue, syncer, st, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := runner.Run(ctx); err != nil {
+					t.Errorf("runner: %v", err)
+				}
+			}()
+			// Registered after the Redis cleanup, so it runs first.
+			t.Cleanup(func() { cancel(); <-done })
+		}
+	}
+	var sq mail.SyncQueue
+	if queue != nil {
+		sq = queue
+	}
+	svc, err := mail.NewService(st, records, sealer, sq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(api.Deps{Service: svc, Verifier: e.issuer.Verifier(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := httpx.NewOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(ops.Handler(h))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type result struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r result) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+	return m
+}
+
+// data decodes the "data" member into out.
+func (r result) data(t *testing.T, out any) {
+	t.Helper()
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		t.Fatalf("data %q: %v", env.Data, err)
+	}
+}
+
+func (e *env) do(method, path, token string, body any) result {
+	e.t.Helper()
+	return e.doCT(method, path, token, "application/json", body)
+}
+
+// doCT sends body (a string, bytes, or a value to encode) as contentType.
+func (e *env) doCT(method, path, token, contentType string, body any) result {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return result{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+func (e *env) user(id int64) string  { return e.issuer.User(e.t, id) }
+func (e *env) admin(id int64) string { return e.issuer.Admin(e.t, id) }
+
+// wantProblem checks an RFC 9457 answer: status, media type, code and the
+// fields named in errors (in order).
+func wantProblem(t *testing.T, r result, status int, code string, fields ...string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want application/problem+json", ct)
+	}
+	var b struct {
+		Status int    `json:"status"`
+		Code   string `json:"code"`
+		Errors []struct {
+			Field string `json:"field"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(r.body, &b); err != nil {
+		t.Fatalf("problem body %q: %v", r.body, err)
+	}
+	if b.Status != status || b.Code != code {
+		t.Errorf("problem status/code = %d/%q, want %d/%q", b.Status, b.Code, status, code)
+	}
+	got := []string{}
+	for _, e := range b.Errors {
+		got = append(got, e.Field)
+	}
+	if fields == nil {
+		fields = []string{}
+	}
+	if diff := cmp.Diff(fields, got); diff != "" {
+		t.Errorf("error fields (-want +got):\n%s", diff)
+	}
+}
+
+// eventually polls cond until it holds or a generous deadline passes; it
+// asserts the outcome of background work, never its speed.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: did not happen", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
