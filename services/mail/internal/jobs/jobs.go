@@ -103,9 +103,16 @@ type Lister interface {
 	MailboxIDs(ctx context.Context) ([]int64, error)
 }
 
+// ownedConn makes asynq open (and later close) its own connection pool
+// with the settings of the process's client: asynq logs an error when it
+// is asked to shut down on a shared client.
+type ownedConn struct{ opts *redis.Options }
+
+func (o ownedConn) MakeRedisClient() any { return redis.NewClient(o.opts) }
+
 // Runner is the worker and the scheduler of one process.
 type Runner struct {
-	rdb    redis.UniversalClient
+	rdb    *redis.Client
 	cfg    Config
 	queue  *Queue
 	syncer Syncer
@@ -114,7 +121,7 @@ type Runner struct {
 }
 
 // NewRunner wires a worker that syncs and a scheduler that sweeps.
-func NewRunner(rdb redis.UniversalClient, cfg Config, queue *Queue, syncer Syncer, lister Lister, log *slog.Logger) (*Runner, error) {
+func NewRunner(rdb *redis.Client, cfg Config, queue *Queue, syncer Syncer, lister Lister, log *slog.Logger) (*Runner, error) {
 	if rdb == nil || queue == nil || syncer == nil || lister == nil || log == nil {
 		return nil, errors.New("jobs: every dependency is required")
 	}
@@ -124,7 +131,8 @@ func NewRunner(rdb redis.UniversalClient, cfg Config, queue *Queue, syncer Synce
 
 // Run processes tasks and schedules sweeps until ctx ends.
 func (r *Runner) Run(ctx context.Context) error {
-	srv := asynq.NewServerFromRedisClient(r.rdb, asynq.Config{
+	conn := ownedConn{opts: r.rdb.Options()}
+	srv := asynq.NewServer(conn, asynq.Config{
 		Concurrency:     r.cfg.Concurrency,
 		Queues:          map[string]int{r.cfg.Queue: 1},
 		LogLevel:        asynq.WarnLevel,
@@ -140,7 +148,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("jobs: start worker: %w", err)
 	}
-	sched := asynq.NewSchedulerFromRedisClient(r.rdb, &asynq.SchedulerOpts{
+	sched := asynq.NewScheduler(conn, &asynq.SchedulerOpts{
 		LogLevel: asynq.WarnLevel,
 		Location: time.UTC,
 	})
