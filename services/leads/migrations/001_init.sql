@@ -38,23 +38,16 @@ CREATE INDEX leads_search ON leads USING gin (search_text gin_trgm_ops);
 CREATE INDEX leads_email ON leads (lower(email));
 CREATE INDEX leads_assigned ON leads (assigned_to);
 
--- Every sort key has an index for each direction: list ORDER BY is
--- "<key> <dir> NULLS LAST, id <dir>", which a backward scan of the
--- ascending index cannot produce for DESC.
-CREATE INDEX leads_sort_name_asc ON leads ((lower(first_name || ' ' || last_name)) ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_name_desc ON leads ((lower(first_name || ' ' || last_name)) DESC NULLS LAST, id DESC);
-CREATE INDEX leads_sort_email_asc ON leads ((lower(email)) ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_email_desc ON leads ((lower(email)) DESC NULLS LAST, id DESC);
-CREATE INDEX leads_sort_company_asc ON leads ((lower(company)) ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_company_desc ON leads ((lower(company)) DESC NULLS LAST, id DESC);
-CREATE INDEX leads_sort_status_asc ON leads (status ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_status_desc ON leads (status DESC NULLS LAST, id DESC);
-CREATE INDEX leads_sort_source_asc ON leads ((lower(source)) ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_source_desc ON leads ((lower(source)) DESC NULLS LAST, id DESC);
-CREATE INDEX leads_sort_assignee_asc ON leads ((lower(assigned_to_name)) ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_assignee_desc ON leads ((lower(assigned_to_name)) DESC NULLS LAST, id DESC);
-CREATE INDEX leads_sort_created_asc ON leads (created_at ASC NULLS LAST, id ASC);
-CREATE INDEX leads_sort_created_desc ON leads (created_at DESC NULLS LAST, id DESC);
+-- Every sort key has one btree index ending in id: list ORDER BY is
+-- "<key> <dir>, id <dir>" with PostgreSQL's default null ordering, so a
+-- forward scan serves ASC and a backward scan DESC.
+CREATE INDEX leads_sort_name ON leads ((lower(first_name || ' ' || last_name)), id);
+CREATE INDEX leads_sort_email ON leads ((lower(email)), id);
+CREATE INDEX leads_sort_company ON leads ((lower(company)), id);
+CREATE INDEX leads_sort_status ON leads (status, id);
+CREATE INDEX leads_sort_source ON leads ((lower(source)), id);
+CREATE INDEX leads_sort_assignee ON leads ((lower(assigned_to_name)), id);
+CREATE INDEX leads_sort_created ON leads (created_at, id);
 
 -- Exact number of leads, maintained by statement-level triggers, so the
 -- unfiltered list's total does not count a million rows per request.

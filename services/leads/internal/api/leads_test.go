@@ -183,7 +183,7 @@ func TestLeadList(t *testing.T) {
 		{"", []string{"alice", "Bob", "Carol", "Dave"}},
 		{"sort_by=name&sort_dir=desc", []string{"Dave", "Carol", "Bob", "alice"}},
 		{"sort_by=email", []string{"alice", "Carol", "Dave", "Bob"}},
-		{"sort_by=email&sort_dir=DESC", []string{"Dave", "Carol", "alice", "Bob"}},
+		{"sort_by=email&sort_dir=DESC", []string{"Bob", "Dave", "Carol", "alice"}}, // nulls first in DESC
 		{"sort_by=company_name", []string{"Bob", "alice", "Carol", "Dave"}},
 		{"sort_by=status", []string{"alice", "Carol", "Dave", "Bob"}},
 		{"sort_by=source", []string{"alice", "Carol", "Dave", "Bob"}},

@@ -59,12 +59,16 @@ const Columns = `id, first_name, last_name, email, phone, company, job_title, so
 	created_by, created_at, updated_at`
 
 // Scan reads one row of Columns.
-func Scan(row pgx.CollectableRow) (leads.Lead, error) {
+func Scan(row pgx.CollectableRow) (leads.Lead, error) { return scanWith(row) }
+
+// scanWith reads Columns followed by extra destinations.
+func scanWith(row pgx.CollectableRow, extra ...any) (leads.Lead, error) {
 	var l leads.Lead
 	var qualified *time.Time
-	err := row.Scan(&l.ID, &l.FirstName, &l.LastName, &l.Email, &l.Phone, &l.Company, &l.JobTitle,
+	dst := []any{&l.ID, &l.FirstName, &l.LastName, &l.Email, &l.Phone, &l.Company, &l.JobTitle,
 		&l.Source, &l.Status, &l.Notes, &l.Tags, &l.AssignedTo, &l.AssignedToName, &l.DisqualifyReason,
-		&qualified, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt.Time, &l.UpdatedAt.Time)
+		&qualified, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt.Time, &l.UpdatedAt.Time}
+	err := row.Scan(append(dst, extra...)...)
 	if qualified != nil {
 		l.QualifiedAt = &leads.Timestamp{Time: *qualified}
 	}
@@ -259,6 +263,9 @@ func Where(f leads.Filter) *listq.Where {
 
 // List returns one page of leads and the total matching.
 func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	if f.Query.Search != "" {
+		return s.listSearch(ctx, f)
+	}
 	w := Where(f)
 	var total int
 	if w.SQL() == "" {
@@ -280,6 +287,34 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 	items, err := pgx.CollectRows(rows, Scan)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list leads: %w", err)
+	}
+	return items, total, nil
+}
+
+// listSearch answers a search with one pass over the trigram matches: the
+// total is a window count computed on the same rows the page is cut from,
+// instead of a second bitmap scan and recheck for count(*).
+func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	w := Where(f)
+	sql := `SELECT ` + Columns + `, count(*) OVER () FROM leads ` + w.SQL() + ` ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search leads: %w", err)
+	}
+	total := 0
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (leads.Lead, error) {
+		l, err := scanWith(row, &total)
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("search leads: %w", err)
+	}
+	if len(items) == 0 && f.Query.Page > 1 {
+		// A page past the end carries no window count: count separately.
+		cw := Where(f)
+		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+cw.SQL(), cw.Args()...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count leads: %w", err)
+		}
 	}
 	return items, total, nil
 }
