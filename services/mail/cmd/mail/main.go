@@ -155,7 +155,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 		if s.SyncWorker {
-			if runner, err = jobs.NewRunner(rdb, s.Jobs, queue, syncer, st, log); err != nil {
+			if runner, err = jobs.NewRunner(s.RedisURL, s.Jobs, queue, syncer, st, log); err != nil {
 				return err
 			}
 		}

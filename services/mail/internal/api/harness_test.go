@@ -154,7 +154,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runner, err := jobs.NewRunner(e.redis, cfg, queue, syncer, st, log)
+			runner, err := jobs.NewRunner("redis://127.0.0.1:6379/0", cfg, queue, syncer, st, log)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -104,15 +104,22 @@ type Lister interface {
 }
 
 // ownedConn makes asynq open (and later close) its own connection pool
-// with the settings of the process's client: asynq logs an error when it
-// is asked to shut down on a shared client.
-type ownedConn struct{ opts *redis.Options }
+// from REDIS_URL: asynq logs an error when asked to shut down on a shared
+// client, and go-redis options must not be shared between clients.
+type ownedConn struct{ url string }
 
-func (o ownedConn) MakeRedisClient() any { return redis.NewClient(o.opts) }
+func (o ownedConn) MakeRedisClient() any {
+	opts, err := redis.ParseURL(o.url)
+	if err != nil {
+		// Checked in NewRunner; unreachable.
+		opts = &redis.Options{}
+	}
+	return redis.NewClient(opts)
+}
 
 // Runner is the worker and the scheduler of one process.
 type Runner struct {
-	rdb    *redis.Client
+	conn   ownedConn
 	cfg    Config
 	queue  *Queue
 	syncer Syncer
@@ -121,18 +128,20 @@ type Runner struct {
 }
 
 // NewRunner wires a worker that syncs and a scheduler that sweeps.
-func NewRunner(rdb *redis.Client, cfg Config, queue *Queue, syncer Syncer, lister Lister, log *slog.Logger) (*Runner, error) {
-	if rdb == nil || queue == nil || syncer == nil || lister == nil || log == nil {
+func NewRunner(redisURL string, cfg Config, queue *Queue, syncer Syncer, lister Lister, log *slog.Logger) (*Runner, error) {
+	if _, err := redis.ParseURL(redisURL); err != nil {
+		return nil, fmt.Errorf("jobs: redis url: %w", err)
+	}
+	if queue == nil || syncer == nil || lister == nil || log == nil {
 		return nil, errors.New("jobs: every dependency is required")
 	}
 	cfg.defaults()
-	return &Runner{rdb: rdb, cfg: cfg, queue: queue, syncer: syncer, lister: lister, log: log}, nil
+	return &Runner{conn: ownedConn{url: redisURL}, cfg: cfg, queue: queue, syncer: syncer, lister: lister, log: log}, nil
 }
 
 // Run processes tasks and schedules sweeps until ctx ends.
 func (r *Runner) Run(ctx context.Context) error {
-	conn := ownedConn{opts: r.rdb.Options()}
-	srv := asynq.NewServer(conn, asynq.Config{
+	srv := asynq.NewServer(r.conn, asynq.Config{
 		Concurrency:     r.cfg.Concurrency,
 		Queues:          map[string]int{r.cfg.Queue: 1},
 		LogLevel:        asynq.WarnLevel,
@@ -148,7 +157,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("jobs: start worker: %w", err)
 	}
-	sched := asynq.NewScheduler(conn, &asynq.SchedulerOpts{
+	sched := asynq.NewScheduler(r.conn, &asynq.SchedulerOpts{
 		LogLevel: asynq.WarnLevel,
 		Location: time.UTC,
 	})
