@@ -13,6 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Status is a contract's lifecycle state.
@@ -61,32 +62,23 @@ const (
 	MaxTermMonths = 600
 )
 
-// Timestamp marshals as the API's UTC timestamp with microseconds
-// (2026-11-22T03:10:26.123456Z), always six digits.
-type Timestamp struct{ time.Time }
-
-// MarshalJSON writes the fixed-precision UTC form.
-func (t Timestamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format("2006-01-02T15:04:05.000000Z") + `"`), nil
-}
-
 // Template is a contract template (spec 2.6).
 type Template struct {
-	ID                int64     `json:"id"`
-	Name              string    `json:"name"`
-	Content           string    `json:"content"`
-	NumberPrefix      string    `json:"number_prefix"`
-	DefaultTermMonths int       `json:"default_term_months"`
-	HeaderLeft        string    `json:"header_left"`
-	HeaderCenter      string    `json:"header_center"`
-	HeaderRight       string    `json:"header_right"`
-	FooterLeft        string    `json:"footer_left"`
-	FooterCenter      string    `json:"footer_center"`
-	FooterRight       string    `json:"footer_right"`
-	ContractsCount    int       `json:"contracts_count"`
-	CreatedBy         *int64    `json:"created_by"`
-	CreatedAt         Timestamp `json:"created_at"`
-	UpdatedAt         Timestamp `json:"updated_at"`
+	ID                int64          `json:"id"`
+	Name              string         `json:"name"`
+	Content           string         `json:"content"`
+	NumberPrefix      string         `json:"number_prefix"`
+	DefaultTermMonths int            `json:"default_term_months"`
+	HeaderLeft        string         `json:"header_left"`
+	HeaderCenter      string         `json:"header_center"`
+	HeaderRight       string         `json:"header_right"`
+	FooterLeft        string         `json:"footer_left"`
+	FooterCenter      string         `json:"footer_center"`
+	FooterRight       string         `json:"footer_right"`
+	ContractsCount    int            `json:"contracts_count"`
+	CreatedBy         *int64         `json:"created_by"`
+	CreatedAt         timestamp.Time `json:"created_at"`
+	UpdatedAt         timestamp.Time `json:"updated_at"`
 }
 
 // Header returns the three header cells.
@@ -97,38 +89,38 @@ func (t Template) Footer() [3]string { return [3]string{t.FooterLeft, t.FooterCe
 
 // ExecutedFile describes the signed copy of a contract.
 type ExecutedFile struct {
-	Filename   string    `json:"filename"`
-	Size       int64     `json:"size"`
-	SHA256     string    `json:"sha256"`
-	UploadedAt Timestamp `json:"uploaded_at"`
+	Filename   string         `json:"filename"`
+	Size       int64          `json:"size"`
+	SHA256     string         `json:"sha256"`
+	UploadedAt timestamp.Time `json:"uploaded_at"`
 }
 
 // Contract is a contract record (DESIGN 7). Dates are YYYY-MM-DD strings.
 type Contract struct {
-	ID              int64         `json:"id"`
-	ContractNumber  string        `json:"contract_number"`
-	Title           string        `json:"title"`
-	Name            string        `json:"name"`
-	DealID          int64         `json:"deal_id"`
-	DealTitle       string        `json:"deal_title"`
-	CompanyID       *int64        `json:"company_id"`
-	CompanyName     *string       `json:"company_name"`
-	TemplateID      int64         `json:"template_id"`
-	TemplateName    string        `json:"template_name"`
-	Status          Status        `json:"status"`
-	StartDate       *string       `json:"start_date"`
-	EndDate         *string       `json:"end_date"`
-	EffectiveDate   string        `json:"effective_date"`
-	TerminationDate string        `json:"termination_date"`
-	TermMonths      int           `json:"term_months"`
-	AutoRenew       bool          `json:"auto_renew"`
-	PartnerRef      *string       `json:"partner_ref"`
-	Content         string        `json:"content"`
-	UnresolvedTags  []string      `json:"unresolved_tags"`
-	ExecutedFile    *ExecutedFile `json:"executed_file"`
-	CreatedBy       *int64        `json:"created_by"`
-	CreatedAt       Timestamp     `json:"created_at"`
-	UpdatedAt       Timestamp     `json:"updated_at"`
+	ID              int64          `json:"id"`
+	ContractNumber  string         `json:"contract_number"`
+	Title           string         `json:"title"`
+	Name            string         `json:"name"`
+	DealID          int64          `json:"deal_id"`
+	DealTitle       string         `json:"deal_title"`
+	CompanyID       *int64         `json:"company_id"`
+	CompanyName     *string        `json:"company_name"`
+	TemplateID      int64          `json:"template_id"`
+	TemplateName    string         `json:"template_name"`
+	Status          Status         `json:"status"`
+	StartDate       *string        `json:"start_date"`
+	EndDate         *string        `json:"end_date"`
+	EffectiveDate   string         `json:"effective_date"`
+	TerminationDate string         `json:"termination_date"`
+	TermMonths      int            `json:"term_months"`
+	AutoRenew       bool           `json:"auto_renew"`
+	PartnerRef      *string        `json:"partner_ref"`
+	Content         string         `json:"content"`
+	UnresolvedTags  []string       `json:"unresolved_tags"`
+	ExecutedFile    *ExecutedFile  `json:"executed_file"`
+	CreatedBy       *int64         `json:"created_by"`
+	CreatedAt       timestamp.Time `json:"created_at"`
+	UpdatedAt       timestamp.Time `json:"updated_at"`
 
 	// Header and Footer are the template's cells with merge tags resolved
 	// at generation time; {{page}} and {{pages}} stay for the renderer.

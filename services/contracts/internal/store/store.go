@@ -14,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -160,7 +161,7 @@ func scanContract(row pgx.CollectableRow) (contracts.Contract, error) {
 	}
 	if fname != nil {
 		c.ExecutedFile = &contracts.ExecutedFile{Filename: *fname, Size: *fsize, SHA256: *fsha,
-			UploadedAt: contracts.Timestamp{Time: *fat}}
+			UploadedAt: timestamp.Of(*fat)}
 	}
 	return c, nil
 }

@@ -8,13 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Deal and stage outcomes. A stage's outcome is the status of every deal
@@ -46,26 +46,14 @@ const (
 	EventDealDeleted = "deal.deleted"
 )
 
-// Timestamp renders as UTC with exactly six fractional digits
-// (2026-11-22T03:10:26.123456Z), the platform's timestamp format.
-type Timestamp struct{ time.Time }
-
-// MarshalJSON writes the platform format.
-func (t Timestamp) MarshalJSON() ([]byte, error) {
-	return json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-}
-
-// UnmarshalJSON reads any RFC 3339 time (events, tests).
-func (t *Timestamp) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &t.Time) }
-
 // Stage is a step of the pipeline.
 type Stage struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Position  int       `json:"position"`
-	Outcome   string    `json:"outcome"`
-	CreatedAt Timestamp `json:"created_at"`
-	UpdatedAt Timestamp `json:"updated_at"`
+	ID        int64          `json:"id"`
+	Name      string         `json:"name"`
+	Position  int            `json:"position"`
+	Outcome   string         `json:"outcome"`
+	CreatedAt timestamp.Time `json:"created_at"`
+	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 // StageWrite is the body of POST and PUT /deal-stages.
@@ -85,22 +73,22 @@ type StageRecord struct {
 
 // Deal is the deal record as the API returns it.
 type Deal struct {
-	ID                int64     `json:"id"`
-	Title             string    `json:"title"`
-	Value             Money     `json:"value"`
-	Currency          string    `json:"currency"`
-	StageID           int64     `json:"stage_id"`
-	StageName         string    `json:"stage_name"`
-	Status            string    `json:"status"`
-	CompanyID         *int64    `json:"company_id"`
-	CompanyName       *string   `json:"company_name"`
-	ContactID         *int64    `json:"contact_id"`
-	ExpectedCloseDate *string   `json:"expected_close_date"`
-	AssignedTo        *int64    `json:"assigned_to"`
-	AssignedToName    *string   `json:"assigned_to_name"`
-	SourceLeadID      *int64    `json:"source_lead_id"`
-	CreatedAt         Timestamp `json:"created_at"`
-	UpdatedAt         Timestamp `json:"updated_at"`
+	ID                int64          `json:"id"`
+	Title             string         `json:"title"`
+	Value             Money          `json:"value"`
+	Currency          string         `json:"currency"`
+	StageID           int64          `json:"stage_id"`
+	StageName         string         `json:"stage_name"`
+	Status            string         `json:"status"`
+	CompanyID         *int64         `json:"company_id"`
+	CompanyName       *string        `json:"company_name"`
+	ContactID         *int64         `json:"contact_id"`
+	ExpectedCloseDate *string        `json:"expected_close_date"`
+	AssignedTo        *int64         `json:"assigned_to"`
+	AssignedToName    *string        `json:"assigned_to_name"`
+	SourceLeadID      *int64         `json:"source_lead_id"`
+	CreatedAt         timestamp.Time `json:"created_at"`
+	UpdatedAt         timestamp.Time `json:"updated_at"`
 }
 
 // DealWrite is the body of POST/PUT /deals and POST /internal/deals.
@@ -169,19 +157,19 @@ func (q Quantity) MarshalJSON() ([]byte, error) { return []byte(q.String()), nil
 
 // Quote is an offer for a deal, in the deal's currency.
 type Quote struct {
-	ID          int64      `json:"id"`
-	DealID      int64      `json:"deal_id"`
-	QuoteNumber string     `json:"quote_number"`
-	Status      string     `json:"status"`
-	Currency    string     `json:"currency"`
-	ValidUntil  *string    `json:"valid_until"`
-	LineItems   []LineItem `json:"line_items"`
-	Subtotal    Money      `json:"subtotal"`
-	TaxRate     Quantity   `json:"tax_rate"`
-	Tax         Money      `json:"tax"`
-	Total       Money      `json:"total"`
-	CreatedAt   Timestamp  `json:"created_at"`
-	UpdatedAt   Timestamp  `json:"updated_at"`
+	ID          int64          `json:"id"`
+	DealID      int64          `json:"deal_id"`
+	QuoteNumber string         `json:"quote_number"`
+	Status      string         `json:"status"`
+	Currency    string         `json:"currency"`
+	ValidUntil  *string        `json:"valid_until"`
+	LineItems   []LineItem     `json:"line_items"`
+	Subtotal    Money          `json:"subtotal"`
+	TaxRate     Quantity       `json:"tax_rate"`
+	Tax         Money          `json:"tax"`
+	Total       Money          `json:"total"`
+	CreatedAt   timestamp.Time `json:"created_at"`
+	UpdatedAt   timestamp.Time `json:"updated_at"`
 }
 
 // LineItemWrite is one line of a quote body.

@@ -53,7 +53,7 @@ const stageCols = `id, name, position, outcome, created_at, updated_at`
 
 func scanStage(row pgx.CollectableRow) (deals.Stage, error) {
 	var s deals.Stage
-	err := row.Scan(&s.ID, &s.Name, &s.Position, &s.Outcome, &s.CreatedAt.Time, &s.UpdatedAt.Time)
+	err := row.Scan(&s.ID, &s.Name, &s.Position, &s.Outcome, &s.CreatedAt, &s.UpdatedAt)
 	return s, err
 }
 
@@ -219,7 +219,7 @@ func scanDeal(row pgx.CollectableRow) (deals.Deal, error) {
 	var value string
 	err := row.Scan(&d.ID, &d.Title, &value, &d.Currency, &d.StageID, &d.StageName, &d.Status,
 		&d.CompanyID, &d.CompanyName, &d.ContactID, &d.ExpectedCloseDate,
-		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt.Time, &d.UpdatedAt.Time)
+		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt, &d.UpdatedAt)
 	if err != nil {
 		return d, err
 	}
@@ -410,7 +410,7 @@ func scanQuote(row pgx.CollectableRow) (deals.Quote, error) {
 	var q deals.Quote
 	var sub, rate, tax, total string
 	err := row.Scan(&q.ID, &q.DealID, &q.QuoteNumber, &q.Status, &q.Currency, &q.ValidUntil,
-		&sub, &rate, &tax, &total, &q.CreatedAt.Time, &q.UpdatedAt.Time)
+		&sub, &rate, &tax, &total, &q.CreatedAt, &q.UpdatedAt)
 	if err != nil {
 		return q, err
 	}

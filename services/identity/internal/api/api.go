@@ -5,13 +5,13 @@ package api
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -83,35 +83,20 @@ func (a *API) Routes() http.Handler {
 	return mux
 }
 
-// stamp renders timestamps as DESIGN 3 asks: UTC with microseconds.
-type stamp time.Time
-
-func (s stamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(s).UTC().Format("2006-01-02T15:04:05.000000Z") + `"`), nil
-}
-
-func stampPtr(t *time.Time) *stamp {
-	if t == nil {
-		return nil
-	}
-	s := stamp(*t)
-	return &s
-}
-
 type userJSON struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	Email     string `json:"email"`
-	Role      string `json:"role"`
-	TeamID    *int64 `json:"team_id"`
-	Active    bool   `json:"active"`
-	CreatedAt stamp  `json:"created_at"`
-	UpdatedAt stamp  `json:"updated_at"`
+	ID        int64          `json:"id"`
+	Name      string         `json:"name"`
+	Email     string         `json:"email"`
+	Role      string         `json:"role"`
+	TeamID    *int64         `json:"team_id"`
+	Active    bool           `json:"active"`
+	CreatedAt timestamp.Time `json:"created_at"`
+	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 func userOut(u identity.User) userJSON {
 	return userJSON{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID, Active: u.Active,
-		CreatedAt: stamp(u.CreatedAt), UpdatedAt: stamp(u.UpdatedAt)}
+		CreatedAt: timestamp.Of(u.CreatedAt), UpdatedAt: timestamp.Of(u.UpdatedAt)}
 }
 
 type sessionJSON struct {
@@ -285,14 +270,14 @@ func (a *API) deactivateUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 type teamJSON struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	CreatedAt stamp  `json:"created_at"`
-	UpdatedAt stamp  `json:"updated_at"`
+	ID        int64          `json:"id"`
+	Name      string         `json:"name"`
+	CreatedAt timestamp.Time `json:"created_at"`
+	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 func teamOut(t identity.Team) teamJSON {
-	return teamJSON{ID: t.ID, Name: t.Name, CreatedAt: stamp(t.CreatedAt), UpdatedAt: stamp(t.UpdatedAt)}
+	return teamJSON{ID: t.ID, Name: t.Name, CreatedAt: timestamp.Of(t.CreatedAt), UpdatedAt: timestamp.Of(t.UpdatedAt)}
 }
 
 func (a *API) listTeams(w http.ResponseWriter, r *http.Request) error {
@@ -364,14 +349,14 @@ func (a *API) deleteTeam(w http.ResponseWriter, r *http.Request) error {
 }
 
 type apiKeyJSON struct {
-	ID                 int64    `json:"id"`
-	Name               string   `json:"name"`
-	Prefix             string   `json:"prefix"`
-	RateLimitPerMinute int      `json:"rate_limit_per_minute"`
-	AllowedOrigins     []string `json:"allowed_origins"`
-	CreatedBy          *int64   `json:"created_by"`
-	CreatedAt          stamp    `json:"created_at"`
-	RevokedAt          *stamp   `json:"revoked_at"`
+	ID                 int64           `json:"id"`
+	Name               string          `json:"name"`
+	Prefix             string          `json:"prefix"`
+	RateLimitPerMinute int             `json:"rate_limit_per_minute"`
+	AllowedOrigins     []string        `json:"allowed_origins"`
+	CreatedBy          *int64          `json:"created_by"`
+	CreatedAt          timestamp.Time  `json:"created_at"`
+	RevokedAt          *timestamp.Time `json:"revoked_at"`
 	// Key is the secret, present only in the creation response.
 	Key string `json:"key,omitempty"`
 }
@@ -382,7 +367,7 @@ func apiKeyOut(k identity.APIKey) apiKeyJSON {
 		origins = []string{}
 	}
 	return apiKeyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, RateLimitPerMinute: k.RateLimitPerMinute,
-		AllowedOrigins: origins, CreatedBy: k.CreatedBy, CreatedAt: stamp(k.CreatedAt), RevokedAt: stampPtr(k.RevokedAt)}
+		AllowedOrigins: origins, CreatedBy: k.CreatedBy, CreatedAt: timestamp.Of(k.CreatedAt), RevokedAt: timestamp.Ptr(k.RevokedAt)}
 }
 
 func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
