@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -128,4 +129,23 @@ func UserExists(ctx context.Context, q db.Querier, id int64) (bool, error) {
 	var ok bool
 	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directory_users WHERE id = $1)`, id).Scan(&ok)
 	return ok, err
+}
+
+// SyncWithRetry runs Sync until it succeeds or ctx ends, backing off from
+// 1 s to 30 s, so a service starts (and serves from its event-fed model)
+// without waiting for identity. It reports whether the sync succeeded.
+func SyncWithRetry(ctx context.Context, q db.Querier, identityURL, internalSecret string, log *slog.Logger) bool {
+	for wait := time.Second; ctx.Err() == nil; wait = min(wait*2, 30*time.Second) {
+		err := Sync(ctx, q, identityURL, internalSecret)
+		if err == nil {
+			log.Info("directory synced from identity")
+			return true
+		}
+		log.Warn("directory sync failed; retrying", "error", err.Error(), "retry_in", wait.String())
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	return false
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -122,4 +123,20 @@ func Write(w http.ResponseWriter, res Result) {
 	}
 	w.WriteHeader(res.Status)
 	_, _ = w.Write(res.Body)
+}
+
+// PurgeEvery deletes keys older than age every interval until ctx ends.
+func PurgeEvery(ctx context.Context, q db.Querier, interval, age time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := Purge(ctx, q, age); err != nil && ctx.Err() == nil {
+			log.Warn("idempotency purge failed", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -246,4 +247,12 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// ConsumerName names this process within a consumer group (host-pid), so
+// replicas share a group's work and a restarted process does not inherit a
+// dead one's identity.
+func ConsumerName() string {
+	host, _ := os.Hostname()
+	return host + "-" + strconv.Itoa(os.Getpid())
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
@@ -89,6 +91,9 @@ func run(ctx context.Context) error {
 	if err := activity.Migrate(ctx, d); err != nil {
 		return err
 	}
+	if err := directory.Migrate(ctx, d); err != nil {
+		return err
+	}
 
 	opt, err := redis.ParseURL(s.RedisURL)
 	if err != nil {
@@ -116,6 +121,7 @@ func run(ctx context.Context) error {
 	}
 	act, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
+		UserExists: func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, d, id) },
 	})
 	if err != nil {
 		return err
@@ -138,6 +144,16 @@ func run(ctx context.Context) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return job.Run(gctx) })
+	// Task assignees are validated against the users read model.
+	g.Go(func() error {
+		directory.SyncWithRetry(gctx, d, s.IdentityURL, s.InternalSecret, log)
+		return nil
+	})
+	g.Go(func() error {
+		(&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "contracts", Name: outbox.ConsumerName(),
+			Handle: directory.Handle(d), Log: log}).Run(gctx)
+		return nil
+	})
 	g.Go(func() error { return httpx.Serve(gctx, s.Addr, ops.Handler(h), nil) })
 	log.Info("contracts listening", "addr", s.Addr)
 	return g.Wait()

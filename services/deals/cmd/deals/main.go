@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -122,14 +121,16 @@ func run(ctx context.Context) error {
 	defer func() { cancel(); wg.Wait() }()
 	goLoop := func(fn func(context.Context)) { wg.Add(1); go func() { defer wg.Done(); fn(bg) }() }
 
-	name := consumerName()
+	name := outbox.ConsumerName()
 	goLoop((&outbox.Relay{DB: pool, Redis: rdb, Log: log}).Run)
 	goLoop((&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "deals", Name: name,
 		Handle: directory.Handle(pool), Log: log}).Run)
 	goLoop((&outbox.Consumer{Redis: rdb, Stream: outbox.Stream("contacts"), Group: "deals", Name: name,
 		Handle: st.HandleContactsEvent, Log: log}).Run)
-	goLoop(func(ctx context.Context) { syncDirectory(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log) })
-	goLoop(func(ctx context.Context) { purgeKeys(ctx, pool, log) })
+	goLoop(func(ctx context.Context) {
+		directory.SyncWithRetry(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log)
+	})
+	goLoop(func(ctx context.Context) { idempotency.PurgeEvery(ctx, pool, time.Hour, 24*time.Hour, log) })
 
 	log.Info("deals listening", "addr", cfg.Addr)
 	return httpx.Serve(ctx, cfg.Addr, ops.Handler(h), nil)
@@ -146,45 +147,4 @@ func migrate(ctx context.Context, pool *db.DB) error {
 		}
 	}
 	return nil
-}
-
-// syncDirectory loads identity's user snapshot, retrying until identity
-// answers; events keep the model current afterwards.
-func syncDirectory(ctx context.Context, pool *db.DB, identityURL, secret string, log *slog.Logger) {
-	for wait := time.Second; ctx.Err() == nil; wait = min(wait*2, 30*time.Second) {
-		err := directory.Sync(ctx, pool, identityURL, secret)
-		if err == nil {
-			log.Info("directory synced from identity")
-			return
-		}
-		log.Warn("directory sync failed; retrying", "error", err.Error(), "retry_in", wait.String())
-		select {
-		case <-ctx.Done():
-		case <-time.After(wait):
-		}
-	}
-}
-
-// purgeKeys forgets idempotency keys after a day, hourly.
-func purgeKeys(ctx context.Context, pool *db.DB, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if err := idempotency.Purge(ctx, pool, 24*time.Hour); err != nil && ctx.Err() == nil {
-			log.Warn("idempotency purge failed", "error", err.Error())
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func consumerName() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "deals"
-	}
-	return host + "-" + strconv.Itoa(os.Getpid())
 }
