@@ -184,7 +184,7 @@ func TestContactList(t *testing.T) {
 		{"scope team of other", e.other, "scope=team", []int64{ids[2]}},
 		{"scope company", e.user, "scope=company&sort_by=created_at", ids},
 		{"sort email", e.user, "sort_by=email", []int64{ids[0], ids[1], ids[2], ids[3], ids[4]}},
-		{"sort email desc nulls last", e.user, "sort_by=email&sort_dir=DESC", []int64{ids[2], ids[1], ids[0], ids[4], ids[3]}},
+		{"sort email desc nulls first", e.user, "sort_by=email&sort_dir=DESC", []int64{ids[4], ids[3], ids[2], ids[1], ids[0]}},
 		{"sort phone", e.user, "sort_by=phone", []int64{ids[0], ids[3], ids[1], ids[2], ids[4]}},
 		{"sort company", e.user, "sort_by=company_name", []int64{ids[0], ids[1], ids[2], ids[3], ids[4]}},
 		{"sort status tie by id", e.user, "sort_by=status", []int64{ids[0], ids[2], ids[3], ids[4], ids[1]}},

@@ -7,10 +7,10 @@ package contacts
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -30,21 +30,9 @@ const (
 	CompanyDeleted = "company.deleted"
 )
 
-// Time renders as the API's timestamp shape: UTC with exactly six
-// fractional digits (2026-11-22T03:10:26.123456Z). time.Time's own JSON
-// drops trailing zeros, which clients parsing a fixed shape reject.
-type Time struct{ time.Time }
-
-// TimeLayout is the API timestamp layout.
-const TimeLayout = "2006-01-02T15:04:05.000000Z"
-
-// MarshalJSON implements json.Marshaler.
-func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
-}
-
-// String is the CSV form.
-func (t Time) String() string { return t.UTC().Format(TimeLayout) }
+// Time is the API's timestamp shape (pkg/timestamp): UTC with exactly six
+// fractional digits.
+type Time = timestamp.Time
 
 // Contact is the spec 2.1 record.
 type Contact struct {
