@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 	"github.com/opencrm/crm/services/intake/internal/store"
@@ -219,38 +220,25 @@ func normOrigin(o string) string {
 
 // submissionView is a submission as the admin API shows it.
 type submissionView struct {
-	ID            int64   `json:"id"`
-	APIKeyID      int64   `json:"api_key_id"`
-	Status        string  `json:"status"`
-	FirstName     string  `json:"first_name"`
-	LastName      string  `json:"last_name"`
-	Email         string  `json:"email"`
-	Phone         string  `json:"phone"`
-	Company       string  `json:"company"`
-	JobTitle      string  `json:"job_title"`
-	Source        string  `json:"source"`
-	Notes         string  `json:"notes"`
-	Origin        string  `json:"origin"`
-	LeadID        *int64  `json:"lead_id"`
-	Attempts      int     `json:"attempts"`
-	NextAttemptAt *string `json:"next_attempt_at"`
-	LastError     string  `json:"last_error"`
-	CreatedAt     string  `json:"created_at"`
-	UpdatedAt     string  `json:"updated_at"`
-	DeliveredAt   *string `json:"delivered_at"`
-}
-
-// timeFormat is the platform's timestamp shape (UTC, microseconds).
-const timeFormat = "2006-01-02T15:04:05.000000Z"
-
-func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
-
-func tsp(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := ts(*t)
-	return &s
+	ID            int64           `json:"id"`
+	APIKeyID      int64           `json:"api_key_id"`
+	Status        string          `json:"status"`
+	FirstName     string          `json:"first_name"`
+	LastName      string          `json:"last_name"`
+	Email         string          `json:"email"`
+	Phone         string          `json:"phone"`
+	Company       string          `json:"company"`
+	JobTitle      string          `json:"job_title"`
+	Source        string          `json:"source"`
+	Notes         string          `json:"notes"`
+	Origin        string          `json:"origin"`
+	LeadID        *int64          `json:"lead_id"`
+	Attempts      int             `json:"attempts"`
+	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
+	LastError     string          `json:"last_error"`
+	CreatedAt     timestamp.Time  `json:"created_at"`
+	UpdatedAt     timestamp.Time  `json:"updated_at"`
+	DeliveredAt   *timestamp.Time `json:"delivered_at"`
 }
 
 func view(s intake.Submission) submissionView {
@@ -258,8 +246,8 @@ func view(s intake.Submission) submissionView {
 		ID: s.ID, APIKeyID: s.APIKeyID, Status: s.Status, FirstName: s.FirstName, LastName: s.LastName,
 		Email: s.Email, Phone: s.Phone, Company: s.Company, JobTitle: s.JobTitle, Source: s.Source,
 		Notes: s.Notes, Origin: s.Origin, LeadID: s.LeadID, Attempts: s.Attempts,
-		NextAttemptAt: tsp(s.NextAttemptAt), LastError: s.LastError, CreatedAt: ts(s.CreatedAt),
-		UpdatedAt: ts(s.UpdatedAt), DeliveredAt: tsp(s.DeliveredAt),
+		NextAttemptAt: timestamp.Ptr(s.NextAttemptAt), LastError: s.LastError, CreatedAt: timestamp.Of(s.CreatedAt),
+		UpdatedAt: timestamp.Of(s.UpdatedAt), DeliveredAt: timestamp.Ptr(s.DeliveredAt),
 	}
 }
 
