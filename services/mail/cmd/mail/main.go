@@ -85,8 +85,8 @@ func load() (settings, error) {
 		}
 	}
 	l.Check(s.SecretKey == "" || len(s.SecretKey) >= 16, "CRM_SECRET_KEY", "must be at least 16 characters")
-	l.Check(s.Jobs.Interval >= 10*time.Second, "MAIL_SYNC_INTERVAL", "must be at least 10s")
-	l.Check(s.Sync.Lease >= 30*time.Second, "MAIL_SYNC_TIMEOUT", "must be at least 30s")
+	l.Check(s.Jobs.Interval >= time.Second, "MAIL_SYNC_INTERVAL", "must be at least 1s")
+	l.Check(s.Sync.Lease >= 5*time.Second, "MAIL_SYNC_TIMEOUT", "must be at least 5s")
 	return s, l.Err()
 }
 
