@@ -296,7 +296,11 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 // instead of a second bitmap scan and recheck for count(*).
 func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	w := Where(f)
-	sql := `SELECT ` + Columns + `, count(*) OVER () FROM leads ` + w.SQL() + ` ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+	// The window runs in a subquery over the unordered matches (bitmap
+	// scan of the trigram index); sorting inside it would let the planner
+	// walk a whole sort index and filter a million rows.
+	sql := `SELECT * FROM (SELECT ` + Columns + `, count(*) OVER () AS total FROM leads ` + w.SQL() +
+		`) matches ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search leads: %w", err)
