@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Directions of a message, seen from the CRM user's side.
@@ -43,32 +45,20 @@ const (
 	SnippetLen    = 200
 )
 
-// TimeLayout is the platform's timestamp format (UTC, microseconds).
-const TimeLayout = "2006-01-02T15:04:05.000000Z"
-
-// Time marshals as the platform's timestamp format; time.Time's own JSON
-// drops trailing zero digits, which clients comparing strings trip on.
-type Time struct{ time.Time }
-
-// MarshalJSON writes the platform format.
-func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
-}
-
 // Summary is a message as listed under a contact or lead: everything but
 // the body, which a list of 100 messages should not carry.
 type Summary struct {
-	ID        int64    `json:"id"`
-	MessageID string   `json:"message_id"`
-	From      string   `json:"from"`
-	To        []string `json:"to"`
-	Cc        []string `json:"cc"`
-	Subject   string   `json:"subject"`
-	Snippet   string   `json:"snippet"`
-	SentAt    Time     `json:"sent_at"`
-	Direction string   `json:"direction"`
-	MailboxID *int64   `json:"mailbox_id"`
-	CreatedAt Time     `json:"created_at"`
+	ID        int64          `json:"id"`
+	MessageID string         `json:"message_id"`
+	From      string         `json:"from"`
+	To        []string       `json:"to"`
+	Cc        []string       `json:"cc"`
+	Subject   string         `json:"subject"`
+	Snippet   string         `json:"snippet"`
+	SentAt    timestamp.Time `json:"sent_at"`
+	Direction string         `json:"direction"`
+	MailboxID *int64         `json:"mailbox_id"`
+	CreatedAt timestamp.Time `json:"created_at"`
 }
 
 // Message is a stored message with its text body.
@@ -199,20 +189,20 @@ func TruncateRunes(s string, max int) string {
 // Mailbox is a connected IMAP mailbox as the API shows it: never with its
 // password.
 type Mailbox struct {
-	ID           int64   `json:"id"`
-	OwnerID      int64   `json:"owner_id"`
-	Host         string  `json:"host"`
-	Port         int     `json:"port"`
-	TLS          bool    `json:"tls"`
-	Username     string  `json:"username"`
-	Folder       string  `json:"folder"`
-	Status       string  `json:"status"`
-	LastError    *string `json:"last_error"`
-	LastSyncedAt *Time   `json:"last_synced_at"`
-	UIDValidity  uint32  `json:"uidvalidity"`
-	LastUID      uint32  `json:"last_uid"`
-	CreatedAt    Time    `json:"created_at"`
-	UpdatedAt    Time    `json:"updated_at"`
+	ID           int64           `json:"id"`
+	OwnerID      int64           `json:"owner_id"`
+	Host         string          `json:"host"`
+	Port         int             `json:"port"`
+	TLS          bool            `json:"tls"`
+	Username     string          `json:"username"`
+	Folder       string          `json:"folder"`
+	Status       string          `json:"status"`
+	LastError    *string         `json:"last_error"`
+	LastSyncedAt *timestamp.Time `json:"last_synced_at"`
+	UIDValidity  uint32          `json:"uidvalidity"`
+	LastUID      uint32          `json:"last_uid"`
+	CreatedAt    timestamp.Time  `json:"created_at"`
+	UpdatedAt    timestamp.Time  `json:"updated_at"`
 }
 
 // MailboxSecret is a mailbox with its sealed password, for the syncer only.

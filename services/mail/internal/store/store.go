@@ -14,6 +14,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -167,7 +168,7 @@ func scanMailbox(row pgx.CollectableRow) (mail.Mailbox, error) {
 	err := row.Scan(&m.ID, &m.OwnerID, &m.Host, &m.Port, &m.TLS, &m.Username, &m.Folder,
 		&m.Status, &m.LastError, &synced, &uv, &uid, &m.CreatedAt.Time, &m.UpdatedAt.Time)
 	if synced != nil {
-		m.LastSyncedAt = &mail.Time{Time: *synced}
+		m.LastSyncedAt = timestamp.Ptr(synced)
 	}
 	m.UIDValidity, m.LastUID = uint32(uv), uint32(uid)
 	return m, err
@@ -286,7 +287,7 @@ func (s *Store) AcquireSync(ctx context.Context, id int64, lease time.Duration) 
 		err := row.Scan(&m.ID, &m.OwnerID, &m.Host, &m.Port, &m.TLS, &m.Username, &m.Folder,
 			&m.Status, &m.LastError, &synced, &uv, &uid, &m.CreatedAt.Time, &m.UpdatedAt.Time, &m.PasswordSealed)
 		if synced != nil {
-			m.LastSyncedAt = &mail.Time{Time: *synced}
+			m.LastSyncedAt = timestamp.Ptr(synced)
 		}
 		m.UIDValidity, m.LastUID = uint32(uv), uint32(uid)
 		return m, err
