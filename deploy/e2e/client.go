@@ -17,6 +17,8 @@ type Client struct {
 	// Header is added to every request (X-API-Key, Idempotency-Key...).
 	Header http.Header
 	HTTP   *http.Client
+	// Record, when set, sees every exchange (the OpenAPI contract check).
+	Record func(method, path string, r *Response)
 }
 
 // Response is a decoded answer.
@@ -98,6 +100,9 @@ func (c *Client) send(req *http.Request) (*Response, error) {
 	}
 	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 	_ = json.Unmarshal(b, &r.JSON)
+	if c.Record != nil {
+		c.Record(req.Method, req.URL.Path, r)
+	}
 	return r, nil
 }
 

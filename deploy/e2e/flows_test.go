@@ -129,7 +129,7 @@ func TestIntakeNeverLosesASubmission(t *testing.T) {
 	if secret == "" {
 		secret, _ = key.Data()["secret"].(string)
 	}
-	pub := NewClient(stack.Gateway)
+	pub := stack.Client()
 	pub.Header.Set("X-API-Key", secret)
 
 	email := uniq("web") + "@lead.test"
@@ -139,7 +139,7 @@ func TestIntakeNeverLosesASubmission(t *testing.T) {
 	if lead.Data()["source"] != "public-api" {
 		t.Errorf("source = %v", lead.Data()["source"])
 	}
-	must(t, http.StatusUnauthorized)(NewClient(stack.Gateway).Do("POST", "/public/leads", map[string]any{"first_name": "x"}))
+	must(t, http.StatusUnauthorized)(stack.Client().Do("POST", "/public/leads", map[string]any{"first_name": "x"}))
 
 	stack.Stop("leads", false)
 	late := uniq("late") + "@lead.test"

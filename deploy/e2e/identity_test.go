@@ -23,11 +23,11 @@ func TestFoundationDoneWhen(t *testing.T) {
 	if key.Data()["key"] == nil && key.Data()["secret"] == nil {
 		t.Errorf("api key secret not returned once: %s", key)
 	}
-	tok, err := NewClient(stack.Gateway).Login("sam@e2e.test", "correct horse battery")
+	tok, err := stack.Client().Login("sam@e2e.test", "correct horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sam := NewClient(stack.Gateway).With(tok)
+	sam := stack.Client().With(tok)
 	r := must(t, http.StatusForbidden)(sam.Do("GET", "/users", nil))
 	if r.JSON["code"] != "forbidden" || r.Header.Get("Content-Type") != "application/problem+json" {
 		t.Errorf("403 body: %s", r)
@@ -38,7 +38,7 @@ func TestFoundationDoneWhen(t *testing.T) {
 
 func TestBadTokensThroughGateway(t *testing.T) {
 	t.Parallel()
-	c := NewClient(stack.Gateway)
+	c := stack.Client()
 	for name, tok := range map[string]string{
 		"malformed": "abc.def.ghi",
 		"alg none":  "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxIiwicm9sZSI6ImFkbWluIn0.",

@@ -36,13 +36,29 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stack.Close()
-	return m.Run()
+	if stack.Contract, err = LoadContract(stack.URLs["gateway"]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	// Every exchange the tests made must match the published OpenAPI
+	// document (DESIGN 11): a route, method or status it does not list is a
+	// documentation bug that users would hit.
+	if problems := stack.Contract.Problems(); len(problems) > 0 {
+		fmt.Fprintf(os.Stderr, "OpenAPI contract: %d of the exchanges' shapes are not documented:\n", len(problems))
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, "  "+p)
+		}
+		return 1
+	}
+	fmt.Printf("OpenAPI contract: %d exchanges checked against /openapi.json\n", stack.Contract.Seen())
+	return code
 }
 
 // admin returns a client logged in as the bootstrap admin.
 func admin(t *testing.T) *Client {
 	t.Helper()
-	c := NewClient(stack.Gateway)
+	c := stack.Client()
 	tok, err := c.Login(AdminEmail, AdminPassword)
 	if err != nil {
 		t.Fatal(err)

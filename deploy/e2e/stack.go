@@ -57,6 +57,8 @@ type Stack struct {
 	DatabaseURL string
 	// RedisURL is the logical Redis database reserved for the stack.
 	RedisURL string
+	// Contract, when loaded, checks every exchange made by Client.
+	Contract *Contract
 
 	binDir   string
 	env      map[string][]string
@@ -240,6 +242,16 @@ func (s *Stack) roleURL(service string) string {
 	u, _ := url.Parse(s.DatabaseURL)
 	u.User = url.User("crm_" + service)
 	return u.String()
+}
+
+// Client returns an API client for the gateway whose exchanges are checked
+// against the OpenAPI document when Contract is set.
+func (s *Stack) Client() *Client {
+	c := NewClient(s.Gateway)
+	if s.Contract != nil {
+		c.Record = s.Contract.Record
+	}
+	return c
 }
 
 // StartProcess starts (or restarts) one process.

@@ -296,8 +296,35 @@ func operationObject(op Operation) obj {
 	for _, code := range errorCodes(op) {
 		resp[code] = obj{"$ref": "#/components/responses/" + code}
 	}
+	for code, desc := range extraResponses[op.Method+" "+op.Path] {
+		if strings.HasPrefix(code, "2") {
+			resp[code] = obj{"description": desc}
+			continue
+		}
+		resp[code] = obj{"$ref": "#/components/responses/" + code}
+	}
 	o["responses"] = resp
 	return o
+}
+
+// extraResponses are the answers an operation gives besides its success
+// and the generic error codes: state conflicts and alternative successes.
+var extraResponses = map[string]map[string]string{
+	"POST /leads/{id}/qualify":        {"409": ""},
+	"PUT /leads/{id}/disqualify":      {"409": ""},
+	"POST /public/leads":              {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": ""},
+	"PUT /contracts/{id}":             {"409": ""},
+	"PUT /contracts/{id}/regenerate":  {"409": ""},
+	"POST /contracts/{id}/executed":   {"409": ""},
+	"DELETE /contract-templates/{id}": {"409": ""},
+	"DELETE /deal-stages/{id}":        {"409": ""},
+	"PUT /deal-stages/{id}":           {"409": ""},
+	"POST /users":                     {"409": ""},
+	"PUT /users/{id}":                 {"409": ""},
+	"DELETE /users/{id}":              {"409": ""},
+	"POST /teams":                     {"409": ""},
+	"PUT /teams/{id}":                 {"409": ""},
+	"POST /emails":                    {"200": "The message_id was already stored; the stored message is returned"},
 }
 
 func successResponse(op Operation) obj {
