@@ -5,9 +5,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -207,12 +210,23 @@ func (s *Store) DeleteContact(ctx context.Context, id int64) error {
 	})
 }
 
+// searchCond is the substring search: the contact's own fields through
+// the trigram index on search_text, OR the contact's company when the
+// company's name matches (company ids from the small companies table's
+// trigram index). company_name is not part of search_text, so a term
+// shared by many company names ("company 7") no longer makes the trigram
+// index return most contacts; the planner combines both as a BitmapOr.
+func searchCond(w *listq.Where, search string) string {
+	p := w.Arg("%" + listq.EscapeLike(search) + "%")
+	return "(search_text LIKE lower(" + p + ") OR company_id = ANY(ARRAY(SELECT id FROM companies WHERE lower(name) LIKE lower(" + p + "))))"
+}
+
 // filter builds the WHERE clause shared by the list and the export.
 func filter(f contacts.Filter) *listq.Where {
 	w := &listq.Where{}
 	q := f.Query
 	if q.Search != "" {
-		w.And("search_text LIKE lower(" + w.Arg("%"+listq.EscapeLike(q.Search)+"%") + ")")
+		w.And(searchCond(w, q.Search))
 	}
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
@@ -246,23 +260,148 @@ func filter(f contacts.Filter) *listq.Where {
 	return w
 }
 
-// ListContacts returns one page and the total matching rows.
+// counted returns the contact_counts query answering the exact total of
+// f, when f is at most one equality filter the counters are kept for
+// (status, source, company_id, assigned_to, scope=me, scope=team) and no
+// search or date range; ok is false otherwise.
+func counted(f contacts.Filter) (sql string, args []any, ok bool) {
+	q := f.Query
+	if q.Search != "" || q.DateFrom != nil || q.DateTo != nil {
+		return "", nil, false
+	}
+	type key struct {
+		dim, val string
+	}
+	var keys []key
+	team := false
+	if f.Status != "" {
+		keys = append(keys, key{"status", f.Status})
+	}
+	if f.Source != "" {
+		keys = append(keys, key{"source", f.Source})
+	}
+	if f.CompanyID != nil {
+		keys = append(keys, key{"company_id", idStr(*f.CompanyID)})
+	}
+	if f.AssignedTo != nil {
+		keys = append(keys, key{"assigned_to", idStr(*f.AssignedTo)})
+	}
+	switch {
+	case q.Scope == listq.ScopeMe, q.Scope == listq.ScopeTeam && f.CallerTeam == nil:
+		keys = append(keys, key{"assigned_to", idStr(f.Caller)})
+	case q.Scope == listq.ScopeTeam:
+		keys = append(keys, key{"assigned_to", ""})
+		team = true
+	}
+	const sum = `SELECT coalesce(sum(n), 0) FROM contact_counts WHERE `
+	switch {
+	case len(keys) == 0:
+		return sum + `dim = '' AND val = ''`, nil, true
+	case len(keys) > 1:
+		return "", nil, false
+	case team:
+		return sum + `dim = 'assigned_to' AND val = ANY(ARRAY(SELECT id::text FROM directory_users WHERE team_id = $1))`,
+			[]any{*f.CallerTeam}, true
+	default:
+		return sum + `dim = $1 AND val = $2`, []any{keys[0].dim, keys[0].val}, true
+	}
+}
+
+// deepOffset is the offset from which a page is cut from ids first: the
+// skipped rows are then read from the sort index alone (index-only scan)
+// instead of fetching every skipped row from the heap.
+const deepOffset = 500
+
+// ListContacts returns one page and the exact total of matching rows.
+// Searches count in the same pass as the page (a window count over the
+// trigram matches); unfiltered and single-filter lists read the total from
+// contact_counts; any other combination counts on a second pool
+// connection while the page is read.
 func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
-	w := filter(f)
-	var total int
-	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM contacts `+w.SQL(), w.Args()...).Scan(&total); err != nil {
-		return nil, 0, err
+	if f.Query.Search != "" {
+		return s.searchContacts(ctx, f)
 	}
-	if total == 0 || f.Query.Offset() >= total {
-		return []contacts.Contact{}, total, nil
+	countSQL, countArgs, ok := counted(f)
+	if !ok {
+		cw := filter(f)
+		countSQL, countArgs = `SELECT count(*) FROM contacts `+cw.SQL(), cw.Args()
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts `+w.SQL()+` `+f.Query.OrderBy()+` `+
-		f.Query.LimitOffset(w), w.Args()...)
+	total := 0
+	counting := make(chan error, 1)
+	go func() { counting <- s.db.QueryRow(ctx, countSQL, countArgs...).Scan(&total) }()
+	list, err := s.page(ctx, f)
+	if cerr := <-counting; cerr != nil {
+		return nil, 0, cerr
+	}
 	if err != nil {
 		return nil, 0, err
 	}
+	return list, total, nil
+}
+
+// page reads one page of f in list order.
+func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact, error) {
+	w := filter(f)
+	q := f.Query
+	sql := `SELECT ` + contactCols + ` FROM contacts ` + w.SQL() + ` ` + q.OrderBy() + ` ` + q.LimitOffset(w)
+	if q.Offset() >= deepOffset {
+		sql = `SELECT ` + contactCols + ` FROM contacts WHERE id = ANY(ARRAY(SELECT id FROM contacts ` + w.SQL() + ` ` +
+			q.OrderBy() + ` ` + q.LimitOffset(w) + `)) ` + q.OrderBy()
+	}
+	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	if err != nil {
+		return nil, err
+	}
 	list, err := pgx.CollectRows(rows, scanContact)
-	return list, total, err
+	if list == nil {
+		list = []contacts.Contact{}
+	}
+	return list, err
+}
+
+// searchContacts answers a search in one pass over the matches: the total
+// is a window count over the unordered matches (bitmap scans), computed on
+// the same rows the page is cut from. Ordering outside the subquery keeps
+// the planner from walking a whole sort index and filtering every row.
+func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
+	w := filter(f)
+	q := f.Query
+	// sort_name rides along because the "name" sort orders by it.
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+`, total FROM (SELECT `+contactCols+`, sort_name,
+		count(*) OVER () AS total FROM contacts `+w.SQL()+`) matches `+q.OrderBy()+` `+q.LimitOffset(w), w.Args()...)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (contacts.Contact, error) {
+		var c contacts.Contact
+		err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
+			&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
+			&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
+			&c.CreatedAt.Time, &c.UpdatedAt.Time, &total)
+		return c, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && q.Page > 1 {
+		// A page past the end carries no window count: count separately.
+		cw := filter(f)
+		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM contacts `+cw.SQL(), cw.Args()...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	}
+	if list == nil {
+		list = []contacts.Contact{}
+	}
+	return list, total, nil
+}
+
+// CompactCounts folds the per-statement deltas of contact_counts into one
+// row per key, so reading a total stays a sum over a handful of rows.
+func (s *Store) CompactCounts(ctx context.Context) error {
+	_, err := s.db.Exec(ctx, `SELECT contact_counts_compact()`)
+	return err
 }
 
 // ExportContacts streams the matching contacts in list order. pgx reads
@@ -447,8 +586,10 @@ func (s *Store) PrimaryContact(ctx context.Context, companyID int64) (*contacts.
 
 // Import writes the valid rows of a file in one transaction at COPY speed:
 // existing emails are skipped, companies are found by case-insensitive
-// name or created, rows are copied into a temporary table and moved into
-// contacts with one INSERT ... SELECT that also writes their events.
+// name or created, ids and the transaction's timestamp are taken up front,
+// so each row is written complete (company name included) by one COPY into
+// contacts and its event by one COPY into the outbox, with the same JSON
+// encoding outbox.Add uses for single writes.
 func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []contacts.RowError, error) {
 	var skipped []contacts.RowError
 	imported := 0
@@ -486,64 +627,96 @@ func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []c
 			}
 			keep = append(keep, r)
 		}
+		if len(keep) == 0 {
+			return nil
+		}
 		companies, err := resolveCompanies(ctx, tx, keep)
 		if err != nil {
 			return err
 		}
-		if len(keep) == 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_contacts (
-				row int, first_name text, last_name text, email text, phone text, mobile text, job_title text,
-				company_id bigint, address_street text, address_city text, address_state text, address_zip text,
-				address_country text, notes text, tags text, status text, source text) ON COMMIT DROP`); err != nil {
+		var now time.Time
+		if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
 			return err
 		}
-		cols := []string{"row", "first_name", "last_name", "email", "phone", "mobile", "job_title", "company_id",
-			"address_street", "address_city", "address_state", "address_zip", "address_country", "notes", "tags",
-			"status", "source"}
-		i := 0
-		src := pgx.CopyFromFunc(func() ([]any, error) {
-			if i == len(keep) {
-				return nil, nil
-			}
-			r := keep[i]
-			c := r.Contact
-			i++
-			var company *int64
-			if r.CompanyName != "" {
-				id := companies[strings.ToLower(r.CompanyName)]
-				company = &id
-			}
-			return []any{r.Row, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, company,
-				c.AddressStreet, c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags,
-				c.Status, c.Source}, nil
-		})
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_contacts"}, cols, src); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `WITH ins AS (
-				INSERT INTO contacts (first_name, last_name, email, phone, mobile, job_title, company_id,
-					address_street, address_city, address_state, address_zip, address_country, notes, tags, status, source)
-				SELECT first_name, last_name, email, phone, mobile, job_title, company_id, address_street,
-					address_city, address_state, address_zip, address_country, notes, tags, status, source
-				FROM import_contacts ORDER BY row
-				RETURNING id, `+contactJSON+` AS payload)
-			INSERT INTO outbox (stream, type, aggregate_id, payload)
-			SELECT $1, $2, id::text, payload FROM ins ORDER BY id`, Stream, contacts.ContactCreated)
+		res, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('contacts', 'id')) FROM generate_series(1, $1)`, len(keep))
 		if err != nil {
 			return err
 		}
-		imported = int(tag.RowsAffected())
+		ids, err := pgx.CollectRows(res, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		slices.Sort(ids)
+		list := make([]contacts.Contact, len(keep))
+		for i, r := range keep {
+			c := r.Contact
+			c.ID, c.CompanyID, c.CompanyName, c.AssignedTo = ids[i], nil, nil, nil
+			c.CreatedAt.Time, c.UpdatedAt.Time = now, now
+			if r.CompanyName != "" {
+				co := companies[strings.ToLower(r.CompanyName)]
+				c.CompanyID, c.CompanyName = &co.ID, &co.Name
+			}
+			list[i] = c
+		}
+		// The names were read under FOR SHARE in this transaction, so the
+		// per-row company-name trigger has nothing to add.
+		if _, err := tx.Exec(ctx, `SET LOCAL contacts.bulk_company_name = 'on'`); err != nil {
+			return err
+		}
+		i := 0
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"contacts"}, []string{"id", "first_name", "last_name", "email",
+			"phone", "mobile", "job_title", "company_id", "company_name", "address_street", "address_city",
+			"address_state", "address_zip", "address_country", "notes", "tags", "status", "source", "created_at",
+			"updated_at"}, pgx.CopyFromFunc(func() ([]any, error) {
+			if i == len(list) {
+				return nil, nil
+			}
+			c := &list[i]
+			i++
+			return []any{c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID,
+				c.CompanyName, c.AddressStreet, c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry,
+				c.Notes, c.Tags, c.Status, c.Source, c.CreatedAt.Time, c.UpdatedAt.Time}, nil
+		})); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SET LOCAL contacts.bulk_company_name = 'off'`); err != nil {
+			return err
+		}
+		i = 0
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"stream", "type", "aggregate_id", "payload"},
+			pgx.CopyFromFunc(func() ([]any, error) {
+				if i == len(list) {
+					return nil, nil
+				}
+				c := &list[i]
+				i++
+				payload, err := json.Marshal(c)
+				if err != nil {
+					return nil, err
+				}
+				return []any{Stream, contacts.ContactCreated, idStr(c.ID), string(payload)}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		imported = int(n)
 		return nil
 	})
 	return imported, skipped, err
 }
 
-// resolveCompanies maps each lower-cased company name of rows to a company
-// id, creating (with events) the companies that do not exist yet.
-func resolveCompanies(ctx context.Context, tx pgx.Tx, rows []contacts.ImportRow) (map[string]int64, error) {
-	ids := map[string]int64{}
+// company is a resolved company of an import.
+type company struct {
+	Name string
+	ID   int64
+}
+
+// resolveCompanies maps each lower-cased company name of rows to a company,
+// creating (with events) the companies that do not exist yet. Existing
+// companies are share-locked, so a rename cannot commit between reading the
+// name here and the import's commit.
+func resolveCompanies(ctx context.Context, tx pgx.Tx, rows []contacts.ImportRow) (map[string]company, error) {
+	ids := map[string]company{}
 	var names, lowers []string
 	for _, r := range rows {
 		if r.CompanyName == "" {
@@ -553,32 +726,40 @@ func resolveCompanies(ctx context.Context, tx pgx.Tx, rows []contacts.ImportRow)
 		if _, ok := ids[k]; ok {
 			continue
 		}
-		ids[k] = 0
+		ids[k] = company{}
 		names = append(names, r.CompanyName)
 		lowers = append(lowers, k)
 	}
 	if len(names) == 0 {
 		return ids, nil
 	}
-	res, err := tx.Query(ctx, `SELECT DISTINCT ON (lower(name)) lower(name), id FROM companies
-		WHERE lower(name) = ANY($1) ORDER BY lower(name), id`, lowers)
+	type found struct {
+		Lower string
+		company
+	}
+	scan := func(row pgx.CollectableRow) (found, error) {
+		var f found
+		err := row.Scan(&f.Lower, &f.Name, &f.ID)
+		return f, err
+	}
+	res, err := tx.Query(ctx, `SELECT lower(name), name, id FROM companies
+		WHERE lower(name) = ANY($1) ORDER BY id FOR SHARE`, lowers)
 	if err != nil {
 		return nil, err
 	}
-	type pair struct {
-		Name string
-		ID   int64
-	}
-	found, err := pgx.CollectRows(res, pgx.RowToStructByPos[pair])
+	existing, err := pgx.CollectRows(res, scan)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range found {
-		ids[p.Name] = p.ID
+	for _, f := range existing {
+		// The oldest of same-named companies wins.
+		if ids[f.Lower].ID == 0 {
+			ids[f.Lower] = f.company
+		}
 	}
 	var missing []string
 	for _, n := range names {
-		if ids[strings.ToLower(n)] == 0 {
+		if ids[strings.ToLower(n)].ID == 0 {
 			missing = append(missing, n)
 		}
 	}
@@ -589,16 +770,16 @@ func resolveCompanies(ctx context.Context, tx pgx.Tx, rows []contacts.ImportRow)
 			INSERT INTO companies (name) SELECT unnest($1::text[]) RETURNING id, name, `+companyJSON+` AS payload),
 		ev AS (INSERT INTO outbox (stream, type, aggregate_id, payload)
 			SELECT $2, $3, id::text, payload FROM ins)
-		SELECT lower(name), id FROM ins`, missing, Stream, contacts.CompanyCreated)
+		SELECT lower(name), name, id FROM ins`, missing, Stream, contacts.CompanyCreated)
 	if err != nil {
 		return nil, err
 	}
-	created, err := pgx.CollectRows(res, pgx.RowToStructByPos[pair])
+	created, err := pgx.CollectRows(res, scan)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range created {
-		ids[p.Name] = p.ID
+	for _, f := range created {
+		ids[f.Lower] = f.company
 	}
 	return ids, nil
 }
