@@ -139,7 +139,11 @@ func (m *Metrics) Observe(next http.Handler) http.Handler {
 			m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
 			m.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
 		}
-		slog.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		level := slog.LevelInfo
+		if route == "GET /healthz" || route == "GET /readyz" || route == "GET /metrics" {
+			level = slog.LevelDebug // probes every few seconds would drown the log
+		}
+		slog.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method), slog.String("route", route),
 			slog.Int("status", rec.status), slog.Int("bytes", rec.bytes),
 			slog.Duration("duration", elapsed))
