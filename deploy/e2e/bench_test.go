@@ -1,0 +1,366 @@
+package e2e
+
+// Benchmarks of the whole platform through the gateway, as API consumers
+// see it. They run only under `make bench` (go test -bench); seeding the
+// million-row tables takes minutes, so CRM_BENCH_ROWS can shrink them.
+// Every benchmark prints a Markdown table and appends it to the file named
+// by CRM_BENCH_OUT, which make bench turns into docs/benchmarks.md.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func benchRows() int {
+	if n, err := strconv.Atoi(os.Getenv("CRM_BENCH_ROWS")); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+// report prints and records a benchmark's table.
+func report(b *testing.B, title string, header []string, rows [][]string) {
+	b.Helper()
+	var sb strings.Builder
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&sb, "\n### %s\n\nLoad average at the end: %s\n\n| %s |\n|%s\n", title,
+		strings.Join(strings.Fields(string(load))[:3], " "), strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	for _, r := range rows {
+		fmt.Fprintf(&sb, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Print(sb.String())
+	if out := os.Getenv("CRM_BENCH_OUT"); out != "" {
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, _ = f.WriteString(sb.String())
+			_ = f.Close()
+		}
+	}
+}
+
+// latencies measures n sequential calls of f.
+func latencies(b *testing.B, n int, f func() error) []time.Duration {
+	b.Helper()
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, time.Since(start))
+	}
+	return out
+}
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(float64(len(s)-1)*p)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+
+func superuser(b *testing.B) *pgx.Conn {
+	b.Helper()
+	c, err := pgx.Connect(context.Background(), stack.DatabaseURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// rawP95 runs the SQL a list request issues, for the "raw PostgreSQL" column.
+func rawP95(b *testing.B, c *pgx.Conn, sql string, n int) time.Duration {
+	return pct(latencies(b, n, func() error {
+		_, err := c.Exec(context.Background(), sql)
+		return err
+	}), 0.95)
+}
+
+var seeded sync.Map
+
+// seedOnce runs f once per name for the whole benchmark process.
+func seedOnce(b *testing.B, name string, f func()) {
+	b.Helper()
+	if _, done := seeded.LoadOrStore(name, true); !done {
+		start := time.Now()
+		f()
+		b.Logf("seeded %s in %s", name, time.Since(start).Round(time.Second))
+	}
+}
+
+func exec1(b *testing.B, c *pgx.Conn, sql string, args ...any) {
+	b.Helper()
+	if _, err := c.Exec(context.Background(), sql, args...); err != nil {
+		b.Fatalf("%v\n%s", err, sql)
+	}
+}
+
+type listCase struct{ name, query, sql string }
+
+func benchList(b *testing.B, title, base string, cases []listCase) {
+	adm := benchAdmin(b)
+	c := superuser(b)
+	var rows [][]string
+	b.ResetTimer()
+	for _, lc := range cases {
+		// Warm the path once, then measure.
+		if r, err := adm.Do("GET", base+"?"+lc.query, nil); err != nil || r.Status != 200 {
+			b.Fatalf("%s: %v %v", lc.name, err, r)
+		}
+		lat := latencies(b, 40, func() error {
+			r, err := adm.Do("GET", base+"?"+lc.query, nil)
+			if err == nil && r.Status != 200 {
+				err = fmt.Errorf("%s: %s", lc.name, r)
+			}
+			return err
+		})
+		raw := "—"
+		if lc.sql != "" {
+			raw = ms(rawP95(b, c, lc.sql, 20))
+		}
+		met := "yes"
+		if pct(lat, 0.95) >= 50*time.Millisecond {
+			met = "no"
+		}
+		rows = append(rows, []string{lc.name, "`" + lc.query + "`", ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), raw, met})
+	}
+	b.StopTimer()
+	report(b, title, []string{"case", "query", "gateway p50 ms", "gateway p95 ms", "raw count(*) p95 ms", "p95 < 50 ms"}, rows)
+}
+
+func benchAdmin(b *testing.B) *Client {
+	b.Helper()
+	c := stack.Client()
+	c.Record = nil
+	tok, err := c.Login(AdminEmail, AdminPassword)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c.With(tok)
+}
+
+// BenchmarkContactsList: issue 3, 1,000,000 contacts, search and every
+// filter and sort through the gateway.
+func BenchmarkContactsList(b *testing.B) {
+	n := benchRows()
+	c := superuser(b)
+	seedOnce(b, "contacts", func() {
+		// The schema's triggers name its tables unqualified, as the service does.
+		exec1(b, c, `SET search_path = contacts, public`)
+		exec1(b, c, `INSERT INTO contacts.companies (name, domain) SELECT 'Company ' || g || ' Ltd', 'c' || g || '.example'
+			FROM generate_series(1, 2000) g`)
+		exec1(b, c, fmt.Sprintf(`INSERT INTO contacts.contacts (first_name, last_name, email, phone, company_id, status, source,
+				assigned_to, created_at)
+			SELECT (ARRAY['Ann','Bob','Cid','Dora','Eve','Finn','Gus','Hana','Ivan','Jade'])[1 + g %% 10] || g,
+				(ARRAY['Smith','Jones','Nguyen','Garcia','Müller','Rossi','Kowalski','Tanaka'])[1 + g %% 8],
+				'user' || g || '@mail' || (g %% 100) || '.example',
+				'+1 555 ' || lpad((g %% 10000000)::text, 7, '0'),
+				1 + g %% 2000,
+				CASE WHEN g %% 5 = 0 THEN 'inactive' ELSE 'active' END,
+				(ARRAY['web','referral','event','partner'])[1 + g %% 4],
+				CASE WHEN g %% 3 = 0 THEN NULL ELSE 1 END,
+				now() - (g %% 730) * interval '1 day'
+			FROM generate_series(1, %d) g`, n))
+		exec1(b, c, `VACUUM (ANALYZE) contacts.contacts`)
+		exec1(b, c, `VACUUM (ANALYZE) contacts.companies`)
+	})
+	day := time.Now().AddDate(0, 0, -30).Format(time.DateOnly)
+	cases := []listCase{
+		{"no filter", "", "SELECT count(*) FROM contacts.contacts"},
+		{"search name", "search=smith", ""},
+		{"search full name", "search=" + url.QueryEscape("dora4 garcia"), ""},
+		{"search email", "search=user12345%40", ""},
+		{"search phone", "search=555%200012", ""},
+		{"search company", "search=" + url.QueryEscape("company 77"), ""},
+		{"status", "status=inactive", "SELECT count(*) FROM contacts.contacts WHERE status = 'inactive'"},
+		{"company_id", "company_id=78", "SELECT count(*) FROM contacts.contacts WHERE company_id = 78"},
+		{"assigned_to", "assigned_to=1", "SELECT count(*) FROM contacts.contacts WHERE assigned_to = 1"},
+		{"source", "source=event", "SELECT count(*) FROM contacts.contacts WHERE source = 'event'"},
+		{"date range", "date_from=" + day + "&date_to=" + day, ""},
+		{"scope=me", "scope=me", ""},
+		{"scope=team", "scope=team", ""},
+		{"status+source+sort", "status=active&source=web&sort_by=created_at&sort_dir=desc", ""},
+		{"search+sort", "search=nguyen&sort_by=email", ""},
+	}
+	for _, key := range []string{"name", "email", "phone", "company_name", "status", "created_at"} {
+		for _, dir := range []string{"asc", "desc"} {
+			cases = append(cases, listCase{"sort " + key + " " + dir, "sort_by=" + key + "&sort_dir=" + dir, ""})
+		}
+	}
+	benchList(b, fmt.Sprintf("Contacts list through the gateway (%d contacts)", n), "/contacts", cases)
+}
+
+// BenchmarkLeadsList: issue 5, 1,000,000 leads, search and each sort
+// (including assigned_to_name) through the gateway.
+func BenchmarkLeadsList(b *testing.B) {
+	n := benchRows()
+	c := superuser(b)
+	seedOnce(b, "leads", func() {
+		exec1(b, c, `SET search_path = leads, public`)
+		exec1(b, c, `INSERT INTO leads.directory_users (id, name, email, role, active, updated_at)
+			SELECT 1000 + g, 'Rep ' || chr(65 + g % 26) || g, 'rep' || g || '@crm.example', 'user', true, now()
+			FROM generate_series(1, 50) g ON CONFLICT DO NOTHING`)
+		exec1(b, c, fmt.Sprintf(`INSERT INTO leads.leads (first_name, last_name, email, phone, company, source, status,
+				assigned_to, assigned_to_name, created_at)
+			SELECT (ARRAY['Ann','Bob','Cid','Dora','Eve','Finn','Gus','Hana','Ivan','Jade'])[1 + g %% 10] || g,
+				(ARRAY['Smith','Jones','Nguyen','Garcia','Müller','Rossi','Kowalski','Tanaka'])[1 + g %% 8],
+				'lead' || g || '@corp' || (g %% 100) || '.example',
+				'+1 555 ' || lpad((g %% 10000000)::text, 7, '0'),
+				'Company ' || (g %% 20000) || ' Ltd',
+				(ARRAY['web','referral','event','partner'])[1 + g %% 4],
+				(ARRAY['new','contacted','qualified','disqualified'])[1 + g %% 4],
+				1001 + g %% 50, 'Rep ' || chr(65 + (1 + g %% 50) %% 26) || (1 + g %% 50),
+				now() - (g %% 730) * interval '1 day'
+			FROM generate_series(1, %d) g`, n))
+		exec1(b, c, `VACUUM (ANALYZE) leads.leads`)
+	})
+	cases := []listCase{
+		{"no filter", "", "SELECT count(*) FROM leads.leads"},
+		{"search name", "search=smith", ""},
+		{"search full name", "search=" + url.QueryEscape("dora4 garcia"), ""},
+		{"search email", "search=lead12345%40", ""},
+		{"search phone", "search=555%200012", ""},
+		{"search company", "search=" + url.QueryEscape("company 12345"), ""},
+		{"search+sort", "search=nguyen&sort_by=created_at&sort_dir=desc", ""},
+	}
+	for _, key := range []string{"name", "email", "company_name", "status", "source", "assigned_to_name", "created_at"} {
+		for _, dir := range []string{"asc", "desc"} {
+			cases = append(cases, listCase{"sort " + key + " " + dir, "sort_by=" + key + "&sort_dir=" + dir, ""})
+		}
+	}
+	benchList(b, fmt.Sprintf("Leads list through the gateway (%d leads)", n), "/leads", cases)
+}
+
+// BenchmarkQualify: issue 5, qualification (contact, company and deal across
+// three services) through the gateway.
+func BenchmarkQualify(b *testing.B) {
+	adm := benchAdmin(b)
+	const n = 200
+	ids := make([]int64, n)
+	for i := range ids {
+		r, err := adm.Do("POST", "/leads", map[string]any{"first_name": "Quinn", "last_name": fmt.Sprint("Q", i),
+			"email": fmt.Sprintf("q%d-%d@bench.example", i, time.Now().UnixNano()), "company": fmt.Sprintf("Bench Co %d %d", i, time.Now().UnixNano())})
+		if err != nil || r.Status != 201 {
+			b.Fatalf("create lead: %v %v", err, r)
+		}
+		ids[i] = r.ID()
+	}
+	b.ResetTimer()
+	i := 0
+	lat := latencies(b, n, func() error {
+		r, err := adm.Do("POST", fmt.Sprintf("/leads/%d/qualify", ids[i]), map[string]any{"create_company": true, "create_deal": true, "deal_value": 1000})
+		i++
+		if err == nil && r.Status != 200 {
+			err = fmt.Errorf("qualify: %s", r)
+		}
+		return err
+	})
+	b.StopTimer()
+	met := "yes"
+	if pct(lat, 0.95) >= 150*time.Millisecond {
+		met = "no"
+	}
+	report(b, "Lead qualification through the gateway (contact + company + deal)", []string{"calls", "p50 ms", "p95 ms", "max ms", "p95 < 150 ms"},
+		[][]string{{strconv.Itoa(n), ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), ms(pct(lat, 1)), met}})
+}
+
+// BenchmarkIntake: issue 8, sustained public intake through the gateway at
+// 16 clients against pgbench single-row INSERTs into a table of the same
+// shape at 16 clients, run back to back.
+func BenchmarkIntake(b *testing.B) {
+	const clients = 16
+	dur := 20 * time.Second
+	adm := benchAdmin(b)
+	kr, err := adm.Do("POST", "/api-keys", map[string]any{"name": "bench", "rate_limit_per_minute": 100000})
+	if err != nil || kr.Status != 201 {
+		b.Fatalf("api key: %v %v", err, kr)
+	}
+	secret, _ := kr.Data()["key"].(string)
+	c := superuser(b)
+	exec1(b, c, `DROP TABLE IF EXISTS public.bench_submissions`)
+	exec1(b, c, `CREATE TABLE public.bench_submissions (LIKE intake.submissions INCLUDING ALL)`)
+	b.ResetTimer()
+
+	// pgbench first, then intake, each for dur.
+	script := filepath.Join(b.TempDir(), "insert.sql")
+	_ = os.WriteFile(script, []byte(`INSERT INTO public.bench_submissions (api_key_id, status, first_name, last_name, email,
+  phone, company, job_title, source, notes, origin, attempts, next_attempt_at)
+VALUES (1, 'pending', 'Ada', 'Lovelace', 'ada@example.com', '', 'Analytical', '', 'public-api', 'call me', '', 1,
+  now() + interval '30 seconds');
+`), 0o600)
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		pgbench = "/usr/lib/postgresql/15/bin/pgbench"
+	}
+	out, err := exec.Command(pgbench, "-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", "2",
+		"-T", strconv.Itoa(int(dur.Seconds())), "-f", script, stack.DatabaseURL).CombinedOutput()
+	if err != nil {
+		b.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`).FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("pgbench output:\n%s", out)
+	}
+	tps, _ := strconv.ParseFloat(string(m[1]), 64)
+
+	var okN, errN atomic.Int64
+	var mu sync.Mutex
+	var all []time.Duration
+	deadline := time.Now().Add(dur)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := stack.Client()
+			cl.Record = nil
+			cl.Header.Set("X-API-Key", secret)
+			var mine []time.Duration
+			for i := 0; time.Now().Before(deadline); i++ {
+				t0 := time.Now()
+				r, err := cl.Do("POST", "/public/leads", map[string]any{"first_name": "Ada", "last_name": "Lovelace",
+					"email": fmt.Sprintf("ada%d-%d@bench.example", w, i)})
+				mine = append(mine, time.Since(t0))
+				if err != nil || r.Status != http.StatusCreated {
+					errN.Add(1)
+					continue
+				}
+				okN.Add(1)
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	rps := float64(okN.Load()) / elapsed.Seconds()
+	ratio := rps / tps
+	met := "yes"
+	if ratio < 0.25 || pct(all, 0.99) >= 100*time.Millisecond || errN.Load() > 0 {
+		met = "no"
+	}
+	report(b, "Public intake through the gateway vs pgbench (16 clients each)",
+		[]string{"pgbench INSERT tps", "intake req/s", "ratio", "intake p50 ms", "intake p99 ms", "errors", "≥ 0.25×, p99 < 100 ms, 0 errors"},
+		[][]string{{fmt.Sprintf("%.0f", tps), fmt.Sprintf("%.0f", rps), fmt.Sprintf("%.2f", ratio), ms(pct(all, 0.5)), ms(pct(all, 0.99)),
+			strconv.FormatInt(errN.Load(), 10), met}})
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make bench: the platform's benchmarks (docs/benchmarks.md). Results are
+# appended as Markdown to .run/bench-<timestamp>.md and printed.
+#   CRM_BENCH_ROWS  rows seeded for the list benchmarks (default 1,000,000)
+#   BENCH           go test -bench pattern for the gateway suite (default .)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .run
+out=$PWD/.run/bench-$(date -u +%Y%m%dT%H%M%SZ).md
+export CRM_BENCH_OUT=$out
+{
+	echo "# Benchmark run $(date -u +%FT%TZ)"
+	echo
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out"
+
+echo "== gateway suite (deploy/e2e): lists at ${CRM_BENCH_ROWS:-1000000} rows, qualification, intake" | tee -a "$out"
+go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -timeout 90m ./deploy/e2e/ | tee -a "$out.log"
+
+echo "== contacts import/export (services/contacts)" | tee -a "$out"
+(cd services/contacts && CRM_BENCH_ROWS=${CRM_BENCH_ROWS:-1000000} go test -tags bench -run '^$' -bench 'Import|Export' -benchtime 1x -timeout 60m ./internal/api/) | tee -a "$out"
+
+echo "== render worker (services/render): PDF vs bare chromedp, cached download, DOCX" | tee -a "$out"
+make -s -C services/render bench | tee -a "$out"
+
+echo "results: $out"
