@@ -24,6 +24,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/services/render/fixture"
 )
 
 func benchRows() int {
@@ -363,4 +366,128 @@ VALUES (1, 'pending', 'Ada', 'Lovelace', 'ada@example.com', '', 'Analytical', ''
 		[]string{"pgbench INSERT tps", "intake req/s", "ratio", "intake p50 ms", "intake p99 ms", "errors", "≥ 0.25×, p99 < 100 ms, 0 errors"},
 		[][]string{{fmt.Sprintf("%.0f", tps), fmt.Sprintf("%.0f", rps), fmt.Sprintf("%.2f", ratio), ms(pct(all, 0.5)), ms(pct(all, 0.99)),
 			strconv.FormatInt(errN.Load(), 10), met}})
+}
+
+// BenchmarkContractPDF: issue 7, PDF throughput of the render worker
+// through GET /contracts/{id}/pdf with the cache out of play (every request
+// renders new content), against the render module's bare chromedp
+// PrintToPDF loop on the same 7-page document at the same concurrency, run
+// back to back in this benchmark.
+func BenchmarkContractPDF(b *testing.B) {
+	const clients = 4 // the worker's tab count and the bare loop's concurrency
+	perClient := 10
+	adm := benchAdmin(b)
+	job := fixture.Contract(renderq.PDF, fixture.Sections)
+
+	root, err := RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "BarePrintToPDF", "-benchtime", strconv.Itoa(clients*perClient)+"x", "./internal/worker/")
+	cmd.Dir = filepath.Join(root, "services", "render")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("bare loop: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`([0-9.]+) pdf/s`).FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("bare loop output:\n%s", out)
+	}
+	bare, _ := strconv.ParseFloat(string(m[1]), 64)
+
+	co := adm.mustDo(b, "POST", "/companies", map[string]any{"name": fixture.Company}, 201)
+	deal := adm.mustDo(b, "POST", "/deals", map[string]any{"title": "Bench", "company_id": co.ID()}, 201)
+	tpl := adm.mustDo(b, "POST", "/contract-templates", map[string]any{"name": fmt.Sprint("Bench ", time.Now().UnixNano()),
+		"content": job.HTML, "header_left": job.Header[0], "header_center": job.Header[1], "header_right": job.Header[2],
+		"footer_left": job.Footer[0], "footer_center": job.Footer[1], "footer_right": job.Footer[2]}, 201)
+	ids := make([]int64, clients)
+	for i := range ids {
+		ids[i] = adm.mustDo(b, "POST", "/contracts", map[string]any{"deal_id": deal.ID(), "template_id": tpl.ID(), "title": fmt.Sprint("Bench ", i)}, 201).ID()
+	}
+	// One warm-up render so the browser is up, as the bare loop's is.
+	adm.mustDo(b, "GET", fmt.Sprintf("/contracts/%d/pdf", ids[0]), nil, 200)
+
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	var renderTime atomic.Int64
+	start := time.Now()
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perClient; i++ {
+				// New content each time: the cache can never answer.
+				content := fmt.Sprintf("%s<p>Revision %d-%d-%d</p>", job.HTML, w, i, time.Now().UnixNano())
+				if r, err := adm.Do("PUT", fmt.Sprintf("/contracts/%d", ids[w]), map[string]any{"deal_id": deal.ID(),
+					"template_id": tpl.ID(), "title": fmt.Sprint("Bench ", w), "content": content}); err != nil || r.Status != 200 {
+					failures.Add(1)
+					continue
+				}
+				t0 := time.Now()
+				r, err := adm.Do("GET", fmt.Sprintf("/contracts/%d/pdf", ids[w]), nil)
+				renderTime.Add(int64(time.Since(t0)))
+				if err != nil || r.Status != 200 {
+					failures.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if failures.Load() > 0 {
+		b.Fatalf("%d requests failed", failures.Load())
+	}
+	n := clients * perClient
+	through := float64(n) / elapsed.Seconds()
+	met := "yes"
+	if through < 0.9*bare {
+		met = "no"
+	}
+	report(b, "Contract PDF through GET /contracts/{id}/pdf vs a bare chromedp loop (7-page A4, 4 concurrent)",
+		[]string{"bare PrintToPDF pdf/s", "through the API pdf/s", "ratio", "mean GET ms", "≥ 0.9×"},
+		[][]string{{fmt.Sprintf("%.2f", bare), fmt.Sprintf("%.2f", through), fmt.Sprintf("%.2f", through/bare),
+			fmt.Sprintf("%.0f", float64(renderTime.Load())/float64(n)/1e6), met}})
+
+	// A repeated download of an unchanged contract is served from the store.
+	pdfPath := fmt.Sprintf("/contracts/%d/pdf", ids[0])
+	adm.mustDo(b, "GET", pdfPath, nil, 200)
+	cached := latencies(b, 100, func() error {
+		adm.mustDo(b, "GET", pdfPath, nil, 200)
+		return nil
+	})
+	// DOCX of the same contract, rendered fresh each time (new content).
+	docx := make([]time.Duration, 0, 20)
+	for i := 0; i < 20; i++ {
+		adm.mustDo(b, "PUT", fmt.Sprintf("/contracts/%d", ids[1]), map[string]any{"deal_id": deal.ID(), "template_id": tpl.ID(),
+			"title": "Bench docx", "content": fmt.Sprintf("%s<p>DOCX revision %d-%d</p>", job.HTML, i, time.Now().UnixNano())}, 200)
+		t0 := time.Now()
+		adm.mustDo(b, "GET", fmt.Sprintf("/contracts/%d/docx", ids[1]), nil, 200)
+		docx = append(docx, time.Since(t0))
+	}
+	report(b, "Cached PDF download and fresh DOCX through the gateway (7-page contract)",
+		[]string{"cached PDF p50 ms", "cached PDF p95 ms", "p95 < 20 ms", "fresh DOCX p50 ms", "fresh DOCX p95 ms", "< 50 ms"},
+		[][]string{{ms(pct(cached, 0.5)), ms(pct(cached, 0.95)), yes(pct(cached, 0.95) < 20*time.Millisecond),
+			ms(pct(docx, 0.5)), ms(pct(docx, 0.95)), yes(pct(docx, 0.95) < 50*time.Millisecond)}})
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
+
+// mustDo calls the API and fails the benchmark unless it answers want.
+func (c *Client) mustDo(b *testing.B, method, path string, body any, want int) *Response {
+	b.Helper()
+	r, err := c.Do(method, path, body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r.Status != want {
+		b.Fatalf("%s %s: %s", method, path, r)
+	}
+	return r
 }

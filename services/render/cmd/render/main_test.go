@@ -13,7 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/services/render/internal/fixture"
+	"github.com/opencrm/crm/services/render/fixture"
 	"github.com/opencrm/crm/services/render/internal/rendertest"
 )
 

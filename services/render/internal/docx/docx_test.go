@@ -16,7 +16,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/render/internal/docx"
-	"github.com/opencrm/crm/services/render/internal/fixture"
+	"github.com/opencrm/crm/services/render/fixture"
 )
 
 // unzip returns every part of the archive, checking each is well-formed XML.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/services/render/internal/fixture"
+	"github.com/opencrm/crm/services/render/fixture"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 )
 

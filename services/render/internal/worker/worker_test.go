@@ -18,7 +18,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/services/render/internal/fixture"
+	"github.com/opencrm/crm/services/render/fixture"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 	"github.com/opencrm/crm/services/render/internal/rendertest"
 	"github.com/opencrm/crm/services/render/internal/worker"
