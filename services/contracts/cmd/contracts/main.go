@@ -6,22 +6,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/opencrm/crm/pkg/activity"
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
@@ -42,32 +39,23 @@ func main() {
 
 // settings is the service's configuration, read once from the environment.
 type settings struct {
-	config.Common
-	IdentityURL    string
-	DealsURL       string
-	InternalSecret string
-	Render         renderq.Config
-	Queue          string
-	ExpiryCron     string
-	ExpiryOnStart  bool
+	platform.Settings
+	DealsURL      string
+	Render        renderq.Config
+	Queue         string
+	ExpiryCron    string
+	ExpiryOnStart bool
 }
 
 func load() (settings, error) {
 	l := config.New()
 	s := settings{
-		Common:         l.LoadCommon(":8085"),
-		IdentityURL:    l.URL("IDENTITY_URL", "http://localhost:8081"),
-		DealsURL:       l.URL("DEALS_URL", "http://localhost:8084"),
-		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
-		Render:         renderq.LoadConfig(l),
-		Queue:          l.String("CONTRACTS_QUEUE", "contracts"),
-		ExpiryCron:     l.String("CONTRACTS_EXPIRY_CRON", "5 0 * * *"),
-		ExpiryOnStart:  l.Bool("CONTRACTS_EXPIRY_ON_START", true),
-	}
-	if s.InternalSecret != "" {
-		if err := auth.CheckInternalSecret(s.InternalSecret); err != nil {
-			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
-		}
+		Settings:      platform.Load(l, ":8085"),
+		DealsURL:      l.URL("DEALS_URL", "http://localhost:8084"),
+		Render:        renderq.LoadConfig(l),
+		Queue:         l.String("CONTRACTS_QUEUE", "contracts"),
+		ExpiryCron:    l.String("CONTRACTS_EXPIRY_CRON", "5 0 * * *"),
+		ExpiryOnStart: l.Bool("CONTRACTS_EXPIRY_ON_START", true),
 	}
 	return s, l.Err()
 }
@@ -77,30 +65,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := logx.New(os.Stdout, "contracts", s.LogLevel)
-	slog.SetDefault(log)
-
-	d, err := db.Open(ctx, s.DatabaseURL, "contracts", 0)
+	rt, err := platform.Open(ctx, "contracts", "contracts", s.Settings, migrate)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	if err := db.Migrate(ctx, d, "contracts", migrations.FS); err != nil {
-		return err
-	}
-	if err := activity.Migrate(ctx, d); err != nil {
-		return err
-	}
-	if err := directory.Migrate(ctx, d); err != nil {
-		return err
-	}
-
-	opt, err := redis.ParseURL(s.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
+	defer rt.Close()
+	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
 	renderer, err := renderq.NewClient(s.Render)
 	if err != nil {
@@ -115,10 +85,6 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	verifier, err := auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
-	if err != nil {
-		return err
-	}
 	act, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
 		UserExists: func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, d, id) },
@@ -126,14 +92,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(svc, verifier, act)
-	if err != nil {
-		return err
-	}
-	ops, err := httpx.NewOps(
-		httpx.Check{Name: "postgres", Fn: d.Ping},
-		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
-	)
+	h, err := api.New(svc, rt.Verifier, act)
 	if err != nil {
 		return err
 	}
@@ -154,7 +113,19 @@ func run(ctx context.Context) error {
 			Handle: directory.Handle(d), Log: log}).Run(gctx)
 		return nil
 	})
-	g.Go(func() error { return httpx.Serve(gctx, s.Addr, ops.Handler(h), nil) })
+	g.Go(func() error { return httpx.Serve(gctx, s.Addr, rt.Ops.Handler(h), nil) })
 	log.Info("contracts listening", "addr", s.Addr)
 	return g.Wait()
+}
+
+// migrate applies the contracts schema, notes and tasks, and the users
+// read model that validates task assignees.
+func migrate(ctx context.Context, d *db.DB) error {
+	if err := db.Migrate(ctx, d, "contracts", migrations.FS); err != nil {
+		return err
+	}
+	if err := activity.Migrate(ctx, d); err != nil {
+		return err
+	}
+	return directory.Migrate(ctx, d)
 }

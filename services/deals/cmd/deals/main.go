@@ -5,23 +5,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/services/deals/internal/api"
 	"github.com/opencrm/crm/services/deals/internal/contacts"
 	"github.com/opencrm/crm/services/deals/internal/deals"
@@ -41,25 +37,15 @@ func main() {
 // settings is the process configuration, read once from the environment
 // (names and defaults from docs/architecture.md).
 type settings struct {
-	config.Common
-	IdentityURL    string
-	ContactsURL    string
-	InternalSecret string
-	DBMaxConns     int
+	platform.Settings
+	ContactsURL string
 }
 
 func load() (settings, error) {
 	l := config.New()
 	s := settings{
-		Common:         l.LoadCommon(":8084"),
-		IdentityURL:    l.URL("IDENTITY_URL", "http://localhost:8081"),
-		ContactsURL:    l.URL("CONTACTS_URL", "http://localhost:8082"),
-		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
-		DBMaxConns:     l.Int("DB_MAX_CONNS", 0, 0, 1000),
-	}
-	if s.InternalSecret != "" {
-		err := auth.CheckInternalSecret(s.InternalSecret)
-		l.Check(err == nil, "CRM_INTERNAL_SECRET", "must be at least 16 characters")
+		Settings:    platform.Load(l, ":8084"),
+		ContactsURL: l.URL("CONTACTS_URL", "http://localhost:8082"),
 	}
 	return s, l.Err()
 }
@@ -69,29 +55,13 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := logx.New(os.Stdout, "deals", cfg.LogLevel)
-	slog.SetDefault(log)
-
-	pool, err := db.Open(ctx, cfg.DatabaseURL, "deals", int32(cfg.DBMaxConns))
+	rt, err := platform.Open(ctx, "deals", "deals", cfg.Settings, migrate)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	if err := migrate(ctx, pool); err != nil {
-		return err
-	}
+	defer rt.Close()
+	log, pool, rdb := rt.Log, rt.DB, rt.Redis
 
-	ropt, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(ropt)
-	defer rdb.Close()
-
-	verifier, err := auth.NewVerifier(auth.NewJWKS(cfg.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
-	if err != nil {
-		return err
-	}
 	st, err := store.New(pool)
 	if err != nil {
 		return err
@@ -104,14 +74,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Service: svc, Verifier: verifier, InternalSecret: cfg.InternalSecret, ListSpec: store.DealSpec()})
-	if err != nil {
-		return err
-	}
-	ops, err := httpx.NewOps(
-		httpx.Check{Name: "postgres", Fn: pool.Ping},
-		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
-	)
+	h, err := api.New(api.Config{Service: svc, Verifier: rt.Verifier, InternalSecret: cfg.InternalSecret, ListSpec: store.DealSpec()})
 	if err != nil {
 		return err
 	}
@@ -133,7 +96,7 @@ func run(ctx context.Context) error {
 	goLoop(func(ctx context.Context) { idempotency.PurgeEvery(ctx, pool, time.Hour, 24*time.Hour, log) })
 
 	log.Info("deals listening", "addr", cfg.Addr)
-	return httpx.Serve(ctx, cfg.Addr, ops.Handler(h), nil)
+	return httpx.Serve(ctx, cfg.Addr, rt.Ops.Handler(h), nil)
 }
 
 // migrate applies the deals schema and the shared components it embeds.

@@ -6,20 +6,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/intake/internal/api"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
@@ -41,25 +37,24 @@ func main() {
 
 // settings is the process configuration, read once from the environment.
 type settings struct {
-	config.Common
-	IdentityURL    string
-	LeadsURL       string
-	InternalSecret string
-	CORSOrigins    []string
-	KeyCacheTTL    time.Duration
-	DBMaxConns     int
-	Intake         intake.Config
+	platform.Settings
+	LeadsURL    string
+	CORSOrigins []string
+	KeyCacheTTL time.Duration
+	Intake      intake.Config
 }
 
 func load() (settings, error) {
 	l := config.New()
 	s := settings{
-		Common:         l.LoadCommon(":8086"),
-		IdentityURL:    strings.TrimRight(l.URL("IDENTITY_URL", "http://localhost:8081"), "/"),
-		LeadsURL:       strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
-		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
-		KeyCacheTTL:    l.Duration("INTAKE_KEY_CACHE_TTL", apikey.MaxTTL),
-		DBMaxConns:     l.Int("INTAKE_DB_MAX_CONNS", 20, 2, 500),
+		Settings:    platform.Load(l, ":8086"),
+		LeadsURL:    strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
+		KeyCacheTTL: l.Duration("INTAKE_KEY_CACHE_TTL", apikey.MaxTTL),
+	}
+	s.IdentityURL = strings.TrimRight(s.IdentityURL, "/")
+	if s.DBMaxConns == 0 {
+		// Sustained intake at 16 clients needs more than pgx's default pool.
+		s.DBMaxConns = 20
 	}
 	for _, o := range strings.Split(l.String("CRM_CORS_ORIGINS", ""), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -74,11 +69,6 @@ func load() (settings, error) {
 	c.RetryMax = l.Duration("INTAKE_RETRY_MAX", c.RetryMax)
 	c.MaxAttempts = l.Int("INTAKE_RETRY_MAX_ATTEMPTS", c.MaxAttempts, 1, 1_000_000)
 	s.Intake = c
-	if s.InternalSecret != "" {
-		if err := auth.CheckInternalSecret(s.InternalSecret); err != nil {
-			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
-		}
-	}
 	l.Check(s.KeyCacheTTL <= apikey.MaxTTL, "INTAKE_KEY_CACHE_TTL", "must be at most 5s (revoked keys are refused within 5 s)")
 	l.Check(c.Lease > c.ForwardTimeout, "INTAKE_RETRY_LEASE", "must be longer than INTAKE_FORWARD_TIMEOUT")
 	l.Check(c.RetryInterval > 0 && c.RetryBase > 0, "INTAKE_RETRY_INTERVAL", "INTAKE_RETRY_INTERVAL and INTAKE_RETRY_BASE must be positive")
@@ -91,36 +81,15 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := logx.New(os.Stdout, "intake", s.LogLevel)
-	slog.SetDefault(log)
+	rt, err := platform.Open(ctx, "intake", "intake", s.Settings, func(ctx context.Context, d *db.DB) error {
+		return db.Migrate(ctx, d, "intake", migrations.FS)
+	})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	log, d, rdb, ops := rt.Log, rt.DB, rt.Redis, rt.Ops
 
-	d, err := db.Open(ctx, s.DatabaseURL, "intake", int32(s.DBMaxConns))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := db.Migrate(ctx, d, "intake", migrations.FS); err != nil {
-		return err
-	}
-
-	ropt, err := redis.ParseURL(s.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(ropt)
-	defer rdb.Close()
-
-	verifier, err := auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
-	if err != nil {
-		return err
-	}
-	ops, err := httpx.NewOps(
-		httpx.Check{Name: "postgres", Fn: d.Ping},
-		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
-	)
-	if err != nil {
-		return err
-	}
 	metrics, err := intake.NewMetrics(ops.Registry)
 	if err != nil {
 		return err
@@ -146,7 +115,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	h, err := api.New(api.Deps{
-		Service: svc, Store: st, Keys: keys, Limiter: limiter, Verifier: verifier,
+		Service: svc, Store: st, Keys: keys, Limiter: limiter, Verifier: rt.Verifier,
 		CORSOrigins: s.CORSOrigins, Log: log,
 	})
 	if err != nil {

@@ -6,20 +6,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/mail/internal/api"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
@@ -41,17 +37,14 @@ func main() {
 
 // settings is the process configuration, read once from the environment.
 type settings struct {
-	config.Common
-	IdentityURL    string
-	ContactsURL    string
-	LeadsURL       string
-	InternalSecret string
+	platform.Settings
+	ContactsURL string
+	LeadsURL    string
 	// SecretKey (CRM_SECRET_KEY) seals mailbox passwords; without it the
 	// mailbox routes answer 503 and no sync runs.
-	SecretKey  string
-	DBMaxConns int
-	Jobs       jobs.Config
-	Sync       imapsync.Options
+	SecretKey string
+	Jobs      jobs.Config
+	Sync      imapsync.Options
 	// SyncWorker turns the worker and scheduler off (MAIL_SYNC_WORKER=false)
 	// for API-only replicas.
 	SyncWorker bool
@@ -60,14 +53,11 @@ type settings struct {
 func load() (settings, error) {
 	l := config.New()
 	s := settings{
-		Common:         l.LoadCommon(":8087"),
-		IdentityURL:    strings.TrimRight(l.URL("IDENTITY_URL", "http://localhost:8081"), "/"),
-		ContactsURL:    strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
-		LeadsURL:       strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
-		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
-		SecretKey:      l.String("CRM_SECRET_KEY", ""),
-		DBMaxConns:     l.Int("MAIL_DB_MAX_CONNS", 20, 2, 500),
-		SyncWorker:     l.Bool("MAIL_SYNC_WORKER", true),
+		Settings:    platform.Load(l, ":8087"),
+		ContactsURL: strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
+		LeadsURL:    strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
+		SecretKey:   l.String("CRM_SECRET_KEY", ""),
+		SyncWorker:  l.Bool("MAIL_SYNC_WORKER", true),
 		Jobs: jobs.Config{
 			Queue:       l.String("MAIL_QUEUE", "mail"),
 			Interval:    l.Duration("MAIL_SYNC_INTERVAL", 5*time.Minute),
@@ -79,11 +69,6 @@ func load() (settings, error) {
 		},
 	}
 	s.Jobs.TaskTimeout = s.Sync.Lease
-	if s.InternalSecret != "" {
-		if err := auth.CheckInternalSecret(s.InternalSecret); err != nil {
-			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
-		}
-	}
 	l.Check(s.SecretKey == "" || len(s.SecretKey) >= 16, "CRM_SECRET_KEY", "must be at least 16 characters")
 	l.Check(s.Jobs.Interval >= time.Second, "MAIL_SYNC_INTERVAL", "must be at least 1s")
 	l.Check(s.Sync.Lease >= 5*time.Second, "MAIL_SYNC_TIMEOUT", "must be at least 5s")
@@ -95,35 +80,15 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := logx.New(os.Stdout, "mail", s.LogLevel)
-	slog.SetDefault(log)
+	rt, err := platform.Open(ctx, "mail", "mail", s.Settings, func(ctx context.Context, d *db.DB) error {
+		return db.Migrate(ctx, d, "mail", migrations.FS)
+	})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
-	d, err := db.Open(ctx, s.DatabaseURL, "mail", int32(s.DBMaxConns))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := db.Migrate(ctx, d, "mail", migrations.FS); err != nil {
-		return err
-	}
-	ropt, err := redis.ParseURL(s.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(ropt)
-	defer rdb.Close()
-
-	verifier, err := auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience)
-	if err != nil {
-		return err
-	}
-	ops, err := httpx.NewOps(
-		httpx.Check{Name: "postgres", Fn: d.Ping},
-		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
-	)
-	if err != nil {
-		return err
-	}
 	st, err := store.New(d)
 	if err != nil {
 		return err
@@ -168,7 +133,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Deps{Service: svc, Verifier: verifier})
+	h, err := api.New(api.Deps{Service: svc, Verifier: rt.Verifier})
 	if err != nil {
 		return err
 	}
@@ -188,7 +153,7 @@ func run(ctx context.Context) error {
 		}
 	}()
 	log.Info("mail listening", "addr", s.Addr)
-	err = httpx.Serve(ctx, s.Addr, ops.Handler(h), nil)
+	err = httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
 	stopJobs()
 	<-jobsDone
 	return err

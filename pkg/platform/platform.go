@@ -1,0 +1,102 @@
+// Package platform opens what every context service runs on — its logger,
+// its schema-confined and migrated database, Redis, the JWT verifier and
+// the ops endpoints — so each service's main wires only what is its own.
+package platform
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/logx"
+)
+
+// Settings are the variables every context service reads (docs/architecture.md).
+type Settings struct {
+	config.Common
+	// IdentityURL is where the JWKS and the user snapshot come from.
+	IdentityURL string
+	// InternalSecret authenticates /internal calls between services.
+	InternalSecret string
+	// DBMaxConns caps the pool; 0 keeps pgx's default.
+	DBMaxConns int
+}
+
+// Load reads ADDR, DATABASE_URL, REDIS_URL, LOG_LEVEL, IDENTITY_URL,
+// CRM_INTERNAL_SECRET (required, ≥ 16 characters) and DB_MAX_CONNS.
+func Load(l *config.Loader, defAddr string) Settings {
+	s := Settings{
+		Common:         l.LoadCommon(defAddr),
+		IdentityURL:    strings.TrimRight(l.URL("IDENTITY_URL", "http://localhost:8081"), "/"),
+		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
+		DBMaxConns:     l.Int("DB_MAX_CONNS", 0, 0, 1000),
+	}
+	if s.InternalSecret != "" {
+		err := auth.CheckInternalSecret(s.InternalSecret)
+		l.Check(err == nil, "CRM_INTERNAL_SECRET", "must be at least 16 characters")
+	}
+	return s
+}
+
+// Runtime is a service's shared infrastructure.
+type Runtime struct {
+	Log      *slog.Logger
+	DB       *db.DB
+	Redis    *redis.Client
+	Verifier *auth.Verifier
+	Ops      *httpx.Ops
+}
+
+// Open sets the default logger, connects to the database confined to
+// schema and applies migrate, connects to Redis, and prepares JWT
+// verification against identity's JWKS and the ops endpoints (readiness
+// checks PostgreSQL and Redis). Close releases it all.
+func Open(ctx context.Context, service, schema string, s Settings, migrate func(context.Context, *db.DB) error) (*Runtime, error) {
+	rt := &Runtime{Log: logx.New(os.Stdout, service, s.LogLevel)}
+	slog.SetDefault(rt.Log)
+	var err error
+	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns)); err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, rt.DB); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	opt, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		rt.Close()
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rt.Redis = redis.NewClient(opt)
+	if rt.Verifier, err = auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	rt.Ops, err = httpx.NewOps(
+		httpx.Check{Name: "postgres", Fn: rt.DB.Ping},
+		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rt.Redis.Ping(ctx).Err() }},
+	)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+// Close releases the connections.
+func (rt *Runtime) Close() {
+	if rt.Redis != nil {
+		_ = rt.Redis.Close()
+	}
+	if rt.DB != nil {
+		rt.DB.Close()
+	}
+}
