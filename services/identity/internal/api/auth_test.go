@@ -132,6 +132,22 @@ func upper(s string) string {
 	return string(b)
 }
 
+// TestLoginWithoutRedis: login never runs unthrottled; with Redis down it is
+// briefly unavailable (503 with Retry-After), not a 500.
+func TestLoginWithoutRedis(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{loginFailures: 3})
+	u := e.createUser("Nor", uniqueEmail("nor"), "nor-password-1", "user", nil)
+	// The same database served by a replica whose Redis is down.
+	_, e.h = build(t, e.db, options{loginFailures: 3, redisAddr: "127.0.0.1:1"})
+	rec := e.do(req{method: "POST", path: "/auth/login",
+		body: mustJSON(map[string]string{"email": u.Email, "password": "nor-password-1"})})
+	wantProblem(t, rec, http.StatusServiceUnavailable, "upstream_unavailable")
+	if rec.Header().Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+}
+
 func TestLoginSuccessResetsThrottle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{loginFailures: 2})

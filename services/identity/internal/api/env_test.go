@@ -52,9 +52,12 @@ func newDB(t testing.TB) *db.DB {
 	return testdb.New(t, "identity", migrate, migrations.FS, outbox.Migrations)
 }
 
-func newRedis(t testing.TB) (*redis.Client, string) {
+func newRedis(t testing.TB, addr string) (*redis.Client, string) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	if addr == "" {
+		addr = "127.0.0.1:6379"
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	prefix := "test:identity:" + randHex(6) + ":"
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -85,13 +88,15 @@ type env struct {
 type options struct {
 	loginFailures int
 	secretKey     string
+	// redisAddr overrides the local Redis (a closed port simulates an outage).
+	redisAddr string
 }
 
 // build wires the service and its HTTP handler on d, as main does.
 func build(t testing.TB, d *db.DB, o options) (*identity.Service, http.Handler) {
 	t.Helper()
 	ctx := context.Background()
-	rdb, prefix := newRedis(t)
+	rdb, prefix := newRedis(t, o.redisAddr)
 	st := store.New(d)
 	sealer, err := identity.NewSealer(o.secretKey)
 	if err != nil {

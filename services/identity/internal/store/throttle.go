@@ -8,6 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/problem"
+
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -43,14 +45,14 @@ func (t *Throttle) Blocked(ctx context.Context, k string) (time.Duration, bool, 
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("throttle get: %w", err)
+		return 0, false, unavailable("throttle get", err)
 	}
 	if n < t.limit {
 		return 0, false, nil
 	}
 	ttl, err := t.rdb.PTTL(ctx, t.key(k)).Result()
 	if err != nil {
-		return 0, false, fmt.Errorf("throttle ttl: %w", err)
+		return 0, false, unavailable("throttle ttl", err)
 	}
 	if ttl <= 0 {
 		ttl = time.Second
@@ -70,9 +72,16 @@ return n`)
 // Fail records one failure.
 func (t *Throttle) Fail(ctx context.Context, k string) error {
 	if err := failScript.Run(ctx, t.rdb, []string{t.key(k)}, t.window.Milliseconds()).Err(); err != nil {
-		return fmt.Errorf("throttle fail: %w", err)
+		return unavailable("throttle fail", err)
 	}
 	return nil
+}
+
+// unavailable keeps the cause for the log while the client sees 503: login
+// refuses to run unthrottled, so without Redis it is briefly unavailable
+// rather than broken.
+func unavailable(op string, err error) error {
+	return fmt.Errorf("%s: %v: %w", op, err, problem.Unavailable("login is temporarily unavailable", 5))
 }
 
 // Reset clears the failures of a key.
