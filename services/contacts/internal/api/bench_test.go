@@ -10,15 +10,21 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
@@ -78,10 +84,10 @@ func BenchmarkContacts(b *testing.B) {
 
 	queries := []string{
 		"", "search=surname1234", "search=person4242", "search=555%200001", "search=company%2077",
-		"status=inactive", "company_id=77", "assigned_to=7", "source=event",
+		"status=inactive", "company_id=78", "assigned_to=7", "source=event",
 		"date_from=2024-02-01&date_to=2024-02-07", "scope=me", "scope=team", "scope=company",
 		"search=surname12&status=active&sort_by=created_at&sort_dir=desc",
-		"company_id=77&sort_by=email", "page=400&per_page=100",
+		"company_id=78&sort_by=email", "page=400&per_page=100",
 	}
 	for _, k := range []string{"name", "email", "phone", "company_name", "status", "created_at"} {
 		for _, d := range []string{"asc", "desc"} {
@@ -90,19 +96,28 @@ func BenchmarkContacts(b *testing.B) {
 	}
 	b.Run("list", func(b *testing.B) {
 		const reps = 20
-		worst := time.Duration(0)
-		for _, q := range queries {
+		worst, missed := time.Duration(0), 0
+		var table strings.Builder
+		fmt.Fprintf(&table, "%d contacts, %d runs per query after 1 warm-up; load average at start: %s\n", n, reps, loadavg())
+		fmt.Fprintf(&table, "%-3s %-66s %9s %9s %9s %9s %8s %s\n", "#", "query", "http p50", "http p95", "sql p50", "sql p95", "total", "p95<50ms")
+		for qi, q := range queries {
 			var httpT, sqlT []time.Duration
-			for i := 0; i < reps; i++ {
+			total := 0.0
+			for i := 0; i <= reps; i++ {
 				req := httptest.NewRequest("GET", "/contacts?"+q, nil)
 				req.Header.Set("Authorization", "Bearer "+e.user)
 				rec := httptest.NewRecorder()
 				start := time.Now()
 				e.h.ServeHTTP(rec, req)
-				httpT = append(httpT, time.Since(start))
+				took := time.Since(start)
 				if rec.Code != 200 {
 					b.Fatalf("%s: %d %s", q, rec.Code, rec.Body)
 				}
+				var page struct{ Total float64 }
+				if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
+					b.Fatal(err)
+				}
+				total = page.Total
 				lq := listq.Parse(req.URL.Query(), contacts.ContactSorts)
 				f := contacts.Filter{Query: lq, Status: lq.Enum("status", "active", "inactive"), CompanyID: lq.Int64("company_id"),
 					AssignedTo: lq.Int64("assigned_to"), Source: lq.String("source"), Caller: userID, CallerTeam: &e.teamTen}
@@ -110,13 +125,22 @@ func BenchmarkContacts(b *testing.B) {
 				if _, _, err := st.ListContacts(ctx, f); err != nil {
 					b.Fatal(err)
 				}
-				sqlT = append(sqlT, time.Since(start))
+				if i > 0 {
+					httpT, sqlT = append(httpT, took), append(sqlT, time.Since(start))
+				}
 			}
 			p95 := pct(httpT, 0.95)
 			worst = max(worst, p95)
-			b.Logf("%-62s http p50 %7.2fms p95 %7.2fms | sql p50 %7.2fms p95 %7.2fms", "/contacts?"+q,
-				ms(pct(httpT, 0.5)), ms(p95), ms(pct(sqlT, 0.5)), ms(pct(sqlT, 0.95)))
+			met := "yes"
+			if p95 >= 50*time.Millisecond {
+				met, missed = "NO", missed+1
+			}
+			fmt.Fprintf(&table, "%-3d %-66s %9.2f %9.2f %9.2f %9.2f %8.0f %s\n", qi+1, "/contacts?"+q,
+				ms(pct(httpT, 0.5)), ms(p95), ms(pct(sqlT, 0.5)), ms(pct(sqlT, 0.95)), total, met)
 		}
+		fmt.Fprintf(&table, "worst http p95 %.2f ms; %d of %d queries miss p95 < 50 ms; load average at end: %s\n",
+			ms(worst), missed, len(queries), loadavg())
+		report(b, "list", table.String())
 		b.ReportMetric(ms(worst), "worst-p95-ms")
 	})
 
@@ -158,34 +182,102 @@ func BenchmarkContacts(b *testing.B) {
 			b.Fatal(err)
 		}
 		conn.Release()
-		b.Logf("export %d rows, %d MB in %s; heap in use before %d MB, peak %d MB (growth %d MB); raw COPY TO %s (%d MB)",
+		report(b, "export", fmt.Sprintf("export %d rows, %d MB over HTTP in %s; heap in use before %d MB, peak %d MB (growth %d MB, target < 64 MB); raw COPY TO %s (%d MB); load average %s",
 			w.lines-1, w.n>>20, took.Round(time.Millisecond), before.HeapInuse>>20, peak>>20,
-			(int64(peak)-int64(before.HeapInuse))>>20, time.Since(start).Round(time.Millisecond), sink.n>>20)
+			(int64(peak)-int64(before.HeapInuse))>>20, time.Since(start).Round(time.Millisecond), sink.n>>20, loadavg()))
 		b.ReportMetric(float64(int64(peak)-int64(before.HeapInuse))/(1<<20), "heap-growth-MB")
 	})
 
 	b.Run("import100k", func(b *testing.B) {
-		var buf bytes.Buffer
-		buf.WriteString("first_name,last_name,email,phone,company_name,status,source,tags\n")
-		for i := 0; i < 100_000; i++ {
-			fmt.Fprintf(&buf, "Imp%d,Orted%d,imported%d@bench.test,+1 666 %07d,Import Co %d,active,csv,\"a, b\"\n", i, i, i, i, i%500)
+		file := func(prefix string) []byte {
+			var buf bytes.Buffer
+			buf.WriteString("first_name,last_name,email,phone,company_name,status,source,tags\n")
+			for i := 0; i < 100_000; i++ {
+				fmt.Fprintf(&buf, "Imp%d,Orted%d,%s%d@bench.test,+1 666 %07d,Import Co %d,active,csv,\"a, b\"\n", i, i, prefix, i, i, i%500)
+			}
+			return buf.Bytes()
 		}
+		// Raw PostgreSQL: COPY the same 100,000 parsed rows straight into
+		// contacts (every index and trigger, company ids of existing
+		// companies, no outbox), rolled back.
+		raw := file("raw")
+		rows, _, err := contacts.ParseImport(bytes.NewReader(raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		load := loadavg()
+		var rawCopy time.Duration
+		if err := e.db.InTx(ctx, func(tx pgx.Tx) error {
+			i := 0
+			start := time.Now()
+			_, err := tx.CopyFrom(ctx, pgx.Identifier{"contacts"}, []string{"first_name", "last_name", "email", "phone",
+				"company_id", "status", "source", "tags"}, pgx.CopyFromFunc(func() ([]any, error) {
+				if i == len(rows) {
+					return nil, nil
+				}
+				c := rows[i].Contact
+				i++
+				return []any{c.FirstName, c.LastName, c.Email, c.Phone, 1 + i%1000, c.Status, c.Source, c.Tags}, nil
+			}))
+			rawCopy = time.Since(start)
+			if err != nil {
+				return err
+			}
+			return errRollback
+		}); !errors.Is(err, errRollback) {
+			b.Fatal(err)
+		}
+
+		buf := file("imported")
 		start := time.Now()
-		_, _, err := contacts.ParseImport(bytes.NewReader(buf.Bytes()))
+		_, _, err = contacts.ParseImport(bytes.NewReader(buf))
 		parse := time.Since(start)
 		if err != nil {
 			b.Fatal(err)
 		}
 		start = time.Now()
-		r := e.upload(b, e.admin, "file", "bench.csv", buf.Bytes())
+		r := e.upload(b, e.admin, "file", "bench.csv", buf)
 		took := time.Since(start)
 		if r.Status != 200 || r.Body["imported"] != 100_000.0 {
 			b.Fatalf("import: %d %s", r.Status, r.Raw[:min(len(r.Raw), 500)])
 		}
-		b.Logf("import 100,000 rows (%d MB) over HTTP in %s; CSV parse+validate %s; database part ≈ %s",
-			buf.Len()>>20, took.Round(time.Millisecond), parse.Round(time.Millisecond), (took - parse).Round(time.Millisecond))
+		report(b, "import", fmt.Sprintf("import 100,000 rows (%d MB) over HTTP in %s (target ≤ 5 s); CSV parse+validate %s; database part ≈ %s; raw COPY of the same rows into contacts %s; load average %s / %s",
+			len(buf)>>20, took.Round(time.Millisecond), parse.Round(time.Millisecond), (took-parse).Round(time.Millisecond),
+			rawCopy.Round(time.Millisecond), load, loadavg()))
 		b.ReportMetric(took.Seconds(), "import-s")
 	})
+}
+
+var errRollback = errors.New("rollback")
+
+// report logs a result table once and appends it to CRM_BENCH_OUT (default
+// contacts-bench.txt in the OS temp directory), so no line is lost to log
+// truncation.
+func report(b *testing.B, name, text string) {
+	b.Helper()
+	b.Log("\n" + text)
+	path := os.Getenv("CRM_BENCH_OUT")
+	if path == "" {
+		path = filepath.Join(os.TempDir(), "contacts-bench.txt")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "== %s %s\n%s\n", name, time.Now().UTC().Format(time.RFC3339), text); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// loadavg is the 1, 5 and 15 minute load average (Linux), for the report.
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

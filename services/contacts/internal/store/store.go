@@ -307,10 +307,73 @@ func counted(f contacts.Filter) (sql string, args []any, ok bool) {
 	}
 }
 
-// deepOffset is the offset from which a page is cut from ids first: the
-// skipped rows are then read from the sort index alone (index-only scan)
-// instead of fetching every skipped row from the heap.
-const deepOffset = 500
+// statuses are every value of contacts.status (its CHECK constraint).
+var statuses = []string{contacts.StatusActive, contacts.StatusInactive}
+
+// anyStatus is appended to an email lookup so it can use the
+// (status, lower(email), id) index: one descent per status.
+const anyStatus = `status = ANY('{active,inactive}')`
+
+// and returns w's WHERE clause with one more condition.
+func and(w *listq.Where, cond string) string {
+	if sql := w.SQL(); sql != "" {
+		return sql + " AND " + cond
+	}
+	return "WHERE " + cond
+}
+
+// perStatus reports whether f's rows are read status by status: every sort
+// index leads with status, so without a status filter a sort is a merge of
+// the two statuses' index ranges (sort_by=status has its own index).
+func perStatus(f contacts.Filter) bool {
+	return f.Status == "" && f.Query.SortBy != "status"
+}
+
+// ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
+// merge of one ordered branch per status when perStatus. With a page (pp
+// rows after off), each branch stops at off+pp rows.
+func ordered(f contacts.Filter, w *listq.Where, cols string, paged bool) string {
+	q := f.Query
+	expr := contacts.ContactSorts.Sorts[q.SortBy]
+	dir := "ASC"
+	if q.Desc {
+		dir = "DESC"
+	}
+	order := " ORDER BY " + expr + " " + dir + ", id " + dir
+	limit, branchLimit := "", ""
+	if paged {
+		// Typed: PostgreSQL cannot infer a parameter's type in a sublink's LIMIT.
+		limit = " LIMIT " + w.Arg(q.PerPage) + "::int OFFSET " + w.Arg(q.Offset()) + "::int"
+		if perStatus(f) {
+			branchLimit = " LIMIT " + w.Arg(q.Offset()+q.PerPage) + "::int"
+		}
+	}
+	if !perStatus(f) {
+		return `SELECT ` + cols + ` FROM contacts ` + w.SQL() + order + limit
+	}
+	branches := make([]string, len(statuses))
+	for i, st := range statuses {
+		branches[i] = `(SELECT ` + cols + `, ` + expr + ` AS sort_key FROM contacts ` + and(w, "status = "+w.Arg(st)) +
+			order + branchLimit + `)`
+	}
+	// The outer columns are named, not *, so sort_key stays inside.
+	return `SELECT ` + cols + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) merged ORDER BY sort_key ` + dir +
+		`, id ` + dir + limit
+}
+
+// countSQL is the exact count(*) of f, per status when f has no status
+// filter, so the (status, ...) indexes serve range filters such as dates.
+func countSQL(f contacts.Filter) (string, []any) {
+	w := filter(f)
+	if f.Status != "" {
+		return `SELECT count(*) FROM contacts ` + w.SQL(), w.Args()
+	}
+	parts := make([]string, len(statuses))
+	for i, st := range statuses {
+		parts[i] = `(SELECT count(*) FROM contacts ` + and(w, "status = "+w.Arg(st)) + `)`
+	}
+	return `SELECT ` + strings.Join(parts, " + "), w.Args()
+}
 
 // ListContacts returns one page and the exact total of matching rows.
 // Searches count in the same pass as the page (a window count over the
@@ -321,14 +384,13 @@ func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts
 	if f.Query.Search != "" {
 		return s.searchContacts(ctx, f)
 	}
-	countSQL, countArgs, ok := counted(f)
+	sql, args, ok := counted(f)
 	if !ok {
-		cw := filter(f)
-		countSQL, countArgs = `SELECT count(*) FROM contacts `+cw.SQL(), cw.Args()
+		sql, args = countSQL(f)
 	}
 	total := 0
 	counting := make(chan error, 1)
-	go func() { counting <- s.db.QueryRow(ctx, countSQL, countArgs...).Scan(&total) }()
+	go func() { counting <- s.queryNoJIT(ctx, sql, args, func(r pgx.Rows) error { return r.Scan(&total) }) }()
 	list, err := s.page(ctx, f)
 	if cerr := <-counting; cerr != nil {
 		return nil, 0, cerr
@@ -339,16 +401,14 @@ func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts
 	return list, total, nil
 }
 
-// page reads one page of f in list order.
+// page reads one page of f in list order: the page's ids first (from the
+// sort indexes alone where they cover the filter, so a deep offset skips
+// index entries, not heap rows), then those rows.
 func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact, error) {
 	w := filter(f)
 	q := f.Query
-	sql := `SELECT ` + contactCols + ` FROM contacts ` + w.SQL() + ` ` + q.OrderBy() + ` ` + q.LimitOffset(w)
-	if q.Offset() >= deepOffset {
-		sql = `SELECT ` + contactCols + ` FROM contacts WHERE id = ANY(ARRAY(SELECT id FROM contacts ` + w.SQL() + ` ` +
-			q.OrderBy() + ` ` + q.LimitOffset(w) + `)) ` + q.OrderBy()
-	}
-	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	ids := ordered(f, w, "id", true)
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+q.OrderBy(), w.Args()...)
 	if err != nil {
 		return nil, err
 	}
@@ -359,6 +419,28 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 	return list, err
 }
 
+// queryNoJIT runs a counting or searching query with JIT compilation off:
+// their cost estimates cross jit_above_cost, and compiling costs 50-100 ms
+// for a query that runs in tens of milliseconds.
+func (s *Store) queryNoJIT(ctx context.Context, sql string, args []any, each func(pgx.Rows) error) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+}
+
 // searchContacts answers a search in one pass over the matches: the total
 // is a window count over the unordered matches (bitmap scans), computed on
 // the same rows the page is cut from. Ordering outside the subquery keeps
@@ -366,33 +448,29 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	w := filter(f)
 	q := f.Query
-	// sort_name rides along because the "name" sort orders by it.
-	rows, err := s.db.Query(ctx, `SELECT `+contactCols+`, total FROM (SELECT `+contactCols+`, sort_name,
-		count(*) OVER () AS total FROM contacts `+w.SQL()+`) matches `+q.OrderBy()+` `+q.LimitOffset(w), w.Args()...)
-	if err != nil {
-		return nil, 0, err
-	}
 	total := 0
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (contacts.Contact, error) {
-		var c contacts.Contact
-		err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
-			&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
-			&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
-			&c.CreatedAt.Time, &c.UpdatedAt.Time, &total)
-		return c, err
-	})
+	list := []contacts.Contact{}
+	// sort_name rides along because the "name" sort orders by it.
+	err := s.queryNoJIT(ctx, `SELECT `+contactCols+`, total FROM (SELECT `+contactCols+`, sort_name,
+		count(*) OVER () AS total FROM contacts `+w.SQL()+`) matches `+q.OrderBy()+` `+q.LimitOffset(w), w.Args(),
+		func(row pgx.Rows) error {
+			var c contacts.Contact
+			err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
+				&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
+				&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
+				&c.CreatedAt.Time, &c.UpdatedAt.Time, &total)
+			list = append(list, c)
+			return err
+		})
 	if err != nil {
 		return nil, 0, err
 	}
 	if len(list) == 0 && q.Page > 1 {
 		// A page past the end carries no window count: count separately.
-		cw := filter(f)
-		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM contacts `+cw.SQL(), cw.Args()...).Scan(&total); err != nil {
+		sql, args := countSQL(f)
+		if err := s.queryNoJIT(ctx, sql, args, func(r pgx.Rows) error { return r.Scan(&total) }); err != nil {
 			return nil, 0, err
 		}
-	}
-	if list == nil {
-		list = []contacts.Contact{}
 	}
 	return list, total, nil
 }
@@ -404,12 +482,14 @@ func (s *Store) CompactCounts(ctx context.Context) error {
 	return err
 }
 
-// ExportContacts streams the matching contacts in list order. pgx reads
+// ExportContacts streams the matching contacts in list order (a merge of
+// the per-status index scans, so PostgreSQL streams too instead of sorting
+// the whole result first). pgx reads
 // rows off the wire as they are scanned, so memory stays constant however
 // many rows match.
 func (s *Store) ExportContacts(ctx context.Context, f contacts.Filter, each func(contacts.Contact) error) error {
 	w := filter(f)
-	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts `+w.SQL()+` `+f.Query.OrderBy(), w.Args()...)
+	rows, err := s.db.Query(ctx, ordered(f, w, contactCols, false), w.Args()...)
 	if err != nil {
 		return err
 	}
@@ -428,7 +508,8 @@ func (s *Store) ExportContacts(ctx context.Context, f contacts.Filter, each func
 
 // ContactsByEmail matches emails case-insensitively and exactly.
 func (s *Store) ContactsByEmail(ctx context.Context, email string) ([]contacts.Contact, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE lower(email) = lower($1) ORDER BY id`, email)
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts
+		WHERE lower(email) = lower($1) AND status = ANY('{active,inactive}') ORDER BY id`, email)
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +688,8 @@ func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []c
 		}
 		existing := map[string]bool{}
 		if len(emails) > 0 {
-			res, err := tx.Query(ctx, `SELECT lower(email) FROM contacts WHERE lower(email) = ANY($1)`, emails)
+			res, err := tx.Query(ctx, `SELECT lower(email) FROM contacts
+				WHERE lower(email) = ANY($1) AND status = ANY('{active,inactive}')`, emails)
 			if err != nil {
 				return err
 			}
