@@ -325,8 +325,14 @@ func and(w *listq.Where, cond string) string {
 // perStatus reports whether f's rows are read status by status: every sort
 // index leads with status, so without a status filter a sort is a merge of
 // the two statuses' index ranges (sort_by=status has its own index).
+// Company and owner filters are left to their own indexes (company_id,
+// (assigned_to, key, id)): merged per status, the planner would walk a
+// sort index and filter, which is slow when the filter's rows sit far
+// along the sort order.
 func perStatus(f contacts.Filter) bool {
-	return f.Status == "" && f.Query.SortBy != "status"
+	q := f.Query
+	return f.Status == "" && q.SortBy != "status" && f.CompanyID == nil && f.AssignedTo == nil &&
+		q.Scope != listq.ScopeMe && q.Scope != listq.ScopeTeam
 }
 
 // ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
@@ -443,34 +449,56 @@ func (s *Store) queryNoJIT(ctx context.Context, sql string, args []any, each fun
 
 // searchContacts answers a search in one pass over the matches: the total
 // is a window count over the unordered matches (bitmap scans), computed on
-// the same rows the page is cut from. Ordering outside the subquery keeps
-// the planner from walking a whole sort index and filtering every row.
+// the same rows the page's ids are cut from; only (id, sort key) pass
+// through the window, then the page's rows are read by id. Ordering outside
+// the subquery keeps the planner from walking a whole sort index and
+// filtering every row.
 func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	w := filter(f)
 	q := f.Query
+	expr := contacts.ContactSorts.Sorts[q.SortBy]
+	dir := "ASC"
+	if q.Desc {
+		dir = "DESC"
+	}
 	total := 0
+	var ids []int64
 	list := []contacts.Contact{}
-	// sort_name rides along because the "name" sort orders by it.
-	err := s.queryNoJIT(ctx, `SELECT `+contactCols+`, total FROM (SELECT `+contactCols+`, sort_name,
-		count(*) OVER () AS total FROM contacts `+w.SQL()+`) matches `+q.OrderBy()+` `+q.LimitOffset(w), w.Args(),
-		func(row pgx.Rows) error {
-			var c contacts.Contact
-			err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
-				&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
-				&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
-				&c.CreatedAt.Time, &c.UpdatedAt.Time, &total)
-			list = append(list, c)
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		// Their cost estimates cross jit_above_cost; compiling costs more
+		// than the query.
+		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
 			return err
-		})
+		}
+		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
+			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+q.LimitOffset(w), w.Args()...)
+		if err != nil {
+			return err
+		}
+		var id int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &total}, func() error {
+			ids = append(ids, id)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			if q.Page > 1 {
+				// A page past the end carries no window count: count separately.
+				sql, args := countSQL(f)
+				return tx.QueryRow(ctx, sql, args...).Scan(&total)
+			}
+			return nil
+		}
+		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+q.OrderBy(), ids)
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, scanContact)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
-	}
-	if len(list) == 0 && q.Page > 1 {
-		// A page past the end carries no window count: count separately.
-		sql, args := countSQL(f)
-		if err := s.queryNoJIT(ctx, sql, args, func(r pgx.Rows) error { return r.Scan(&total) }); err != nil {
-			return nil, 0, err
-		}
 	}
 	return list, total, nil
 }
