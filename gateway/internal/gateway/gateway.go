@@ -41,7 +41,7 @@ const (
 	writeTimeout      = 10 * time.Minute
 	idleTimeout       = 120 * time.Second
 	// readBufferSize is also the largest request header block accepted;
-	// larger headers get 431 (a buffer this size exists per connection, so
+	// larger headers are refused as a bad credential, 401 (a buffer this size exists per connection, so
 	// it stays small).
 	readBufferSize = 32 << 10
 )
@@ -533,8 +533,11 @@ func toProblem(err error) *problem.Error {
 		case fiber.StatusRequestEntityTooLarge:
 			return problem.TooLarge("the request body is too large")
 		case fiber.StatusRequestHeaderFieldsTooLarge:
-			return &problem.Error{Status: 431, Code: "headers_too_large", Title: "Request Header Fields Too Large",
-				Detail: fmt.Sprintf("request headers exceed %d bytes", readBufferSize)}
+			// Oversized headers almost always carry a forged or garbage
+			// credential (the classic: a megabyte "token"); no valid token or
+			// key is that large, so the answer is the same 401 as for any bad
+			// credential, decided before anything is parsed.
+			return problem.Unauthenticated(fmt.Sprintf("request headers exceed %d bytes; no valid credential is that large", readBufferSize))
 		case fiber.StatusRequestTimeout:
 			return &problem.Error{Status: 408, Code: "request_timeout", Title: "Request Timeout", Detail: "the request was not received in time"}
 		case fiber.StatusBadRequest:
