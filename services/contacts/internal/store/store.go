@@ -390,13 +390,14 @@ func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts
 	if f.Query.Search != "" {
 		return s.searchContacts(ctx, f)
 	}
-	sql, args, ok := counted(f)
-	if !ok {
-		sql, args = countSQL(f)
-	}
 	total := 0
 	counting := make(chan error, 1)
-	go func() { counting <- s.queryNoJIT(ctx, sql, args, func(r pgx.Rows) error { return r.Scan(&total) }) }()
+	if sql, args, ok := counted(f); ok {
+		go func() { counting <- s.db.QueryRow(ctx, sql, args...).Scan(&total) }()
+	} else {
+		sql, args := countSQL(f)
+		go func() { counting <- s.queryNoJIT(ctx, sql, args, func(r pgx.Rows) error { return r.Scan(&total) }) }()
+	}
 	list, err := s.page(ctx, f)
 	if cerr := <-counting; cerr != nil {
 		return nil, 0, cerr
@@ -547,7 +548,7 @@ func (s *Store) ExportContacts(ctx context.Context, f contacts.Filter, each func
 // ContactsByEmail matches emails case-insensitively and exactly.
 func (s *Store) ContactsByEmail(ctx context.Context, email string) ([]contacts.Contact, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts
-		WHERE lower(email) = lower($1) AND status = ANY('{active,inactive}') ORDER BY id`, email)
+		WHERE lower(email) = lower($1) AND `+anyStatus+` ORDER BY id`, email)
 	if err != nil {
 		return nil, err
 	}
@@ -727,7 +728,7 @@ func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []c
 		existing := map[string]bool{}
 		if len(emails) > 0 {
 			res, err := tx.Query(ctx, `SELECT lower(email) FROM contacts
-				WHERE lower(email) = ANY($1) AND status = ANY('{active,inactive}')`, emails)
+				WHERE lower(email) = ANY($1) AND `+anyStatus, emails)
 			if err != nil {
 				return err
 			}
