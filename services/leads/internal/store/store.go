@@ -270,7 +270,7 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 	var total int
 	if w.SQL() == "" {
 		// The unfiltered total comes from the trigger-maintained counter.
-		if err := s.db.QueryRow(ctx, `SELECT n FROM lead_count`).Scan(&total); err != nil {
+		if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(n), 0) FROM lead_count_deltas`).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("count leads: %w", err)
 		}
 	} else if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&total); err != nil {
@@ -536,4 +536,13 @@ func (s *Store) CopyCreate(ctx context.Context, ls []leads.Lead) (int, error) {
 		return 0, err
 	}
 	return len(ls), nil
+}
+
+// CompactCounts folds the counter's per-statement deltas into one row. The
+// DELETE sees only deltas committed before it started, so concurrent
+// inserts are never lost, and the sum is unchanged at every instant.
+func (s *Store) CompactCounts(ctx context.Context) error {
+	_, err := s.db.Exec(ctx, `WITH folded AS (DELETE FROM lead_count_deltas RETURNING n)
+		INSERT INTO lead_count_deltas (n) SELECT coalesce(sum(n), 0) FROM folded`)
+	return err
 }
