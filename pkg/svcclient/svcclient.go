@@ -30,9 +30,16 @@ type Client struct {
 	HTTP    *http.Client
 }
 
-// New returns a client with a 10 s timeout per call.
+// New returns a client with a 10 s timeout per call and a connection pool
+// sized for a busy service: net/http's default keeps only two idle
+// connections per host, so under concurrency every other call would open
+// a new TCP connection.
 func New(name, baseURL, secret string) *Client {
-	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	t.IdleConnTimeout = 90 * time.Second
+	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: t}}
 }
 
 // Do sends body (JSON, may be nil) and decodes a 2xx JSON answer into out
