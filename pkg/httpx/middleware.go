@@ -21,6 +21,18 @@ const RequestIDHeader = "X-Request-Id"
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
 
+// validTraceparent is the W3C Trace Context header, version 00.
+var validTraceparent = regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
+
+type traceKey struct{}
+
+// Traceparent returns the W3C traceparent the request arrived with, so
+// calls to other services continue the same trace.
+func Traceparent(ctx context.Context) string {
+	s, _ := ctx.Value(traceKey{}).(string)
+	return s
+}
+
 // Middleware wraps a handler.
 type Middleware func(http.Handler) http.Handler
 
@@ -33,7 +45,8 @@ func Chain(h http.Handler, mws ...Middleware) http.Handler {
 }
 
 // RequestID accepts a well-formed X-Request-Id or generates one, echoes it,
-// and stores it in the context for logs and problem bodies.
+// and stores it in the context for logs and problem bodies; a well-formed
+// W3C traceparent is kept in the context too (see Traceparent).
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
@@ -42,7 +55,11 @@ func RequestID(next http.Handler) http.Handler {
 			r.Header.Set(RequestIDHeader, id)
 		}
 		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r.WithContext(problem.WithRequestID(r.Context(), id)))
+		ctx := problem.WithRequestID(r.Context(), id)
+		if tp := r.Header.Get("Traceparent"); validTraceparent.MatchString(tp) {
+			ctx = context.WithValue(ctx, traceKey{}, tp)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

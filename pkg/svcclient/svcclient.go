@@ -68,6 +68,9 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 	if id := problem.RequestID(ctx); id != "" {
 		req.Header.Set(httpx.RequestIDHeader, id)
 	}
+	if tp := httpx.Traceparent(ctx); tp != "" {
+		req.Header.Set("Traceparent", tp)
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return c.transportError(err)

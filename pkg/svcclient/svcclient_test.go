@@ -8,15 +8,19 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/svcclient"
 )
+
+const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 func TestErrorCategories(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(auth.InternalHeader) != "secret" || r.Header.Get("Idempotency-Key") != "k1" {
+		if r.Header.Get(auth.InternalHeader) != "secret" || r.Header.Get("Idempotency-Key") != "k1" ||
+			r.Header.Get("Traceparent") != traceparent || r.Header.Get("X-Request-Id") != "req-9" {
 			w.WriteHeader(401)
 			return
 		}
@@ -38,7 +42,13 @@ func TestErrorCategories(t *testing.T) {
 	var out struct {
 		Data struct{ ID int } `json:"data"`
 	}
-	if err := c.Do(context.Background(), "POST", "/ok", "k1", map[string]int{"a": 1}, &out); err != nil || out.Data.ID != 3 {
+	// The request id and trace context of the incoming request travel on.
+	var ctx context.Context
+	in := httptest.NewRequest("GET", "/", nil)
+	in.Header.Set("Traceparent", traceparent)
+	in.Header.Set("X-Request-Id", "req-9")
+	httpx.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ctx = r.Context() })).ServeHTTP(httptest.NewRecorder(), in)
+	if err := c.Do(ctx, "POST", "/ok", "k1", map[string]int{"a": 1}, &out); err != nil || out.Data.ID != 3 {
 		t.Fatalf("ok: %v %+v", err, out)
 	}
 	tests := []struct {
