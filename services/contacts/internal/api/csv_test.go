@@ -72,8 +72,11 @@ func TestImport(t *testing.T) {
 	if n := e.count(t, `SELECT count(*) FROM contacts WHERE company_name = 'Navy' AND (status = 'inactive') = (first_name = 'Grace')`); n != 2 {
 		t.Errorf("navy contacts %d", n)
 	}
-	if n := e.count(t, `SELECT count(*) FROM outbox WHERE type = 'contact.created'`); n != 4 {
-		t.Errorf("contact.created events %d, want 4", n)
+	if n := e.count(t, `SELECT count(*) FROM outbox WHERE type = 'contact.created'`); n != 1 {
+		t.Errorf("contact.created events %d, want 1 (the API create)", n)
+	}
+	if n := e.count(t, `SELECT sum(json_array_length(payload->'ids')) FROM outbox WHERE type = 'contacts.imported'`); n != 3 {
+		t.Errorf("contacts.imported ids %d, want 3", n)
 	}
 	if n := e.count(t, `SELECT count(*) FROM outbox WHERE type = 'company.created'`); n != 2 {
 		t.Errorf("company.created events %d, want 2", n)

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/services/contacts/internal/contacts"
 	"github.com/opencrm/crm/services/contacts/internal/store"
 )
 
@@ -278,8 +280,7 @@ func TestSearchCompanyName(t *testing.T) {
 }
 
 // TestImportWritesCompleteRows: imported rows carry the stored company name
-// (not the file's spelling) and their events are exactly what the API
-// renders for the same contact.
+// (not the file's spelling) and one contacts.imported event lists them.
 func TestImportWritesCompleteRows(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -292,41 +293,26 @@ func TestImportWritesCompleteRows(t *testing.T) {
 		t.Fatalf("import %s", r.Raw)
 	}
 	fresh := int64(e.count(t, `SELECT id FROM companies WHERE name = 'Fresh Co'`))
-	rows, err := e.db.Query(context.Background(), `SELECT aggregate_id::bigint, payload::text FROM outbox
-		WHERE type = 'contact.created' ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
+	events := importedEvents(t, e)
+	if len(events) != 1 {
+		t.Fatalf("%d contacts.imported events, want 1", len(events))
 	}
-	type event struct {
-		id      int64
-		payload string
+	ids := events[0].IDs
+	if len(ids) != 4 {
+		t.Fatalf("event ids %v, want 4", ids)
 	}
-	var events []event
-	for rows.Next() {
-		var ev event
-		if err := rows.Scan(&ev.id, &ev.payload); err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	rows.Close()
-	if len(events) != 4 {
-		t.Fatalf("%d contact.created events, want 4", len(events))
+	if n := e.count(t, `SELECT count(*) FROM outbox WHERE type = 'contact.created'`); n != 0 {
+		t.Errorf("contact.created events %d, want 0", n)
 	}
 	wantCompany := []any{float64(acme), float64(acme), float64(fresh), nil}
 	wantName := []any{"Acme, Inc.", "Acme, Inc.", "Fresh Co", nil}
-	for i, ev := range events {
-		got := e.do(t, "GET", fmt.Sprintf("/contacts/%d", ev.id), e.admin, nil)
+	wantFirst := []string{"Ada", "Bob", "Cy", "Di"}
+	for i, cid := range ids {
+		got := e.do(t, "GET", fmt.Sprintf("/contacts/%d", cid), e.admin, nil)
 		wantStatus(t, got, 200)
-		var payload map[string]any
-		if err := json.Unmarshal([]byte(ev.payload), &payload); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(dataOf(t, got), payload); diff != "" {
-			t.Errorf("event %d vs GET (-api +event):\n%s", i, diff)
-		}
-		if payload["company_id"] != wantCompany[i] || payload["company_name"] != wantName[i] {
-			t.Errorf("row %d company %v %v", i, payload["company_id"], payload["company_name"])
+		c := dataOf(t, got)
+		if c["first_name"] != wantFirst[i] || c["company_id"] != wantCompany[i] || c["company_name"] != wantName[i] {
+			t.Errorf("row %d: %v", i, c)
 		}
 	}
 	// The bulk flag is transaction-local: a later API insert still gets
@@ -335,5 +321,100 @@ func TestImportWritesCompleteRows(t *testing.T) {
 	wantStatus(t, r, 201)
 	if dataOf(t, r)["company_name"] != "Acme, Inc." {
 		t.Errorf("API insert after import: %s", r.Raw)
+	}
+}
+
+// importedEvent is one contacts.imported outbox row.
+type importedEvent struct {
+	AggregateID string
+	contacts.Imported
+}
+
+// importedEvents returns the contacts.imported events in outbox order.
+func importedEvents(t *testing.T, e *env) []importedEvent {
+	t.Helper()
+	rows, err := e.db.Query(context.Background(), `SELECT aggregate_id, payload::text FROM outbox
+		WHERE type = 'contacts.imported' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var events []importedEvent
+	for rows.Next() {
+		var ev importedEvent
+		var payload string
+		if err := rows.Scan(&ev.AggregateID, &payload); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(payload), &ev.Imported); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// TestBigImportSearchableAndChunked: rows of an import are found by search
+// at once (their trigram entries may still be in the GIN pending list) and
+// after the list is merged; its events list every id once, ascending, at
+// most contacts.ImportEventIDs per event, named by their first id.
+func TestBigImportSearchableAndChunked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = 2*contacts.ImportEventIDs + 500
+	var file strings.Builder
+	file.WriteString("first_name,last_name,email,company_name\n")
+	for i := range n {
+		fmt.Fprintf(&file, "Bulk%d,Quokka%d,bulk%d@x.test,Wombat %d\n", i, i, i, i%7)
+	}
+	r := e.upload(t, e.admin, "file", "big.csv", []byte(file.String()))
+	wantStatus(t, r, 200)
+	if r.Body["imported"] != float64(n) {
+		t.Fatalf("import %s", r.Raw[:min(len(r.Raw), 300)])
+	}
+	search := func(when, q string, want int) {
+		t.Helper()
+		l := e.do(t, "GET", "/contacts?per_page=5&search="+q, e.admin, nil)
+		wantStatus(t, l, 200)
+		if got := l.Body["total"]; got != float64(want) {
+			t.Errorf("%s: search %q total %v, want %d", when, q, got, want)
+		}
+	}
+	for _, when := range []string{"right after the import", "after the pending list is merged"} {
+		search(when, "quokka1234", 1)
+		search(when, "bulk2499@x", 1)
+		search(when, "quokka", n)
+		search(when, "wombat%203", 357) // company branch: i%7 == 3
+		if _, err := e.db.Exec(context.Background(), `SELECT gin_clean_pending_list('contacts_search_trgm')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := importedEvents(t, e)
+	var sizes []int
+	var all []int64
+	for _, ev := range events {
+		sizes = append(sizes, len(ev.IDs))
+		if ev.AggregateID != fmt.Sprint(ev.IDs[0]) {
+			t.Errorf("aggregate id %s, first id %d", ev.AggregateID, ev.IDs[0])
+		}
+		all = append(all, ev.IDs...)
+	}
+	if diff := cmp.Diff([]int{contacts.ImportEventIDs, contacts.ImportEventIDs, 500}, sizes); diff != "" {
+		t.Errorf("event sizes (-want +got):\n%s", diff)
+	}
+	var stored []int64
+	rows, err := e.db.Query(context.Background(), `SELECT id FROM contacts ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stored, all); diff != "" {
+		t.Errorf("event ids vs stored ids (-want +got):\n%s", diff)
 	}
 }

@@ -28,7 +28,22 @@ const (
 	CompanyCreated = "company.created"
 	CompanyUpdated = "company.updated"
 	CompanyDeleted = "company.deleted"
+	// ContactsImported is published instead of one contact.created per row
+	// by a CSV import, once per ImportEventIDs contacts: a 100,000-row
+	// import writes 100 small events, not 100,000 copies of its records
+	// (their JSON was a tenth of the import's time and 57 MB of outbox).
+	// Consumers read the records they need from GET /internal/contacts/{id}.
+	ContactsImported = "contacts.imported"
 )
+
+// ImportEventIDs is the most contact ids one contacts.imported event lists.
+const ImportEventIDs = 1000
+
+// Imported is the data of a contacts.imported event: the ids of contacts
+// created by one import, ascending.
+type Imported struct {
+	IDs []int64 `json:"ids"`
+}
 
 // Time is the API's timestamp shape (pkg/timestamp): UTC with exactly six
 // fractional digits.
