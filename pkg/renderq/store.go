@@ -88,7 +88,7 @@ const (
 //
 // Redis rather than PostgreSQL: the worker already depends on Redis (asynq),
 // results are derived data that can be re-rendered at any time, and a TTL
-// bounds the memory without a cleanup job. See docs/decisions-render.md.
+// bounds the memory without a cleanup job. See docs/decisions.md.
 type Store struct {
 	rdb        redis.UniversalClient
 	prefix     string

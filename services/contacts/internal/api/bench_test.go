@@ -3,7 +3,7 @@
 package api_test
 
 // Big-data benchmarks, behind the "bench" build tag so `make test` never
-// builds the million-row fixture. See docs/benchmarks-contacts.md:
+// builds the million-row fixture. See docs/benchmarks.md:
 //
 //	CRM_BENCH_ROWS=1000000 go test -tags bench -run '^$' -bench . -benchtime 1x -timeout 60m ./internal/api/
 

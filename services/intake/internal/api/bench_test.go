@@ -2,7 +2,7 @@
 
 package api_test
 
-// The intake throughput benchmark (docs/benchmarks-intake.md). It is behind
+// The intake throughput benchmark (docs/benchmarks.md). It is behind
 // the "bench" build tag so `make test` never runs it:
 //
 //	cd services/intake && go test -tags bench -run TestBenchIntake -v -timeout 10m ./internal/api/

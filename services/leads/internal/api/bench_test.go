@@ -14,7 +14,7 @@ import (
 
 // benchRows is the list benchmark's table size: CRM_BENCH_ROWS (1000000 for
 // the documented numbers), else a small table so a plain -bench run stays
-// quick. See docs/benchmarks-leads.md.
+// quick. See docs/benchmarks.md.
 func benchRows() int {
 	if n, err := strconv.Atoi(os.Getenv("CRM_BENCH_ROWS")); err == nil && n > 0 {
 		return n

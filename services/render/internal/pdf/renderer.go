@@ -51,7 +51,7 @@ type Config struct {
 	// an unprivileged user with the sandbox on, only root needs this.
 	NoSandbox bool
 	// Tagged writes tagged (accessible) PDFs. Chromium 156 tags by default;
-	// tagging makes files larger and printing slower, see decisions-render.md.
+	// tagging makes files larger and printing slower, see docs/decisions.md.
 	Tagged bool
 	// Logger receives browser lifecycle events.
 	Logger *slog.Logger
