@@ -238,7 +238,9 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog
 			log.Warn("event handler failed; will retry", "stream", c.Stream, "type", ev.Type, "event_id", strconv.FormatInt(ev.ID, 10), "error", err.Error())
 			continue
 		}
-		_ = c.Redis.XAck(ctx, c.Stream, c.Group, m.ID).Err()
+		// A handled event is acknowledged even while shutting down, so it is
+		// not handled a second time after a restart.
+		_ = c.Redis.XAck(context.WithoutCancel(ctx), c.Stream, c.Group, m.ID).Err()
 	}
 }
 

@@ -93,6 +93,7 @@ func TestRelayAndConsume(t *testing.T) {
 	if diff := cmp.Diff(map[int]bool{1: true, 2: true, 3: true}, seen); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	// Every handled event was acknowledged, the retried one included.
 	pending, err := rdb.XPending(ctx, stream, "g").Result()
 	if err != nil || pending.Count != 0 {
 		t.Errorf("pending = %+v, %v", pending, err)

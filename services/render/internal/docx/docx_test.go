@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/services/render/internal/docx"
 	"github.com/opencrm/crm/services/render/fixture"
+	"github.com/opencrm/crm/services/render/internal/docx"
 )
 
 // unzip returns every part of the archive, checking each is well-formed XML.

@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/services/render/internal/docx"
 	"github.com/opencrm/crm/services/render/fixture"
+	"github.com/opencrm/crm/services/render/internal/docx"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 	"github.com/opencrm/crm/services/render/internal/rendertest"
 )
