@@ -109,14 +109,25 @@ func (e errorString) Error() string { return string(e) }
 // the service's authentication to each route.
 func (h *Handlers) Register(mux *http.ServeMux, base string, wrap func(http.Handler) http.Handler) {
 	base = strings.TrimSuffix(base, "/")
-	mux.Handle("GET "+base+"/{id}/notes", wrap(http.HandlerFunc(h.listNotes)))
-	mux.Handle("POST "+base+"/{id}/notes", wrap(http.HandlerFunc(h.createNote)))
-	mux.Handle("DELETE "+base+"/{id}/notes/{noteId}", wrap(http.HandlerFunc(h.deleteNote)))
-	mux.Handle("GET "+base+"/{id}/tasks", wrap(http.HandlerFunc(h.listTasks)))
-	mux.Handle("POST "+base+"/{id}/tasks", wrap(http.HandlerFunc(h.createTask)))
-	mux.Handle("GET "+base+"/{id}/tasks/{taskId}", wrap(http.HandlerFunc(h.getTask)))
-	mux.Handle("PUT "+base+"/{id}/tasks/{taskId}", wrap(http.HandlerFunc(h.updateTask)))
-	mux.Handle("DELETE "+base+"/{id}/tasks/{taskId}", wrap(http.HandlerFunc(h.deleteTask)))
+	route := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, parentID int64) error) {
+		mux.Handle(pattern, wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pid, err := h.parent(r)
+			if err == nil {
+				err = fn(w, r, pid)
+			}
+			if err != nil {
+				httpx.Error(w, r, err)
+			}
+		})))
+	}
+	route("GET "+base+"/{id}/notes", h.listNotes)
+	route("POST "+base+"/{id}/notes", h.createNote)
+	route("DELETE "+base+"/{id}/notes/{noteId}", h.deleteNote)
+	route("GET "+base+"/{id}/tasks", h.listTasks)
+	route("POST "+base+"/{id}/tasks", h.createTask)
+	route("GET "+base+"/{id}/tasks/{taskId}", h.getTask)
+	route("PUT "+base+"/{id}/tasks/{taskId}", h.updateTask)
+	route("DELETE "+base+"/{id}/tasks/{taskId}", h.deleteTask)
 }
 
 // parent resolves and checks the {id} of the path.
@@ -147,41 +158,29 @@ func scanNote(row pgx.CollectableRow) (Note, error) {
 	return n, err
 }
 
-func (h *Handlers) listNotes(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) listNotes(w http.ResponseWriter, r *http.Request, pid int64) error {
 	rows, err := h.cfg.DB.Query(r.Context(), `SELECT `+noteColumns+` FROM notes
 		WHERE parent_type = $1 AND parent_id = $2 ORDER BY created_at DESC, id DESC`, h.cfg.ParentType, pid)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	notes, err := pgx.CollectRows(rows, scanNote)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if notes == nil {
 		notes = []Note{}
 	}
 	httpx.OK(w, notes)
+	return nil
 }
 
-func (h *Handlers) createNote(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) createNote(w http.ResponseWriter, r *http.Request, pid int64) error {
 	var in struct {
 		Content *string `json:"content"`
 	}
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var v validate.Errors
 	content := ""
@@ -192,15 +191,14 @@ func (h *Handlers) createNote(w http.ResponseWriter, r *http.Request) {
 		v.MaxLen("content", content, validate.MaxContent)
 	}
 	if err := v.Err(); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	n, err := AddNote(r.Context(), h.cfg.DB, h.cfg.ParentType, pid, content, callerID(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, n, "Note added")
+	return nil
 }
 
 // AddNote stores a note; created_by nil marks a system note. It takes a
@@ -214,28 +212,21 @@ func AddNote(ctx context.Context, q db.Querier, parentType string, parentID int6
 	return pgx.CollectExactlyOneRow(rows, scanNote)
 }
 
-func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request, pid int64) error {
 	nid, err := httpx.PathID(r, "noteId")
 	if err != nil {
-		httpx.Error(w, r, problem.NotFound("note"))
-		return
+		return problem.NotFound("note")
 	}
 	tag, err := h.cfg.DB.Exec(r.Context(), `DELETE FROM notes WHERE id = $1 AND parent_type = $2 AND parent_id = $3`,
 		nid, h.cfg.ParentType, pid)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if tag.RowsAffected() == 0 {
-		httpx.Error(w, r, problem.NotFound("note"))
-		return
+		return problem.NotFound("note")
 	}
 	httpx.Deleted(w, "Note deleted")
+	return nil
 }
 
 // DeleteAll removes every note and task of a parent, inside the parent's
@@ -259,42 +250,31 @@ func scanTask(row pgx.CollectableRow) (Task, error) {
 	return t, err
 }
 
-func (h *Handlers) listTasks(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) listTasks(w http.ResponseWriter, r *http.Request, pid int64) error {
 	rows, err := h.cfg.DB.Query(r.Context(), `SELECT `+taskColumns+` FROM tasks
 		WHERE parent_type = $1 AND parent_id = $2
 		ORDER BY status = 'completed', due_date NULLS LAST, id`, h.cfg.ParentType, pid)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	tasks, err := pgx.CollectRows(rows, scanTask)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if tasks == nil {
 		tasks = []Task{}
 	}
 	httpx.OK(w, tasks)
+	return nil
 }
 
-func (h *Handlers) getTask(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) getTask(w http.ResponseWriter, r *http.Request, pid int64) error {
 	t, err := h.loadTask(r, pid)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, t)
+	return nil
 }
 
 func (h *Handlers) loadTask(r *http.Request, pid int64) (Task, error) {
@@ -437,21 +417,14 @@ func (h *Handlers) link(t *Task, pid int64) {
 	}
 }
 
-func (h *Handlers) createTask(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) createTask(w http.ResponseWriter, r *http.Request, pid int64) error {
 	var in taskInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	t := Task{Priority: "medium", Status: "open", CreatedBy: callerID(r)}
 	if err := h.apply(r.Context(), in, &t); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	h.link(&t, pid)
 	rows, err := h.cfg.DB.Query(r.Context(), `INSERT INTO tasks (parent_type, parent_id, title, description,
@@ -461,36 +434,27 @@ func (h *Handlers) createTask(w http.ResponseWriter, r *http.Request) {
 		h.cfg.ParentType, pid, t.Title, t.Description, t.DueDate, t.DueTime, t.Priority, t.Status, t.CompletedAt,
 		t.AssignedTo, t.ContactID, t.CompanyID, t.DealID, t.LeadID, t.ContractID, t.CreatedBy)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	created, err := pgx.CollectExactlyOneRow(rows, scanTask)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, created, "Task created")
+	return nil
 }
 
-func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request, pid int64) error {
 	t, err := h.loadTask(r, pid)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in taskInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if err := h.apply(r.Context(), in, &t); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	h.link(&t, pid)
 	rows, err := h.cfg.DB.Query(r.Context(), `UPDATE tasks SET title = $2, description = $3, due_date = $4::date,
@@ -500,31 +464,24 @@ func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request) {
 		t.ID, t.Title, t.Description, t.DueDate, t.DueTime, t.Priority, t.Status, t.CompletedAt,
 		t.AssignedTo, t.ContactID, t.CompanyID, t.DealID)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	updated, err := pgx.CollectExactlyOneRow(rows, scanTask)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, updated, "Task updated")
+	return nil
 }
 
-func (h *Handlers) deleteTask(w http.ResponseWriter, r *http.Request) {
-	pid, err := h.parent(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
+func (h *Handlers) deleteTask(w http.ResponseWriter, r *http.Request, pid int64) error {
 	t, err := h.loadTask(r, pid)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if _, err := h.cfg.DB.Exec(r.Context(), `DELETE FROM tasks WHERE id = $1`, t.ID); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Deleted(w, "Task deleted")
+	return nil
 }
