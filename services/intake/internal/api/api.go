@@ -16,7 +16,6 @@ import (
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 	"github.com/opencrm/crm/services/intake/internal/store"
@@ -218,39 +217,6 @@ func normOrigin(o string) string {
 	return strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/"))
 }
 
-// submissionView is a submission as the admin API shows it.
-type submissionView struct {
-	ID            int64           `json:"id"`
-	APIKeyID      int64           `json:"api_key_id"`
-	Status        string          `json:"status"`
-	FirstName     string          `json:"first_name"`
-	LastName      string          `json:"last_name"`
-	Email         string          `json:"email"`
-	Phone         string          `json:"phone"`
-	Company       string          `json:"company"`
-	JobTitle      string          `json:"job_title"`
-	Source        string          `json:"source"`
-	Notes         string          `json:"notes"`
-	Origin        string          `json:"origin"`
-	LeadID        *int64          `json:"lead_id"`
-	Attempts      int             `json:"attempts"`
-	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
-	LastError     string          `json:"last_error"`
-	CreatedAt     timestamp.Time  `json:"created_at"`
-	UpdatedAt     timestamp.Time  `json:"updated_at"`
-	DeliveredAt   *timestamp.Time `json:"delivered_at"`
-}
-
-func view(s intake.Submission) submissionView {
-	return submissionView{
-		ID: s.ID, APIKeyID: s.APIKeyID, Status: s.Status, FirstName: s.FirstName, LastName: s.LastName,
-		Email: s.Email, Phone: s.Phone, Company: s.Company, JobTitle: s.JobTitle, Source: s.Source,
-		Notes: s.Notes, Origin: s.Origin, LeadID: s.LeadID, Attempts: s.Attempts,
-		NextAttemptAt: timestamp.Ptr(s.NextAttemptAt), LastError: s.LastError, CreatedAt: timestamp.Of(s.CreatedAt),
-		UpdatedAt: timestamp.Of(s.UpdatedAt), DeliveredAt: timestamp.Ptr(s.DeliveredAt),
-	}
-}
-
 // list is GET /intake/submissions (admin).
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	q := listq.Parse(r.URL.Query(), store.Sorts)
@@ -264,11 +230,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, err)
 		return
 	}
-	views := make([]submissionView, 0, len(subs))
-	for _, s := range subs {
-		views = append(views, view(s))
-	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(views, q, total))
+	httpx.JSON(w, http.StatusOK, listq.NewPage(subs, q, total))
 }
 
 // get is GET /intake/submissions/{id} (admin).
@@ -283,5 +245,5 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, err)
 		return
 	}
-	httpx.OK(w, view(s))
+	httpx.OK(w, s)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -105,25 +106,25 @@ func (in *Input) IsSpam() bool { return in.Website != "" }
 
 // Submission is one entry of the durable log.
 type Submission struct {
-	ID            int64      `json:"id"`
-	APIKeyID      int64      `json:"api_key_id"`
-	Status        string     `json:"status"`
-	FirstName     string     `json:"first_name"`
-	LastName      string     `json:"last_name"`
-	Email         string     `json:"email"`
-	Phone         string     `json:"phone"`
-	Company       string     `json:"company"`
-	JobTitle      string     `json:"job_title"`
-	Source        string     `json:"source"`
-	Notes         string     `json:"notes"`
-	Origin        string     `json:"origin"`
-	LeadID        *int64     `json:"lead_id"`
-	Attempts      int        `json:"attempts"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	LastError     string     `json:"last_error"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	DeliveredAt   *time.Time `json:"delivered_at"`
+	ID            int64           `json:"id"`
+	APIKeyID      int64           `json:"api_key_id"`
+	Status        string          `json:"status"`
+	FirstName     string          `json:"first_name"`
+	LastName      string          `json:"last_name"`
+	Email         string          `json:"email"`
+	Phone         string          `json:"phone"`
+	Company       string          `json:"company"`
+	JobTitle      string          `json:"job_title"`
+	Source        string          `json:"source"`
+	Notes         string          `json:"notes"`
+	Origin        string          `json:"origin"`
+	LeadID        *int64          `json:"lead_id"`
+	Attempts      int             `json:"attempts"`
+	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
+	LastError     string          `json:"last_error"`
+	CreatedAt     timestamp.Time  `json:"created_at"`
+	UpdatedAt     timestamp.Time  `json:"updated_at"`
+	DeliveredAt   *timestamp.Time `json:"delivered_at"`
 }
 
 // LeadFields is the body of the internal create call to leads. It is built

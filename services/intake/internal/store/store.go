@@ -14,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
@@ -52,7 +53,7 @@ func scan(row pgx.CollectableRow) (intake.Submission, error) {
 		&s.Company, &s.JobTitle, &s.Source, &s.Notes, &s.Origin, &s.LeadID, &s.Attempts, &next,
 		&s.LastError, &s.CreatedAt, &s.UpdatedAt, &s.DeliveredAt)
 	if s.Status == intake.StatusPending {
-		s.NextAttemptAt = &next
+		s.NextAttemptAt = timestamp.Ptr(&next)
 	}
 	return s, err
 }
