@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -98,5 +99,23 @@ func (rt *Runtime) Close() {
 	}
 	if rt.DB != nil {
 		rt.DB.Close()
+	}
+}
+
+// Every runs fn each interval until ctx ends; a failure is logged as a
+// warning naming what, and the next tick tries again. Several replicas
+// running the same maintenance at once must be harmless.
+func Every(ctx context.Context, interval time.Duration, log *slog.Logger, what string, fn func(context.Context) error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			log.Warn(what+" failed", "error", err.Error())
+		}
 	}
 }

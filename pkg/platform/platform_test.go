@@ -1,8 +1,13 @@
 package platform_test
 
 import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/platform"
@@ -37,4 +42,30 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantErr)
 		}
 	}
+}
+
+func TestEveryKeepsGoingAfterAFailure(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := make(chan int, 10)
+	n := 0
+	done := make(chan struct{})
+	go func() {
+		platform.Every(ctx, time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), "test", func(context.Context) error {
+			n++
+			calls <- n
+			if n == 1 {
+				return errors.New("first run fails")
+			}
+			return nil
+		})
+		close(done)
+	}()
+	for got := range calls {
+		if got == 3 {
+			break
+		}
+	}
+	cancel()
+	<-done
 }

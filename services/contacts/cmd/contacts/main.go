@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -72,28 +71,10 @@ func run(ctx context.Context) error {
 	})
 	bg(func() { directory.SyncWithRetry(ctx, d, s.IdentityURL, s.InternalSecret, log) })
 	bg(func() { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) })
-	bg(func() { compactCounts(ctx, st, log) })
+	bg(func() { platform.Every(ctx, time.Minute, log, "contact counter compaction", st.CompactCounts) })
 
 	log.Info("contacts listening", "addr", s.Addr)
 	err = httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
 	wg.Wait()
 	return err
-}
-
-// compactCounts folds the list counters' per-statement deltas every minute
-// (several replicas doing it at once is harmless), so reading a total
-// stays a sum over a few rows.
-func compactCounts(ctx context.Context, st *store.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := st.CompactCounts(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("contact counter compaction failed", "error", err.Error())
-		}
-	}
 }

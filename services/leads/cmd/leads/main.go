@@ -86,7 +86,7 @@ func run(ctx context.Context) error {
 		Name: outbox.ConsumerName(), Handle: st.IdentityHandler(), Log: log,
 	}).Run(ctx)
 	go idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log)
-	go compactCounts(ctx, st, log)
+	go platform.Every(ctx, time.Minute, log, "lead counter compaction", st.CompactCounts)
 
 	log.Info("leads listening", "addr", s.Addr)
 	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
@@ -105,21 +105,4 @@ func syncDirectory(ctx context.Context, log *slog.Logger, st *store.Store, d *db
 		return
 	}
 	log.Info("assignee names refreshed", "renamed_leads", n)
-}
-
-// compactCounts folds the lead counter's deltas every minute so reading
-// the unfiltered total stays a sum over a handful of rows.
-func compactCounts(ctx context.Context, st *store.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := st.CompactCounts(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("lead counter compaction failed", "error", err.Error())
-		}
-	}
 }
