@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,7 +76,7 @@ func Run(ctx context.Context, d *db.DB, key string, request any, fn func(tx pgx.
 				Scan(&hash, &res.Status, &res.Body)
 			if err == nil {
 				if string(hash) != string(sum[:]) {
-					return problem.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request")
+					return errKeyReused()
 				}
 				res.Replayed = true
 				return nil
@@ -101,6 +102,200 @@ func Run(ctx context.Context, d *db.DB, key string, request any, fn func(tx pgx.
 		return err
 	})
 	return res, err
+}
+
+// errKeyReused is the answer for a key stored with another request's hash.
+func errKeyReused() *problem.Error {
+	return problem.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request")
+}
+
+// Call is one request of a batch: its key and the request whose JSON
+// encoding fingerprints it, exactly as Run's key and request. Giving the
+// same request value to Run and RunMany makes a single retry and a batch
+// retry of one key agree.
+type Call struct {
+	Key     string
+	Request any
+}
+
+// Answer is fn's answer for one call that ran: the status and the body
+// that is stored (JSON-encoded, as Run stores it) and replayed for the key.
+type Answer struct {
+	Status int
+	Body   any
+}
+
+// Outcome is one call's result in a batch: a Result, or Err (a
+// *problem.Error conflict, the one Run returns, when the key was used with a
+// different request). A conflict is per call, not a failure of the batch,
+// so one reused key does not hold back the other calls.
+type Outcome struct {
+	Result
+	Err error
+}
+
+// RunMany is Run for a batch of calls in one transaction and a fixed number
+// of round trips, whatever the batch size: that is its reason to exist (a
+// caller forwarding many requests would otherwise pay Run's lock, read and
+// write round trips per request). Per call it means exactly what Run means:
+//
+//   - a key with a stored answer and the same request hash is replayed
+//     (Replayed), with another hash it is Run's 409 conflict;
+//   - a key without one runs once, inside the transaction that stores its
+//     answer;
+//   - a later occurrence of a key within calls is a retry of the first
+//     occurrence: it gets the first one's Result with Replayed, or the
+//     conflict if its request differs.
+//
+// Every key must be non-empty: RunMany is for callers that always send keys
+// (Run's "no key, no protection" has no use in a batch).
+//
+// Round trips inside the transaction: (1) the advisory locks of all keys and
+// the read of their stored answers, pipelined as one pgx.Batch; (2) fn,
+// called once with todo, the indexes into calls that must run (keys without
+// a stored answer, first occurrence only), which returns one Answer per todo
+// entry in the same order; fn is not called when todo is empty; (3) one
+// multi-row INSERT of the new answers. An error from fn, or any other error,
+// rolls everything back and is returned; outcomes are in the order of calls.
+//
+// Locks are taken in ascending lock-key order, so two batches sharing keys
+// queue instead of deadlocking, and Run, which holds a single lock, cannot
+// close a cycle with either. The read follows the locks in the same
+// pipeline; under READ COMMITTED each statement takes a fresh snapshot, so
+// it sees an answer committed by whoever held a lock before us — the same
+// reasoning as Run's.
+func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, todo []int) ([]Answer, error)) ([]Outcome, error) {
+	if len(calls) == 0 {
+		return []Outcome{}, nil
+	}
+	sums := make([][sha256.Size]byte, len(calls))
+	first := make(map[string]int, len(calls)) // key → index of its first occurrence
+	keys := make([]string, 0, len(calls))     // distinct keys
+	for i, c := range calls {
+		if c.Key == "" {
+			return nil, fmt.Errorf("idempotency: call %d has an empty key", i)
+		}
+		reqJSON, err := json.Marshal(c.Request)
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: call %d: %w", i, err)
+		}
+		sums[i] = sha256.Sum256(reqJSON)
+		if _, seen := first[c.Key]; !seen {
+			first[c.Key] = i
+			keys = append(keys, c.Key)
+		}
+	}
+	locks := make([]int64, len(keys))
+	for i, k := range keys {
+		locks[i] = lockKey(k)
+	}
+	slices.Sort(locks)
+	locks = slices.Compact(locks) // two keys may share a lock; take it once
+
+	type answer struct {
+		hash   []byte
+		status int
+		body   json.RawMessage
+		fresh  bool // run by this batch rather than stored before
+	}
+	var out []Outcome
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		// (1) Locks and stored answers, one round trip.
+		b := &pgx.Batch{}
+		// One statement for every lock; the sort sits below the projection
+		// that calls the function, so the locks are taken in key order.
+		b.Queue(`SELECT pg_advisory_xact_lock(k) FROM (SELECT k FROM unnest($1::bigint[]) AS k ORDER BY k) AS sorted`, locks)
+		b.Queue(`SELECT key, request_hash, status, response FROM idempotency_keys WHERE key = ANY($1)`, keys)
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return fmt.Errorf("idempotency: lock: %w", err)
+		}
+		answers := make(map[string]answer, len(keys))
+		rows, err := br.Query()
+		if err == nil {
+			err = collectAnswers(rows, func(key string, hash []byte, status int, body []byte) {
+				answers[key] = answer{hash: hash, status: status, body: body}
+			})
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("idempotency: read answers: %w", err)
+		}
+
+		// (2) Run what has no answer yet.
+		var todo []int
+		for _, k := range keys {
+			if _, ok := answers[k]; !ok {
+				todo = append(todo, first[k])
+			}
+		}
+		if len(todo) > 0 {
+			got, err := fn(tx, todo)
+			if err != nil {
+				return err
+			}
+			if len(got) != len(todo) {
+				return fmt.Errorf("idempotency: fn answered %d of %d calls", len(got), len(todo))
+			}
+			// (3) Store the new answers with one statement.
+			newKeys := make([]string, len(todo))
+			hashes := make([][]byte, len(todo))
+			statuses := make([]int32, len(todo))
+			bodies := make([][]byte, len(todo))
+			for j, i := range todo {
+				raw, err := json.Marshal(got[j].Body)
+				if err != nil {
+					return fmt.Errorf("idempotency: encode answer of call %d: %w", i, err)
+				}
+				k := calls[i].Key
+				answers[k] = answer{hash: sums[i][:], status: got[j].Status, body: raw, fresh: true}
+				newKeys[j], hashes[j], statuses[j], bodies[j] = k, sums[i][:], int32(got[j].Status), raw
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response)
+				SELECT * FROM unnest($1::text[], $2::bytea[], $3::integer[], $4::bytea[])`,
+				newKeys, hashes, statuses, bodies); err != nil {
+				return fmt.Errorf("idempotency: store answers: %w", err)
+			}
+		}
+
+		out = make([]Outcome, len(calls))
+		for i, c := range calls {
+			a := answers[c.Key]
+			if string(a.hash) != string(sums[i][:]) {
+				out[i].Err = errKeyReused()
+				continue
+			}
+			body := a.body
+			if first[c.Key] != i {
+				body = slices.Clone(body) // each outcome owns its bytes
+			}
+			out[i].Result = Result{Status: a.status, Body: body, Replayed: !a.fresh || first[c.Key] != i}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// collectAnswers reads rows of (key, request_hash, status, response), each
+// into fresh buffers.
+func collectAnswers(rows pgx.Rows, fn func(key string, hash []byte, status int, body []byte)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var hash, body []byte
+		var status int
+		if err := rows.Scan(&key, &hash, &status, &body); err != nil {
+			return err
+		}
+		fn(key, hash, status, body)
+	}
+	return rows.Err()
 }
 
 // Purge deletes keys older than age; run it periodically.

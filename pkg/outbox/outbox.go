@@ -50,14 +50,39 @@ type Event struct {
 
 // Add records an event inside the caller's transaction.
 func Add(ctx context.Context, q db.Querier, stream, typ, aggregateID string, data any) error {
-	payload, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("outbox: encode %s: %w", typ, err)
+	return AddMany(ctx, q, stream, []Record{{Type: typ, AggregateID: aggregateID, Data: data}})
+}
+
+// Record is one event for AddMany.
+type Record struct {
+	Type        string
+	AggregateID string
+	Data        any
+}
+
+// AddMany records events inside the caller's transaction with one
+// statement, whatever their number, in the order given (the outbox ids, and
+// so the relay, follow that order). Nothing is written when one cannot be
+// encoded.
+func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
 	}
-	_, err = q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload) VALUES ($1, $2, $3, $4)`,
-		stream, typ, aggregateID, payload)
+	types := make([]string, len(recs))
+	ids := make([]string, len(recs))
+	payloads := make([]string, len(recs))
+	for i, r := range recs {
+		raw, err := json.Marshal(r.Data)
+		if err != nil {
+			return fmt.Errorf("outbox: encode %s: %w", r.Type, err)
+		}
+		types[i], ids[i], payloads[i] = r.Type, r.AggregateID, string(raw)
+	}
+	_, err := q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload)
+		SELECT $1, t, a, p::json FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u (t, a, p, n)
+		ORDER BY n`, stream, types, ids, payloads)
 	if err != nil {
-		return fmt.Errorf("outbox: add %s: %w", typ, err)
+		return fmt.Errorf("outbox: add %d events: %w", len(recs), err)
 	}
 	return nil
 }

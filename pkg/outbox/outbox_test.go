@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -111,5 +112,49 @@ func TestMigrateIsSafeConcurrently(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestAddManyKeepsOrder: one statement for many events, ids in the order
+// given, nothing written when one cannot be encoded.
+func TestAddManyKeepsOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+
+	if err := outbox.AddMany(ctx, d, "s", []outbox.Record{{Type: "ok", AggregateID: "1", Data: 1}, {Type: "bad", AggregateID: "2", Data: func() {}}}); err == nil {
+		t.Fatal("unencodable data: no error")
+	}
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if err := outbox.Add(ctx, tx, "s", "thing.added", "0", map[string]int{"n": 0}); err != nil {
+			return err
+		}
+		var recs []outbox.Record
+		for i := 1; i <= 3; i++ {
+			recs = append(recs, outbox.Record{Type: "thing.created", AggregateID: fmt.Sprint(i), Data: map[string]int{"n": i}})
+		}
+		return outbox.AddMany(ctx, tx, "s", recs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type row struct{ Stream, Type, AggregateID, Payload string }
+	rows, err := d.Query(ctx, `SELECT stream, type, aggregate_id, payload::text FROM outbox WHERE published_at IS NULL ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []row{
+		{"s", "thing.added", "0", `{"n":0}`},
+		{"s", "thing.created", "1", `{"n":1}`},
+		{"s", "thing.created", "2", `{"n":2}`},
+		{"s", "thing.created", "3", `{"n":3}`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("outbox rows (-want +got):\n%s", diff)
 	}
 }

@@ -4,8 +4,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/activity"
@@ -14,6 +17,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
@@ -79,6 +83,7 @@ func New(cfg Config) (http.Handler, error) {
 	acts.Register(mux, "/leads", jwt)
 
 	mux.Handle("POST /internal/leads", internal(http.HandlerFunc(h.internalCreate)))
+	mux.Handle("POST /internal/leads/batch", internal(http.HandlerFunc(h.internalCreateBatch)))
 	mux.Handle("GET /internal/leads/{id}", internal(http.HandlerFunc(h.internalGet)))
 	mux.Handle("/", httpx.NotFoundHandler())
 	return mux, nil
@@ -252,6 +257,76 @@ func (h *handlers) internalCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idempotency.Write(w, res)
+}
+
+// maxBatchBody bounds a batch body: leads.MaxBatch leads, each far below
+// the single create's 1 MB limit in practice.
+const maxBatchBody = 4 << 20
+
+// batchResult is one item's answer in a batch: what POST /internal/leads
+// would have answered for it (status and body), and whether it is a stored
+// answer replayed.
+type batchResult struct {
+	Status   int             `json:"status"`
+	Body     json.RawMessage `json:"body"`
+	Replayed bool            `json:"replayed,omitempty"`
+}
+
+// internalCreateBatch is POST /internal/leads for up to leads.MaxBatch
+// leads, each with its own key: {"items":[{"key":"...","lead":{...}}]} →
+// 200 {"success":true,"data":[{"status":201,"body":{...}},...]} in item
+// order. Items fail alone; only a malformed batch fails the request.
+func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Items []struct {
+			Key  string          `json:"key"`
+			Lead json.RawMessage `json:"lead"`
+		} `json:"items"`
+	}
+	if err := httpx.Decode(w, r, &req, maxBatchBody); err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	items := make([]leads.BatchItem, len(req.Items))
+	for i, it := range req.Items {
+		items[i].Key = it.Key
+		items[i].Err = decodeItem(it.Lead, &items[i].Input)
+	}
+	outs, err := h.svc.CreateManyOnce(r.Context(), items)
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	reqID := problem.RequestID(r.Context())
+	data := make([]batchResult, len(outs))
+	for i, o := range outs {
+		if o.Err != nil {
+			p := problem.From(o.Err)
+			body, err := json.Marshal(problem.BodyOf(p, reqID))
+			if err != nil {
+				httpx.Error(w, r, err)
+				return
+			}
+			data[i] = batchResult{Status: p.Status, Body: body}
+			continue
+		}
+		data[i] = batchResult{Status: o.Status, Body: o.Body, Replayed: o.Replayed}
+	}
+	httpx.OK(w, data)
+}
+
+// decodeItem decodes one item's lead exactly as POST /internal/leads decodes
+// its body (httpx.Decode: same limit, same 400/413/422 answers and field
+// names), so an item fails alone and with the single call's answer.
+func decodeItem(raw json.RawMessage, dst *leads.Input) error {
+	r := &http.Request{
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(raw)),
+		ContentLength: int64(len(raw)),
+	}
+	// No ResponseWriter: an oversized item is its own 413, and must not
+	// mark the batch's connection for closing.
+	return httpx.Decode(nil, r, dst, 0)
 }
 
 func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -19,6 +20,11 @@ type Store interface {
 	// CreateOnce is Create guarded by an Idempotency-Key: the stored answer
 	// is replayed for the same key and request.
 	CreateOnce(ctx context.Context, key string, request any, l Lead) (idempotency.Result, error)
+	// CreateManyOnce is CreateOnce for a batch in one transaction: one
+	// outcome per lead, in order; ls[i] is its own request fingerprint, as
+	// the Lead is CreateOnce's request, so single and batch retries of a key
+	// agree.
+	CreateManyOnce(ctx context.Context, keys []string, ls []Lead) ([]idempotency.Outcome, error)
 	// Get returns problem.NotFound for an unknown id.
 	Get(ctx context.Context, id int64) (Lead, error)
 	Update(ctx context.Context, l Lead) (Lead, error)
@@ -94,6 +100,95 @@ func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempot
 		return idempotency.Result{}, err
 	}
 	return s.store.CreateOnce(ctx, key, l, l)
+}
+
+// MaxBatch bounds the leads of one internal batch create: enough for a
+// caller to amortise the call and the transaction, small enough that one
+// batch holds its key locks only briefly.
+const MaxBatch = 50
+
+// BatchItem is one lead of an internal batch create.
+type BatchItem struct {
+	// Key is the item's Idempotency-Key; every item needs one.
+	Key   string
+	Input Input
+	// Err, when set, is the item's answer without reading Input (its body
+	// could not be decoded, say); the item creates nothing.
+	Err error
+}
+
+// CreateManyOnce is CreateOnce for up to MaxBatch leads in one store call.
+// Each item gets exactly the answer CreateOnce would give it (its own 422,
+// the stored answer, a 409 for a reused key, or a new lead), so one bad item
+// never fails the others. A batch without items, with more than MaxBatch, or
+// with a missing or oversized key is one 422 for the whole request.
+func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idempotency.Outcome, error) {
+	var v validate.Errors
+	if len(items) == 0 || len(items) > MaxBatch {
+		v.Add("items", "must hold between 1 and %d items", MaxBatch)
+	}
+	for i, it := range items {
+		field := fmt.Sprintf("items[%d].key", i)
+		if v.Required(field, it.Key) && len(it.Key) > idempotency.MaxKeyLength {
+			v.Add(field, "must be at most %d characters", idempotency.MaxKeyLength)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+
+	out := make([]idempotency.Outcome, len(items))
+	users := knownUsers(s.store.UserExists)
+	var keys []string
+	var ls []Lead
+	var at []int // index in items of keys[j], ls[j]
+	for i, it := range items {
+		if it.Err != nil {
+			out[i].Err = it.Err
+			continue
+		}
+		var l Lead
+		if err := Apply(ctx, &l, it.Input, users); err != nil {
+			var p *problem.Error
+			if !errors.As(err, &p) {
+				return nil, err
+			}
+			out[i].Err = err
+			continue
+		}
+		keys, ls, at = append(keys, it.Key), append(ls, l), append(at, i)
+	}
+	if len(ls) == 0 {
+		return out, nil
+	}
+	res, err := s.store.CreateManyOnce(ctx, keys, ls)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(ls) {
+		return nil, fmt.Errorf("leads: store answered %d of %d leads", len(res), len(ls))
+	}
+	for j, i := range at {
+		out[i] = res[j]
+	}
+	return out, nil
+}
+
+// knownUsers remembers check's answers for one batch, so items assigned to
+// the same user cost one lookup; the rule is check's.
+func knownUsers(check UserChecker) UserChecker {
+	seen := map[int64]bool{}
+	return func(ctx context.Context, id int64) (bool, error) {
+		if ok, done := seen[id]; done {
+			return ok, nil
+		}
+		ok, err := check(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		seen[id] = ok
+		return ok, nil
+	}
 }
 
 // Get reads one lead.

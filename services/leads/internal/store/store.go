@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"strings"
 	"time"
 
@@ -75,24 +76,17 @@ func scanWith(row pgx.CollectableRow, extra ...any) (leads.Lead, error) {
 	return l, err
 }
 
-// assigneeName resolves the denormalised name from the directory read
-// model at write time; the identity consumer keeps it fresh afterwards.
+// assigneeName resolves the denormalised name of assigned_to ($11) from the
+// directory read model at write time; the identity consumer keeps it fresh
+// afterwards.
 const assigneeName = `(SELECT name FROM directory_users WHERE id = $11)`
 
 func insert(ctx context.Context, q db.Querier, l leads.Lead) (leads.Lead, error) {
-	rows, err := q.Query(ctx, `INSERT INTO leads (first_name, last_name, email, phone, company, job_title,
-		source, status, notes, tags, assigned_to, assigned_to_name, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, `+assigneeName+`, $12)
-		RETURNING `+Columns,
-		l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
-		l.Tags, l.AssignedTo, l.CreatedBy)
+	ls, err := insertMany(ctx, q, []leads.Lead{l})
 	if err != nil {
-		return leads.Lead{}, fmt.Errorf("insert lead: %w", err)
+		return leads.Lead{}, err
 	}
-	created, err := pgx.CollectExactlyOneRow(rows, Scan)
-	if err != nil {
-		return leads.Lead{}, fmt.Errorf("insert lead: %w", err)
-	}
+	created := ls[0]
 	if err := event(ctx, q, leads.EventCreated, created); err != nil {
 		return leads.Lead{}, err
 	}
@@ -114,6 +108,12 @@ func (s *Store) Create(ctx context.Context, l leads.Lead) (leads.Lead, error) {
 	return out, err
 }
 
+// createdBody is the internal API's 201 body for a new lead, stored and
+// replayed per Idempotency-Key.
+func createdBody(l leads.Lead) map[string]any {
+	return map[string]any{"success": true, "data": l, "message": "Lead created"}
+}
+
 // CreateOnce stores a lead at most once per Idempotency-Key; the answer is
 // the internal API's 201 body.
 func (s *Store) CreateOnce(ctx context.Context, key string, request any, l leads.Lead) (idempotency.Result, error) {
@@ -122,8 +122,92 @@ func (s *Store) CreateOnce(ctx context.Context, key string, request any, l leads
 		if err != nil {
 			return 0, nil, err
 		}
-		return 201, map[string]any{"success": true, "data": created, "message": "Lead created"}, nil
+		return http.StatusCreated, createdBody(created), nil
 	})
+}
+
+// CreateManyOnce is CreateOnce for a batch (idempotency.RunMany): each lead
+// is created at most once per key, with ls[i] itself as the request
+// fingerprint, and answers the same 201 body. The leads that must run are
+// inserted by one statement and their lead.created events by another, so a
+// batch costs the same few round trips, and fires the count trigger once,
+// whatever its size.
+func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Lead) ([]idempotency.Outcome, error) {
+	if len(keys) != len(ls) {
+		return nil, fmt.Errorf("create leads: %d keys for %d leads", len(keys), len(ls))
+	}
+	calls := make([]idempotency.Call, len(ls))
+	for i := range ls {
+		calls[i] = idempotency.Call{Key: keys[i], Request: ls[i]}
+	}
+	return idempotency.RunMany(ctx, s.db, calls, func(tx pgx.Tx, todo []int) ([]idempotency.Answer, error) {
+		todoLeads := make([]leads.Lead, len(todo))
+		for j, i := range todo {
+			todoLeads[j] = ls[i]
+		}
+		created, err := insertMany(ctx, tx, todoLeads)
+		if err != nil {
+			return nil, err
+		}
+		events := make([]outbox.Record, len(created))
+		answers := make([]idempotency.Answer, len(created))
+		for j, l := range created {
+			events[j] = outbox.Record{Type: leads.EventCreated, AggregateID: fmt.Sprint(l.ID), Data: l}
+			answers[j] = idempotency.Answer{Status: http.StatusCreated, Body: createdBody(l)}
+		}
+		if err := outbox.AddMany(ctx, tx, leads.Stream, events); err != nil {
+			return nil, err
+		}
+		return answers, nil
+	})
+}
+
+// insertManySQL inserts one lead per element of its arrays (the assignee's
+// name looked up as assigneeName does). The ids are
+// drawn in a materialised CTE (nextval is volatile) so each returned row is
+// matched to its input by id and the answer keeps the input order, which
+// RETURNING alone does not promise.
+const insertManySQL = `WITH input AS (
+		SELECT nextval(pg_get_serial_sequence('leads', 'id')) AS id, u.*
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+			$8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[]) WITH ORDINALITY
+			AS u (first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
+				assigned_to, created_by, n)),
+	ins AS (
+		INSERT INTO leads (id, first_name, last_name, email, phone, company, job_title, source, status,
+			notes, tags, assigned_to, assigned_to_name, created_by)
+		SELECT id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
+			assigned_to, (SELECT name FROM directory_users d WHERE d.id = input.assigned_to), created_by
+		FROM input ORDER BY n
+		RETURNING ` + Columns + `)
+	SELECT ins.* FROM ins JOIN input USING (id) ORDER BY input.n`
+
+func insertMany(ctx context.Context, q db.Querier, ls []leads.Lead) ([]leads.Lead, error) {
+	if len(ls) == 0 {
+		return nil, nil
+	}
+	var first, last []string
+	var email, phone, company, job, source, status, notes, tags []*string
+	var assigned, by []*int64
+	for _, l := range ls {
+		st := l.Status
+		first, last = append(first, l.FirstName), append(last, l.LastName)
+		email, phone, company, job = append(email, l.Email), append(phone, l.Phone), append(company, l.Company), append(job, l.JobTitle)
+		source, status, notes, tags = append(source, l.Source), append(status, &st), append(notes, l.Notes), append(tags, l.Tags)
+		assigned, by = append(assigned, l.AssignedTo), append(by, l.CreatedBy)
+	}
+	rows, err := q.Query(ctx, insertManySQL, first, last, email, phone, company, job, source, status, notes, tags, assigned, by)
+	if err != nil {
+		return nil, fmt.Errorf("insert leads: %w", err)
+	}
+	created, err := pgx.CollectRows(rows, Scan)
+	if err != nil {
+		return nil, fmt.Errorf("insert leads: %w", err)
+	}
+	if len(created) != len(ls) {
+		return nil, fmt.Errorf("insert leads: %d rows for %d leads", len(created), len(ls))
+	}
+	return created, nil
 }
 
 // Get reads a lead by id.
