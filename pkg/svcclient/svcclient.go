@@ -89,7 +89,15 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 		}
 		return nil
 	}
-	switch resp.StatusCode {
+	return c.StatusError(resp.StatusCode, raw)
+}
+
+// StatusError maps a non-2xx answer of the service to an error: its own
+// 4xx refusals keep their problem (code, detail, field errors) so a caller
+// can pass them on; unavailability and timeouts become 503/504; anything
+// else is a 502. Batch endpoints that answer a status per item use it too.
+func (c *Client) StatusError(status int, raw []byte) error {
+	switch status {
 	case http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadRequest:
 		var b struct {
 			Code   string               `json:"code"`
@@ -97,7 +105,7 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 			Errors []problem.FieldError `json:"errors"`
 		}
 		_ = json.Unmarshal(raw, &b)
-		p := &problem.Error{Status: resp.StatusCode, Code: b.Code, Title: http.StatusText(resp.StatusCode), Detail: b.Detail, Errors: b.Errors}
+		p := &problem.Error{Status: status, Code: b.Code, Title: http.StatusText(status), Detail: b.Detail, Errors: b.Errors}
 		if p.Code == "" {
 			p.Code = "upstream_error"
 		}
@@ -107,7 +115,7 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 	case http.StatusGatewayTimeout:
 		return problem.Timeout(c.Name + " did not answer in time")
 	default:
-		return fmt.Errorf("%s answered %d: %w", c.Name, resp.StatusCode, problem.BadGateway(c.Name+" failed"))
+		return fmt.Errorf("%s answered %d: %w", c.Name, status, problem.BadGateway(c.Name+" failed"))
 	}
 }
 
