@@ -68,6 +68,9 @@ func load() (settings, error) {
 	c.RetryBase = l.Duration("INTAKE_RETRY_BASE", c.RetryBase)
 	c.RetryMax = l.Duration("INTAKE_RETRY_MAX", c.RetryMax)
 	c.MaxAttempts = l.Int("INTAKE_RETRY_MAX_ATTEMPTS", c.MaxAttempts, 1, 1_000_000)
+	// 50 is also the most leads' batch endpoint takes in one call.
+	c.BatchSize = l.Int("INTAKE_BATCH_SIZE", c.BatchSize, 1, 50)
+	c.Flushers = l.Int("INTAKE_FLUSHERS", c.Flushers, 1, 64)
 	s.Intake = c
 	l.Check(s.KeyCacheTTL <= apikey.MaxTTL, "INTAKE_KEY_CACHE_TTL", "must be at most 5s (revoked keys are refused within 5 s)")
 	l.Check(c.Lease > c.ForwardTimeout, "INTAKE_RETRY_LEASE", "must be longer than INTAKE_FORWARD_TIMEOUT")

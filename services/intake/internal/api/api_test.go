@@ -3,9 +3,11 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -610,5 +612,57 @@ func TestRoutes(t *testing.T) {
 	wantProblem(t, e.do(http.MethodGet, "/nowhere", nil, nil), 404, "not_found")
 	if r := e.do(http.MethodGet, "/readyz", nil, nil); r.status != http.StatusOK {
 		t.Errorf("readyz = %d", r.status)
+	}
+}
+
+// TestConcurrentSubmissionsEachGetTheirOwnLead posts many submissions at
+// once, so they share insert transactions and calls to leads: every answer
+// must still carry the lead made from its own submission, exactly once.
+func TestConcurrentSubmissionsEachGetTheirOwnLead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newKey(7, 100000)
+	const n = 40
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"first_name":"Ada","last_name":"L%d","email":"ada%d@example.com"}`, i, i)
+			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/public/leads", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-API-Key", key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Data struct {
+					ID int64 `json:"id"`
+				} `json:"data"`
+			}
+			if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&out) != nil {
+				t.Errorf("submission %d: status %d", i, resp.StatusCode)
+				return
+			}
+			ids[i] = out.Data.ID
+		}()
+	}
+	wg.Wait()
+	created := e.leads.created()
+	if len(created) != n {
+		t.Fatalf("leads created = %d, want %d", len(created), n)
+	}
+	// The fake numbers leads 1001, 1002... in the order it created them.
+	for i, id := range ids {
+		if id < 1001 || id > 1000+n {
+			t.Fatalf("submission %d answered lead id %d", i, id)
+		}
+		if got, want := created[id-1001].LastName, fmt.Sprintf("L%d", i); got != want {
+			t.Errorf("submission %d answered lead %d, which was made from %q, want %q", i, id, got, want)
+		}
 	}
 }

@@ -104,8 +104,9 @@ func (f *fakeIdentity) revoke(secret string) {
 	delete(f.keys, secret)
 }
 
-// fakeLeads implements POST /internal/leads with in-memory idempotency. It
-// can be stopped (its listener closed) and restarted on the same address.
+// fakeLeads implements POST /internal/leads/batch with in-memory
+// idempotency per item key. It can be stopped (its listener closed) and
+// restarted on the same address.
 type fakeLeads struct {
 	t    *testing.T
 	addr string
@@ -174,12 +175,17 @@ func (f *fakeLeads) restart() {
 }
 
 func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/internal/leads" || r.Header.Get(auth.InternalHeader) != secret {
+	if r.Method != http.MethodPost || r.URL.Path != "/internal/leads/batch" || r.Header.Get(auth.InternalHeader) != secret {
 		http.Error(w, "bad call", http.StatusBadRequest)
 		return
 	}
-	var in intake.LeadFields
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+	var in struct {
+		Items []struct {
+			Key  string            `json:"key"`
+			Lead intake.LeadFields `json:"lead"`
+		} `json:"items"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || len(in.Items) == 0 {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return
 	}
@@ -190,22 +196,28 @@ func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
 		<-block
 	}
-	key := r.Header.Get("Idempotency-Key")
-	f.mu.Lock()
-	if f.refuse {
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusUnprocessableEntity)
-		_, _ = w.Write([]byte(`{"status":422,"code":"validation_failed","detail":"refused","errors":[{"field":"email","message":"is blocked"}]}`))
-		return
+	type answer struct {
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
 	}
-	id, ok := f.byKey[key]
-	if !ok || key == "" {
-		f.nextID++
-		id = f.nextID
-		f.byKey[key] = id
-		f.leads = append(f.leads, in)
-		f.keys = append(f.keys, key)
+	answers := make([]answer, len(in.Items))
+	f.mu.Lock()
+	for i, it := range in.Items {
+		if f.refuse {
+			answers[i] = answer{http.StatusUnprocessableEntity,
+				json.RawMessage(`{"status":422,"code":"validation_failed","detail":"refused","errors":[{"field":"email","message":"is blocked"}]}`)}
+			continue
+		}
+		id, ok := f.byKey[it.Key]
+		if !ok {
+			f.nextID++
+			id = f.nextID
+			f.byKey[it.Key] = id
+			f.leads = append(f.leads, it.Lead)
+			f.keys = append(f.keys, it.Key)
+		}
+		body, _ := json.Marshal(map[string]any{"data": map[string]any{"id": id, "first_name": it.Lead.FirstName}})
+		answers[i] = answer{http.StatusCreated, body}
 	}
 	lose := f.loseNow > 0
 	if lose {
@@ -216,7 +228,7 @@ func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "lost", http.StatusServiceUnavailable)
 		return
 	}
-	httpx.JSON(w, http.StatusCreated, map[string]any{"data": map[string]any{"id": id, "first_name": in.FirstName}})
+	httpx.JSON(w, http.StatusOK, map[string]any{"success": true, "data": answers})
 }
 
 func (f *fakeLeads) created() []intake.LeadFields {
@@ -284,6 +296,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		Batch:          10,
 		IdemTTL:        24 * time.Hour,
 		WriteBehind:    64,
+		BatchSize:      10,
+		Flushers:       2,
 	}
 	ops, err := httpx.NewOps()
 	if err != nil {

@@ -205,6 +205,8 @@ type Store interface {
 	// Accept stores a submission and, when idem is set, reserves the key in
 	// the same transaction (or returns what the key already holds).
 	Accept(ctx context.Context, n NewSubmission, idem *Idem) (Accepted, error)
+	// AcceptMany stores submissions without a key in one transaction.
+	AcceptMany(ctx context.Context, ns []NewSubmission) ([]Submission, error)
 	// Finish records the outcome of a delivery attempt.
 	Finish(ctx context.Context, o Outcome) error
 	// FinishMany records several outcomes in one transaction.
@@ -224,8 +226,23 @@ type Store interface {
 
 // Leads creates leads in the leads context.
 type Leads interface {
-	// Create makes the lead once per idemKey and returns its id.
-	Create(ctx context.Context, idemKey string, f LeadFields) (int64, error)
+	// CreateMany makes each lead once per key in one call. The error is
+	// for the call (leads unreachable); a refusal of one lead is that
+	// item's Err.
+	CreateMany(ctx context.Context, calls []LeadCall) ([]LeadResult, error)
+}
+
+// LeadCall is one lead to create under its Idempotency-Key.
+type LeadCall struct {
+	Key    string
+	Fields LeadFields
+}
+
+// LeadResult is the lead's id, or why leads refused it (a 4xx problem) or
+// could not create it.
+type LeadResult struct {
+	ID  int64
+	Err error
 }
 
 // Keys verifies API key secrets.

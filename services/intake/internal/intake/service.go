@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/opencrm/crm/pkg/batch"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -38,6 +39,12 @@ type Config struct {
 	// WriteBehind is how many delivered outcomes may wait for RunFinisher;
 	// 0 records every outcome before answering.
 	WriteBehind int
+	// BatchSize caps how many concurrent submissions share one insert
+	// transaction and how many leads share one call to leads.
+	BatchSize int
+	// Flushers is how many such inserts, and how many such calls, may run
+	// at once.
+	Flushers int
 }
 
 // DefaultConfig is what the service runs with unless configured.
@@ -52,6 +59,8 @@ func DefaultConfig() Config {
 		Batch:          50,
 		IdemTTL:        24 * time.Hour,
 		WriteBehind:    4096,
+		BatchSize:      50,
+		Flushers:       1,
 	}
 }
 
@@ -96,6 +105,11 @@ type Service struct {
 	// behind holds delivered outcomes that RunFinisher records after the
 	// answer went out.
 	behind chan Outcome
+	// accepts and forwards group concurrent requests' inserts and calls
+	// to leads (see pkg/batch): at load, one commit and one call serve
+	// many submissions; alone, a request goes straight through.
+	accepts  *batch.Batcher[NewSubmission, Submission]
+	forwards *batch.Batcher[LeadCall, LeadResult]
 }
 
 // NewService wires the use cases; every dependency is required.
@@ -104,12 +118,24 @@ func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logg
 		return nil, errors.New("intake: service needs a store, a leads client, metrics and a logger")
 	}
 	if cfg.Lease <= cfg.ForwardTimeout || cfg.RetryBase <= 0 || cfg.RetryMax < cfg.RetryBase ||
-		cfg.MaxAttempts < 1 || cfg.Batch < 1 || cfg.RetryInterval <= 0 || cfg.IdemTTL <= 0 {
+		cfg.MaxAttempts < 1 || cfg.Batch < 1 || cfg.RetryInterval <= 0 || cfg.IdemTTL <= 0 ||
+		cfg.BatchSize < 1 || cfg.Flushers < 1 {
 		return nil, fmt.Errorf("intake: invalid config %+v", cfg)
 	}
-	return &Service{store: store, leads: leads, cfg: cfg, metrics: m, log: log,
-		behind: make(chan Outcome, max(cfg.WriteBehind, 0))}, nil
+	s := &Service{store: store, leads: leads, cfg: cfg, metrics: m, log: log,
+		behind: make(chan Outcome, max(cfg.WriteBehind, 0))}
+	var err error
+	if s.accepts, err = batch.New(store.AcceptMany, cfg.BatchSize, cfg.Flushers, acceptTimeout); err != nil {
+		return nil, err
+	}
+	if s.forwards, err = batch.New(leads.CreateMany, cfg.BatchSize, cfg.Flushers, cfg.ForwardTimeout); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
+
+// acceptTimeout bounds one insert of a batch of submissions.
+const acceptTimeout = 10 * time.Second
 
 // Answer bodies (DESIGN 3 envelope). A honeypot hit answers exactly like a
 // created lead, so a bot cannot tell it was caught.
@@ -186,9 +212,16 @@ func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey
 	if in.IsSpam() {
 		status = StatusSpam
 	}
-	acc, err := s.store.Accept(ctx, NewSubmission{
-		APIKeyID: key.ID, Status: status, Input: in, Origin: origin, Lease: s.cfg.Lease,
-	}, idem)
+	n := NewSubmission{APIKeyID: key.ID, Status: status, Input: in, Origin: origin, Lease: s.cfg.Lease}
+	var acc Accepted
+	var err error
+	if idem == nil {
+		// Stored by a shared commit; should the client leave meanwhile, the
+		// submission is still delivered by the retry job.
+		acc.Submission, err = s.accepts.Do(ctx, n)
+	} else {
+		acc, err = s.store.Accept(ctx, n, idem)
+	}
 	if err != nil {
 		return Response{}, err
 	}
@@ -309,12 +342,23 @@ func (s *Service) flush(batch []Outcome) {
 	}
 }
 
-// attempt calls leads once and returns the submission's next state and the
-// answer it implies.
+// attempt calls leads once (in a batch shared with concurrent requests)
+// and returns the submission's next state and the answer it implies.
 func (s *Service) attempt(ctx context.Context, sub Submission, path, requestID string) (Outcome, Response) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
 	defer cancel()
-	leadID, err := s.leads.Create(ctx, IdemKeyFor(sub.ID), sub.Lead())
+	res, err := s.forwards.Do(ctx, call(sub))
+	if err == nil {
+		err = res.Err
+	}
+	return s.outcome(ctx, sub, path, requestID, res.ID, err)
+}
+
+func call(sub Submission) LeadCall { return LeadCall{Key: IdemKeyFor(sub.ID), Fields: sub.Lead()} }
+
+// outcome turns leads' answer for sub (its lead id, or err) into the
+// submission's next state and the public answer.
+func (s *Service) outcome(ctx context.Context, sub Submission, path, requestID string, leadID int64, err error) (Outcome, Response) {
 	if err == nil {
 		s.metrics.deliveries.WithLabelValues(path, "delivered").Inc()
 		return Outcome{ID: sub.ID, Status: StatusDelivered, LeadID: &leadID}, created(leadID)
@@ -368,22 +412,36 @@ func truncate(s string) string {
 }
 
 // RetryDue runs one pass of the retry job: it claims due submissions and
-// tries each once. It returns how many it claimed and how many of those it
-// delivered.
+// sends them to leads in one call. It returns how many it claimed and how
+// many of those it delivered.
 func (s *Service) RetryDue(ctx context.Context) (claimed, delivered int, err error) {
 	subs, err := s.store.ClaimDue(ctx, s.cfg.Batch, s.cfg.Lease)
-	if err != nil {
+	if err != nil || len(subs) == 0 {
 		return 0, 0, err
 	}
-	for _, sub := range subs {
-		out, _ := s.attempt(ctx, sub, "retry", "")
-		if err := s.store.Finish(ctx, out); err != nil {
-			return len(subs), delivered, err
+	calls := make([]LeadCall, len(subs))
+	for i, sub := range subs {
+		calls[i] = call(sub)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
+	results, callErr := s.leads.CreateMany(callCtx, calls)
+	cancel()
+	outs := make([]Outcome, len(subs))
+	for i, sub := range subs {
+		var r LeadResult
+		if callErr != nil {
+			r.Err = callErr
+		} else {
+			r = results[i]
 		}
-		if out.Status == StatusDelivered {
+		outs[i], _ = s.outcome(ctx, sub, "retry", "", r.ID, r.Err)
+		if outs[i].Status == StatusDelivered {
 			delivered++
-			s.log.InfoContext(ctx, "submission delivered by retry", "submission_id", sub.ID, "lead_id", *out.LeadID, "attempts", sub.Attempts)
+			s.log.InfoContext(ctx, "submission delivered by retry", "submission_id", sub.ID, "lead_id", r.ID, "attempts", sub.Attempts)
 		}
+	}
+	if err := s.store.FinishMany(ctx, outs); err != nil {
+		return len(subs), delivered, err
 	}
 	return len(subs), delivered, nil
 }

@@ -137,6 +137,51 @@ func (s *Store) Accept(ctx context.Context, n intake.NewSubmission, idem *intake
 	return acc, err
 }
 
+// acceptManySQL stores one submission per element of its arrays in one
+// statement. Ids are drawn in a materialised CTE (nextval is volatile) so
+// each returned row is matched to its input and the answer keeps the input
+// order, which RETURNING alone does not promise.
+const acceptManySQL = `WITH input AS (
+		SELECT nextval(pg_get_serial_sequence('submissions', 'id')) AS id, u.*
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+			$8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::interval[]) WITH ORDINALITY
+			AS u (api_key_id, status, first_name, last_name, email, phone, company, job_title, source, notes,
+				origin, attempts, lease, n)),
+	ins AS (
+		INSERT INTO submissions (id, ` + insertValues + `) OVERRIDING SYSTEM VALUE
+		SELECT id, api_key_id, status, first_name, last_name, email, phone, company, job_title, source, notes,
+			origin, attempts, now() + lease
+		FROM input ORDER BY n
+		RETURNING ` + columns + `)
+	SELECT ins.* FROM ins JOIN input USING (id) ORDER BY input.n`
+
+// AcceptMany implements intake.Store: one statement and one commit for
+// all, so concurrent submissions share the cost of a durable commit.
+func (s *Store) AcceptMany(ctx context.Context, ns []intake.NewSubmission) ([]intake.Submission, error) {
+	cols := make([][]any, 13)
+	for _, n := range ns {
+		for i, v := range insertArgs(n) {
+			cols[i] = append(cols[i], v)
+		}
+	}
+	args := make([]any, len(cols))
+	for i, c := range cols {
+		args[i] = c
+	}
+	rows, err := s.db.Query(ctx, acceptManySQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("insert submissions: %w", err)
+	}
+	subs, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("insert submissions: %w", err)
+	}
+	if len(subs) != len(ns) {
+		return nil, fmt.Errorf("insert submissions: %d rows for %d submissions", len(subs), len(ns))
+	}
+	return subs, nil
+}
+
 func insertOne(ctx context.Context, q db.Querier, sql string, args []any) (intake.Submission, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
@@ -219,21 +264,26 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 	if len(outs) == 0 {
 		return nil
 	}
+	ids, leadIDs := make([]int64, len(outs)), make([]*int64, len(outs))
+	statuses, lastErrors := make([]string, len(outs)), make([]string, len(outs))
+	nexts := make([]*time.Time, len(outs))
 	b := &pgx.Batch{}
 	b.Queue("SET LOCAL synchronous_commit = off")
-	for _, o := range outs {
-		var next any
+	for i, o := range outs {
+		ids[i], statuses[i], leadIDs[i], lastErrors[i] = o.ID, o.Status, o.LeadID, o.LastError
 		if o.Status == intake.StatusPending {
-			next = o.NextAttemptAt
+			nexts[i] = &o.NextAttemptAt
 		}
-		b.Queue(`UPDATE submissions SET status = $2, lead_id = COALESCE($3, lead_id),
-				next_attempt_at = COALESCE($4, next_attempt_at), last_error = $5, updated_at = now(),
-				delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
-			WHERE id = $1`, o.ID, o.Status, o.LeadID, next, o.LastError)
 		if o.Idem != nil && o.Response != nil {
 			b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, o.Response.Status, []byte(o.Response.Body))
 		}
 	}
+	b.Queue(`UPDATE submissions s SET status = o.status, lead_id = COALESCE(o.lead_id, s.lead_id),
+			next_attempt_at = COALESCE(o.next_attempt_at, s.next_attempt_at), last_error = o.last_error,
+			updated_at = now(), delivered_at = CASE WHEN o.status = 'delivered' THEN now() ELSE s.delivered_at END
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[])
+			AS o (id, status, lead_id, next_attempt_at, last_error)
+		WHERE s.id = o.id`, ids, statuses, leadIDs, nexts, lastErrors)
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("finish submissions: %w", err)
 	}

@@ -3,6 +3,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,7 +13,7 @@ import (
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
-// Leads calls POST {LEADS_URL}/internal/leads.
+// Leads calls POST {LEADS_URL}/internal/leads/batch.
 type Leads struct{ client *svcclient.Client }
 
 // NewLeads wraps a svcclient for the leads service.
@@ -25,18 +26,50 @@ func NewLeads(c *svcclient.Client) (*Leads, error) {
 
 var _ intake.Leads = (*Leads)(nil)
 
-// Create implements intake.Leads.
-func (l *Leads) Create(ctx context.Context, idemKey string, f intake.LeadFields) (int64, error) {
+type batchItem struct {
+	Key  string            `json:"key"`
+	Lead intake.LeadFields `json:"lead"`
+}
+
+// created is the part of leads' 201 body intake needs.
+type created struct {
+	Data struct {
+		ID int64 `json:"id"`
+	} `json:"data"`
+}
+
+// CreateMany implements intake.Leads with one call for the whole batch;
+// leads answers a status and body per item, as its single create would.
+func (l *Leads) CreateMany(ctx context.Context, calls []intake.LeadCall) ([]intake.LeadResult, error) {
+	items := make([]batchItem, len(calls))
+	for i, c := range calls {
+		items[i] = batchItem{Key: c.Key, Lead: c.Fields}
+	}
 	var out struct {
-		Data struct {
-			ID int64 `json:"id"`
+		Data []struct {
+			Status int             `json:"status"`
+			Body   json.RawMessage `json:"body"`
 		} `json:"data"`
 	}
-	if err := l.client.Do(ctx, http.MethodPost, "/internal/leads", idemKey, f, &out); err != nil {
-		return 0, err
+	if err := l.client.Do(ctx, http.MethodPost, "/internal/leads/batch", "", map[string]any{"items": items}, &out); err != nil {
+		return nil, err
 	}
-	if out.Data.ID <= 0 {
-		return 0, fmt.Errorf("leads: answer without a lead id: %w", problem.BadGateway("leads answered without a lead id"))
+	if len(out.Data) != len(calls) {
+		return nil, fmt.Errorf("leads: %d answers for %d leads: %w", len(out.Data), len(calls),
+			problem.BadGateway("leads answered a batch with the wrong number of items"))
 	}
-	return out.Data.ID, nil
+	res := make([]intake.LeadResult, len(calls))
+	for i, a := range out.Data {
+		if a.Status != http.StatusCreated {
+			res[i].Err = l.client.StatusError(a.Status, a.Body)
+			continue
+		}
+		var c created
+		if err := json.Unmarshal(a.Body, &c); err != nil || c.Data.ID <= 0 {
+			res[i].Err = fmt.Errorf("leads: answer without a lead id: %w", problem.BadGateway("leads answered without a lead id"))
+			continue
+		}
+		res[i].ID = c.Data.ID
+	}
+	return res, nil
 }
