@@ -29,9 +29,20 @@ type Response struct {
 	JSON   map[string]any
 }
 
+// transport is shared by every test client. net/http's default keeps two
+// idle connections per host, so 16 concurrent benchmark clients would open
+// a new TCP connection for most requests and measure connection set-up
+// instead of the API; pgbench, the intake baseline, keeps its connections.
+var transport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	return t
+}()
+
 // NewClient calls base (the gateway's /api URL).
 func NewClient(base string) *Client {
-	return &Client{Base: base, Header: http.Header{}, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	return &Client{Base: base, Header: http.Header{}, HTTP: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
 }
 
 // With returns a copy using token.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/problem"
 )
@@ -49,6 +51,7 @@ type KeyVerifier struct {
 
 	mu    sync.Mutex
 	cache map[[32]byte]keyVerdict
+	group singleflight.Group
 }
 
 // NewKeyVerifier asks identity at identityURL with the internal secret.
@@ -75,17 +78,27 @@ func (v *KeyVerifier) Verify(ctx context.Context, key string) (*APIKey, error) {
 	verdict, ok := v.cache[h]
 	v.mu.Unlock()
 	if !ok || !now.Before(verdict.expires) {
-		k, err := v.ask(ctx, key)
+		// When a busy key's entry expires, every request in flight misses at
+		// once; one question to identity answers them all, instead of a
+		// burst that could time out and turn into 503s.
+		res, err, _ := v.group.Do(string(h[:]), func() (any, error) {
+			k, err := v.ask(context.WithoutCancel(ctx), key)
+			if err != nil {
+				return keyVerdict{}, err
+			}
+			fresh := keyVerdict{key: k, expires: v.now().Add(v.ttl)}
+			v.mu.Lock()
+			if len(v.cache) >= maxKeyCacheEntries {
+				clear(v.cache)
+			}
+			v.cache[h] = fresh
+			v.mu.Unlock()
+			return fresh, nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		verdict = keyVerdict{key: k, expires: now.Add(v.ttl)}
-		v.mu.Lock()
-		if len(v.cache) >= maxKeyCacheEntries {
-			clear(v.cache)
-		}
-		v.cache[h] = verdict
-		v.mu.Unlock()
+		verdict = res.(keyVerdict)
 	}
 	if verdict.key == nil {
 		return nil, keyProblem("invalid or revoked API key")

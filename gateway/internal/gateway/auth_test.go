@@ -237,6 +237,38 @@ func TestRevokedKeyIsRefusedOnceTheCacheExpires(t *testing.T) {
 	}
 }
 
+// TestConcurrentMissesAskIdentityOnce: requests that find no cached
+// verdict at the same moment (a busy key whose entry just expired) share
+// one question to identity instead of a burst of them.
+func TestConcurrentMissesAskIdentityOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const key = "crm_live_busy"
+	e.identity.set(key, true)
+	gate := make(chan struct{})
+	e.identity.mu.Lock()
+	e.identity.gate = gate
+	e.identity.mu.Unlock()
+	const n = 20
+	statuses := make(chan int, n)
+	for range n {
+		go func() {
+			r := e.do(req{method: "POST", path: "/api/public/leads", header: map[string]string{"X-API-Key": key}, body: strings.NewReader(`{}`)})
+			statuses <- r.status
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // let them all miss the cache
+	close(gate)
+	for range n {
+		if s := <-statuses; s != http.StatusOK {
+			t.Errorf("status = %d, want 200", s)
+		}
+	}
+	if got := e.identity.verifyCalls(); got != 1 {
+		t.Errorf("identity verified %d times for %d concurrent requests, want 1", got, n)
+	}
+}
+
 func TestKeyVerificationUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)

@@ -109,6 +109,7 @@ type fakeIdentity struct {
 	keys     map[string]bool // true: valid, false: revoked
 	verifies int
 	down     bool
+	gate     chan struct{} // when set, answers wait for it to close
 }
 
 func (f *fakeIdentity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -124,8 +125,11 @@ func (f *fakeIdentity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewDecoder(r.Body).Decode(&in)
 	f.mu.Lock()
 	f.verifies++
-	valid, down := f.keys[in.Key], f.down
+	valid, down, gate := f.keys[in.Key], f.down, f.gate
 	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	if down {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
