@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -117,5 +118,26 @@ func Every(ctx context.Context, interval time.Duration, log *slog.Logger, what s
 		if err := fn(ctx); err != nil && ctx.Err() == nil {
 			log.Warn(what+" failed", "error", err.Error())
 		}
+	}
+}
+
+// Background runs each fn in its own goroutine on a child of ctx and returns
+// stop, which cancels that child and waits until every fn has returned. A
+// service calls stop once its server has drained (usually deferred after
+// Open), so its loops end before the connections they use are closed, and
+// end also when the server failed while ctx still runs.
+func Background(ctx context.Context, fns ...func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(ctx)
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
 	}
 }

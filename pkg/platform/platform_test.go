@@ -69,3 +69,19 @@ func TestEveryKeepsGoingAfterAFailure(t *testing.T) {
 	cancel()
 	<-done
 }
+
+func TestBackgroundStopCancelsAndWaits(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 2)
+	var ended [2]bool
+	stop := platform.Background(context.Background(),
+		func(ctx context.Context) { started <- struct{}{}; <-ctx.Done(); ended[0] = true },
+		func(ctx context.Context) { started <- struct{}{}; <-ctx.Done(); ended[1] = true },
+	)
+	<-started
+	<-started
+	stop()
+	if !ended[0] || !ended[1] {
+		t.Fatalf("stop returned before every loop ended: %v", ended)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -62,19 +61,18 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	bg := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	bg(func() { (&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run(ctx) })
-	bg(func() {
+	stop := platform.Background(ctx,
+		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
 		(&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "contacts",
-			Name: outbox.ConsumerName(), Handle: directory.Handle(d), Log: log}).Run(ctx)
-	})
-	bg(func() { directory.SyncWithRetry(ctx, d, s.IdentityURL, s.InternalSecret, log) })
-	bg(func() { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) })
-	bg(func() { platform.Every(ctx, time.Minute, log, "contact counter compaction", st.CompactCounts) })
+			Name: outbox.ConsumerName(), Handle: directory.Handle(d), Log: log}).Run,
+		func(ctx context.Context) { directory.SyncWithRetry(ctx, d, s.IdentityURL, s.InternalSecret, log) },
+		func(ctx context.Context) { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) },
+		func(ctx context.Context) {
+			platform.Every(ctx, time.Minute, log, "contact counter compaction", st.CompactCounts)
+		},
+	)
+	defer stop()
 
 	log.Info("contacts listening", "addr", s.Addr)
-	err = httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
-	wg.Wait()
-	return err
+	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
 }

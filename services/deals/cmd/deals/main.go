@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -79,21 +78,19 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	bg, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	goLoop := func(fn func(context.Context)) { wg.Add(1); go func() { defer wg.Done(); fn(bg) }() }
-
 	name := outbox.ConsumerName()
-	goLoop((&outbox.Relay{DB: pool, Redis: rdb, Log: log}).Run)
-	goLoop((&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "deals", Name: name,
-		Handle: directory.Handle(pool), Log: log}).Run)
-	goLoop((&outbox.Consumer{Redis: rdb, Stream: outbox.Stream("contacts"), Group: "deals", Name: name,
-		Handle: st.HandleContactsEvent, Log: log}).Run)
-	goLoop(func(ctx context.Context) {
-		directory.SyncWithRetry(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log)
-	})
-	goLoop(func(ctx context.Context) { idempotency.PurgeEvery(ctx, pool, time.Hour, 24*time.Hour, log) })
+	stop := platform.Background(ctx,
+		(&outbox.Relay{DB: pool, Redis: rdb, Log: log}).Run,
+		(&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "deals", Name: name,
+			Handle: directory.Handle(pool), Log: log}).Run,
+		(&outbox.Consumer{Redis: rdb, Stream: outbox.Stream("contacts"), Group: "deals", Name: name,
+			Handle: st.HandleContactsEvent, Log: log}).Run,
+		func(ctx context.Context) {
+			directory.SyncWithRetry(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log)
+		},
+		func(ctx context.Context) { idempotency.PurgeEvery(ctx, pool, time.Hour, 24*time.Hour, log) },
+	)
+	defer stop()
 
 	log.Info("deals listening", "addr", cfg.Addr)
 	return httpx.Serve(ctx, cfg.Addr, rt.Ops.Handler(h), nil)

@@ -51,7 +51,6 @@ func load() (settings, error) {
 		LeadsURL:    strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
 		KeyCacheTTL: l.Duration("INTAKE_KEY_CACHE_TTL", apikey.MaxTTL),
 	}
-	s.IdentityURL = strings.TrimRight(s.IdentityURL, "/")
 	if s.DBMaxConns == 0 {
 		// Sustained intake at 16 clients needs more than pgx's default pool.
 		s.DBMaxConns = 20
@@ -127,20 +126,8 @@ func run(ctx context.Context) error {
 
 	// The retry job and the finisher stop after the server has drained
 	// (also when the server fails), so no answered outcome is left behind.
-	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
-	retryDone, finisherDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(retryDone)
-		svc.RunRetries(jobCtx)
-	}()
-	go func() {
-		defer close(finisherDone)
-		svc.RunFinisher(jobCtx)
-	}()
+	stopJobs := platform.Background(context.WithoutCancel(ctx), svc.RunRetries, svc.RunFinisher)
+	defer stopJobs()
 	log.Info("intake listening", "addr", s.Addr)
-	err = httpx.Serve(ctx, s.Addr, ops.Handler(h), nil)
-	stopJobs()
-	<-retryDone
-	<-finisherDone
-	return err
+	return httpx.Serve(ctx, s.Addr, ops.Handler(h), nil)
 }

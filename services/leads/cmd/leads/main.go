@@ -79,14 +79,19 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	go syncDirectory(ctx, log, st, d, s)
-	go (&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run(ctx)
-	go (&outbox.Consumer{
-		Redis: rdb, Stream: directory.Stream, Group: "leads",
-		Name: outbox.ConsumerName(), Handle: st.IdentityHandler(), Log: log,
-	}).Run(ctx)
-	go idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log)
-	go platform.Every(ctx, time.Minute, log, "lead counter compaction", st.CompactCounts)
+	stop := platform.Background(ctx,
+		func(ctx context.Context) { syncDirectory(ctx, log, st, d, s) },
+		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
+		(&outbox.Consumer{
+			Redis: rdb, Stream: directory.Stream, Group: "leads",
+			Name: outbox.ConsumerName(), Handle: st.IdentityHandler(), Log: log,
+		}).Run,
+		func(ctx context.Context) { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) },
+		func(ctx context.Context) {
+			platform.Every(ctx, time.Minute, log, "lead counter compaction", st.CompactCounts)
+		},
+	)
+	defer stop()
 
 	log.Info("leads listening", "addr", s.Addr)
 	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)

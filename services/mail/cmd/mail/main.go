@@ -141,20 +141,15 @@ func run(ctx context.Context) error {
 	// The sync worker stops with the server, also when the server fails. A
 	// worker that cannot start (Redis down) is logged, not fatal: messages
 	// and linked emails do not need it.
-	jobCtx, stopJobs := context.WithCancel(ctx)
-	jobsDone := make(chan struct{})
-	go func() {
-		defer close(jobsDone)
+	stopJobs := platform.Background(ctx, func(ctx context.Context) {
 		if runner == nil {
 			return
 		}
-		if err := runner.Run(jobCtx); err != nil {
+		if err := runner.Run(ctx); err != nil {
 			log.Error("mailbox sync worker stopped", "error", err.Error())
 		}
-	}()
+	})
+	defer stopJobs()
 	log.Info("mail listening", "addr", s.Addr)
-	err = httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
-	stopJobs()
-	<-jobsDone
-	return err
+	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
 }
