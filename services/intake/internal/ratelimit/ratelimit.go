@@ -1,5 +1,5 @@
-// Package ratelimit counts requests per API key in Redis, so every intake
-// replica shares one quota per key.
+// Package ratelimit counts requests per API key in Redis (pkg/ratelimit), so
+// every intake replica shares one quota per key.
 package ratelimit
 
 import (
@@ -11,27 +11,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/ratelimit"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
 // Window is the length of one quota window.
 const Window = time.Minute
-
-// take counts one request in the key's current window atomically: INCR and
-// the window's expiry happen in one script, so a crash between them cannot
-// leave a counter that never expires.
-var take = redis.NewScript(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {n, ttl}
-`)
 
 // Limiter implements intake.Limiter with a fixed one-minute window per key
 // that starts at the key's first request.
@@ -52,17 +37,9 @@ var _ intake.Limiter = (*Limiter)(nil)
 
 // Take implements intake.Limiter.
 func (l *Limiter) Take(ctx context.Context, keyID int64, limit int) (intake.Quota, error) {
-	res, err := take.Run(ctx, l.rdb, []string{l.prefix + strconv.FormatInt(keyID, 10)}, Window.Milliseconds()).Int64Slice()
+	c, err := ratelimit.Take(ctx, l.rdb, l.prefix+strconv.FormatInt(keyID, 10), Window)
 	if err != nil {
 		return intake.Quota{}, fmt.Errorf("rate limit: %w", err)
 	}
-	if len(res) != 2 {
-		return intake.Quota{}, fmt.Errorf("rate limit: unexpected answer %v", res)
-	}
-	count, ttl := int(res[0]), time.Duration(res[1])*time.Millisecond
-	remaining := limit - count
-	if remaining < 0 {
-		remaining = 0
-	}
-	return intake.Quota{Allowed: count <= limit, Limit: limit, Remaining: remaining, Reset: ttl}, nil
+	return intake.Quota{Allowed: c.N <= limit, Limit: limit, Remaining: c.Remaining(limit), Reset: c.TTL}, nil
 }
