@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -200,6 +200,8 @@ func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
 // OpenAPI builds the OpenAPI 3.1 document of the public API.
 func OpenAPI() obj {
 	paths := obj{}
+	tagObjs := []obj{}
+	seen := map[string]bool{}
 	for _, op := range Operations() {
 		item, _ := paths[op.Path].(obj)
 		if item == nil {
@@ -207,18 +209,10 @@ func OpenAPI() obj {
 			paths[op.Path] = item
 		}
 		item[strings.ToLower(op.Method)] = operationObject(op)
-	}
-	var tags []string
-	seen := map[string]bool{}
-	for _, op := range Operations() {
 		if !seen[op.Tag] {
 			seen[op.Tag] = true
-			tags = append(tags, op.Tag)
+			tagObjs = append(tagObjs, obj{"name": op.Tag})
 		}
-	}
-	tagObjs := []obj{}
-	for _, t := range tags {
-		tagObjs = append(tagObjs, obj{"name": t})
 	}
 	return obj{
 		"openapi": "3.1.0",
@@ -380,14 +374,8 @@ func errorCodes(op Operation) []string {
 	if op.Method == "GET" && len(op.Query) > 0 {
 		codes = append(codes, "422")
 	}
-	sort.Strings(codes)
-	out := codes[:0]
-	for i, c := range codes {
-		if i == 0 || c != codes[i-1] {
-			out = append(out, c)
-		}
-	}
-	return out
+	slices.Sort(codes)
+	return slices.Compact(codes)
 }
 
 func problemResponses() obj {

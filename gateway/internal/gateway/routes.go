@@ -1,6 +1,9 @@
 package gateway
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Policy is how the gateway authenticates a route before proxying it.
 type Policy int
@@ -136,13 +139,13 @@ func (r *Route) Limit() int64 {
 // Match finds the first route of table for method and path (path without
 // /api, already decoded and normalised). nil means 404.
 func Match(table []Route, method, path string) *Route {
-	if isInternal(path) {
+	segs := splitPath(path)
+	if isInternal(segs) {
 		return nil
 	}
-	segs := splitPath(path)
 	for i := range table {
 		r := &table[i]
-		if len(r.Methods) > 0 && !hasMethod(r.Methods, method) {
+		if len(r.Methods) > 0 && !slices.Contains(r.Methods, method) {
 			continue
 		}
 		if matchSegments(splitPath(r.Pattern), segs) {
@@ -152,20 +155,10 @@ func Match(table []Route, method, path string) *Route {
 	return nil
 }
 
-// isInternal reports paths that must never be proxied, whatever the table
-// says: service-to-service routes live under /internal.
-func isInternal(path string) bool {
-	segs := splitPath(path)
+// isInternal reports paths (as segments) that must never be proxied,
+// whatever the table says: service-to-service routes live under /internal.
+func isInternal(segs []string) bool {
 	return len(segs) > 0 && strings.EqualFold(segs[0], "internal")
-}
-
-func hasMethod(ms []string, m string) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 func splitPath(p string) []string {
