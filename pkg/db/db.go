@@ -81,7 +81,7 @@ func Migrate(ctx context.Context, d *DB, component string, fsys fs.FS) error {
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	key := lockKey(d.Schema + "." + component)
+	key := LockKey("crm-migrate:" + d.Schema + "." + component)
 	if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
 		return fmt.Errorf("db: migrate lock: %w", err)
 	}
@@ -111,9 +111,12 @@ func Migrate(ctx context.Context, d *DB, component string, fsys fs.FS) error {
 	return nil
 }
 
-func lockKey(s string) int64 {
+// LockKey maps a name to a PostgreSQL advisory lock key (a non-negative
+// bigint, FNV-1a of the name). Prefix the name with its owner
+// ("crm-identity:bootstrap") so unrelated locks do not collide.
+func LockKey(name string) int64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte("crm-migrate:" + s))
+	_, _ = h.Write([]byte(name))
 	return int64(h.Sum64() & 0x7fffffffffffffff)
 }
 

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -304,11 +303,7 @@ func Purge(ctx context.Context, q db.Querier, age time.Duration) error {
 	return err
 }
 
-func lockKey(s string) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte("crm-idem:" + s))
-	return int64(h.Sum64() & 0x7fffffffffffffff)
-}
+func lockKey(s string) int64 { return db.LockKey("crm-idem:" + s) }
 
 // Write sends a Result as the HTTP answer.
 func Write(w http.ResponseWriter, res Result) {

@@ -7,7 +7,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,15 +29,9 @@ var _ identity.Store = (*Store)(nil)
 // New returns a store on d.
 func New(d *db.DB) *Store { return &Store{db: d} }
 
-// lockKey names a transaction-scoped advisory lock of this context.
-func lockKey(name string) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte("crm-identity:" + name))
-	return int64(h.Sum64() & 0x7fffffffffffffff)
-}
-
+// xactLock takes a transaction-scoped advisory lock of this context.
 func xactLock(ctx context.Context, tx pgx.Tx, name string) error {
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(name)); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", db.LockKey("crm-identity:"+name)); err != nil {
 		return fmt.Errorf("advisory lock %s: %w", name, err)
 	}
 	return nil
@@ -350,12 +343,16 @@ func (s *Store) DeleteTeam(ctx context.Context, id int64) error {
 
 // CreateRefreshToken stores the first token of a family.
 func (s *Store) CreateRefreshToken(ctx context.Context, t identity.RefreshToken) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at) VALUES ($1, $2, $3, $4)`,
-		t.Hash, t.FamilyID, t.UserID, t.ExpiresAt)
-	if err != nil {
+	if err := insertRefreshToken(ctx, s.db, t); err != nil {
 		return fmt.Errorf("create refresh token: %w", err)
 	}
 	return nil
+}
+
+func insertRefreshToken(ctx context.Context, q db.Querier, t identity.RefreshToken) error {
+	_, err := q.Exec(ctx, `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at) VALUES ($1, $2, $3, $4)`,
+		t.Hash, t.FamilyID, t.UserID, t.ExpiresAt)
+	return err
 }
 
 // RotateRefreshToken spends the token with oldHash in one conditional
@@ -394,9 +391,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next fun
 		if !u.Active {
 			return revokeFamily(ctx, tx, family)
 		}
-		t := next(userID, family)
-		if _, err := tx.Exec(ctx, `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at) VALUES ($1, $2, $3, $4)`,
-			t.Hash, t.FamilyID, t.UserID, t.ExpiresAt); err != nil {
+		if err := insertRefreshToken(ctx, tx, next(userID, family)); err != nil {
 			return err
 		}
 		valid = true
