@@ -58,10 +58,10 @@ var ErrUnknownKey = errors.New("unknown signing key")
 
 // Verifier checks access tokens.
 type Verifier struct {
-	keys     KeySource
-	issuer   string
-	audience string
-	now      func() time.Time
+	keys KeySource
+	// parser is built once: its options never change and it holds no
+	// per-call state, so every request shares it.
+	parser *jwt.Parser
 }
 
 // NewVerifier verifies tokens from issuer for audience with keys.
@@ -69,7 +69,16 @@ func NewVerifier(keys KeySource, issuer, audience string) (*Verifier, error) {
 	if keys == nil || issuer == "" || audience == "" {
 		return nil, errors.New("auth: verifier needs keys, issuer and audience")
 	}
-	return &Verifier{keys: keys, issuer: issuer, audience: audience, now: time.Now}, nil
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+		jwt.WithIssuer(issuer),
+		jwt.WithAudience(audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(Leeway),
+		jwt.WithTimeFunc(time.Now),
+	)
+	return &Verifier{keys: keys, parser: parser}, nil
 }
 
 // Verify parses and validates a compact JWT: EdDSA only, kid, iss, aud,
@@ -79,16 +88,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 		return nil, problem.Unauthenticated("invalid access token")
 	}
 	claims := &Claims{}
-	parser := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
-		jwt.WithIssuer(v.issuer),
-		jwt.WithAudience(v.audience),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithLeeway(Leeway),
-		jwt.WithTimeFunc(v.now),
-	)
-	_, err := parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+	_, err := v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {
 			return nil, errors.New("missing kid")

@@ -41,7 +41,7 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) err
 		return err
 	}
 	if r.ContentLength > maxBytes {
-		return problem.TooLarge(fmt.Sprintf("body exceeds %d bytes", maxBytes))
+		return bodyTooLarge(maxBytes)
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBytes)
 	dec := json.NewDecoder(body)
@@ -52,7 +52,7 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) err
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return problem.TooLarge(fmt.Sprintf("body exceeds %d bytes", maxBytes))
+			return bodyTooLarge(maxBytes)
 		}
 		return problem.MalformedJSON("body must hold a single JSON value")
 	}
@@ -68,6 +68,10 @@ func RequireJSON(r *http.Request) error {
 	return nil
 }
 
+func bodyTooLarge(maxBytes int64) error {
+	return problem.TooLarge(fmt.Sprintf("body exceeds %d bytes", maxBytes))
+}
+
 func decodeError(err error, maxBytes int64) error {
 	var mbe *http.MaxBytesError
 	var syn *json.SyntaxError
@@ -75,7 +79,7 @@ func decodeError(err error, maxBytes int64) error {
 	var fe *FieldTypeError
 	switch {
 	case errors.As(err, &mbe):
-		return problem.TooLarge(fmt.Sprintf("body exceeds %d bytes", maxBytes))
+		return bodyTooLarge(maxBytes)
 	case errors.As(err, &fe):
 		return problem.Invalid(fe.Field, fe.Message)
 	case errors.As(err, &typ):

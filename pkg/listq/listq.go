@@ -239,7 +239,7 @@ func NewPage[T any](items []T, q *Query, total int) Page[T] {
 }
 
 // EscapeLike escapes % _ and \ so a search term matches literally in ILIKE.
-func EscapeLike(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
-}
+func EscapeLike(s string) string { return likeEscaper.Replace(s) }
+
+// likeEscaper is built once: a Replacer is safe for concurrent use.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -96,11 +96,8 @@ func (c *Client) Render(ctx context.Context, job Job, prio Priority) ([]byte, er
 		return nil, err
 	}
 	key := job.Key()
-	if data, err := c.store.Result(ctx, key); err != nil || data != nil {
+	if data, err := c.finished(ctx, key); err != nil || data != nil {
 		return data, err
-	}
-	if f, err := c.store.LastFailure(ctx, key); err != nil || f != nil {
-		return nil, errors.Join(err, failureError(f))
 	}
 	queue := c.cfg.Queues.Name(prio)
 	servers, err := c.liveServers(queue)
@@ -194,11 +191,8 @@ func (c *Client) wait(ctx context.Context, ps *redis.PubSub, key, queue string) 
 			return nil, &UnavailableError{Reason: TimedOut, RetryAfter: retryTimeout,
 				Detail: fmt.Sprintf("job %s not rendered within %s", key[:12], c.cfg.Wait)}
 		}
-		if data, err := c.store.Result(wctx, key); err != nil || data != nil {
+		if data, err := c.finished(wctx, key); err != nil || data != nil {
 			return data, err
-		}
-		if f, err := c.store.LastFailure(wctx, key); err != nil || f != nil {
-			return nil, errors.Join(err, failureError(f))
 		}
 		orphaned, err := c.orphaned(queue, taskID)
 		if err != nil {
@@ -270,6 +264,18 @@ func (c *Client) liveServers(queue string) ([]*asynq.ServerInfo, error) {
 		}
 	}
 	return live, nil
+}
+
+// finished returns the stored file of key, or the error of its recorded
+// failure; nil and nil while the job has neither.
+func (c *Client) finished(ctx context.Context, key string) ([]byte, error) {
+	if data, err := c.store.Result(ctx, key); err != nil || data != nil {
+		return data, err
+	}
+	if f, err := c.store.LastFailure(ctx, key); err != nil || f != nil {
+		return nil, errors.Join(err, failureError(f))
+	}
+	return nil, nil
 }
 
 // failureError maps a recorded failure to the error Render returns.
