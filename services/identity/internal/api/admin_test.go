@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -435,22 +434,13 @@ func TestBootstrapAdminRace(t *testing.T) {
 	d := newDB(t)
 	svc, _ := build(t, d, options{})
 	results := make([]bool, 4)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, created, err := svc.BootstrapAdmin(context.Background(), fmt.Sprintf("boot%d@example.com", i), "boot-password-1")
-			if err != nil {
-				t.Error(err)
-			}
-			results[i] = created
-		}()
-	}
-	close(start)
-	wg.Wait()
+	concurrently(len(results), func(i int) {
+		_, created, err := svc.BootstrapAdmin(context.Background(), fmt.Sprintf("boot%d@example.com", i), "boot-password-1")
+		if err != nil {
+			t.Error(err)
+		}
+		results[i] = created
+	})
 	n := 0
 	for _, c := range results {
 		if c {

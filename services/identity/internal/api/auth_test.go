@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,18 +212,7 @@ func TestConcurrentRefreshHasOneWinner(t *testing.T) {
 	for round := 0; round < 5; round++ {
 		s := e.login(u.Email, "race-password-1")
 		codes := make([]int, 2)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range codes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				codes[i] = e.refresh(s.RefreshToken).Code
-			}()
-		}
-		close(start)
-		wg.Wait()
+		concurrently(len(codes), func(i int) { codes[i] = e.refresh(s.RefreshToken).Code })
 		ok := 0
 		for _, c := range codes {
 			switch c {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -291,3 +292,20 @@ func (e *env) createUser(name, email, password, role string, teamID *int64) user
 }
 
 func uniqueEmail(tag string) string { return tag + "-" + randHex(4) + "@example.com" }
+
+// concurrently runs f(0) … f(n-1) in n goroutines released at the same
+// moment, and returns when all have finished.
+func concurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			f(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}

@@ -241,17 +241,21 @@ func checkPassword(v *validate.Errors, pw string) {
 	}
 }
 
-func checkNameEmail(v *validate.Errors, name, email string) {
+func checkName(v *validate.Errors, name string) {
 	if v.Required("name", name) {
 		v.MaxLen("name", name, validate.MaxName)
 	}
+}
+
+func checkNameEmail(v *validate.Errors, name, email string) {
+	checkName(v, name)
 	if v.Required("email", email) {
 		v.Email("email", email)
 	}
 }
 
-// CreateUser validates and stores a new account.
-func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
+// check trims and defaults in, then validates it.
+func (in *UserInput) check() error {
 	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
 	if in.Role == "" {
 		in.Role = auth.RoleUser
@@ -263,14 +267,28 @@ func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	if in.TeamID != nil {
 		v.Positive("team_id", *in.TeamID)
 	}
-	if err := v.Err(); err != nil {
+	return v.Err()
+}
+
+// newUser hashes the password of a checked input.
+func (s *Service) newUser(ctx context.Context, in UserInput) (NewUser, error) {
+	hash, err := s.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return NewUser{}, err
+	}
+	return NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID}, nil
+}
+
+// CreateUser validates and stores a new account.
+func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
+	if err := in.check(); err != nil {
 		return User{}, err
 	}
-	hash, err := s.hasher.Hash(ctx, in.Password)
+	u, err := s.newUser(ctx, in)
 	if err != nil {
 		return User{}, err
 	}
-	return s.store.CreateUser(ctx, NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID})
+	return s.store.CreateUser(ctx, u)
 }
 
 // UserUpdate is the body of PUT /users/{id}: name and email are required;
@@ -345,18 +363,15 @@ func (s *Service) Directory(ctx context.Context) ([]User, error) { return s.stor
 
 // BootstrapAdmin creates the first admin when no user exists yet.
 func (s *Service) BootstrapAdmin(ctx context.Context, email, password string) (User, bool, error) {
-	in := UserInput{Name: "Administrator", Email: strings.TrimSpace(email), Password: password, Role: auth.RoleAdmin}
-	var v validate.Errors
-	checkNameEmail(&v, in.Name, in.Email)
-	checkPassword(&v, in.Password)
-	if err := v.Err(); err != nil {
+	in := UserInput{Name: "Administrator", Email: email, Password: password, Role: auth.RoleAdmin}
+	if err := in.check(); err != nil {
 		return User{}, false, fmt.Errorf("bootstrap admin: %w", err)
 	}
-	hash, err := s.hasher.Hash(ctx, in.Password)
+	u, err := s.newUser(ctx, in)
 	if err != nil {
 		return User{}, false, err
 	}
-	return s.store.BootstrapAdmin(ctx, NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role})
+	return s.store.BootstrapAdmin(ctx, u)
 }
 
 // TeamInput is the body of POST and PUT /teams.
@@ -367,9 +382,7 @@ type TeamInput struct {
 func (in *TeamInput) check() error {
 	in.Name = strings.TrimSpace(in.Name)
 	var v validate.Errors
-	if v.Required("name", in.Name) {
-		v.MaxLen("name", in.Name, validate.MaxName)
-	}
+	checkName(&v, in.Name)
 	return v.Err()
 }
 
@@ -417,9 +430,7 @@ type APIKeyInput struct {
 func (s *Service) CreateAPIKey(ctx context.Context, in APIKeyInput, createdBy int64) (APIKey, string, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	var v validate.Errors
-	if v.Required("name", in.Name) {
-		v.MaxLen("name", in.Name, validate.MaxName)
-	}
+	checkName(&v, in.Name)
 	limit := DefaultKeyRateLimit
 	if in.RateLimitPerMinute != nil {
 		limit = *in.RateLimitPerMinute
