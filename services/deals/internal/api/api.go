@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -45,49 +46,93 @@ func New(cfg Config) (http.Handler, error) {
 	internal := auth.RequireInternal(cfg.InternalSecret)
 
 	user("GET /deal-stages", h.listStages)
-	user("GET /deal-stages/{id}", h.getStage)
+	user("GET /deal-stages/{id}", read(h.svc.GetStage))
 	admin("POST /deal-stages", h.createStage)
-	admin("PUT /deal-stages/{id}", h.updateStage)
-	admin("DELETE /deal-stages/{id}", h.deleteStage)
+	admin("PUT /deal-stages/{id}", write(h.svc.UpdateStage, httpx.Updated, "Deal stage updated"))
+	admin("DELETE /deal-stages/{id}", remove(h.svc.DeleteStage, "Deal stage deleted"))
 
 	user("GET /deals", h.listDeals)
 	user("POST /deals", h.createDeal)
-	user("GET /deals/{id}", h.getDeal)
-	user("PUT /deals/{id}", h.updateDeal)
-	user("DELETE /deals/{id}", h.deleteDeal)
+	user("GET /deals/{id}", read(h.svc.GetDeal))
+	user("PUT /deals/{id}", write(h.svc.UpdateDeal, httpx.Updated, "Deal updated"))
+	user("DELETE /deals/{id}", remove(h.svc.DeleteDeal, "Deal deleted"))
 
-	user("GET /deals/{id}/quotes", h.listQuotes)
-	user("POST /deals/{id}/quotes", h.createQuote)
-	user("GET /quotes/{id}", h.getQuote)
-	user("PUT /quotes/{id}", h.updateQuote)
-	user("DELETE /quotes/{id}", h.deleteQuote)
+	user("GET /deals/{id}/quotes", read(h.svc.ListQuotes))
+	user("POST /deals/{id}/quotes", write(h.svc.CreateQuote, httpx.Created, "Quote created"))
+	user("GET /quotes/{id}", read(h.svc.GetQuote))
+	user("PUT /quotes/{id}", write(h.svc.UpdateQuote, httpx.Updated, "Quote updated"))
+	user("DELETE /quotes/{id}", remove(h.svc.DeleteQuote, "Quote deleted"))
 
 	mux.Handle("POST /internal/deals", internal(http.HandlerFunc(h.createInternal)))
-	mux.Handle("GET /internal/deals/{id}", internal(http.HandlerFunc(h.getDeal)))
-	mux.Handle("GET /internal/deals/{id}/merge", internal(http.HandlerFunc(h.merge)))
+	mux.Handle("GET /internal/deals/{id}", internal(read(h.svc.GetDeal)))
+	mux.Handle("GET /internal/deals/{id}/merge", internal(read(h.svc.Merge)))
 
 	mux.Handle("/", httpx.NotFoundHandler())
 	return mux, nil
+}
+
+// ---- handlers of one path {id} ----
+
+// read answers 200 with what get returns for the path's {id}.
+func read[T any](get func(context.Context, int64) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpx.PathID(r, "id")
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		v, err := get(r.Context(), id)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.OK(w, v)
+	}
+}
+
+// write decodes the JSON body, applies fn to the path's {id} and answers
+// with reply (httpx.Created or httpx.Updated) and msg.
+func write[In, T any](fn func(context.Context, int64, In) (T, error), reply func(http.ResponseWriter, any, string), msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpx.PathID(r, "id")
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		var in In
+		if err := httpx.Decode(w, r, &in, 0); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		v, err := fn(r.Context(), id, in)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		reply(w, v, msg)
+	}
+}
+
+// remove deletes the path's {id} and answers with msg.
+func remove(del func(context.Context, int64) error, msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpx.PathID(r, "id")
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		if err := del(r.Context(), id); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.Deleted(w, msg)
+	}
 }
 
 // ---- stages ----
 
 func (h *handlers) listStages(w http.ResponseWriter, r *http.Request) {
 	st, err := h.svc.ListStages(r.Context())
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, st)
-}
-
-func (h *handlers) getStage(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	st, err := h.svc.GetStage(r.Context(), id)
 	if err != nil {
 		httpx.Error(w, r, err)
 		return
@@ -107,38 +152,6 @@ func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.Created(w, st, "Deal stage created")
-}
-
-func (h *handlers) updateStage(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	var in deals.StageWrite
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	st, err := h.svc.UpdateStage(r.Context(), id, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Updated(w, st, "Deal stage updated")
-}
-
-func (h *handlers) deleteStage(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	if err := h.svc.DeleteStage(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Deleted(w, "Deal stage deleted")
 }
 
 // ---- deals ----
@@ -185,133 +198,6 @@ func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) {
 	httpx.Created(w, d, "Deal created")
 }
 
-func (h *handlers) getDeal(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	d, err := h.svc.GetDeal(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, d)
-}
-
-func (h *handlers) updateDeal(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	var in deals.DealWrite
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	d, err := h.svc.UpdateDeal(r.Context(), id, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Updated(w, d, "Deal updated")
-}
-
-func (h *handlers) deleteDeal(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	if err := h.svc.DeleteDeal(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Deleted(w, "Deal deleted")
-}
-
-// ---- quotes ----
-
-func (h *handlers) listQuotes(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	qs, err := h.svc.ListQuotes(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, qs)
-}
-
-func (h *handlers) createQuote(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	var in deals.QuoteWrite
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	q, err := h.svc.CreateQuote(r.Context(), id, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Created(w, q, "Quote created")
-}
-
-func (h *handlers) getQuote(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	q, err := h.svc.GetQuote(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, q)
-}
-
-func (h *handlers) updateQuote(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	var in deals.QuoteWrite
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	q, err := h.svc.UpdateQuote(r.Context(), id, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Updated(w, q, "Quote updated")
-}
-
-func (h *handlers) deleteQuote(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	if err := h.svc.DeleteQuote(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Deleted(w, "Quote deleted")
-}
-
 // ---- internal ----
 
 // createInternal is POST /internal/deals: the same key and body answer
@@ -335,18 +221,4 @@ func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idempotency.Write(w, res)
-}
-
-func (h *handlers) merge(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	m, err := h.svc.Merge(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, m)
 }

@@ -75,11 +75,7 @@ func (s *Store) ListStages(ctx context.Context) ([]deals.Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, scanStage)
-	if out == nil {
-		out = []deals.Stage{}
-	}
-	return out, err
+	return pgx.CollectRows(rows, scanStage) // never nil: an empty pipeline is []
 }
 
 // GetStage returns one stage or 404.
@@ -533,15 +529,12 @@ func insertItems(ctx context.Context, tx pgx.Tx, quoteID int64, items []deals.Li
 	if _, err := tx.Exec(ctx, `DELETE FROM quote_line_items WHERE quote_id = $1`, quoteID); err != nil {
 		return err
 	}
-	rows := make([][]any, len(items))
-	for i, it := range items {
-		rows[i] = []any{quoteID, i + 1, it.Description, it.Quantity.String(), it.UnitPrice.Amount.String(), it.Amount.Amount.String()}
-	}
 	// One batch, one round trip; numerics travel as text casts (exact).
 	b := &pgx.Batch{}
-	for _, r := range rows {
+	for i, it := range items {
 		b.Queue(`INSERT INTO quote_line_items (quote_id, position, description, quantity, unit_price, amount)
-			VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::numeric)`, r...)
+			VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::numeric)`,
+			quoteID, i+1, it.Description, it.Quantity.String(), it.UnitPrice.Amount.String(), it.Amount.Amount.String())
 	}
 	return tx.SendBatch(ctx, b).Close()
 }
