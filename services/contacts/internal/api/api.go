@@ -1,11 +1,14 @@
 // Package api is the HTTP surface of the contacts context: the public
 // /contacts and /companies routes (JWT, some admin-only) and the /internal
-// routes other contexts call with the cluster secret. Each handler's doc
-// comment states its route, body and answers, ready for the OpenAPI
-// document the gateway serves.
+// routes other contexts call with the cluster secret. Each route's comment
+// (its handler's doc comment, or the comment on its line in New for the
+// one-record routes built by read, create, update, remove and createOnce)
+// states its body and answers, ready for the OpenAPI document the gateway
+// serves.
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"mime"
@@ -61,18 +64,34 @@ func New(cfg Config) (http.Handler, error) {
 	admin := func(h http.HandlerFunc) http.Handler { return jwt(auth.RequireAdmin(h)) }
 	user := func(h http.HandlerFunc) http.Handler { return jwt(h) }
 
+	svc := cfg.Service
+
 	mux.Handle("GET /contacts", user(a.listContacts))
-	mux.Handle("POST /contacts", user(a.createContact))
+	// POST /contacts. Body: contact write fields; first_name and last_name
+	// required (≤100), other strings ≤255, notes ≤100,000, email format,
+	// status active|inactive (default active), company_id and assigned_to
+	// must exist, tags comma-separated (normalised). 201: {"success":true,
+	// "data":contact,"message":"Contact created"}. 400, 415, 422
+	// validation_failed.
+	mux.Handle("POST /contacts", user(create(svc.CreateContact, "Contact created")))
 	mux.Handle("GET /contacts/template", admin(a.template))
 	mux.Handle("GET /contacts/export", admin(a.export))
 	mux.Handle("POST /contacts/import", admin(a.importCSV))
-	mux.Handle("GET /contacts/{id}", user(a.getContact))
-	mux.Handle("PUT /contacts/{id}", user(a.updateContact))
-	mux.Handle("DELETE /contacts/{id}", user(a.deleteContact))
+	// GET /contacts/{id}. 200: {"success":true,"data":contact}; 404 not_found.
+	mux.Handle("GET /contacts/{id}", user(read("contact", svc.GetContact, httpx.OK)))
+	// PUT /contacts/{id}. Body: contact write fields; first_name and
+	// last_name required; an absent optional field keeps its value, null or
+	// "" clears it (status resets to active). 200: {"success":true,
+	// "data":contact,"message":"Contact updated"}; 404; 422.
+	mux.Handle("PUT /contacts/{id}", user(update("contact", svc.UpdateContact, "Contact updated")))
+	// DELETE /contacts/{id}: the contact, its notes and its tasks are
+	// removed permanently. 200: {"success":true,"message":"Contact
+	// deleted"}; 404.
+	mux.Handle("DELETE /contacts/{id}", user(remove("contact", svc.DeleteContact, "Contact deleted")))
 
 	notes, err := activity.New(activity.Config{
 		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
-		ParentExists: cfg.Service.ContactExists, UserExists: cfg.Service.UserExists,
+		ParentExists: svc.ContactExists, UserExists: svc.UserExists,
 	})
 	if err != nil {
 		return nil, err
@@ -80,27 +99,151 @@ func New(cfg Config) (http.Handler, error) {
 	notes.Register(mux, "/contacts", jwt)
 
 	mux.Handle("GET /companies", user(a.listCompanies))
-	mux.Handle("POST /companies", user(a.createCompany))
-	mux.Handle("GET /companies/{id}", user(a.getCompany))
-	mux.Handle("PUT /companies/{id}", user(a.updateCompany))
-	mux.Handle("DELETE /companies/{id}", user(a.deleteCompany))
+	// POST /companies. Body: name (required, ≤255), domain, website, phone,
+	// industry, address_street/city/state/zip/country (≤255). 201:
+	// {"success":true,"data":company,"message":"Company created"}; 422.
+	mux.Handle("POST /companies", user(create(svc.CreateCompany, "Company created")))
+	// GET /companies/{id}. 200: {"success":true,"data":company}; 404.
+	mux.Handle("GET /companies/{id}", user(read("company", svc.GetCompany, httpx.OK)))
+	// PUT /companies/{id}: name required, absent fields kept, null clears;
+	// a new name shows on every linked contact at once. 200:
+	// {"success":true,"data":company,"message":"Company updated"}; 404; 422.
+	mux.Handle("PUT /companies/{id}", user(update("company", svc.UpdateCompany, "Company updated")))
+	// DELETE /companies/{id}: the company is removed and its contacts are
+	// kept, unlinked. 200: {"success":true,"message":"Company deleted"}; 404.
+	mux.Handle("DELETE /companies/{id}", user(remove("company", svc.DeleteCompany, "Company deleted")))
 
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	in := func(h http.HandlerFunc) http.Handler { return internal(h) }
-	mux.Handle("POST /internal/contacts", in(a.internalCreateContact))
+	// POST /internal/contacts (X-Internal-Token, Idempotency-Key): contact
+	// write fields as POST /contacts. 201: {"data":contact}; a replay
+	// answers the stored body with Idempotent-Replayed: true; the same key
+	// with another body is 409.
+	mux.Handle("POST /internal/contacts", in(createOnce(svc.CreateContactOnce)))
 	mux.Handle("GET /internal/contacts/match", in(a.internalMatchContacts))
-	mux.Handle("GET /internal/contacts/{id}", in(a.internalGetContact))
-	mux.Handle("POST /internal/companies", in(a.internalCreateCompany))
+	// GET /internal/contacts/{id}. 200: {"data":contact}; 404.
+	mux.Handle("GET /internal/contacts/{id}", in(read("contact", svc.GetContact, data)))
+	// POST /internal/companies (Idempotency-Key): company write fields.
+	// 201: {"data":company}; 409 on a reused key.
+	mux.Handle("POST /internal/companies", in(createOnce(svc.CreateCompanyOnce)))
 	mux.Handle("GET /internal/companies/match", in(a.internalMatchCompanies))
-	mux.Handle("GET /internal/companies/{id}", in(a.internalGetCompany))
+	// GET /internal/companies/{id}. 200: {"data":{...company,
+	// "primary_contact":contact|null}} where the primary contact is the
+	// company's earliest-created contact; 404.
+	mux.Handle("GET /internal/companies/{id}", in(read("company", svc.CompanyWithPrimary, data)))
 
 	mux.Handle("/", httpx.NotFoundHandler())
 	return mux, nil
 }
 
-// data is the internal API's success body.
-func data(w http.ResponseWriter, status int, v any) {
-	httpx.JSON(w, status, map[string]any{"data": v})
+// data writes the internal API's success body: 200 {"data":v}.
+func data(w http.ResponseWriter, v any) {
+	httpx.JSON(w, http.StatusOK, map[string]any{"data": v})
+}
+
+// ---- handlers of one record ----
+
+// pathID reads the path's {id}; an id that cannot exist is resource's 404.
+func pathID(w http.ResponseWriter, r *http.Request, resource string) (int64, bool) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		httpx.Error(w, r, problem.NotFound(resource))
+		return 0, false
+	}
+	return id, true
+}
+
+// read answers with reply (httpx.OK or data) what get returns for {id}.
+func read[T any](resource string, get func(context.Context, int64) (T, error), reply func(http.ResponseWriter, any)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := pathID(w, r, resource)
+		if !ok {
+			return
+		}
+		v, err := get(r.Context(), id)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		reply(w, v)
+	}
+}
+
+// create decodes the JSON body, stores it with fn and answers 201 with msg.
+func create[In, T any](fn func(context.Context, In) (T, error), msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in In
+		if err := httpx.Decode(w, r, &in, 0); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		v, err := fn(r.Context(), in)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.Created(w, v, msg)
+	}
+}
+
+// update decodes the JSON body, applies it to {id} with fn and answers 200
+// with msg.
+func update[In, T any](resource string, fn func(context.Context, int64, In) (T, error), msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := pathID(w, r, resource)
+		if !ok {
+			return
+		}
+		var in In
+		if err := httpx.Decode(w, r, &in, 0); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		v, err := fn(r.Context(), id, in)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.Updated(w, v, msg)
+	}
+}
+
+// remove deletes {id} with del and answers 200 with msg.
+func remove(resource string, del func(context.Context, int64) error, msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := pathID(w, r, resource)
+		if !ok {
+			return
+		}
+		if err := del(r.Context(), id); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		httpx.Deleted(w, msg)
+	}
+}
+
+// createOnce is an internal create keyed by the Idempotency-Key header: it
+// answers the stored body (pkg/idempotency).
+func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, err := idempotency.Key(r)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		var in In
+		if err := httpx.Decode(w, r, &in, 0); err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		res, err := fn(r.Context(), key, in)
+		if err != nil {
+			httpx.Error(w, r, err)
+			return
+		}
+		idempotency.Write(w, res)
+	}
 }
 
 // contactFilter reads the list filters shared by GET /contacts and the export.
@@ -144,95 +287,21 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, listq.NewPage(list, f.Query, total))
 }
 
-// createContact serves POST /contacts.
-//
-// Body: contact write fields; first_name and last_name required (≤100),
-// other strings ≤255, notes ≤100,000, email format, status active|inactive
-// (default active), company_id and assigned_to must exist, tags
-// comma-separated (normalised). 201: {"success":true,"data":contact,
-// "message":"Contact created"}. 400, 415, 422 validation_failed.
-func (a *API) createContact(w http.ResponseWriter, r *http.Request) {
-	var in contacts.ContactInput
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	c, err := a.svc.CreateContact(r.Context(), in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Created(w, c, "Contact created")
-}
-
-// getContact serves GET /contacts/{id}.
-//
-// 200: {"success":true,"data":contact}; 404 not_found.
-func (a *API) getContact(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("contact"))
-		return
-	}
-	c, err := a.svc.GetContact(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, c)
-}
-
-// updateContact serves PUT /contacts/{id}.
-//
-// Body: contact write fields; first_name and last_name required; an absent
-// optional field keeps its value, null or "" clears it (status resets to
-// active). 200: {"success":true,"data":contact,"message":"Contact updated"};
-// 404; 422.
-func (a *API) updateContact(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("contact"))
-		return
-	}
-	var in contacts.ContactInput
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	c, err := a.svc.UpdateContact(r.Context(), id, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Updated(w, c, "Contact updated")
-}
-
-// deleteContact serves DELETE /contacts/{id}: the contact, its notes and
-// its tasks are removed permanently. 200: {"success":true,"message":
-// "Contact deleted"}; 404.
-func (a *API) deleteContact(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("contact"))
-		return
-	}
-	if err := a.svc.DeleteContact(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Deleted(w, "Contact deleted")
-}
-
 // template serves GET /contacts/template (admin): the import header line
 // as a CSV download (contacts-template.csv). 403 for non-admins.
 func (a *API) template(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="contacts-template.csv"`)
+	csvAttachment(w, "contacts-template.csv")
 	cw := csvx.NewWriter(w)
 	if err := cw.WriteHeader(contacts.ImportHeader()); err != nil {
 		return
 	}
 	_ = cw.Flush()
+}
+
+// csvAttachment sets the headers of a CSV download named name.
+func csvAttachment(w http.ResponseWriter, name string) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 }
 
 // ExportHeader is the export's column layout (DESIGN 8).
@@ -271,8 +340,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 	err = a.svc.ExportContacts(r.Context(), f, func(c contacts.Contact) error {
 		if !started {
 			started = true
-			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-			w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+			csvAttachment(w, name)
 			w.Header().Set("Cache-Control", "no-store")
 			if err := cw.WriteHeader(ExportHeader()); err != nil {
 				return err
@@ -292,8 +360,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	if !started {
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		csvAttachment(w, name)
 		_ = cw.WriteHeader(ExportHeader())
 	}
 	_ = cw.Flush()
@@ -301,6 +368,15 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 
 // importSlack allows the multipart framing around a maximal file.
 const importSlack = 1 << 20
+
+// tooLarge is the answer for an upload over contacts.MaxImportBytes.
+func tooLarge() error { return problem.TooLarge("the upload exceeds 20 MB") }
+
+// isTooLarge reports a read past the request's http.MaxBytesReader.
+func isTooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
 
 // importCSV serves POST /contacts/import (admin): multipart/form-data with
 // the CSV in field "file" (template layout; header aliases, BOM, comma or
@@ -311,7 +387,7 @@ const importSlack = 1 << 20
 // either way nothing is written. 403 for non-admins.
 func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > contacts.MaxImportBytes+importSlack {
-		httpx.Error(w, r, problem.TooLarge("the upload exceeds 20 MB"))
+		httpx.Error(w, r, tooLarge())
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -328,12 +404,12 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
 	for {
 		part, err := mr.NextPart()
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				httpx.Error(w, r, problem.TooLarge("the upload exceeds 20 MB"))
-				return
+			if isTooLarge(err) {
+				err = tooLarge()
+			} else {
+				err = csvx.Invalid("is required")
 			}
-			httpx.Error(w, r, csvx.Invalid("is required"))
+			httpx.Error(w, r, err)
 			return
 		}
 		if part.FormName() != "file" {
@@ -346,9 +422,8 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
 		}
 		res, err := a.svc.Import(r.Context(), part)
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				err = problem.TooLarge("the upload exceeds 20 MB")
+			if isTooLarge(err) {
+				err = tooLarge()
 			}
 			httpx.Error(w, r, err)
 			return
@@ -383,137 +458,6 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, listq.NewPage(list, q, total))
 }
 
-// createCompany serves POST /companies.
-//
-// Body: name (required, ≤255), domain, website, phone, industry,
-// address_street/city/state/zip/country (≤255). 201: {"success":true,
-// "data":company,"message":"Company created"}; 422.
-func (a *API) createCompany(w http.ResponseWriter, r *http.Request) {
-	var in contacts.CompanyInput
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	c, err := a.svc.CreateCompany(r.Context(), in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Created(w, c, "Company created")
-}
-
-// getCompany serves GET /companies/{id}. 200: {"success":true,"data":company}; 404.
-func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("company"))
-		return
-	}
-	c, err := a.svc.GetCompany(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.OK(w, c)
-}
-
-// updateCompany serves PUT /companies/{id}: name required, absent fields
-// kept, null clears; a new name shows on every linked contact at once.
-// 200: {"success":true,"data":company,"message":"Company updated"}; 404; 422.
-func (a *API) updateCompany(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("company"))
-		return
-	}
-	var in contacts.CompanyInput
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	c, err := a.svc.UpdateCompany(r.Context(), id, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Updated(w, c, "Company updated")
-}
-
-// deleteCompany serves DELETE /companies/{id}: the company is removed and
-// its contacts are kept, unlinked. 200: {"success":true,"message":
-// "Company deleted"}; 404.
-func (a *API) deleteCompany(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("company"))
-		return
-	}
-	if err := a.svc.DeleteCompany(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	httpx.Deleted(w, "Company deleted")
-}
-
-// internalCreateContact serves POST /internal/contacts (X-Internal-Token,
-// Idempotency-Key): contact write fields as POST /contacts. 201:
-// {"data":contact}; a replay answers the stored body with
-// Idempotent-Replayed: true; the same key with another body is 409.
-func (a *API) internalCreateContact(w http.ResponseWriter, r *http.Request) {
-	key, err := idempotency.Key(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	var in contacts.ContactInput
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	res, err := a.svc.CreateContactOnce(r.Context(), key, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	idempotency.Write(w, res)
-}
-
-// internalCreateCompany serves POST /internal/companies (Idempotency-Key):
-// company write fields. 201: {"data":company}; 409 on a reused key.
-func (a *API) internalCreateCompany(w http.ResponseWriter, r *http.Request) {
-	key, err := idempotency.Key(r)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	var in contacts.CompanyInput
-	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	res, err := a.svc.CreateCompanyOnce(r.Context(), key, in)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	idempotency.Write(w, res)
-}
-
-// internalGetContact serves GET /internal/contacts/{id}. 200: {"data":contact}; 404.
-func (a *API) internalGetContact(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("contact"))
-		return
-	}
-	c, err := a.svc.GetContact(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	data(w, http.StatusOK, c)
-}
-
 // internalMatchContacts serves GET /internal/contacts/match?email=: the
 // contacts whose email equals the given one ignoring case.
 // 200: {"data":[contact...]}; 422 without email.
@@ -523,24 +467,7 @@ func (a *API) internalMatchContacts(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, err)
 		return
 	}
-	data(w, http.StatusOK, list)
-}
-
-// internalGetCompany serves GET /internal/companies/{id}.
-// 200: {"data":{...company,"primary_contact":contact|null}} where the
-// primary contact is the company's earliest-created contact; 404.
-func (a *API) internalGetCompany(w http.ResponseWriter, r *http.Request) {
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		httpx.Error(w, r, problem.NotFound("company"))
-		return
-	}
-	c, err := a.svc.CompanyWithPrimary(r.Context(), id)
-	if err != nil {
-		httpx.Error(w, r, err)
-		return
-	}
-	data(w, http.StatusOK, c)
+	data(w, list)
 }
 
 // internalMatchCompanies serves GET /internal/companies/match?name=&limit=
@@ -562,5 +489,5 @@ func (a *API) internalMatchCompanies(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, err)
 		return
 	}
-	data(w, http.StatusOK, list)
+	data(w, list)
 }

@@ -243,14 +243,17 @@ func BenchmarkContacts(b *testing.B) {
 			rawContacts = time.Since(start)
 			i = 0
 			start = time.Now()
+			var events []outbox.Record
 			for i := 0; i < len(list); i += contacts.ImportEventIDs {
 				ev := contacts.Imported{}
 				for _, c := range list[i:min(i+contacts.ImportEventIDs, len(list))] {
 					ev.IDs = append(ev.IDs, c.ID)
 				}
-				if err := outbox.Add(ctx, tx, store.Stream, contacts.ContactsImported, strconv.FormatInt(ev.IDs[0], 10), ev); err != nil {
-					return err
-				}
+				events = append(events, outbox.Record{Type: contacts.ContactsImported,
+					AggregateID: strconv.FormatInt(ev.IDs[0], 10), Data: ev})
+			}
+			if err := outbox.AddMany(ctx, tx, store.Stream, events); err != nil {
+				return err
 			}
 			rawOutbox = time.Since(start)
 			return errRollback

@@ -79,10 +79,15 @@ const companyJSON = `jsonb_build_object('id', id, 'name', name, 'domain', domain
 	'created_at', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
 	'updated_at', to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))`
 
+// companyDest is the scan destination of companyCols.
+func companyDest(c *contacts.Company) []any {
+	return []any{&c.ID, &c.Name, &c.Domain, &c.Website, &c.Phone, &c.Industry, &c.AddressStreet,
+		&c.AddressCity, &c.AddressState, &c.AddressZip, &c.AddressCountry, &c.CreatedAt.Time, &c.UpdatedAt.Time}
+}
+
 func scanCompany(row pgx.CollectableRow) (contacts.Company, error) {
 	var c contacts.Company
-	err := row.Scan(&c.ID, &c.Name, &c.Domain, &c.Website, &c.Phone, &c.Industry, &c.AddressStreet,
-		&c.AddressCity, &c.AddressState, &c.AddressZip, &c.AddressCountry, &c.CreatedAt.Time, &c.UpdatedAt.Time)
+	err := row.Scan(companyDest(&c)...)
 	return c, err
 }
 
@@ -110,18 +115,52 @@ func one[T any](q db.Querier, ctx context.Context, scan pgx.RowToFunc[T], notFou
 	return v, err
 }
 
+// inTx runs fn in a transaction and returns its value.
+func inTx[T any](ctx context.Context, d *db.DB, fn func(tx pgx.Tx) (T, error)) (T, error) {
+	var v T
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		v, err = fn(tx)
+		return err
+	})
+	return v, err
+}
+
+// insertOnce runs insert at most once per key; the answer is the internal
+// API's 201 {"data": record}.
+func insertOnce[T any](ctx context.Context, d *db.DB, key string, rec T,
+	insert func(context.Context, db.Querier, T) (T, error)) (idempotency.Result, error) {
+	return idempotency.Run(ctx, d, key, rec, func(tx pgx.Tx) (int, any, error) {
+		created, err := insert(ctx, tx, rec)
+		return 201, map[string]any{"data": created}, err
+	})
+}
+
+// exists reports whether table holds a row with id.
+func (s *Store) exists(ctx context.Context, table string, id int64) (bool, error) {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE id = $1)`, id).Scan(&ok)
+	return ok, err
+}
+
+// collect reads every row with scan; no rows is an empty list (JSON []),
+// never nil.
+func collect[T any](rows pgx.Rows, scan pgx.RowToFunc[T]) ([]T, error) {
+	list, err := pgx.CollectRows(rows, scan)
+	if list == nil {
+		list = []T{}
+	}
+	return list, err
+}
+
 // ContactExists reports whether id is a stored contact.
 func (s *Store) ContactExists(ctx context.Context, id int64) (bool, error) {
-	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contacts WHERE id = $1)`, id).Scan(&ok)
-	return ok, err
+	return s.exists(ctx, "contacts", id)
 }
 
 // CompanyExists reports whether id is a stored company.
 func (s *Store) CompanyExists(ctx context.Context, id int64) (bool, error) {
-	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE id = $1)`, id).Scan(&ok)
-	return ok, err
+	return s.exists(ctx, "companies", id)
 }
 
 // UserExists checks the directory read model.
@@ -160,30 +199,19 @@ func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (conta
 
 // CreateContact inserts a contact and its event.
 func (s *Store) CreateContact(ctx context.Context, c contacts.Contact) (contacts.Contact, error) {
-	var created contacts.Contact
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		created, err = insertContact(ctx, tx, c)
-		return err
-	})
-	return created, err
+	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) { return insertContact(ctx, tx, c) })
 }
 
 // CreateContactOnce inserts a contact at most once per key; the answer is
 // the internal API's {"data": contact}.
 func (s *Store) CreateContactOnce(ctx context.Context, key string, c contacts.Contact) (idempotency.Result, error) {
-	return idempotency.Run(ctx, s.db, key, c, func(tx pgx.Tx) (int, any, error) {
-		created, err := insertContact(ctx, tx, c)
-		return 201, map[string]any{"data": created}, err
-	})
+	return insertOnce(ctx, s.db, key, c, insertContact)
 }
 
 // UpdateContact writes every field of c.
 func (s *Store) UpdateContact(ctx context.Context, c contacts.Contact) (contacts.Contact, error) {
-	var updated contacts.Contact
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		updated, err = one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
+	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) {
+		updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
 			email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
 			address_city = $10, address_state = $11, address_zip = $12, address_country = $13, notes = $14,
 			tags = $15, status = $16, source = $17, assigned_to = $18, updated_at = now()
@@ -192,11 +220,10 @@ func (s *Store) UpdateContact(ctx context.Context, c contacts.Contact) (contacts
 			c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source,
 			c.AssignedTo)
 		if err != nil {
-			return refErr(err)
+			return updated, refErr(err)
 		}
-		return outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(updated.ID), updated)
+		return updated, outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(updated.ID), updated)
 	})
-	return updated, err
 }
 
 // DeleteContact removes the contact, its notes and tasks, and records the
@@ -339,16 +366,22 @@ func perStatus(f contacts.Filter) bool {
 		q.Scope != listq.ScopeMe && q.Scope != listq.ScopeTeam
 }
 
+// sortKey is q's sort expression and direction (listq renders the same in
+// OrderBy; the merged and windowed queries sort by a column alias).
+func sortKey(q *listq.Query) (expr, dir string) {
+	dir = "ASC"
+	if q.Desc {
+		dir = "DESC"
+	}
+	return contacts.ContactSorts.Sorts[q.SortBy], dir
+}
+
 // ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
 // merge of one ordered branch per status when perStatus. With a page (pp
 // rows after off), each branch stops at off+pp rows.
 func ordered(f contacts.Filter, w *listq.Where, cols string, paged bool) string {
 	q := f.Query
-	expr := contacts.ContactSorts.Sorts[q.SortBy]
-	dir := "ASC"
-	if q.Desc {
-		dir = "DESC"
-	}
+	expr, dir := sortKey(q)
 	order := " ORDER BY " + expr + " " + dir + ", id " + dir
 	limit, branchLimit := "", ""
 	if paged {
@@ -400,7 +433,11 @@ func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts
 		go func() { counting <- s.db.QueryRow(ctx, sql, args...).Scan(&total) }()
 	} else {
 		sql, args := countSQL(f)
-		go func() { counting <- s.queryNoJIT(ctx, sql, args, func(r pgx.Rows) error { return r.Scan(&total) }) }()
+		go func() {
+			counting <- s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
+				return tx.QueryRow(ctx, sql, planned(args)...).Scan(&total)
+			})
+		}()
 	}
 	list, err := s.page(ctx, f)
 	if cerr := <-counting; cerr != nil {
@@ -424,11 +461,7 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, scanContact)
-	if list == nil {
-		list = []contacts.Contact{}
-	}
-	return list, err
+	return collect(rows, scanContact)
 }
 
 // planned makes a list query run as an unnamed statement, which
@@ -440,25 +473,16 @@ func planned(args []any) []any {
 	return append([]any{pgx.QueryExecModeExec}, args...)
 }
 
-// queryNoJIT runs a counting or searching query with JIT compilation off:
-// their cost estimates cross jit_above_cost, and compiling costs 50-100 ms
-// for a query that runs in tens of milliseconds.
-func (s *Store) queryNoJIT(ctx context.Context, sql string, args []any, each func(pgx.Rows) error) error {
+// inTxNoJIT runs fn, the counting or searching queries of a list, in a
+// transaction with JIT compilation off: their cost estimates cross
+// jit_above_cost, and compiling costs 50-100 ms for a query that runs in
+// tens of milliseconds.
+func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.db.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, sql, planned(args)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := each(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return fn(tx)
 	})
 }
 
@@ -471,20 +495,11 @@ func (s *Store) queryNoJIT(ctx context.Context, sql string, args []any, each fun
 func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	w := filter(f)
 	q := f.Query
-	expr := contacts.ContactSorts.Sorts[q.SortBy]
-	dir := "ASC"
-	if q.Desc {
-		dir = "DESC"
-	}
+	expr, dir := sortKey(q)
 	total := 0
 	var ids []int64
 	list := []contacts.Contact{}
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		// Their cost estimates cross jit_above_cost; compiling costs more
-		// than the query.
-		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
-			return err
-		}
+	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
 			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+q.LimitOffset(w), planned(w.Args())...)
 		if err != nil {
@@ -556,11 +571,7 @@ func (s *Store) ContactsByEmail(ctx context.Context, email string) ([]contacts.C
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, scanContact)
-	if list == nil {
-		list = []contacts.Contact{}
-	}
-	return list, err
+	return collect(rows, scanContact)
 }
 
 // GetCompany reads one company.
@@ -582,40 +593,28 @@ func insertCompany(ctx context.Context, q db.Querier, c contacts.Company) (conta
 
 // CreateCompany inserts a company and its event.
 func (s *Store) CreateCompany(ctx context.Context, c contacts.Company) (contacts.Company, error) {
-	var created contacts.Company
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		created, err = insertCompany(ctx, tx, c)
-		return err
-	})
-	return created, err
+	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Company, error) { return insertCompany(ctx, tx, c) })
 }
 
 // CreateCompanyOnce inserts a company at most once per key.
 func (s *Store) CreateCompanyOnce(ctx context.Context, key string, c contacts.Company) (idempotency.Result, error) {
-	return idempotency.Run(ctx, s.db, key, c, func(tx pgx.Tx) (int, any, error) {
-		created, err := insertCompany(ctx, tx, c)
-		return 201, map[string]any{"data": created}, err
-	})
+	return insertOnce(ctx, s.db, key, c, insertCompany)
 }
 
 // UpdateCompany writes every field; the schema's trigger carries a new
 // name onto the linked contacts in the same transaction.
 func (s *Store) UpdateCompany(ctx context.Context, c contacts.Company) (contacts.Company, error) {
-	var updated contacts.Company
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		updated, err = one(tx, ctx, scanCompany, "company", `UPDATE companies SET name = $2, domain = $3, website = $4,
+	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Company, error) {
+		updated, err := one(tx, ctx, scanCompany, "company", `UPDATE companies SET name = $2, domain = $3, website = $4,
 			phone = $5, industry = $6, address_street = $7, address_city = $8, address_state = $9,
 			address_zip = $10, address_country = $11, updated_at = now() WHERE id = $1 RETURNING `+companyCols,
 			c.ID, c.Name, c.Domain, c.Website, c.Phone, c.Industry, c.AddressStreet, c.AddressCity, c.AddressState,
 			c.AddressZip, c.AddressCountry)
 		if err != nil {
-			return err
+			return updated, err
 		}
-		return outbox.Add(ctx, tx, Stream, contacts.CompanyUpdated, idStr(updated.ID), updated)
+		return updated, outbox.Add(ctx, tx, Stream, contacts.CompanyUpdated, idStr(updated.ID), updated)
 	})
-	return updated, err
 }
 
 // DeleteCompany unlinks the company's contacts (each gets a
@@ -682,17 +681,11 @@ func (s *Store) MatchCompanies(ctx context.Context, name string, limit int) ([]c
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (contacts.CompanyMatch, error) {
+	return collect(rows, func(row pgx.CollectableRow) (contacts.CompanyMatch, error) {
 		var m contacts.CompanyMatch
-		c := &m.Company
-		err := row.Scan(&c.ID, &c.Name, &c.Domain, &c.Website, &c.Phone, &c.Industry, &c.AddressStreet,
-			&c.AddressCity, &c.AddressState, &c.AddressZip, &c.AddressCountry, &c.CreatedAt.Time, &c.UpdatedAt.Time, &m.Score)
+		err := row.Scan(append(companyDest(&m.Company), &m.Score)...)
 		return m, err
 	})
-	if list == nil {
-		list = []contacts.CompanyMatch{}
-	}
-	return list, err
 }
 
 // PrimaryContact is the company's earliest-created contact, or nil.
@@ -813,15 +806,14 @@ func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []c
 		if _, err := tx.Exec(ctx, `SET LOCAL contacts.bulk_company_name = 'off'`); err != nil {
 			return err
 		}
-		for i := 0; i < len(list); i += contacts.ImportEventIDs {
-			chunk := list[i:min(i+contacts.ImportEventIDs, len(list))]
-			ev := contacts.Imported{IDs: make([]int64, len(chunk))}
-			for j := range chunk {
-				ev.IDs[j] = chunk[j].ID
-			}
-			if err := outbox.Add(ctx, tx, Stream, contacts.ContactsImported, idStr(ev.IDs[0]), ev); err != nil {
-				return err
-			}
+		// One statement for every event (outbox.AddMany keeps their order).
+		events := make([]outbox.Record, 0, (len(ids)+contacts.ImportEventIDs-1)/contacts.ImportEventIDs)
+		for chunk := range slices.Chunk(ids, contacts.ImportEventIDs) {
+			events = append(events, outbox.Record{Type: contacts.ContactsImported, AggregateID: idStr(chunk[0]),
+				Data: contacts.Imported{IDs: chunk}})
+		}
+		if err := outbox.AddMany(ctx, tx, Stream, events); err != nil {
+			return err
 		}
 		imported = len(list)
 		return nil
