@@ -301,14 +301,19 @@ func (a *API) document(format renderq.Format) http.HandlerFunc {
 }
 
 func writeFile(w http.ResponseWriter, contentType, disposition string, data []byte) {
+	startFile(w, contentType, disposition, int64(len(data)))
+	_, _ = w.Write(data)
+}
+
+// startFile writes the 200 and the headers of a file download.
+func startFile(w http.ResponseWriter, contentType, disposition string, size int64) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Disposition", disposition)
-	h.Set("Content-Length", strconv.Itoa(len(data)))
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, no-store")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
 }
 
 // uploadExecuted streams the multipart field "file" into the service
@@ -375,13 +380,7 @@ func (a *API) downloadExecuted(w http.ResponseWriter, r *http.Request) {
 	}
 	started := false
 	err = a.svc.StreamExecuted(r.Context(), id, func(f contracts.ExecutedFile) (io.Writer, error) {
-		h := w.Header()
-		h.Set("Content-Type", "application/pdf")
-		h.Set("Content-Disposition", contracts.ContentDisposition(f.Filename))
-		h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "private, no-store")
-		w.WriteHeader(http.StatusOK)
+		startFile(w, renderq.PDF.ContentType(), contracts.ContentDisposition(f.Filename), f.Size)
 		started = true
 		return w, nil
 	})

@@ -182,7 +182,9 @@ type Store interface {
 	// PutExecutedFile replaces the signed copy; apply runs on the locked
 	// contract first (status rules) and its changes are saved.
 	PutExecutedFile(ctx context.Context, id int64, f NewExecutedFile, apply func(*Contract) error) (Contract, error)
-	// OpenExecutedFile streams the signed copy to w after meta is known.
+	// StreamExecutedFile streams the signed copy to the writer start
+	// returns once the metadata is known; not_found names the contract
+	// when it is missing, else the signed copy.
 	StreamExecutedFile(ctx context.Context, id int64, start func(ExecutedFile) (io.Writer, error)) error
 	DeleteExecutedFile(ctx context.Context, id int64, apply func(*Contract) error) (Contract, error)
 

@@ -87,16 +87,20 @@ func (sp *spooled) close() {
 // hashing as it goes, then checks it is a PDF by content: the "%PDF-"
 // header at the start and a "%%EOF" marker in the last kilobyte. Nothing
 // beyond the limit is ever read: more than max bytes is 413.
-func spool(r io.Reader, max int64) (*spooled, error) {
+func spool(r io.Reader, max int64) (_ *spooled, err error) {
 	f, err := os.CreateTemp("", "contract-upload-*.pdf")
 	if err != nil {
 		return nil, fmt.Errorf("spool upload: %w", err)
 	}
 	sp := &spooled{file: f}
+	defer func() {
+		if err != nil {
+			sp.close()
+		}
+	}()
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, max+1))
 	if err != nil {
-		sp.close()
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", max))
@@ -104,23 +108,20 @@ func spool(r io.Reader, max int64) (*spooled, error) {
 		return nil, fmt.Errorf("read upload: %w", err)
 	}
 	if n > max {
-		sp.close()
 		return nil, problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", max))
 	}
 	if n == 0 {
-		sp.close()
 		return nil, problem.Invalid("file", "is empty")
 	}
 	sp.size, sp.sha256 = n, hex.EncodeToString(h.Sum(nil))
-	if ok, err := looksLikePDF(f, n); err != nil || !ok {
-		sp.close()
-		if err != nil {
-			return nil, err
-		}
+	ok, err := looksLikePDF(f, n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, problem.UnsupportedMediaType("the file is not a PDF document")
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		sp.close()
 		return nil, err
 	}
 	return sp, nil
@@ -175,11 +176,9 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 }
 
 // StreamExecuted streams the signed copy; start receives its metadata and
-// returns where to write (the handler sets the headers there).
+// returns where to write (the handler sets the headers there). A missing
+// contract and a missing copy are both 404.
 func (s *Service) StreamExecuted(ctx context.Context, id int64, start func(ExecutedFile) (io.Writer, error)) error {
-	if err := s.store.ContractExists(ctx, id); err != nil {
-		return err
-	}
 	return s.store.StreamExecutedFile(ctx, id, start)
 }
 

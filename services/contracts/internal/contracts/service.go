@@ -152,32 +152,40 @@ func (s *Service) lookup(ctx context.Context, templateID, dealID int64, v *valid
 	return tpl, md, v.Err()
 }
 
-// generate rebuilds the content, header, footer and denormalised deal
-// fields of c from source HTML (already sanitised) and the merge data.
-func (s *Service) generate(c *Contract, tpl Template, md MergeData, source string) {
-	vals := &Values{Merge: md, Contract: ContractValues{
+// generate rebuilds the content, unresolved tags and denormalised deal
+// fields of c from source HTML (already sanitised) and the merge data, and
+// the header and footer cells from tpl when it is given (c keeps its cells
+// when tpl is nil).
+func (s *Service) generate(c *Contract, tpl *Template, md MergeData, source string) {
+	vals := s.values(c, md)
+	var r Resolution
+	c.Content = s.catalogue.ResolveHTML(source, vals, &r)
+	if tpl != nil {
+		s.resolveCells(c, *tpl, vals, &r)
+	}
+	c.UnresolvedTags = r.Unresolved()
+	s.denormalise(c, md)
+}
+
+// values is what a resolution of c against md reads.
+func (s *Service) values(c *Contract, md MergeData) *Values {
+	return &Values{Merge: md, Contract: ContractValues{
 		Number: c.ContractNumber, Title: c.Title,
 		StartDate: deref(c.StartDate), EndDate: deref(c.EndDate),
 		EffectiveDate: c.EffectiveDate, TerminationDate: c.TerminationDate,
 		TermMonths: c.TermMonths, AutoRenew: c.AutoRenew, PartnerRef: deref(c.PartnerRef),
 		Today: FormatDate(s.today()),
 	}}
-	var r Resolution
-	c.Content = s.catalogue.ResolveHTML(source, vals, &r)
-	for i, cell := range tpl.Header() {
-		c.Header[i] = s.catalogue.ResolveText(cell, vals, &r)
-	}
-	for i, cell := range tpl.Footer() {
-		c.Footer[i] = s.catalogue.ResolveText(cell, vals, &r)
-	}
-	c.UnresolvedTags = r.Unresolved()
-	s.denormalise(c, md)
 }
 
-// resolveOnly resolves user-given content against the current merge data,
-// keeping header and footer as they are.
-func (s *Service) resolveOnly(c *Contract, md MergeData, source string) {
-	s.generate(c, Template{}, md, source)
+// resolveCells resolves the template's header and footer cells into c.
+func (s *Service) resolveCells(c *Contract, tpl Template, vals *Values, r *Resolution) {
+	for i, cell := range tpl.Header() {
+		c.Header[i] = s.catalogue.ResolveText(cell, vals, r)
+	}
+	for i, cell := range tpl.Footer() {
+		c.Footer[i] = s.catalogue.ResolveText(cell, vals, r)
+	}
 }
 
 func (s *Service) denormalise(c *Contract, md MergeData) {
@@ -273,7 +281,7 @@ func (s *Service) CreateContract(ctx context.Context, in ContractInput, createdB
 		source = *ck.content
 	}
 	return s.store.CreateContract(ctx, c, tpl.NumberPrefix, now.UTC().Year(), func(c *Contract) error {
-		s.generate(c, tpl, md, source)
+		s.generate(c, &tpl, md, source)
 		return nil
 	})
 }
@@ -389,17 +397,15 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 		c.DealID = ck.dealID
 		switch {
 		case contentChanged && needDeal:
-			header, footer := c.Header, c.Footer
-			s.resolveOnly(c, md, *ck.content)
-			if !tplChanged && !dealChanged {
-				c.Header, c.Footer = header, footer
-			} else {
-				s.rebuildCells(c, tpl, md)
+			s.generate(c, nil, md, *ck.content)
+			if dealChanged || tplChanged {
+				// unresolved_tags keeps listing the sent content's tags only.
+				s.resolveCells(c, tpl, s.values(c, md), &Resolution{})
 			}
 		case contentChanged:
 			c.Content, c.UnresolvedTags = *ck.content, []string{}
 		case dealChanged || tplChanged:
-			s.generate(c, tpl, md, tpl.Content)
+			s.generate(c, &tpl, md, tpl.Content)
 		}
 		if in.Status.Set && in.Status.Value != "" && Status(in.Status.Value) != c.Status {
 			to := Status(in.Status.Value)
@@ -413,13 +419,6 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 		}
 		return nil
 	})
-}
-
-// rebuildCells resolves the template's header and footer for c.
-func (s *Service) rebuildCells(c *Contract, tpl Template, md MergeData) {
-	tmp := *c
-	s.generate(&tmp, tpl, md, "")
-	c.Header, c.Footer = tmp.Header, tmp.Footer
 }
 
 // reactivate is a manual renewal of an expired contract: a termination
@@ -464,7 +463,7 @@ func (s *Service) Regenerate(ctx context.Context, id int64) (Contract, error) {
 			return problem.Conflict("conflict", "the contract was changed concurrently; retry")
 		}
 		c.TemplateName = tpl.Name
-		s.generate(c, tpl, md, tpl.Content)
+		s.generate(c, &tpl, md, tpl.Content)
 		return nil
 	})
 }

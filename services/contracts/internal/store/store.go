@@ -68,18 +68,25 @@ func (s *Store) GetTemplate(ctx context.Context, id int64) (contracts.Template, 
 }
 
 func (s *Store) getTemplate(ctx context.Context, q db.Querier, id int64) (contracts.Template, error) {
-	rows, err := q.Query(ctx, `SELECT `+templateColumns+` FROM templates t WHERE t.id = $1`, id)
+	return one(ctx, q, scanTemplate, "template", `SELECT `+templateColumns+` FROM templates t WHERE t.id = $1`, id)
+}
+
+// one runs a query for exactly one row: no row is a not_found problem
+// naming what, any other failure is wrapped as "get <what>".
+func one[T any](ctx context.Context, q db.Querier, scan pgx.RowToFunc[T], what, sql string, args ...any) (T, error) {
+	var zero T
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
-		return contracts.Template{}, fmt.Errorf("get template: %w", err)
+		return zero, fmt.Errorf("get %s: %w", what, err)
 	}
-	t, err := pgx.CollectExactlyOneRow(rows, scanTemplate)
+	v, err := pgx.CollectExactlyOneRow(rows, scan)
 	if db.IsNoRows(err) {
-		return contracts.Template{}, problem.NotFound("template")
+		return zero, problem.NotFound(what)
 	}
 	if err != nil {
-		return contracts.Template{}, fmt.Errorf("get template: %w", err)
+		return zero, fmt.Errorf("get %s: %w", what, err)
 	}
-	return t, nil
+	return v, nil
 }
 
 // CreateTemplate inserts t.
@@ -171,18 +178,7 @@ func (s *Store) getContract(ctx context.Context, q db.Querier, id int64, lock bo
 	if lock {
 		sql += ` FOR UPDATE OF c`
 	}
-	rows, err := q.Query(ctx, sql, id)
-	if err != nil {
-		return contracts.Contract{}, fmt.Errorf("get contract: %w", err)
-	}
-	c, err := pgx.CollectExactlyOneRow(rows, scanContract)
-	if db.IsNoRows(err) {
-		return contracts.Contract{}, problem.NotFound("contract")
-	}
-	if err != nil {
-		return contracts.Contract{}, fmt.Errorf("get contract: %w", err)
-	}
-	return c, nil
+	return one(ctx, q, scanContract, "contract", sql, id)
 }
 
 // GetContract returns one contract or not_found.
@@ -247,13 +243,19 @@ func (s *Store) CreateContract(ctx context.Context, c contracts.Contract, prefix
 
 // UpdateContract locks the contract, applies the change and saves it.
 func (s *Store) UpdateContract(ctx context.Context, id int64, apply func(*contracts.Contract) error) (contracts.Contract, error) {
+	return s.modify(ctx, id, func(_ pgx.Tx, c *contracts.Contract) error { return apply(c) })
+}
+
+// modify runs change on the contract locked in a transaction, saves it and
+// returns it as stored.
+func (s *Store) modify(ctx context.Context, id int64, change func(pgx.Tx, *contracts.Contract) error) (contracts.Contract, error) {
 	var out contracts.Contract
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		c, err := s.getContract(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
-		if err := apply(&c); err != nil {
+		if err := change(tx, &c); err != nil {
 			return err
 		}
 		if err := s.save(ctx, tx, c); err != nil {
@@ -364,13 +366,8 @@ func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *li
 // copied in ChunkSize pieces from f.Data (a local spool file), and the
 // contract is saved.
 func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewExecutedFile, apply func(*contracts.Contract) error) (contracts.Contract, error) {
-	var out contracts.Contract
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		c, err := s.getContract(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if err := apply(&c); err != nil {
+	return s.modify(ctx, id, func(tx pgx.Tx, c *contracts.Contract) error {
+		if err := apply(c); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id); err != nil {
@@ -396,30 +393,32 @@ func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewEx
 				return fmt.Errorf("read signed copy: %w", rerr)
 			}
 		}
-		if err := s.save(ctx, tx, c); err != nil {
-			return err
-		}
-		out, err = s.getContract(ctx, tx, id, false)
-		return err
+		return nil
 	})
-	return out, err
 }
 
 // StreamExecutedFile writes the signed copy chunk by chunk in a
 // repeatable-read snapshot, so a concurrent replacement cannot mix two
-// files; memory stays at one chunk.
+// files; memory stays at one chunk. A missing contract is not_found
+// "contract", a contract without a copy not_found "signed copy".
 func (s *Store) StreamExecutedFile(ctx context.Context, id int64, start func(contracts.ExecutedFile) (io.Writer, error)) error {
 	return pgx.BeginTxFunc(ctx, s.db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var f contracts.ExecutedFile
-		err := tx.QueryRow(ctx, `SELECT filename, size, sha256, uploaded_at FROM executed_files WHERE contract_id = $1`, id).
-			Scan(&f.Filename, &f.Size, &f.SHA256, &f.UploadedAt.Time)
+		var fname, fsha *string
+		var fsize *int64
+		var fat *time.Time
+		err := tx.QueryRow(ctx, `SELECT f.filename, f.size, f.sha256, f.uploaded_at
+			FROM contracts c LEFT JOIN executed_files f ON f.contract_id = c.id WHERE c.id = $1`, id).
+			Scan(&fname, &fsize, &fsha, &fat)
 		if db.IsNoRows(err) {
-			return problem.NotFound("signed copy")
+			return problem.NotFound("contract")
 		}
 		if err != nil {
 			return fmt.Errorf("signed copy: %w", err)
 		}
-		w, err := start(f)
+		if fname == nil {
+			return problem.NotFound("signed copy")
+		}
+		w, err := start(contracts.ExecutedFile{Filename: *fname, Size: *fsize, SHA256: *fsha, UploadedAt: timestamp.Of(*fat)})
 		if err != nil {
 			return err
 		}
@@ -443,12 +442,7 @@ func (s *Store) StreamExecutedFile(ctx context.Context, id int64, start func(con
 
 // DeleteExecutedFile removes the signed copy (404 when there is none).
 func (s *Store) DeleteExecutedFile(ctx context.Context, id int64, apply func(*contracts.Contract) error) (contracts.Contract, error) {
-	var out contracts.Contract
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		c, err := s.getContract(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
+	return s.modify(ctx, id, func(tx pgx.Tx, c *contracts.Contract) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id)
 		if err != nil {
 			return fmt.Errorf("delete signed copy: %w", err)
@@ -456,16 +450,8 @@ func (s *Store) DeleteExecutedFile(ctx context.Context, id int64, apply func(*co
 		if tag.RowsAffected() == 0 {
 			return problem.NotFound("signed copy")
 		}
-		if err := apply(&c); err != nil {
-			return err
-		}
-		if err := s.save(ctx, tx, c); err != nil {
-			return err
-		}
-		out, err = s.getContract(ctx, tx, id, false)
-		return err
+		return apply(c)
 	})
-	return out, err
 }
 
 // ---- expiry and renewal ----
@@ -480,50 +466,9 @@ func (s *Store) ExpireAndRenew(ctx context.Context, today time.Time, batch int) 
 	for {
 		n := 0
 		err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, `SELECT id, termination_date, term_months, auto_renew FROM contracts
-				WHERE status IN ('active', 'executed') AND termination_date < $1::date
-				ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, today, batch)
-			if err != nil {
-				return fmt.Errorf("due contracts: %w", err)
-			}
-			type due struct {
-				id    int64
-				term  time.Time
-				month int
-				renew bool
-			}
-			list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-				var d due
-				err := r.Scan(&d.id, &d.term, &d.month, &d.renew)
-				return d, err
-			})
-			if err != nil {
-				return fmt.Errorf("due contracts: %w", err)
-			}
-			n = len(list)
-			for _, d := range list {
-				from := contracts.FormatDate(d.term)
-				if d.renew {
-					next, _ := contracts.RenewedTermination(d.term, d.month, today)
-					to := contracts.FormatDate(next)
-					if _, err := tx.Exec(ctx, `UPDATE contracts SET termination_date = $2::date, updated_at = now() WHERE id = $1`, d.id, to); err != nil {
-						return fmt.Errorf("renew contract %d: %w", d.id, err)
-					}
-					if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.RenewalNote(from, to, d.month), nil); err != nil {
-						return fmt.Errorf("renewal note: %w", err)
-					}
-					res.Renewed++
-					continue
-				}
-				if _, err := tx.Exec(ctx, `UPDATE contracts SET status = 'expired', updated_at = now() WHERE id = $1`, d.id); err != nil {
-					return fmt.Errorf("expire contract %d: %w", d.id, err)
-				}
-				if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.ExpiryNote(from), nil); err != nil {
-					return fmt.Errorf("expiry note: %w", err)
-				}
-				res.Expired++
-			}
-			return nil
+			var err error
+			n, err = expireBatch(ctx, tx, today, batch, &res)
+			return err
 		})
 		if err != nil {
 			return res, err
@@ -532,4 +477,52 @@ func (s *Store) ExpireAndRenew(ctx context.Context, today time.Time, batch int) 
 			return res, nil
 		}
 	}
+}
+
+// expireBatch claims up to batch due contracts, expires or renews each with
+// its system note, counts them in res and returns how many it claimed.
+func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, res *contracts.ExpiryResult) (int, error) {
+	rows, err := tx.Query(ctx, `SELECT id, termination_date, term_months, auto_renew FROM contracts
+		WHERE status IN ('active', 'executed') AND termination_date < $1::date
+		ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, today, batch)
+	if err != nil {
+		return 0, fmt.Errorf("due contracts: %w", err)
+	}
+	type due struct {
+		id    int64
+		term  time.Time
+		month int
+		renew bool
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		err := r.Scan(&d.id, &d.term, &d.month, &d.renew)
+		return d, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("due contracts: %w", err)
+	}
+	for _, d := range list {
+		from := contracts.FormatDate(d.term)
+		if d.renew {
+			next, _ := contracts.RenewedTermination(d.term, d.month, today)
+			to := contracts.FormatDate(next)
+			if _, err := tx.Exec(ctx, `UPDATE contracts SET termination_date = $2::date, updated_at = now() WHERE id = $1`, d.id, to); err != nil {
+				return len(list), fmt.Errorf("renew contract %d: %w", d.id, err)
+			}
+			if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.RenewalNote(from, to, d.month), nil); err != nil {
+				return len(list), fmt.Errorf("renewal note: %w", err)
+			}
+			res.Renewed++
+			continue
+		}
+		if _, err := tx.Exec(ctx, `UPDATE contracts SET status = 'expired', updated_at = now() WHERE id = $1`, d.id); err != nil {
+			return len(list), fmt.Errorf("expire contract %d: %w", d.id, err)
+		}
+		if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.ExpiryNote(from), nil); err != nil {
+			return len(list), fmt.Errorf("expiry note: %w", err)
+		}
+		res.Expired++
+	}
+	return len(list), nil
 }
