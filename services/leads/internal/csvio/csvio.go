@@ -86,14 +86,18 @@ func (c *CSV) Export(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, err)
 		return
 	}
+	// The download starts with the first row (or at the end, for none), so
+	// an error before it is still a problem answer.
 	started := false
-	var cw *csvx.Writer
+	cw := csvx.NewWriter(w)
+	start := func() error {
+		started = true
+		attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
+		return cw.WriteHeader(exportHeader())
+	}
 	err = c.store.Each(r.Context(), f, func(l leads.Lead) error {
 		if !started {
-			started = true
-			attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
-			cw = csvx.NewWriter(w)
-			if err := cw.WriteHeader(exportHeader()); err != nil {
+			if err := start(); err != nil {
 				return err
 			}
 		}
@@ -107,9 +111,7 @@ func (c *CSV) Export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !started {
-		attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
-		cw = csvx.NewWriter(w)
-		_ = cw.WriteHeader(exportHeader())
+		_ = start()
 	}
 	_ = cw.Flush()
 }
@@ -118,8 +120,6 @@ func exportHeader() []string {
 	h := append([]string{"id"}, Header...)
 	return append(h, "created_at", "updated_at")
 }
-
-const tsFormat = "2006-01-02T15:04:05.000000Z07:00"
 
 func exportRow(l leads.Lead) []string {
 	s := func(p *string) string {
@@ -131,7 +131,7 @@ func exportRow(l leads.Lead) []string {
 	return []string{
 		strconv.FormatInt(l.ID, 10), l.FirstName, l.LastName, s(l.Email), s(l.Phone), s(l.Company),
 		s(l.JobTitle), s(l.Source), l.Status, s(l.Notes), s(l.Tags),
-		l.CreatedAt.UTC().Format(tsFormat), l.UpdatedAt.UTC().Format(tsFormat),
+		l.CreatedAt.String(), l.UpdatedAt.String(),
 	}
 }
 

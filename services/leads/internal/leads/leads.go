@@ -5,14 +5,13 @@ package leads
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -42,42 +41,30 @@ const (
 // MaxReason bounds a disqualification reason.
 const MaxReason = 1000
 
-// Timestamp renders as UTC with exactly six fractional digits
-// (2026-11-22T03:10:26.123456Z), the platform's timestamp format.
-type Timestamp struct{ time.Time }
-
-// MarshalJSON writes the platform format.
-func (t Timestamp) MarshalJSON() ([]byte, error) {
-	return json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-}
-
-// UnmarshalJSON reads any RFC 3339 time (events, tests).
-func (t *Timestamp) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &t.Time) }
-
 // Lead is the public lead record: the spec's fields plus what DESIGN 5
 // adds (assignee name, disqualification reason, qualification results).
 type Lead struct {
-	ID               int64      `json:"id"`
-	FirstName        string     `json:"first_name"`
-	LastName         string     `json:"last_name"`
-	Email            *string    `json:"email"`
-	Phone            *string    `json:"phone"`
-	Company          *string    `json:"company"`
-	JobTitle         *string    `json:"job_title"`
-	Source           *string    `json:"source"`
-	Status           string     `json:"status"`
-	Notes            *string    `json:"notes"`
-	Tags             *string    `json:"tags"`
-	AssignedTo       *int64     `json:"assigned_to"`
-	AssignedToName   *string    `json:"assigned_to_name"`
-	DisqualifyReason *string    `json:"disqualify_reason"`
-	QualifiedAt      *Timestamp `json:"qualified_at"`
-	ContactID        *int64     `json:"contact_id"`
-	CompanyID        *int64     `json:"company_id"`
-	DealID           *int64     `json:"deal_id"`
-	CreatedBy        *int64     `json:"created_by"`
-	CreatedAt        Timestamp  `json:"created_at"`
-	UpdatedAt        Timestamp  `json:"updated_at"`
+	ID               int64           `json:"id"`
+	FirstName        string          `json:"first_name"`
+	LastName         string          `json:"last_name"`
+	Email            *string         `json:"email"`
+	Phone            *string         `json:"phone"`
+	Company          *string         `json:"company"`
+	JobTitle         *string         `json:"job_title"`
+	Source           *string         `json:"source"`
+	Status           string          `json:"status"`
+	Notes            *string         `json:"notes"`
+	Tags             *string         `json:"tags"`
+	AssignedTo       *int64          `json:"assigned_to"`
+	AssignedToName   *string         `json:"assigned_to_name"`
+	DisqualifyReason *string         `json:"disqualify_reason"`
+	QualifiedAt      *timestamp.Time `json:"qualified_at"`
+	ContactID        *int64          `json:"contact_id"`
+	CompanyID        *int64          `json:"company_id"`
+	DealID           *int64          `json:"deal_id"`
+	CreatedBy        *int64          `json:"created_by"`
+	CreatedAt        timestamp.Time  `json:"created_at"`
+	UpdatedAt        timestamp.Time  `json:"updated_at"`
 }
 
 // Input is a create or update body. Every optional field tells absent

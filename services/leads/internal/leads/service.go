@@ -235,29 +235,26 @@ func (s *Service) Disqualify(ctx context.Context, id int64, reason *string) (Lea
 
 // MatchCompanies finds existing companies similar to name, best first.
 func (s *Service) MatchCompanies(ctx context.Context, name string) ([]json.RawMessage, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return []json.RawMessage{}, nil
-	}
-	if len([]rune(name)) > validate.MaxString {
-		return nil, problem.Invalid("company", "must be at most 255 characters")
-	}
-	return nonNil(s.contacts.MatchCompanies(ctx, name))
+	return match(ctx, "company", name, s.contacts.MatchCompanies)
 }
 
 // MatchContacts finds existing contacts with the email (case-insensitive).
 func (s *Service) MatchContacts(ctx context.Context, email string) ([]json.RawMessage, error) {
-	email = strings.TrimSpace(email)
-	if email == "" {
-		return []json.RawMessage{}, nil
-	}
-	if len([]rune(email)) > validate.MaxString {
-		return nil, problem.Invalid("email", "must be at most 255 characters")
-	}
-	return nonNil(s.contacts.MatchContacts(ctx, email))
+	return match(ctx, "email", email, s.contacts.MatchContacts)
 }
 
-func nonNil(items []json.RawMessage, err error) ([]json.RawMessage, error) {
+// match asks find for the trimmed term: none for a blank one, a 422 on
+// field for an overlong one, and an empty list rather than null.
+func match(ctx context.Context, field, term string,
+	find func(context.Context, string) ([]json.RawMessage, error)) ([]json.RawMessage, error) {
+	term = strings.TrimSpace(term)
+	if term == "" {
+		return []json.RawMessage{}, nil
+	}
+	if len([]rune(term)) > validate.MaxString {
+		return nil, problem.Invalid(field, fmt.Sprintf("must be at most %d characters", validate.MaxString))
+	}
+	items, err := find(ctx, term)
 	if err != nil {
 		return nil, err
 	}

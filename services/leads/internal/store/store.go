@@ -65,15 +65,28 @@ func Scan(row pgx.CollectableRow) (leads.Lead, error) { return scanWith(row) }
 // scanWith reads Columns followed by extra destinations.
 func scanWith(row pgx.CollectableRow, extra ...any) (leads.Lead, error) {
 	var l leads.Lead
-	var qualified *time.Time
 	dst := []any{&l.ID, &l.FirstName, &l.LastName, &l.Email, &l.Phone, &l.Company, &l.JobTitle,
 		&l.Source, &l.Status, &l.Notes, &l.Tags, &l.AssignedTo, &l.AssignedToName, &l.DisqualifyReason,
-		&qualified, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt.Time, &l.UpdatedAt.Time}
+		&l.QualifiedAt, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt, &l.UpdatedAt}
 	err := row.Scan(append(dst, extra...)...)
-	if qualified != nil {
-		l.QualifiedAt = &leads.Timestamp{Time: *qualified}
-	}
 	return l, err
+}
+
+// one runs sql, which returns Columns, and reads its single row; no row is
+// the lead's 404. op names the statement in wrapped errors.
+func one(ctx context.Context, q db.Querier, op, sql string, args ...any) (leads.Lead, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("%s: %w", op, err)
+	}
+	l, err := pgx.CollectExactlyOneRow(rows, Scan)
+	if db.IsNoRows(err) {
+		return leads.Lead{}, problem.NotFound("lead")
+	}
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return l, nil
 }
 
 // assigneeName resolves the denormalised name of assigned_to ($11) from the
@@ -216,39 +229,22 @@ func (s *Store) Get(ctx context.Context, id int64) (leads.Lead, error) {
 }
 
 func get(ctx context.Context, q db.Querier, id int64, lock string) (leads.Lead, error) {
-	rows, err := q.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = $1 `+lock, id)
-	if err != nil {
-		return leads.Lead{}, fmt.Errorf("get lead: %w", err)
-	}
-	l, err := pgx.CollectExactlyOneRow(rows, Scan)
-	if db.IsNoRows(err) {
-		return leads.Lead{}, problem.NotFound("lead")
-	}
-	if err != nil {
-		return leads.Lead{}, fmt.Errorf("get lead: %w", err)
-	}
-	return l, nil
+	return one(ctx, q, "get lead", `SELECT `+Columns+` FROM leads WHERE id = $1 `+lock, id)
 }
 
 // Update writes every writable field of l.
 func (s *Store) Update(ctx context.Context, l leads.Lead) (leads.Lead, error) {
 	var out leads.Lead
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
+		var err error
+		out, err = one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
 			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
 			assigned_to_name = `+assigneeName+`, updated_at = now()
 			WHERE id = $12 RETURNING `+Columns,
 			l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
 			l.Tags, l.AssignedTo, l.ID)
 		if err != nil {
-			return fmt.Errorf("update lead: %w", err)
-		}
-		out, err = pgx.CollectExactlyOneRow(rows, Scan)
-		if db.IsNoRows(err) {
-			return problem.NotFound("lead")
-		}
-		if err != nil {
-			return fmt.Errorf("update lead: %w", err)
+			return err
 		}
 		return event(ctx, tx, leads.EventUpdated, out)
 	})
@@ -267,13 +263,9 @@ func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads
 		if cur.Status == leads.StatusQualified {
 			return problem.Conflict("invalid_transition", "a qualified lead cannot be disqualified")
 		}
-		rows, err := tx.Query(ctx, `UPDATE leads SET status = 'disqualified', disqualify_reason = $2,
-			updated_at = now() WHERE id = $1 RETURNING `+Columns, id, reason)
-		if err != nil {
-			return fmt.Errorf("disqualify lead: %w", err)
-		}
-		if out, err = pgx.CollectExactlyOneRow(rows, Scan); err != nil {
-			return fmt.Errorf("disqualify lead: %w", err)
+		if out, err = one(ctx, tx, "disqualify lead", `UPDATE leads SET status = 'disqualified', disqualify_reason = $2,
+			updated_at = now() WHERE id = $1 RETURNING `+Columns, id, reason); err != nil {
+			return err
 		}
 		return event(ctx, tx, leads.EventDisqualified, out)
 	})
@@ -283,16 +275,9 @@ func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads
 // Delete removes the lead, its notes, tasks and saga row.
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	return s.db.InTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
+		old, err := one(ctx, tx, "delete lead", `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
 		if err != nil {
-			return fmt.Errorf("delete lead: %w", err)
-		}
-		old, err := pgx.CollectExactlyOneRow(rows, Scan)
-		if db.IsNoRows(err) {
-			return problem.NotFound("lead")
-		}
-		if err != nil {
-			return fmt.Errorf("delete lead: %w", err)
+			return err
 		}
 		if err := activity.DeleteAll(ctx, tx, activity.Lead, id); err != nil {
 			return fmt.Errorf("delete lead activity: %w", err)
@@ -352,13 +337,14 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 	}
 	w := Where(f)
 	var total int
+	var err error
 	if w.SQL() == "" {
 		// The unfiltered total comes from the trigger-maintained counter.
 		if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(n), 0) FROM lead_count_deltas`).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("count leads: %w", err)
 		}
-	} else if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count leads: %w", err)
+	} else if total, err = s.count(ctx, w); err != nil {
+		return nil, 0, err
 	}
 	if total == 0 || f.Query.Offset() >= total {
 		return []leads.Lead{}, total, nil
@@ -373,6 +359,15 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 		return nil, 0, fmt.Errorf("list leads: %w", err)
 	}
 	return items, total, nil
+}
+
+// count is the number of leads matching w (the filtered total).
+func (s *Store) count(ctx context.Context, w *listq.Where) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count leads: %w", err)
+	}
+	return n, nil
 }
 
 // listSearch answers a search with one pass over the trigram matches: the
@@ -398,10 +393,10 @@ func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, i
 		return nil, 0, fmt.Errorf("search leads: %w", err)
 	}
 	if len(items) == 0 && f.Query.Page > 1 {
-		// A page past the end carries no window count: count separately.
-		cw := Where(f)
-		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+cw.SQL(), cw.Args()...).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("count leads: %w", err)
+		// A page past the end carries no window count: count separately
+		// (with a fresh Where, since LimitOffset added w's paging args).
+		if total, err = s.count(ctx, Where(f)); err != nil {
+			return nil, 0, err
 		}
 	}
 	return items, total, nil
@@ -474,14 +469,10 @@ func (s *Store) FinishQualification(ctx context.Context, leadID int64, saga lead
 		if cur.Status == leads.StatusQualified {
 			return leads.AlreadyQualified(cur)
 		}
-		rows, err := tx.Query(ctx, `UPDATE leads SET status = 'qualified', contact_id = $2, company_id = $3,
+		if out, err = one(ctx, tx, "qualify lead", `UPDATE leads SET status = 'qualified', contact_id = $2, company_id = $3,
 			deal_id = $4, qualified_at = now(), updated_at = now() WHERE id = $1 RETURNING `+Columns,
-			leadID, saga.Contact.ID, saga.Company.ID, saga.Deal.ID)
-		if err != nil {
-			return fmt.Errorf("qualify lead: %w", err)
-		}
-		if out, err = pgx.CollectExactlyOneRow(rows, Scan); err != nil {
-			return fmt.Errorf("qualify lead: %w", err)
+			leadID, saga.Contact.ID, saga.Company.ID, saga.Deal.ID); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE qualifications SET state = $2, completed_at = now(), locked_until = NULL,
 			updated_at = now() WHERE lead_id = $1`, leadID, raw); err != nil {
