@@ -114,9 +114,12 @@ func (h *handler) linked(kind mail.Kind) http.HandlerFunc {
 	}
 }
 
+// maxMailboxBody bounds a mailbox body: a few short connection settings.
+const maxMailboxBody = 16 << 10
+
 func (h *handler) createMailbox(w http.ResponseWriter, r *http.Request) {
 	var in mail.MailboxInput
-	if err := httpx.Decode(w, r, &in, 16<<10); err != nil {
+	if err := httpx.Decode(w, r, &in, maxMailboxBody); err != nil {
 		httpx.Error(w, r, err)
 		return
 	}
@@ -158,7 +161,7 @@ func (h *handler) updateMailbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in mail.MailboxInput
-	if err := httpx.Decode(w, r, &in, 16<<10); err != nil {
+	if err := httpx.Decode(w, r, &in, maxMailboxBody); err != nil {
 		httpx.Error(w, r, err)
 		return
 	}

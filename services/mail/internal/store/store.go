@@ -14,7 +14,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/problem"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -36,29 +35,27 @@ const summaryCols = `m.id, m.message_id, m.from_address, m.to_addresses, m.cc_ad
 
 func scanSummary(row pgx.CollectableRow) (mail.Summary, error) {
 	var s mail.Summary
-	err := row.Scan(&s.ID, &s.MessageID, &s.From, &s.To, &s.Cc, &s.Subject,
-		&s.Snippet, &s.SentAt.Time, &s.Direction, &s.MailboxID, &s.CreatedAt.Time)
-	if s.To == nil {
-		s.To = []string{}
-	}
-	if s.Cc == nil {
-		s.Cc = []string{}
-	}
+	err := scanSummaryInto(row, &s)
 	return s, err
 }
 
 func scanMessage(row pgx.CollectableRow) (mail.Message, error) {
 	var m mail.Message
-	s := &m.Summary
-	err := row.Scan(&s.ID, &s.MessageID, &s.From, &s.To, &s.Cc, &s.Subject,
-		&s.Snippet, &s.SentAt.Time, &s.Direction, &s.MailboxID, &s.CreatedAt.Time, &m.BodyText)
+	err := scanSummaryInto(row, &m.Summary, &m.BodyText)
+	return m, err
+}
+
+// scanSummaryInto reads summaryCols, then extra, into s.
+func scanSummaryInto(row pgx.CollectableRow, s *mail.Summary, extra ...any) error {
+	err := row.Scan(append([]any{&s.ID, &s.MessageID, &s.From, &s.To, &s.Cc, &s.Subject,
+		&s.Snippet, &s.SentAt, &s.Direction, &s.MailboxID, &s.CreatedAt}, extra...)...)
 	if s.To == nil {
 		s.To = []string{}
 	}
 	if s.Cc == nil {
 		s.Cc = []string{}
 	}
-	return m, err
+	return err
 }
 
 func oneMessage(ctx context.Context, q db.Querier, where string, arg any) (mail.Message, error) {
@@ -83,15 +80,17 @@ func (s *Store) CreateMessage(ctx context.Context, m mail.NewMessage) (mail.Mess
 	var out mail.Message
 	created := false
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var id int64
-		err := tx.QueryRow(ctx, `
-			INSERT INTO messages (message_id, from_address, to_addresses, cc_addresses, subject,
+		rows, err := tx.Query(ctx, `
+			INSERT INTO messages AS m (message_id, from_address, to_addresses, cc_addresses, subject,
 				body_text, snippet, sent_at, direction, mailbox_id, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (message_id) DO NOTHING
-			RETURNING id`,
+			RETURNING `+summaryCols+`, m.body_text`,
 			m.MessageID, m.From, nonNil(m.To), nonNil(m.Cc), m.Subject, m.BodyText,
-			mail.Snippet(m.BodyText), m.SentAt, m.Direction, m.MailboxID, m.CreatedBy).Scan(&id)
+			mail.Snippet(m.BodyText), m.SentAt, m.Direction, m.MailboxID, m.CreatedBy)
+		if err == nil {
+			out, err = pgx.CollectExactlyOneRow(rows, scanMessage)
+		}
 		switch {
 		case db.IsNoRows(err):
 			out, err = oneMessage(ctx, tx, "m.message_id = $1", m.MessageID)
@@ -108,11 +107,10 @@ func (s *Store) CreateMessage(ctx context.Context, m mail.NewMessage) (mail.Mess
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO participants (message_id, address, role)
 			SELECT $1, a, r FROM unnest($2::text[], $3::text[]) AS t(a, r)`,
-			id, addrs, roles); err != nil {
+			out.ID, addrs, roles); err != nil {
 			return fmt.Errorf("store: insert participants: %w", err)
 		}
-		out, err = oneMessage(ctx, tx, "m.id = $1", id)
-		return err
+		return nil
 	})
 	return out, created, err
 }
@@ -152,9 +150,6 @@ func (s *Store) Linked(ctx context.Context, address string, limit, offset int) (
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: linked: %w", err)
 	}
-	if list == nil {
-		list = []mail.Summary{}
-	}
 	return list, total, nil
 }
 
@@ -163,15 +158,17 @@ const mailboxCols = `id, owner_id, host, port, tls, username, folder, status, la
 
 func scanMailbox(row pgx.CollectableRow) (mail.Mailbox, error) {
 	var m mail.Mailbox
-	var synced *time.Time
-	var uv, uid int64
-	err := row.Scan(&m.ID, &m.OwnerID, &m.Host, &m.Port, &m.TLS, &m.Username, &m.Folder,
-		&m.Status, &m.LastError, &synced, &uv, &uid, &m.CreatedAt.Time, &m.UpdatedAt.Time)
-	if synced != nil {
-		m.LastSyncedAt = timestamp.Ptr(synced)
-	}
-	m.UIDValidity, m.LastUID = uint32(uv), uint32(uid)
+	err := scanMailboxInto(row, &m)
 	return m, err
+}
+
+// scanMailboxInto reads mailboxCols, then extra, into m.
+func scanMailboxInto(row pgx.CollectableRow, m *mail.Mailbox, extra ...any) error {
+	var uv, uid int64
+	err := row.Scan(append([]any{&m.ID, &m.OwnerID, &m.Host, &m.Port, &m.TLS, &m.Username, &m.Folder,
+		&m.Status, &m.LastError, &m.LastSyncedAt, &uv, &uid, &m.CreatedAt, &m.UpdatedAt}, extra...)...)
+	m.UIDValidity, m.LastUID = uint32(uv), uint32(uid)
+	return err
 }
 
 func oneMailbox(rows pgx.Rows, err error) (mail.Mailbox, error) {
@@ -213,9 +210,6 @@ func (s *Store) Mailboxes(ctx context.Context, ownerID int64) ([]mail.Mailbox, e
 	list, err := pgx.CollectRows(rows, scanMailbox)
 	if err != nil {
 		return nil, fmt.Errorf("store: mailboxes: %w", err)
-	}
-	if list == nil {
-		list = []mail.Mailbox{}
 	}
 	return list, nil
 }
@@ -282,14 +276,7 @@ func (s *Store) AcquireSync(ctx context.Context, id int64, lease time.Duration) 
 	}
 	m, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (mail.MailboxSecret, error) {
 		var m mail.MailboxSecret
-		var synced *time.Time
-		var uv, uid int64
-		err := row.Scan(&m.ID, &m.OwnerID, &m.Host, &m.Port, &m.TLS, &m.Username, &m.Folder,
-			&m.Status, &m.LastError, &synced, &uv, &uid, &m.CreatedAt.Time, &m.UpdatedAt.Time, &m.PasswordSealed)
-		if synced != nil {
-			m.LastSyncedAt = timestamp.Ptr(synced)
-		}
-		m.UIDValidity, m.LastUID = uint32(uv), uint32(uid)
+		err := scanMailboxInto(row, &m.Mailbox, &m.PasswordSealed)
 		return m, err
 	})
 	if db.IsNoRows(err) {
