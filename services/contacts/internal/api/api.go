@@ -336,13 +336,16 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 	name := "contacts-" + a.now().UTC().Format("20060102") + ".csv"
 	started := false
 	cw := csvx.NewWriter(w)
+	start := func() error {
+		started = true
+		csvAttachment(w, name)
+		w.Header().Set("Cache-Control", "no-store")
+		return cw.WriteHeader(ExportHeader())
+	}
 	var buf []string
 	err = a.svc.ExportContacts(r.Context(), f, func(c contacts.Contact) error {
 		if !started {
-			started = true
-			csvAttachment(w, name)
-			w.Header().Set("Cache-Control", "no-store")
-			if err := cw.WriteHeader(ExportHeader()); err != nil {
+			if err := start(); err != nil {
 				return err
 			}
 		}
@@ -360,8 +363,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	if !started {
-		csvAttachment(w, name)
-		_ = cw.WriteHeader(ExportHeader())
+		_ = start()
 	}
 	_ = cw.Flush()
 }
