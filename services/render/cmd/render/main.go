@@ -49,7 +49,7 @@ type settings struct {
 func load() (settings, error) {
 	l := config.New()
 	s := settings{
-		Addr:       l.String("ADDR", ":8090"),
+		Addr:       l.String("ADDR", ":8088"),
 		LogLevel:   l.String("LOG_LEVEL", "info"),
 		Queue:      renderq.LoadConfig(l),
 		ChromePath: l.String("CHROME_PATH", "chromium"),
