@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/ratelimit"
 
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -60,18 +61,10 @@ func (t *Throttle) Blocked(ctx context.Context, k string) (time.Duration, bool, 
 	return ttl, true, nil
 }
 
-// failScript increments and opens the window on the first failure, in one
-// round trip so a crash between INCR and PEXPIRE cannot leave an eternal key.
-var failScript = redis.NewScript(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 or redis.call('PTTL', KEYS[1]) < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-end
-return n`)
-
-// Fail records one failure.
+// Fail records one failure: the count and its window are the shared fixed
+// window of pkg/ratelimit, opened by the first failure.
 func (t *Throttle) Fail(ctx context.Context, k string) error {
-	if err := failScript.Run(ctx, t.rdb, []string{t.key(k)}, t.window.Milliseconds()).Err(); err != nil {
+	if _, err := ratelimit.Take(ctx, t.rdb, t.key(k), t.window); err != nil {
 		return unavailable("throttle fail", err)
 	}
 	return nil
