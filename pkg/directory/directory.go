@@ -14,10 +14,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory/migrations"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/svcclient"
 )
 
 // Stream is identity's event stream.
@@ -94,25 +94,13 @@ func Handle(q db.Querier) outbox.Handler {
 }
 
 // Sync loads identity's snapshot (GET {identityURL}/internal/users) into the
-// read model.
+// read model, through the same internal client (secret, request id, error
+// categories, bounded body) as every other cross-context call.
 func Sync(ctx context.Context, q db.Querier, identityURL, internalSecret string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, identityURL+"/internal/users", nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(auth.InternalHeader, internalSecret)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return fmt.Errorf("directory sync: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("directory sync: identity answered %d", resp.StatusCode)
-	}
 	var body struct {
 		Data []User `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := svcclient.New("identity", identityURL, internalSecret).Do(ctx, http.MethodGet, "/internal/users", "", nil, &body); err != nil {
 		return fmt.Errorf("directory sync: %w", err)
 	}
 	for _, u := range body.Data {
