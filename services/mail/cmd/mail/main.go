@@ -50,8 +50,8 @@ type settings struct {
 	SyncWorker bool
 }
 
-func load() (settings, error) {
-	l := config.New()
+// load reads the settings from l (the environment in production).
+func load(l *config.Loader) (settings, error) {
 	s := settings{
 		Settings:    platform.Load(l, ":8087"),
 		ContactsURL: strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
@@ -65,7 +65,9 @@ func load() (settings, error) {
 		},
 		Sync: imapsync.Options{
 			Lease:        l.Duration("MAIL_SYNC_TIMEOUT", 10*time.Minute),
-			BlockPrivate: l.Bool("MAIL_IMAP_BLOCK_PRIVATE", false),
+			// Secure by default: a user-chosen host must not reach the
+			// cluster's own network unless the operator allows it.
+			BlockPrivate: l.Bool("MAIL_IMAP_BLOCK_PRIVATE", true),
 		},
 	}
 	s.Jobs.TaskTimeout = s.Sync.Lease
@@ -76,7 +78,7 @@ func load() (settings, error) {
 }
 
 func run(ctx context.Context) error {
-	s, err := load()
+	s, err := load(config.New())
 	if err != nil {
 		return err
 	}
