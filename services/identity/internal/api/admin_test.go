@@ -466,3 +466,45 @@ func TestUnknownRoute(t *testing.T) {
 	wantProblem(t, e.do(req{method: "GET", path: "/nope", token: e.admin}), 404, "not_found")
 	wantProblem(t, e.do(req{method: "PATCH", path: "/auth/login"}), 404, "not_found")
 }
+
+// TestAdminRoutesFollowTheStoredAccount: an admin's access token stays
+// valid for its lifetime, but identity's admin routes read the account, so
+// a deactivated or demoted admin cannot create users or API keys with it.
+func TestAdminRoutesFollowTheStoredAccount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{})
+	newUser := func(tag string) string {
+		return mustJSON(map[string]string{"name": "X " + tag, "email": uniqueEmail(tag), "password": "x-password-123", "role": "admin"})
+	}
+	tests := []struct {
+		name   string
+		change func(u userOut)
+		status int
+		code   string
+	}{
+		{"deactivated", func(u userOut) {
+			decode(t, e.do(req{method: "DELETE", path: "/users/" + id(u.ID), token: e.admin}), 200, nil)
+		}, 401, "unauthenticated"},
+		{"demoted", func(u userOut) {
+			body := mustJSON(map[string]any{"name": u.Name, "email": u.Email, "role": "user"})
+			decode(t, e.do(req{method: "PUT", path: "/users/" + id(u.ID), token: e.admin, body: body}), 200, nil)
+		}, 403, "forbidden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			email := uniqueEmail("adm-" + tt.name)
+			u := e.createUser("Admin "+tt.name, email, "admin-password-9", "admin", nil)
+			tok := e.login(email, "admin-password-9").AccessToken
+			decode(t, e.do(req{method: "POST", path: "/users", token: tok, body: newUser(tt.name + "-before")}), 201, nil)
+
+			tt.change(u)
+			for _, r := range []req{
+				{method: "POST", path: "/users", token: tok, body: newUser(tt.name + "-after")},
+				{method: "POST", path: "/api-keys", token: tok, body: `{"name":"k"}`},
+				{method: "GET", path: "/users", token: tok},
+			} {
+				wantProblem(t, e.do(r), tt.status, tt.code)
+			}
+		})
+	}
+}

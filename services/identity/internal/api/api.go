@@ -46,11 +46,28 @@ func (h handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// currentAdmin runs h only while the caller's stored account is an active
+// admin. Identity owns the accounts, so unlike other services it need not
+// trust a role claim for the access token's remaining lifetime: an admin
+// who is deactivated or demoted loses these routes at once (401/403).
+func (a *API) currentAdmin(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		u, err := a.svc.Me(r.Context(), auth.FromContext(r.Context()).UserID())
+		if err != nil {
+			return err
+		}
+		if u.Role != auth.RoleAdmin {
+			return problem.Forbidden("this action requires the admin role")
+		}
+		return h(w, r)
+	}
+}
+
 // Routes returns the service's router.
 func (a *API) Routes() http.Handler {
 	mux := http.NewServeMux()
 	jwt := func(h handlerFunc) http.Handler { return a.verifier.Require(h) }
-	admin := func(h handlerFunc) http.Handler { return a.verifier.Require(auth.RequireAdmin(h)) }
+	admin := func(h handlerFunc) http.Handler { return a.verifier.Require(auth.RequireAdmin(a.currentAdmin(h))) }
 	internal := auth.RequireInternal(a.internalSecret)
 
 	mux.Handle("POST /auth/login", handlerFunc(a.login))
