@@ -5,9 +5,11 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,6 +149,46 @@ func TestJWKSRefreshesOnNewKid(t *testing.T) {
 	s, _ := tok.SignedString(priv)
 	if _, err := v.Verify(context.Background(), s); problem.From(err).Status != 401 {
 		t.Fatalf("forged kid: %v", err)
+	}
+}
+
+// TestJWKSFollowsThePublishedSet: once the cached set is MaxAge old it is
+// fetched again, so a key identity withdrew stops verifying; while identity
+// is unreachable the cached keys keep verifying.
+func TestJWKSFollowsThePublishedSet(t *testing.T) {
+	t.Parallel()
+	old, current := authtest.New(t), authtest.New(t)
+	old.Kid, current.Kid = "old", "current"
+	var published atomic.Pointer[authtest.Issuer]
+	published.Store(old)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var set auth.JWKSet
+		for kid, pub := range published.Load().Keys().(auth.StaticKeys) {
+			set.Keys = append(set.Keys, auth.PublicJWK(kid, pub))
+		}
+		_ = json.NewEncoder(w).Encode(set)
+	}))
+	defer srv.Close()
+	keys := auth.NewJWKS(srv.URL)
+	keys.MinRefresh, keys.MaxAge = 0, 0 // every call asks identity
+	v, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, old.User(t, 3)); err != nil {
+		t.Fatalf("old key while published: %v", err)
+	}
+	published.Store(current)
+	if _, err := v.Verify(ctx, old.User(t, 3)); problem.From(err).Status != 401 {
+		t.Fatalf("old key after identity withdrew it: got %v, want 401", err)
+	}
+	if _, err := v.Verify(ctx, current.User(t, 3)); err != nil {
+		t.Fatalf("current key: %v", err)
+	}
+	srv.Close()
+	if _, err := v.Verify(ctx, current.User(t, 3)); err != nil {
+		t.Fatalf("cached key with identity unreachable: %v", err)
 	}
 }
 

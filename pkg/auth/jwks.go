@@ -37,44 +37,58 @@ func PublicJWK(kid string, pub ed25519.PublicKey) JWK {
 
 // JWKS is a KeySource backed by identity's JWKS endpoint. Keys are cached;
 // an unknown kid triggers a refresh at most once per MinRefresh, so a flood
-// of forged kids cannot turn into a flood of requests to identity.
+// of forged kids cannot turn into a flood of requests to identity. The set
+// is also replaced once it is MaxAge old, so a key identity stops
+// publishing (retired, or withdrawn after a leak) stops verifying here too;
+// while identity cannot be reached the cached keys keep working.
 type JWKS struct {
 	URL        string
 	Client     *http.Client
 	MinRefresh time.Duration
+	MaxAge     time.Duration
 
 	mu      sync.Mutex
 	keys    map[string]ed25519.PublicKey
-	fetched time.Time
+	fetched time.Time // when keys were published to us
+	tried   time.Time // last fetch attempt, successful or not
 }
 
 // NewJWKS returns a source reading url.
 func NewJWKS(url string) *JWKS {
-	return &JWKS{URL: url, Client: &http.Client{Timeout: 5 * time.Second}, MinRefresh: 10 * time.Second}
+	return &JWKS{URL: url, Client: &http.Client{Timeout: 5 * time.Second}, MinRefresh: 10 * time.Second, MaxAge: 5 * time.Minute}
 }
 
-// Key returns the key for kid, refreshing the set when kid is unknown.
+// Key returns the key for kid, refreshing the set when kid is unknown or
+// the set is older than MaxAge; at most one fetch per MinRefresh either way.
 func (j *JWKS) Key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if k, ok := j.keys[kid]; ok {
+	k, known := j.keys[kid]
+	if known && time.Since(j.fetched) < j.MaxAge {
 		return k, nil
 	}
-	if !j.fetched.IsZero() && time.Since(j.fetched) < j.MinRefresh {
-		return nil, ErrUnknownKey
+	if !j.tried.IsZero() && time.Since(j.tried) < j.MinRefresh {
+		return found(k, known)
 	}
+	j.tried = time.Now()
 	keys, err := j.fetch(ctx)
 	if err != nil {
 		if j.keys == nil {
 			return nil, problem.Unavailable("signing keys are unavailable", 5)
 		}
+		// Identity is away: keep verifying with what it last published.
+		return found(k, known)
+	}
+	j.keys, j.fetched = keys, j.tried
+	k, known = j.keys[kid]
+	return found(k, known)
+}
+
+func found(k ed25519.PublicKey, known bool) (ed25519.PublicKey, error) {
+	if !known {
 		return nil, ErrUnknownKey
 	}
-	j.keys, j.fetched = keys, time.Now()
-	if k, ok := j.keys[kid]; ok {
-		return k, nil
-	}
-	return nil, ErrUnknownKey
+	return k, nil
 }
 
 func (j *JWKS) fetch(ctx context.Context) (map[string]ed25519.PublicKey, error) {
