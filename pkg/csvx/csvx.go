@@ -308,6 +308,9 @@ func (r *Reader) Next() (Record, error) {
 		if !utf8.ValidString(f) {
 			return Record{}, Invalid(fmt.Sprintf("Row %d: the file is not UTF-8 text", r.row))
 		}
+		if strings.IndexByte(f, 0) >= 0 {
+			return Record{}, Invalid(fmt.Sprintf("Row %d: the file holds a NUL character (it is not a text CSV)", r.row))
+		}
 	}
 	return Record{Row: r.row, fields: fields, index: r.index}, nil
 }
@@ -328,7 +331,9 @@ func (r *Reader) mapErr(err error) error {
 			return Invalid(fmt.Sprintf("Row %d: the row cannot be read as CSV", row))
 		}
 	}
-	return fmt.Errorf("csvx: read: %w", err)
+	// Anything else is the request body failing under the reader: an
+	// upload cut short or a broken multipart stream, the client's fault.
+	return fmt.Errorf("csvx: read: %v: %w", err, Invalid("the upload cannot be read: it ended early or is malformed"))
 }
 
 func tooLarge(lim Limits) error {

@@ -96,6 +96,8 @@ func TestReaderRejects(t *testing.T) {
 		{"missing required", "first_name,email\nA,a@x.io\n", csvx.Limits{}, 422, "the header is missing the required column(s): last_name"},
 		{"unclosed quote", "first_name,last_name\nA,\"B\nC,D\n", csvx.Limits{}, 422, "Row 2: a quoted cell is not closed (or has a stray quote) starting at line 2"},
 		{"bare quote", "first_name,last_name\nA,B\"x\n", csvx.Limits{}, 422, "Row 2: a quote appears inside an unquoted cell at line 2"},
+		{"nul", "first_name,last_name\nA\x00,B\n", csvx.Limits{}, 422, "the file is not a CSV text file"},
+		{"nul beyond sniff", "first_name,last_name\n" + strings.Repeat("A,B\n", 17000) + "A\x00,B\n", csvx.Limits{}, 422, "Row 17002: the file holds a NUL character (it is not a text CSV)"},
 		{"too many rows", "first_name,last_name\nA,B\nC,D\nE,F\n", csvx.Limits{MaxRows: 2}, 413, "the file holds more than 2 rows"},
 		{"too many bytes", "first_name,last_name\n" + strings.Repeat("A,B\n", 100), csvx.Limits{MaxBytes: 50}, 413, "the file exceeds 50 bytes"},
 		{"too many bytes beyond sniff", "first_name,last_name\n" + strings.Repeat("Abcdefgh,Bcdefghi\n", 10000), csvx.Limits{MaxBytes: 100_000}, 413, "the file exceeds 100000 bytes"},
@@ -263,3 +265,27 @@ func checkProblem(t *testing.T, err error) {
 		t.Fatalf("422 without file field: %s", fmt.Sprint(p.Errors))
 	}
 }
+
+// TestUploadCutShort: a body that fails under the reader (a truncated
+// multipart upload) rejects the file with a 422, not a 500.
+func TestUploadCutShort(t *testing.T) {
+	t.Parallel()
+	body := io.MultiReader(strings.NewReader("first_name,last_name\n"+strings.Repeat("A,B\n", 17000)),
+		iotestErrReader{io.ErrUnexpectedEOF})
+	r, err := csvx.NewReader(body, cols, csvx.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = r.Next()
+	}
+	p := problem.From(err)
+	want := []problem.FieldError{{Field: "file", Message: "the upload cannot be read: it ended early or is malformed"}}
+	if p.Status != 422 || !reflect.DeepEqual(p.Errors, want) {
+		t.Fatalf("got %d %+v, want 422 %+v", p.Status, p.Errors, want)
+	}
+}
+
+type iotestErrReader struct{ err error }
+
+func (r iotestErrReader) Read([]byte) (int, error) { return 0, r.err }

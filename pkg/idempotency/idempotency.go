@@ -51,6 +51,11 @@ func Key(r *http.Request) (string, error) {
 	if len(k) > MaxKeyLength {
 		return "", problem.Invalid(Header, fmt.Sprintf("must be at most %d characters", MaxKeyLength))
 	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return "", problem.Invalid(Header, "must be printable ASCII (a UUID, for example)")
+		}
+	}
 	return k, nil
 }
 

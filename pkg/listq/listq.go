@@ -7,6 +7,7 @@ package listq
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -60,7 +61,15 @@ type Query struct {
 // Parse reads the common parameters; collection-specific filters are read
 // afterwards with Int64, Enum, String; Err returns every problem at once.
 func Parse(values url.Values, spec Spec) *Query {
-	q := &Query{values: values, spec: spec, errs: &validate.Errors{}, Page: 1, PerPage: DefaultPerPage}
+	q := &Query{values: storable(values), spec: spec, errs: &validate.Errors{}, Page: 1, PerPage: DefaultPerPage}
+	for name, vs := range values {
+		for _, v := range vs {
+			if msg := validate.Text(v); msg != "" && !q.errs.Has(name) {
+				q.errs.Add(name, "%s", msg)
+			}
+		}
+	}
+	values = q.values
 	if v := values.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -109,6 +118,23 @@ func Parse(values url.Values, spec Spec) *Query {
 	}
 	q.Scope = q.Enum("scope", ScopeMe, ScopeTeam, ScopeCompany)
 	return q
+}
+
+// storable drops the parameters whose values are not text PostgreSQL can
+// compare against (Parse reports them), so no reader of the query ever
+// puts one into a statement.
+func storable(values url.Values) url.Values {
+	out := url.Values{}
+	for name, vs := range values {
+		ok := true
+		for _, v := range vs {
+			ok = ok && validate.Text(v) == ""
+		}
+		if ok {
+			out[name] = vs
+		}
+	}
+	return out
 }
 
 func sortKeys(spec Spec) []string { return slices.Sorted(maps.Keys(spec.Sorts)) }
@@ -167,8 +193,15 @@ func (q *Query) String(name string) string {
 // Err returns a 422 problem listing every bad parameter, or nil.
 func (q *Query) Err() error { return q.errs.Err() }
 
-// Offset is the row offset of the page.
-func (q *Query) Offset() int { return (q.Page - 1) * q.PerPage }
+// Offset is the row offset of the page. It saturates at MaxInt32 (far
+// past the end of any table, so the page is empty as DESIGN 3 asks) rather
+// than overflowing on a huge page number.
+func (q *Query) Offset() int {
+	if q.Page-1 > math.MaxInt32/q.PerPage {
+		return math.MaxInt32
+	}
+	return (q.Page - 1) * q.PerPage
+}
 
 // OrderBy returns "ORDER BY <expr> <dir>, <tiebreak> <dir>" from the
 // whitelist. Nulls follow PostgreSQL's default (last ascending, first

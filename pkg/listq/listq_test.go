@@ -1,6 +1,7 @@
 package listq_test
 
 import (
+	"math"
 	"net/url"
 	"testing"
 
@@ -25,6 +26,9 @@ func TestParseErrors(t *testing.T) {
 		{"date_from=2026-02-30", []string{"date_from"}},
 		{"date_from=2026-03-02&date_to=2026-03-01", []string{"date_to"}},
 		{"scope=everyone&page=-1", []string{"page", "scope"}},
+		{"search=%00", []string{"search"}},
+		{"search=%FF", []string{"search"}},
+		{"source=%C3", []string{"source"}},
 	}
 	for _, tt := range tests {
 		v, _ := url.ParseQuery(tt.query)
@@ -87,5 +91,35 @@ func TestWhere(t *testing.T) {
 	}
 	if diff := cmp.Diff([]any{"active", `%50\%\_off%`}, w.Args()); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+// TestOffsetSaturates: a huge page number gives an offset past any table
+// (an empty page), never an overflow into a negative or out-of-range one.
+func TestOffsetSaturates(t *testing.T) {
+	t.Parallel()
+	for _, query := range []string{"page=9223372036854775807&per_page=2", "page=100000000&per_page=100"} {
+		v, _ := url.ParseQuery(query)
+		q := listq.Parse(v, spec)
+		if err := q.Err(); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		if got := q.Offset(); got != math.MaxInt32 {
+			t.Errorf("%s: Offset = %d, want %d", query, got, math.MaxInt32)
+		}
+	}
+}
+
+// TestUnstorableValuesNeverReachReaders: a parameter refused for its text
+// reads as absent, so no filter can carry it into a statement.
+func TestUnstorableValuesNeverReachReaders(t *testing.T) {
+	t.Parallel()
+	v, _ := url.ParseQuery("source=a%00b&search=x%FF")
+	q := listq.Parse(v, spec)
+	if got := q.String("source"); got != "" {
+		t.Errorf("source = %q, want empty", got)
+	}
+	if q.Search != "" {
+		t.Errorf("search = %q, want empty", q.Search)
 	}
 }

@@ -159,7 +159,35 @@ func From(err error) *Error {
 	if errors.As(err, &p) {
 		return p
 	}
+	if unstorable(err) {
+		return Unstorable()
+	}
 	return Internal()
+}
+
+// unstorable reports a PostgreSQL data exception that only a value sent by
+// the client can cause: a character text cannot hold, a date or number out
+// of the type's range, a string over a column's length. Validation should
+// refuse such values first, with the field named; this is the net under
+// it, so a value that slips through is still a 422 and not a 500. The
+// driver's error is matched by its SQLState method, keeping this package
+// free of the driver.
+func unstorable(err error) bool {
+	var pg interface{ SQLState() string }
+	if !errors.As(err, &pg) {
+		return false
+	}
+	switch pg.SQLState() {
+	case "22021", "22P05", "22008", "22003", "22001":
+		return true
+	}
+	return false
+}
+
+// Unstorable is the answer for a value PostgreSQL refused to store.
+func Unstorable() *Error {
+	return newErr(http.StatusUnprocessableEntity, "validation_failed",
+		"a value cannot be stored: it holds a NUL character or invalid text, or a date or number is out of range")
 }
 
 type requestIDKey struct{}
@@ -228,6 +256,10 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		slog.Default().Log(r.Context(), level, "request failed",
 			"error", err.Error(), "status", p.Status, "method", r.Method, "path", r.URL.Path)
+	} else if unstorable(err) {
+		// A client error, but one validation should have named: worth seeing.
+		slog.Default().WarnContext(r.Context(), "value refused by the database",
+			"error", err.Error(), "method", r.Method, "path", r.URL.Path)
 	}
 	for k, vs := range p.Header {
 		for _, v := range vs {

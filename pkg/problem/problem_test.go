@@ -42,6 +42,25 @@ func TestWrite(t *testing.T) {
 			},
 		},
 		{
+			name:       "a value the database cannot store is a 422 without its cause",
+			err:        fmt.Errorf("insert contact: %w", sqlStateError("22021")),
+			wantStatus: 422,
+			wantBody: map[string]any{
+				"type": "/docs/problems#validation_failed", "title": "Unprocessable Entity", "status": float64(422),
+				"detail": "a value cannot be stored: it holds a NUL character or invalid text, or a date or number is out of range",
+				"code":   "validation_failed", "request_id": "req-1",
+			},
+		},
+		{
+			name:       "other database errors stay internal",
+			err:        fmt.Errorf("insert contact: %w", sqlStateError("23505")),
+			wantStatus: 500,
+			wantBody: map[string]any{
+				"type": "/docs/problems#internal", "title": "Internal Server Error", "status": float64(500),
+				"detail": "an internal error occurred", "code": "internal", "request_id": "req-1",
+			},
+		},
+		{
 			name:       "extra members are flattened into the body",
 			err:        problem.Conflict("already_qualified", "lead is already qualified").With("contact_id", 7),
 			wantStatus: 409,
@@ -111,3 +130,11 @@ func TestErrorsIsMatchesCode(t *testing.T) {
 		t.Error("not_found must not match conflict")
 	}
 }
+
+// sqlStateError stands in for the driver's error, which carries SQLState.
+type sqlStateError string
+
+func (e sqlStateError) Error() string {
+	return "ERROR: invalid byte sequence (SQLSTATE " + string(e) + ")"
+}
+func (e sqlStateError) SQLState() string { return string(e) }

@@ -13,6 +13,10 @@ import (
 	"github.com/opencrm/crm/pkg/problem"
 )
 
+// MinYear is the earliest year a date may have: PostgreSQL has no year 0
+// (it would fail the statement), and no CRM date is older than this.
+const MinYear = 1000
+
 // Lengths the platform applies unless a field says otherwise (DESIGN 3).
 const (
 	MaxName    = 100
@@ -55,13 +59,32 @@ func (e *Errors) Required(field, s string) bool {
 	return true
 }
 
-// MaxLen fails when s has more than max characters (not bytes).
+// MaxLen fails when s has more than max characters (not bytes), or is not
+// text PostgreSQL can store (invalid UTF-8 or a NUL character): nearly
+// every free-text field passes through here, so this is where such input
+// becomes a 422 on its field instead of a failed statement.
 func (e *Errors) MaxLen(field, s string, max int) bool {
+	if msg := Text(s); msg != "" {
+		e.Add(field, "%s", msg)
+		return false
+	}
 	if utf8.RuneCountInString(s) > max {
 		e.Add(field, "must be at most %d characters", max)
 		return false
 	}
 	return true
+}
+
+// Text returns why s cannot be stored as text ("" when it can): invalid
+// UTF-8, or a NUL character, which PostgreSQL's text type refuses.
+func Text(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "must be valid UTF-8 text"
+	case strings.IndexByte(s, 0) >= 0:
+		return "must not contain NUL characters"
+	}
+	return ""
 }
 
 // Email fails when s is non-empty and not a bare address (no display name).
@@ -106,6 +129,10 @@ func (e *Errors) Date(field, s string) *time.Time {
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
 		e.Add(field, "must be a date in the form YYYY-MM-DD")
+		return nil
+	}
+	if t.Year() < MinYear {
+		e.Add(field, "must be on or after %d-01-01", MinYear)
 		return nil
 	}
 	return &t

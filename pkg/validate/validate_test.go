@@ -3,6 +3,7 @@ package validate_test
 import (
 	"testing"
 
+	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -47,6 +48,50 @@ func TestErrorsCollectsAll(t *testing.T) {
 	for _, f := range []string{"first_name", "last_name", "email", "status", "due_date"} {
 		if !v.Has(f) {
 			t.Errorf("missing error for %s", f)
+		}
+	}
+}
+
+func TestStorableText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, value, want string
+	}{
+		{"plain", "Ada", ""},
+		{"nul", "A\x00da", "must not contain NUL characters"},
+		{"invalid utf8", "A\xffda", "must be valid UTF-8 text"},
+	}
+	for _, tt := range tests {
+		var v validate.Errors
+		v.MaxLen("name", tt.value, 100)
+		var got string
+		if p := problem.From(v.Err()); v.Err() != nil {
+			got = p.Errors[0].Message
+		}
+		if got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestDateRange(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ value, want string }{
+		{"2026-01-31", ""},
+		{"1000-01-01", ""},
+		{"0999-12-31", "must be on or after 1000-01-01"},
+		{"0000-01-01", "must be on or after 1000-01-01"},
+		{"2026-02-30", "must be a date in the form YYYY-MM-DD"},
+	}
+	for _, tt := range tests {
+		var v validate.Errors
+		d := v.Date("due_date", tt.value)
+		var got string
+		if err := v.Err(); err != nil {
+			got = problem.From(err).Errors[0].Message
+		}
+		if got != tt.want || (tt.want == "") != (d != nil) {
+			t.Errorf("%s: %q (date %v), want %q", tt.value, got, d, tt.want)
 		}
 	}
 }
