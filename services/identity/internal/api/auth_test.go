@@ -84,6 +84,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 	for name, got := range map[string][]string{
 		"unknown email":    sliceOf(attempt("nobody@example.com", "not-the-password")),
 		"deactivated user": sliceOf(attempt(gone.Email, "gone-password-1")),
+		"NUL in the email": sliceOf(attempt("a\x00@example.com", "not-the-password")),
 	} {
 		if diff := cmp.Diff([]string{wrongCode, wrongDetail, wrongHdr}, got); diff != "" {
 			t.Errorf("%s differs from wrong password (-want +got):\n%s", name, diff)

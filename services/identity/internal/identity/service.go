@@ -90,7 +90,9 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 	if err := v.Err(); err != nil {
 		return Session{}, err
 	}
-	if len(in.Email) > 254 || len(in.Password) > MaxPasswordLength {
+	if len(in.Email) > 254 || validate.Text(in.Email) != "" || len(in.Password) > MaxPasswordLength {
+		// No account can have such an address: the same answer as a wrong
+		// password, without asking the database.
 		return Session{}, ErrInvalidCredentials
 	}
 	key := throttleKey(in.Email, clientIP)

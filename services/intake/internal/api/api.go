@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 	"github.com/opencrm/crm/services/intake/internal/store"
@@ -62,6 +63,9 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 	}
 }
 
+// maxOrigin bounds the Origin header kept with a submission.
+const maxOrigin = 255
+
 // submit is POST /public/leads.
 func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
@@ -84,6 +88,12 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
 	key, err := h.Keys.Verify(r.Context(), secret)
 	if err != nil {
 		problem.Write(w, r, err)
+		return
+	}
+	if validate.Text(origin) != "" || len(origin) > maxOrigin {
+		// Stored with the submission, so it must be text PostgreSQL takes.
+		clearCORS(w)
+		problem.Write(w, r, problem.Invalid("Origin", "must be a web origin (scheme://host[:port])"))
 		return
 	}
 	if origin != "" && !originAllowed(origin, h.CORSOrigins, key.AllowedOrigins) {

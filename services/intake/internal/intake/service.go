@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -368,19 +369,20 @@ func (s *Service) outcome(ctx context.Context, sub Submission, path, requestID s
 		// Leads refused the lead itself: retrying would not help.
 		s.metrics.deliveries.WithLabelValues(path, "refused").Inc()
 		s.log.WarnContext(ctx, "leads refused submission", "submission_id", sub.ID, "error", err.Error())
-		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: truncate(err.Error())}, failedResponse(p, requestID)
+		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: lastError(err)}, failedResponse(p, requestID)
 	}
 	s.metrics.deliveries.WithLabelValues(path, "unavailable").Inc()
+	s.log.WarnContext(ctx, "leads unavailable; submission queued", "submission_id", sub.ID, "error", err.Error())
 	attempts := sub.Attempts
 	if attempts < 1 {
 		attempts = 1
 	}
 	if attempts >= s.cfg.MaxAttempts {
 		s.log.ErrorContext(ctx, "submission gave up", "submission_id", sub.ID, "attempts", attempts, "error", err.Error())
-		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: truncate(err.Error())}, queued(sub.ID)
+		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: lastError(err)}, queued(sub.ID)
 	}
 	next := time.Now().Add(s.Backoff(attempts))
-	return Outcome{ID: sub.ID, Status: StatusPending, NextAttemptAt: next, LastError: truncate(err.Error())}, queued(sub.ID)
+	return Outcome{ID: sub.ID, Status: StatusPending, NextAttemptAt: next, LastError: lastError(err)}, queued(sub.ID)
 }
 
 // IdemKeyFor is the Idempotency-Key of a submission's create call to leads:
@@ -403,12 +405,24 @@ func (s *Service) Backoff(n int) time.Duration {
 	return d + jitter
 }
 
-func truncate(s string) string {
-	const max = 1000
-	if len(s) > max {
-		return s[:max]
+// lastError describes a failed delivery for the admin view of the log in
+// our own words (the problem's code and detail, as a client of leads would
+// see them), never the Go error, which names internal hosts and ports;
+// that stays in the service's log.
+func lastError(err error) string {
+	p := problem.From(err)
+	msg := p.Code
+	if p.Detail != "" {
+		msg += ": " + p.Detail
 	}
-	return s
+	for _, fe := range p.Errors {
+		msg += "; " + fe.Field + " " + fe.Message
+	}
+	const max = 1000
+	if len(msg) > max {
+		msg = strings.ToValidUTF8(msg[:max], "")
+	}
+	return msg
 }
 
 // RetryDue runs one pass of the retry job: it claims due submissions and
