@@ -119,12 +119,18 @@ func isDataURL(v string) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "data:")
 }
 
-// cleanCSS neutralises the two CSS constructs that fetch: @import and url()
-// pointing anywhere but data:. It is deliberately blunt (a CSS parser is not
-// needed to make the result inert): the browser's Content-Security-Policy and
+// cleanCSS neutralises the CSS constructs that fetch: @import, url()
+// pointing anywhere but data:, and image-set(), which takes a bare string
+// URL. It is deliberately blunt (a CSS parser is not needed to make the
+// result inert): CSS with an escape sequence is dropped whole, since
+// escapes can spell any of those words (u\72 l(…)) past a text match; no
+// contract styling needs them. The browser's Content-Security-Policy and
 // request blocking stand behind it.
 func cleanCSS(css string) string {
 	lower := strings.ToLower(css)
+	if strings.Contains(css, `\`) || strings.Contains(lower, "image-set(") {
+		return ""
+	}
 	if !strings.Contains(lower, "@import") && !strings.Contains(lower, "url(") &&
 		!strings.Contains(lower, "expression(") {
 		return css

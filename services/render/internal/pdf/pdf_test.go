@@ -124,6 +124,8 @@ func TestHostileContentFetchesNothing(t *testing.T) {
 		{"img", `<img src="` + u + `/img.png"><img srcset="` + u + `/set.png 2x">`},
 		{"css import", `<style>@import url("` + u + `/import.css"); @import "file:///etc/passwd";</style>`},
 		{"css background", `<div style="background-image:url(` + u + `/bg.png)">bg</div><style>p{background:url('` + u + `/p.png')}</style>`},
+		{"css escapes", `<style>p{background:u\72 l(` + u + `/esc.png)}</style><div style="background:u\72 l(` + u + `/esc2.png)">e</div>`},
+		{"css image-set", `<div style="background-image:image-set(&quot;` + u + `/set1.png&quot; 1x)">s</div>`},
 		{"font face", `<style>@font-face{font-family:x;src:url(` + u + `/font.woff)} p{font-family:x}</style>`},
 		{"meta refresh", `<meta http-equiv="refresh" content="0;url=` + u + `/refresh">`},
 		{"meta refresh file", `<meta http-equiv="refresh" content="0;url=file:///etc/passwd">`},
