@@ -282,8 +282,14 @@ func (h *Handlers) loadTask(r *http.Request, pid int64) (Task, error) {
 	if err != nil {
 		return Task{}, problem.NotFound("task")
 	}
-	rows, err := h.cfg.DB.Query(r.Context(), `SELECT `+taskColumns+` FROM tasks
-		WHERE id = $1 AND parent_type = $2 AND parent_id = $3`, tid, h.cfg.ParentType, pid)
+	return getTask(r.Context(), h.cfg.DB, h.cfg.ParentType, pid, tid, "")
+}
+
+// getTask reads the task tid of the parent, with the row lock clause lock
+// ("" for none); a task of another parent is not found.
+func getTask(ctx context.Context, q db.Querier, parentType string, pid, tid int64, lock string) (Task, error) {
+	rows, err := q.Query(ctx, `SELECT `+taskColumns+` FROM tasks
+		WHERE id = $1 AND parent_type = $2 AND parent_id = $3`+lock, tid, parentType, pid)
 	if err != nil {
 		return Task{}, err
 	}
@@ -292,6 +298,36 @@ func (h *Handlers) loadTask(r *http.Request, pid int64) (Task, error) {
 		return Task{}, problem.NotFound("task")
 	}
 	return t, err
+}
+
+// modifyTask locks the task, lets change patch it as committed and writes
+// it back, in one transaction, so concurrent updates of one task apply one
+// after the other and none undoes another. An error from change rolls back
+// and is returned as is. The lock is FOR NO KEY UPDATE, the one the UPDATE
+// takes anyway.
+func modifyTask(ctx context.Context, d *db.DB, parentType string, pid, tid int64, change func(*Task) error) (Task, error) {
+	var updated Task
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		t, err := getTask(ctx, tx, parentType, pid, tid, " FOR NO KEY UPDATE")
+		if err != nil {
+			return err
+		}
+		if err := change(&t); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `UPDATE tasks SET title = $2, description = $3, due_date = $4::date,
+			due_time = $5, priority = $6, status = $7, completed_at = $8, assigned_to = $9, contact_id = $10,
+			company_id = $11, deal_id = $12, updated_at = now()
+			WHERE id = $1 RETURNING `+taskColumns,
+			t.ID, t.Title, t.Description, t.DueDate, t.DueTime, t.Priority, t.Status, t.CompletedAt,
+			t.AssignedTo, t.ContactID, t.CompanyID, t.DealID)
+		if err != nil {
+			return err
+		}
+		updated, err = pgx.CollectExactlyOneRow(rows, scanTask)
+		return err
+	})
+	return updated, err
 }
 
 // taskInput is a task body; every optional field distinguishes absent
@@ -309,9 +345,25 @@ type taskInput struct {
 	DealID      patch.Field[int64]  `json:"deal_id"`
 }
 
-// apply validates in and writes it over t.
+// apply validates in, assignee included, and writes it over t.
 func (h *Handlers) apply(ctx context.Context, in taskInput, t *Task) error {
-	var v validate.Errors
+	v := applyTask(in, t)
+	if in.AssignedTo.Set && t.AssignedTo != nil && !v.Has("assigned_to") && h.cfg.UserExists != nil {
+		ok, err := h.cfg.UserExists(ctx, *t.AssignedTo)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			v.Add("assigned_to", "is not a known user")
+		}
+	}
+	return v.Err()
+}
+
+// applyTask validates in, all but the assignee's existence, and writes it
+// over t. Which errors it finds depends on in alone, never on t.
+func applyTask(in taskInput, t *Task) *validate.Errors {
+	v := &validate.Errors{}
 	title := strings.TrimSpace(in.Title.Value)
 	if v.Required("title", title) {
 		v.MaxLen("title", title, validate.MaxString)
@@ -376,16 +428,7 @@ func (h *Handlers) apply(ctx context.Context, in taskInput, t *Task) error {
 		}
 		f.in.Apply(f.dst)
 	}
-	if in.AssignedTo.Set && t.AssignedTo != nil && !v.Has("assigned_to") && h.cfg.UserExists != nil {
-		ok, err := h.cfg.UserExists(ctx, *t.AssignedTo)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			v.Add("assigned_to", "is not a known user")
-		}
-	}
-	return v.Err()
+	return v
 }
 
 func validTime(s string) bool {
@@ -444,6 +487,10 @@ func (h *Handlers) createTask(w http.ResponseWriter, r *http.Request, pid int64)
 	return nil
 }
 
+// updateTask validates the body against the task as first read, assignee
+// lookup included, before any lock is taken; then applies it to the task
+// as read under its row lock, so fields the body leaves out keep what a
+// concurrent update committed (a completion is not undone by a rename).
 func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request, pid int64) error {
 	t, err := h.loadTask(r, pid)
 	if err != nil {
@@ -456,17 +503,13 @@ func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request, pid int64)
 	if err := h.apply(r.Context(), in, &t); err != nil {
 		return err
 	}
-	h.link(&t, pid)
-	rows, err := h.cfg.DB.Query(r.Context(), `UPDATE tasks SET title = $2, description = $3, due_date = $4::date,
-		due_time = $5, priority = $6, status = $7, completed_at = $8, assigned_to = $9, contact_id = $10,
-		company_id = $11, deal_id = $12, updated_at = now()
-		WHERE id = $1 RETURNING `+taskColumns,
-		t.ID, t.Title, t.Description, t.DueDate, t.DueTime, t.Priority, t.Status, t.CompletedAt,
-		t.AssignedTo, t.ContactID, t.CompanyID, t.DealID)
-	if err != nil {
-		return err
-	}
-	updated, err := pgx.CollectExactlyOneRow(rows, scanTask)
+	updated, err := modifyTask(r.Context(), h.cfg.DB, h.cfg.ParentType, pid, t.ID, func(cur *Task) error {
+		if err := applyTask(in, cur).Err(); err != nil {
+			return err
+		}
+		h.link(cur, pid)
+		return nil
+	})
 	if err != nil {
 		return err
 	}

@@ -8,17 +8,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/testdb"
 )
 
 type fixture struct {
 	srv   *httptest.Server
+	db    *db.DB
 	token string
 }
 
@@ -43,7 +46,7 @@ func setup(t *testing.T) fixture {
 	h.Register(mux, "/contacts", iss.Verifier(t).Require)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return fixture{srv: srv, token: iss.User(t, 9)}
+	return fixture{srv: srv, db: d, token: iss.User(t, 9)}
 }
 
 func (f fixture) do(t *testing.T, method, path, body string) (int, map[string]any) {
@@ -164,5 +167,147 @@ func TestTasks(t *testing.T) {
 	_, list := f.do(t, "GET", "/contacts/1/tasks", "")
 	if n := len(list["data"].([]any)); n != 0 {
 		t.Errorf("tasks left: %d", n)
+	}
+}
+
+// waitBlocked waits until some backend waits for a lock held by the
+// backend pid, or fails when the request finished first (done). Only the
+// state the test needs decides, not a sleep.
+func waitBlocked(t *testing.T, d *db.DB, pid uint32, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var blocked bool
+		if err := d.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE $1::int = ANY(pg_blocking_pids(pid)))`, pid).Scan(&blocked); err != nil {
+			t.Fatal(err)
+		}
+		if blocked {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the PUT finished without waiting for the concurrent write (%v)", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the PUT never waited for the concurrent write's row lock")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTaskPutAppliesOnTopOfConcurrentWrite holds a concurrent writer's
+// uncommitted change to a task (transaction A), sends a PUT (B) that must
+// wait for A's row lock, then commits A: B's answer and the stored task
+// carry both changes. Before the fix B read the task unlocked, patched it
+// in Go and wrote every column back, undoing A (a completion was lost to a
+// rename).
+func TestTaskPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	tests := []struct {
+		name   string
+		writeA string // $1 = task id
+		put    string
+		want   map[string]any // fields of B's answer and of the stored task
+	}{
+		{
+			name:   "completion survives a rename",
+			writeA: `UPDATE tasks SET status = 'completed', completed_at = '2026-01-02 03:04:05Z', updated_at = now() WHERE id = $1`,
+			put:    `{"title":"Call back on Monday"}`,
+			want: map[string]any{"title": "Call back on Monday", "status": "completed",
+				"completed_at": "2026-01-02T03:04:05.000000Z", "priority": "low"},
+		},
+		{
+			name:   "priority survives a completion, which keeps its time",
+			writeA: `UPDATE tasks SET priority = 'high', status = 'completed', completed_at = '2026-01-02 03:04:05Z' WHERE id = $1`,
+			put:    `{"title":"Call back","status":"completed"}`,
+			want: map[string]any{"title": "Call back", "status": "completed",
+				"completed_at": "2026-01-02T03:04:05.000000Z", "priority": "high"},
+		},
+		{
+			name:   "reopening clears the concurrent completion",
+			writeA: `UPDATE tasks SET status = 'completed', completed_at = now(), due_time = '09:00' WHERE id = $1`,
+			put:    `{"title":"Call back","status":"open"}`,
+			want:   map[string]any{"title": "Call back", "status": "open", "completed_at": nil, "due_time": "09:00"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st, body := f.do(t, "POST", "/contacts/1/tasks", `{"title":"Call back","priority":"low"}`)
+			if st != 201 {
+				t.Fatalf("create: %d %v", st, body)
+			}
+			tid := int64(body["data"].(map[string]any)["id"].(float64))
+			path := "/contacts/1/tasks/" + strconv.FormatInt(tid, 10)
+
+			// A: an uncommitted write, holding the task's row lock.
+			txA, err := f.db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer txA.Rollback(ctx) //nolint:errcheck // no-op after Commit
+			var pidA uint32
+			if err := txA.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pidA); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := txA.Exec(ctx, tt.writeA, tid); err != nil {
+				t.Fatal(err)
+			}
+
+			// B: a PUT, which must wait for A.
+			req, err := http.NewRequest("PUT", f.srv.URL+path, strings.NewReader(tt.put))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+f.token)
+			req.Header.Set("Content-Type", "application/json")
+			type result struct {
+				status int
+				body   map[string]any
+			}
+			res := make(chan result, 1)
+			done := make(chan error, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					done <- err
+					return
+				}
+				defer resp.Body.Close()
+				var r result
+				r.status = resp.StatusCode
+				err = json.NewDecoder(resp.Body).Decode(&r.body)
+				res <- r
+				done <- err
+			}()
+			waitBlocked(t, f.db, pidA, done)
+			if err := txA.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			r := <-res
+			if r.status != 200 {
+				t.Fatalf("PUT: %d %v", r.status, r.body)
+			}
+			_, stored := f.do(t, "GET", path, "")
+			for _, got := range []struct {
+				what string
+				rec  map[string]any
+			}{{"answer", r.body["data"].(map[string]any)}, {"stored task", stored["data"].(map[string]any)}} {
+				sub := map[string]any{}
+				for k := range tt.want {
+					sub[k] = got.rec[k]
+				}
+				if diff := cmp.Diff(tt.want, sub); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", got.what, diff)
+				}
+			}
+		})
 	}
 }
