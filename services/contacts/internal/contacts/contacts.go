@@ -279,7 +279,11 @@ type Store interface {
 
 	GetContact(ctx context.Context, id int64) (Contact, error)
 	CreateContact(ctx context.Context, c Contact) (Contact, error)
-	UpdateContact(ctx context.Context, c Contact) (Contact, error)
+	// UpdateContact locks the contact, lets apply change it and writes it
+	// back with its event, all in one transaction: apply sees every change
+	// committed before it, so concurrent updates of different fields all
+	// stay. An error from apply rolls back and is returned as is.
+	UpdateContact(ctx context.Context, id int64, apply func(*Contact) error) (Contact, error)
 	DeleteContact(ctx context.Context, id int64) error
 	ListContacts(ctx context.Context, f Filter) ([]Contact, int, error)
 	ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error
@@ -287,7 +291,8 @@ type Store interface {
 
 	GetCompany(ctx context.Context, id int64) (Company, error)
 	CreateCompany(ctx context.Context, c Company) (Company, error)
-	UpdateCompany(ctx context.Context, c Company) (Company, error)
+	// UpdateCompany is UpdateContact for a company.
+	UpdateCompany(ctx context.Context, id int64, apply func(*Company) error) (Company, error)
 	DeleteCompany(ctx context.Context, id int64) error
 	ListCompanies(ctx context.Context, q *listq.Query) ([]Company, int, error)
 	MatchCompanies(ctx context.Context, name string, limit int) ([]CompanyMatch, error)

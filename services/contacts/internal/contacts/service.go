@@ -94,7 +94,11 @@ func (s *Service) CreateContactOnce(ctx context.Context, key string, in ContactI
 	return s.store.CreateContactOnce(ctx, key, c)
 }
 
-// UpdateContact applies a PUT body over the stored contact.
+// UpdateContact applies a PUT body over the stored contact. The body is
+// validated (references included) before the row is locked, so no lookup
+// runs while the lock is held; validity depends on the body alone. The
+// patch itself is applied to the row as read under the lock, so fields the
+// body leaves out keep what a concurrent update committed.
 func (s *Service) UpdateContact(ctx context.Context, id int64, in ContactInput) (Contact, error) {
 	c, err := s.store.GetContact(ctx, id)
 	if err != nil {
@@ -107,7 +111,9 @@ func (s *Service) UpdateContact(ctx context.Context, id int64, in ContactInput) 
 	if err := v.Err(); err != nil {
 		return Contact{}, err
 	}
-	return s.store.UpdateContact(ctx, c)
+	return s.store.UpdateContact(ctx, id, func(cur *Contact) error {
+		return ApplyContact(in, cur).Err()
+	})
 }
 
 // GetContact reads one contact.
@@ -196,16 +202,12 @@ func (s *Service) CreateCompanyOnce(ctx context.Context, key string, in CompanyI
 	return s.store.CreateCompanyOnce(ctx, key, c)
 }
 
-// UpdateCompany applies a PUT body; a rename reaches every linked contact.
+// UpdateCompany applies a PUT body over the company as read under its row
+// lock; a rename reaches every linked contact.
 func (s *Service) UpdateCompany(ctx context.Context, id int64, in CompanyInput) (Company, error) {
-	c, err := s.store.GetCompany(ctx, id)
-	if err != nil {
-		return Company{}, err
-	}
-	if err := ApplyCompany(in, &c).Err(); err != nil {
-		return Company{}, err
-	}
-	return s.store.UpdateCompany(ctx, c)
+	return s.store.UpdateCompany(ctx, id, func(c *Company) error {
+		return ApplyCompany(in, c).Err()
+	})
 }
 
 // GetCompany reads one company.

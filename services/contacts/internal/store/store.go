@@ -208,9 +208,25 @@ func (s *Store) CreateContactOnce(ctx context.Context, key string, c contacts.Co
 	return insertOnce(ctx, s.db, key, c, insertContact)
 }
 
-// UpdateContact writes every field of c.
-func (s *Store) UpdateContact(ctx context.Context, c contacts.Contact) (contacts.Contact, error) {
+// lockRow is the row lock an update takes before reading the row it
+// patches: FOR NO KEY UPDATE, the lock the UPDATE itself takes, so two
+// updates of one row run one after the other while inserts and updates of
+// rows referencing it (their foreign key checks take KEY SHARE) are not
+// held up, and a company update cannot deadlock against a contact update
+// that checks its company_id.
+const lockRow = ` FOR NO KEY UPDATE`
+
+// UpdateContact locks the contact, applies the change to the row as
+// committed and writes every field back with its event.
+func (s *Store) UpdateContact(ctx context.Context, id int64, apply func(*contacts.Contact) error) (contacts.Contact, error) {
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) {
+		c, err := one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
+		if err != nil {
+			return contacts.Contact{}, err
+		}
+		if err := apply(&c); err != nil {
+			return contacts.Contact{}, err
+		}
 		updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
 			email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
 			address_city = $10, address_state = $11, address_zip = $12, address_country = $13, notes = $14,
@@ -601,10 +617,19 @@ func (s *Store) CreateCompanyOnce(ctx context.Context, key string, c contacts.Co
 	return insertOnce(ctx, s.db, key, c, insertCompany)
 }
 
-// UpdateCompany writes every field; the schema's trigger carries a new
-// name onto the linked contacts in the same transaction.
-func (s *Store) UpdateCompany(ctx context.Context, c contacts.Company) (contacts.Company, error) {
+// UpdateCompany locks the company, applies the change to the row as
+// committed and writes every field back with its event; the schema's
+// trigger carries a new name onto the linked contacts in the same
+// transaction.
+func (s *Store) UpdateCompany(ctx context.Context, id int64, apply func(*contacts.Company) error) (contacts.Company, error) {
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Company, error) {
+		c, err := one(tx, ctx, scanCompany, "company", `SELECT `+companyCols+` FROM companies WHERE id = $1`+lockRow, id)
+		if err != nil {
+			return contacts.Company{}, err
+		}
+		if err := apply(&c); err != nil {
+			return contacts.Company{}, err
+		}
 		updated, err := one(tx, ctx, scanCompany, "company", `UPDATE companies SET name = $2, domain = $3, website = $4,
 			phone = $5, industry = $6, address_street = $7, address_city = $8, address_state = $9,
 			address_zip = $10, address_country = $11, updated_at = now() WHERE id = $1 RETURNING `+companyCols,
