@@ -87,7 +87,7 @@ func decodeError(err error, maxBytes int64) error {
 		if field == "" {
 			return problem.MalformedJSON("body must be a JSON object")
 		}
-		return problem.Invalid(field, "must be a "+jsonKind(typ.Type.Kind().String()))
+		return problem.Invalid(field, "must be "+jsonKind(typ.Type.Kind().String()))
 	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
 		return problem.MalformedJSON("body is not valid JSON at offset " + strconv.FormatInt(offset(syn), 10))
 	case errors.Is(err, io.EOF):
@@ -104,20 +104,22 @@ func offset(s *json.SyntaxError) int64 {
 	return s.Offset
 }
 
+// jsonKind names a Go kind as the JSON type a client should send, with
+// its article.
 func jsonKind(k string) string {
 	switch {
 	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
-		return "integer"
+		return "an integer"
 	case strings.HasPrefix(k, "float"):
-		return "number"
+		return "a number"
 	case k == "bool":
-		return "boolean"
+		return "a boolean"
 	case k == "slice", k == "array":
-		return "array"
+		return "an array"
 	case k == "struct", k == "map", k == "ptr":
-		return "object"
+		return "an object"
 	default:
-		return k
+		return "a " + k
 	}
 }
 

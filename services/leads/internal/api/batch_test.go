@@ -269,7 +269,7 @@ func TestInternalBatchItemsFailAlone(t *testing.T) {
 	}{
 		{1, problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"email", "must be a valid email address"})},
 		{3, problemJSON(409, "idempotency_key_reused", "this Idempotency-Key was used with a different request")},
-		{5, problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"assigned_to", "must be a integer"})},
+		{5, problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"assigned_to", "must be an integer"})},
 		{6, problemJSON(400, "malformed_json", "body is empty")},
 	} {
 		it := items[tc.i]
@@ -334,7 +334,7 @@ func TestInternalBatchRejectsTheRequest(t *testing.T) {
 			[2]string{"items[2].key", "must be at most 255 characters"},
 			[2]string{"items[3].key", "is required"})},
 		{"items not an array", `{"items":{}}`, false, 422,
-			problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"items", "must be a array"})},
+			problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"items", "must be an array"})},
 		{"malformed", `{"items":[`, false, 400, problemJSON(400, "malformed_json", "body is not valid JSON at offset 0")},
 		{"over 4 MB", map[string]any{"items": []any{map[string]any{"key": "big", "lead": map[string]any{
 			"first_name": "A", "last_name": "B", "notes": strings.Repeat("n", 4<<20)}}}}, false, 413,
