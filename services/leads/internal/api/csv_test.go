@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"mime/multipart"
 	"net/http/httptest"
 	"strings"
@@ -115,4 +116,59 @@ func TestCSVImportExport(t *testing.T) {
 		t.Fatalf("filtered export has %d lines: %q", n, r.body)
 	}
 	wantProblem(t, e.do("GET", "/leads/export?sort_by=nope", e.admin, nil), 422, "validation_failed", "sort_by")
+}
+
+// TestCSVImportConcurrent uploads one file twice at once: the second
+// import must see the first one's rows and skip them as duplicates. The
+// test holds a SHARE lock on leads, so the first import stops at its
+// write; the second starts only once the first waits, and the lock is
+// released only once both wait.
+func TestCSVImportConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	d := e.store.DB()
+	file := "first_name,last_name,email\nAnn,Able,ann@x.example\nBob,Baker,Bob@x.example\nCy,Cole,cy@x.example\n"
+
+	hold, err := d.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(ctx) }()
+	if _, err := hold.Exec(ctx, `LOCK TABLE leads IN SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	first, second := make(chan resp, 1), make(chan resp, 1)
+	go func() { first <- e.upload(e.user, "file", file) }()
+	waitLockWaiters(t, d, 1)
+	go func() { second <- e.upload(e.user, "file", file) }()
+	waitLockWaiters(t, d, 2)
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		got  resp
+		want map[string]any
+	}{
+		{"first", <-first, map[string]any{"success": true, "imported": 3.0, "skipped": 0.0,
+			"message": "Imported 3 leads, skipped 0", "errors": []any{}}},
+		{"second", <-second, map[string]any{"success": true, "imported": 0.0, "skipped": 3.0,
+			"message": "Imported 0 leads, skipped 3", "errors": []any{
+				"Row 2: a lead with email ann@x.example already exists",
+				"Row 3: a lead with email Bob@x.example already exists",
+				"Row 4: a lead with email cy@x.example already exists",
+			}}},
+	} {
+		if tc.got.status != 200 {
+			t.Fatalf("%s import: %d %s", tc.name, tc.got.status, tc.got.body)
+		}
+		if diff := cmp.Diff(tc.want, tc.got.json(t)); diff != "" {
+			t.Errorf("%s import (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	if n := e.countRows(`SELECT count(*) FROM leads`); n != 3 {
+		t.Fatalf("leads = %d, want 3", n)
+	}
 }

@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -47,7 +50,7 @@ func newEnv(t testing.TB) *env {
 	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
 	st := store.New(d)
 	fc := newFakeContacts(t)
-	fd := newFakeDeals(t)
+	fd := newFakeDeals(t, fc)
 	svc, err := leads.NewService(st, upstream.NewContacts(fc.URL, secret), upstream.NewDeals(fd.URL(), secret))
 	if err != nil {
 		t.Fatal(err)
@@ -185,8 +188,7 @@ type idemAnswer struct {
 	body   []byte
 }
 
-func (s *idemStore) run(w http.ResponseWriter, r *http.Request, fn func(body []byte) (int, any)) {
-	raw, _ := io.ReadAll(r.Body)
+func (s *idemStore) run(w http.ResponseWriter, r *http.Request, raw []byte, fn func(body []byte) (int, any)) {
 	// Hash the decoded JSON so key order and spacing do not matter.
 	var v any
 	_ = json.Unmarshal(raw, &v)
@@ -241,7 +243,8 @@ func newFakeContacts(t testing.TB) *fakeContacts {
 	mux := http.NewServeMux()
 	create := func(kind string, m map[int64]map[string]any, required string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			f.idem.run(w, r, func(raw []byte) (int, any) {
+			body, _ := io.ReadAll(r.Body)
+			f.idem.run(w, r, body, func(raw []byte) (int, any) {
 				var rec map[string]any
 				if err := json.Unmarshal(raw, &rec); err != nil {
 					return 0, problem.MalformedJSON("bad")
@@ -304,6 +307,21 @@ func newFakeContacts(t testing.TB) *fakeContacts {
 	return f
 }
 
+// has tells whether the contact or company id exists.
+func (f *fakeContacts) has(m map[int64]map[string]any, id int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := m[id]
+	return ok
+}
+
+// deleteContact removes a contact, as DELETE /contacts/{id} does.
+func (f *fakeContacts) deleteContact(id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.contacts, id)
+}
+
 func (f *fakeContacts) counts() (contacts, companies int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -312,17 +330,23 @@ func (f *fakeContacts) counts() (contacts, companies int) {
 
 // fakeDeals implements POST /internal/deals and can be stopped (its
 // listener closed: connection refused) and restarted on the same address.
+// Like deals, it validates a body (stage, company and contact exist)
+// before it looks up the Idempotency-Key, so a replayed request whose
+// contact was deleted meanwhile is a 422.
 type fakeDeals struct {
-	t     testing.TB
-	addr  string
-	idem  idemStore
-	mu    sync.Mutex
-	deals map[int64]map[string]any
-	srv   *http.Server
+	t        testing.TB
+	addr     string
+	idem     idemStore
+	contacts *fakeContacts
+	mu       sync.Mutex
+	deals    map[int64]map[string]any
+	sent     []string // every body received, in order
+	lose     int      // answers to lose after creating: 504 instead
+	srv      *http.Server
 }
 
-func newFakeDeals(t testing.TB) *fakeDeals {
-	f := &fakeDeals{t: t, deals: map[int64]map[string]any{}}
+func newFakeDeals(t testing.TB, contacts *fakeContacts) *fakeDeals {
+	f := &fakeDeals{t: t, contacts: contacts, deals: map[int64]map[string]any{}}
 	f.idem.answers = map[string]idemAnswer{}
 	f.start("127.0.0.1:0")
 	t.Cleanup(f.stop)
@@ -346,24 +370,57 @@ func (f *fakeDeals) start(addr string) {
 	f.addr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /internal/deals", func(w http.ResponseWriter, r *http.Request) {
-		f.idem.run(w, r, func(raw []byte) (int, any) {
-			var rec map[string]any
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return 0, problem.MalformedJSON("bad")
+		raw, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.sent = append(f.sent, string(raw))
+		lose := f.lose > 0
+		if lose {
+			f.lose--
+		}
+		f.mu.Unlock()
+		var in map[string]any
+		if err := json.Unmarshal(raw, &in); err != nil {
+			problem.Write(w, r, problem.MalformedJSON("bad"))
+			return
+		}
+		if s, ok := in["stage_id"].(float64); ok && (s < 1 || s > 6) {
+			problem.Write(w, r, problem.Invalid("stage_id", "is not an existing stage"))
+			return
+		}
+		for _, ref := range []struct {
+			field string
+			m     map[int64]map[string]any
+		}{{"company_id", f.contacts.companies}, {"contact_id", f.contacts.contacts}} {
+			if id, ok := in[ref.field].(float64); ok && !f.contacts.has(ref.m, int64(id)) {
+				problem.Write(w, r, problem.Invalid(ref.field, "does not exist"))
+				return
 			}
-			if s, ok := rec["stage_id"].(float64); ok && (s < 1 || s > 6) {
-				return 0, problem.Invalid("stage_id", "is not an existing stage")
-			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			id := int64(len(f.deals) + 500)
-			rec["id"] = id
-			f.deals[id] = rec
-			return http.StatusCreated, map[string]any{"data": rec}
-		})
+		}
+		if lose {
+			// Created and stored under the key, but the answer never
+			// reaches leads: its outcome is unknown there.
+			f.idem.run(httptest.NewRecorder(), r, raw, f.create)
+			problem.Write(w, r, problem.Timeout("deals did not answer in time"))
+			return
+		}
+		f.idem.run(w, r, raw, f.create)
 	})
 	f.srv = &http.Server{Handler: mux}
 	go func() { _ = f.srv.Serve(ln) }()
+}
+
+// create stores a validated deal body.
+func (f *fakeDeals) create(raw []byte) (int, any) {
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return 0, problem.MalformedJSON("bad")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := int64(len(f.deals) + 500)
+	rec["id"] = id
+	f.deals[id] = rec
+	return http.StatusCreated, map[string]any{"data": rec}
 }
 
 func (f *fakeDeals) stop() {
@@ -379,6 +436,21 @@ func (f *fakeDeals) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.deals)
+}
+
+// loseNextAnswer makes the next creating call create the deal and then
+// answer 504, as a call that timed out after deals committed.
+func (f *fakeDeals) loseNextAnswer() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lose++
+}
+
+// bodies returns every body POSTed so far, in order.
+func (f *fakeDeals) bodies() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.sent...)
 }
 
 func (f *fakeDeals) get(id int64) map[string]any {
@@ -399,4 +471,44 @@ func copyMap(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// wantExactProblem checks status, problem+json and the whole body against
+// want (problemJSON's shape); want's request_id becomes the one the
+// answer carries in X-Request-Id.
+func wantExactProblem(t testing.TB, r resp, want map[string]any) {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != problem.ContentType {
+		t.Fatalf("Content-Type = %q, want %q: %d %s", ct, problem.ContentType, r.status, r.body)
+	}
+	want["request_id"] = r.header.Get(httpx.RequestIDHeader)
+	if diff := cmp.Diff(want["status"], float64(r.status)); diff != "" {
+		t.Fatalf("status (-want +got):\n%s%s", diff, r.body)
+	}
+	if diff := cmp.Diff(want, r.json(t)); diff != "" {
+		t.Fatalf("problem body (-want +got):\n%s", diff)
+	}
+}
+
+// waitLockWaiters returns once n sessions of the test's database wait for
+// a lock (a row, a table or an advisory lock). It is the barrier that puts
+// concurrent transactions in a known order: it waits for that state, never
+// for a guessed time.
+func waitLockWaiters(t testing.TB, d *db.DB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got int
+		if err := d.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions wait for a lock, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

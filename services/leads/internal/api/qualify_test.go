@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
 func TestQualify(t *testing.T) {
@@ -209,4 +214,226 @@ func TestMatch(t *testing.T) {
 	}
 	e.contacts.Close()
 	wantProblem(t, e.do("GET", "/leads/match-contact?email=a@b.example", e.user, nil), 503, "upstream_unavailable")
+}
+
+// TestUpdateDuringQualification puts a PUT without status between the
+// qualification's final transaction marking the lead qualified and its
+// commit: the PUT must apply its edit to the committed qualified lead, not
+// write back the status it could have read before. The final transaction
+// (store.FinishQualification) is held before its commit by a lock the
+// test keeps on the saga row; the PUT starts only once it waits.
+func TestUpdateDuringQualification(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	d := e.store.DB()
+	id := e.createLead(map[string]any{"first_name": "Pat", "last_name": "Race", "company": "Acme"})
+	if _, err := e.store.BeginQualification(ctx, id, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := d.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(ctx) }()
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM qualifications WHERE lead_id = $1 FOR UPDATE`, id); err != nil {
+		t.Fatal(err)
+	}
+
+	contactID, companyID, dealID := int64(201), int64(202), int64(203)
+	finished := make(chan error, 1)
+	go func() {
+		_, err := e.store.FinishQualification(ctx, id, leads.Saga{Company: leads.Step{ID: &companyID},
+			Contact: leads.Step{ID: &contactID}, Deal: leads.Step{ID: &dealID}})
+		finished <- err
+	}()
+	waitLockWaiters(t, d, 1) // the lead is marked qualified, not yet committed
+	put := make(chan resp, 1)
+	go func() {
+		put <- e.do("PUT", path("/leads/{id}", id), e.user, `{"first_name":"Patricia","last_name":"Race","notes":"edited"}`)
+	}()
+	waitLockWaiters(t, d, 2) // the PUT waits for the lead
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-finished; err != nil {
+		t.Fatalf("finish qualification: %v", err)
+	}
+	r := <-put
+	if r.status != http.StatusOK {
+		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+
+	keys := []string{"first_name", "notes", "status", "contact_id", "company_id", "deal_id"}
+	want := map[string]any{"first_name": "Patricia", "notes": "edited", "status": "qualified",
+		"contact_id": float64(contactID), "company_id": float64(companyID), "deal_id": float64(dealID)}
+	for name, got := range map[string]map[string]any{
+		"PUT answer": r.json(t)["data"].(map[string]any),
+		"GET":        e.do("GET", path("/leads/{id}", id), e.user, nil).json(t)["data"].(map[string]any),
+	} {
+		if got["qualified_at"] == nil {
+			t.Errorf("%s: qualified_at is null", name)
+		}
+		if diff := cmp.Diff(want, pick(got, keys...)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+	// Still qualified, so the actions refuse it.
+	wantExactProblem(t, e.do("PUT", path("/leads/{id}/disqualify", id), e.user, map[string]any{"reason": "x"}),
+		problemJSON(409, "invalid_transition", "a qualified lead cannot be disqualified"))
+	p := problemJSON(409, "already_qualified", "the lead is already qualified")
+	p["contact_id"], p["company_id"], p["deal_id"] = float64(contactID), float64(companyID), float64(dealID)
+	wantExactProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, nil), p)
+}
+
+// TestUpdateQualifiedLead: PUT is the raw edit (decisions, Leads): without
+// status it keeps the lead qualified; with one it sets it, from any
+// state; either way the qualification's ids stay.
+func TestUpdateQualifiedLead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		status string
+	}{
+		{"without status", map[string]any{"first_name": "Q", "last_name": "L", "phone": "1"}, "qualified"},
+		{"with status", map[string]any{"first_name": "Q", "last_name": "L", "status": "contacted"}, "contacted"},
+		{"empty status", map[string]any{"first_name": "Q", "last_name": "L", "status": ""}, "new"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := e.createLead(map[string]any{"first_name": "Q", "last_name": "L"})
+			q := e.do("POST", path("/leads/{id}/qualify", id), e.user, nil)
+			if q.status != http.StatusOK {
+				t.Fatalf("qualify: %d %s", q.status, q.body)
+			}
+			r := e.do("PUT", path("/leads/{id}", id), e.user, tc.body)
+			if r.status != http.StatusOK {
+				t.Fatalf("PUT: %d %s", r.status, r.body)
+			}
+			want := map[string]any{"status": tc.status, "contact_id": q.json(t)["contact_id"]}
+			if diff := cmp.Diff(want, pick(r.json(t)["data"].(map[string]any), "status", "contact_id")); diff != "" {
+				t.Fatalf("lead after PUT (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQualifyStepRefused: a creating call refused with a 4xx clears its
+// saved body only when that body was sent for the first time (nothing can
+// have been created). A resend after a lost answer, or a 409
+// idempotency_key_reused, keeps it: every later attempt resends the same
+// body, whatever it asks, so the deal made under the key is never
+// orphaned by a lead marked qualified without it.
+func TestQualifyStepRefused(t *testing.T) {
+	t.Parallel()
+	type attempt struct {
+		before func(e *env, id int64)
+		body   map[string]any
+		want   map[string]any // the problem; nil = 200
+	}
+	deleteContact := func(e *env, _ int64) {
+		var sent map[string]any
+		if err := json.Unmarshal([]byte(e.deals.bodies()[0]), &sent); err != nil {
+			e.t.Fatal(err)
+		}
+		e.contacts.deleteContact(int64(sent["contact_id"].(float64)))
+	}
+	contactGone := problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"contact_id", "does not exist"})
+	keyReused := problemJSON(409, "idempotency_key_reused", "other body")
+	for _, tc := range []struct {
+		name     string
+		attempts []attempt
+		status   string // the lead's at the end
+		deals    int    // deals created
+		sameBody bool   // every deal call sent the first one's body
+	}{
+		{
+			name: "resend after a lost answer refused",
+			attempts: []attempt{
+				{before: func(e *env, _ int64) { e.deals.loseNextAnswer() }, body: map[string]any{"create_deal": true, "deal_name": "Big one"},
+					want: problemJSON(504, "upstream_timeout", "deals did not answer in time")},
+				{before: deleteContact, body: map[string]any{"create_deal": true, "deal_name": "Big one"}, want: contactGone},
+				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: contactGone},
+				{body: map[string]any{}, want: contactGone},
+			},
+			status: "new", deals: 1, sameBody: true,
+		},
+		{
+			name: "first send refused as key reused",
+			attempts: []attempt{
+				{before: func(e *env, id int64) {
+					e.deals.idem.mu.Lock()
+					e.deals.idem.answers[leads.IdempotencyKey(id, "deal")] = idemAnswer{status: 201, body: []byte(`{"data":{"id":77}}`)}
+					e.deals.idem.mu.Unlock()
+				}, body: map[string]any{"create_deal": true}, want: keyReused},
+				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: keyReused},
+				{body: map[string]any{}, want: keyReused},
+			},
+			status: "new", deals: 0, sameBody: true,
+		},
+		{
+			name: "first send refused",
+			attempts: []attempt{
+				{body: map[string]any{"create_deal": true, "deal_stage_id": 99},
+					want: problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"deal_stage_id", "is not an existing stage"})},
+				{body: map[string]any{}},
+			},
+			status: "qualified", deals: 0, sameBody: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.createLead(map[string]any{"first_name": "Stuck", "last_name": "Saga"})
+			for i, a := range tc.attempts {
+				if a.before != nil {
+					a.before(e, id)
+				}
+				r := e.do("POST", path("/leads/{id}/qualify", id), e.user, a.body)
+				if a.want == nil {
+					if r.status != http.StatusOK {
+						t.Fatalf("attempt %d: %d %s", i+1, r.status, r.body)
+					}
+					continue
+				}
+				wantExactProblem(t, r, a.want)
+			}
+			lead := e.do("GET", path("/leads/{id}", id), e.user, nil).json(t)["data"].(map[string]any)
+			if diff := cmp.Diff(map[string]any{"status": tc.status, "deal_id": nil}, pick(lead, "status", "deal_id")); diff != "" {
+				t.Errorf("lead (-want +got):\n%s", diff)
+			}
+			if n := e.deals.count(); n != tc.deals {
+				t.Errorf("deals created = %d, want %d", n, tc.deals)
+			}
+			// Compared as JSON: the saga keeps a pending body in jsonb,
+			// which does not keep the order of its keys.
+			var sent []map[string]any
+			for _, b := range e.deals.bodies() {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(b), &m); err != nil {
+					t.Fatal(err)
+				}
+				sent = append(sent, m)
+			}
+			if tc.sameBody && len(sent) > 0 {
+				want := make([]map[string]any, len(sent))
+				for i := range want {
+					want[i] = sent[0]
+				}
+				if diff := cmp.Diff(want, sent); diff != "" {
+					t.Errorf("deal bodies sent (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// pick is m restricted to keys (absent keys read as nil).
+func pick(m map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		out[k] = m[k]
+	}
+	return out
 }

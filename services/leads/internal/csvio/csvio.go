@@ -219,26 +219,20 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 		}
 		rows = append(rows, row{n: rec.Row, lead: l})
 	}
-	emails := make([]string, 0, len(seen))
-	for e := range seen {
-		emails = append(emails, e)
+	// Emails already in the table are checked inside the import's
+	// transaction, under its lock, so a concurrent import of the same
+	// file cannot slip between the check and the write.
+	batch := make([]leads.Lead, len(rows))
+	for i, x := range rows {
+		batch[i] = x.lead
 	}
-	existing, err := c.store.ExistingEmails(r.Context(), emails)
+	n, existing, err := c.store.Import(r.Context(), batch)
 	if err != nil {
 		return Result{}, err
 	}
-	batch := make([]leads.Lead, 0, len(rows))
-	for _, x := range rows {
-		if x.lead.Email != nil && existing[strings.ToLower(*x.lead.Email)] {
-			res.Skipped++
-			addErr(fmt.Sprintf("Row %d: a lead with email %s already exists", x.n, *x.lead.Email))
-			continue
-		}
-		batch = append(batch, x.lead)
-	}
-	n, err := c.store.CopyCreate(r.Context(), batch)
-	if err != nil {
-		return Result{}, err
+	for _, i := range existing {
+		res.Skipped++
+		addErr(fmt.Sprintf("Row %d: a lead with email %s already exists", rows[i].n, *rows[i].lead.Email))
 	}
 	res.Imported = n
 	res.Message = fmt.Sprintf("Imported %d leads, skipped %d", res.Imported, res.Skipped)

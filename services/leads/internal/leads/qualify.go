@@ -238,27 +238,44 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 	return Qualified{Lead: lead, ContactID: saga.Contact.ID, CompanyID: saga.Company.ID, DealID: saga.Deal.ID}, nil
 }
 
-// step runs one creating call. The body is saved as pending before the
-// call (together with the ids earlier steps obtained, one commit per
+// step runs one creating call. body is the step's pending body when it
+// has one (a resend), else a new one. The body is saved as pending before
+// the call (together with the ids earlier steps obtained, one commit per
 // step); the id it returns is saved with the next step, the final update
 // or the release. Losing that id in a crash is harmless: the pending body
-// is resent and the upstream replays the same record. A definitive refusal
-// (4xx: nothing was created) clears the pending body so the client can
-// correct its request; any other failure keeps it for the retry.
+// is resent and the upstream replays the same record.
+//
+// A refusal clears the pending body, so the client can correct its
+// request, only when nothing can have been created: a new body refused
+// with a 4xx other than idempotency_key_reused. A resend keeps its body
+// whatever the answer: an earlier call with it may have created the
+// record (the answer was lost), and the upstream validates a body before
+// it looks up the key, so a 4xx now (the contact was deleted meanwhile,
+// say) does not say nothing exists. idempotency_key_reused says a record
+// exists under the key. Any other failure keeps the body for the retry.
 func (s *Service) step(ctx context.Context, st *Step, body json.RawMessage, save func() error, call func(context.Context) (int64, error)) error {
+	resend := st.Pending != nil
 	st.Pending = body
 	if err := save(); err != nil {
 		return err
 	}
 	newID, err := call(ctx)
 	if err != nil {
-		if p := (*problem.Error)(nil); errors.As(err, &p) && p.Status >= 400 && p.Status < 500 {
+		if !resend && refusedUncreated(err) {
 			st.Pending = nil
 		}
 		return err
 	}
 	st.ID, st.Pending = &newID, nil
 	return nil
+}
+
+// refusedUncreated tells a refusal after which the upstream holds nothing
+// under the key for a body sent for the first time: any 4xx but
+// idempotency_key_reused, which says a record exists under the key.
+func refusedUncreated(err error) bool {
+	var p *problem.Error
+	return errors.As(err, &p) && p.Status >= 400 && p.Status < 500 && p.Code != "idempotency_key_reused"
 }
 
 func dealTitle(l Lead, in QualifyInput) string {

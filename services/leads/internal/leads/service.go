@@ -27,7 +27,11 @@ type Store interface {
 	CreateManyOnce(ctx context.Context, keys []string, ls []Lead) ([]idempotency.Outcome, error)
 	// Get returns problem.NotFound for an unknown id.
 	Get(ctx context.Context, id int64) (Lead, error)
-	Update(ctx context.Context, l Lead) (Lead, error)
+	// Update locks the lead, runs change on it as committed and stores
+	// the result, in one transaction: what change leaves alone (the
+	// status a qualification just set, say) is never overwritten by an
+	// older read.
+	Update(ctx context.Context, id int64, change func(*Lead) error) (Lead, error)
 	// Disqualify sets status and reason unless the lead is qualified.
 	Disqualify(ctx context.Context, id int64, reason *string) (Lead, error)
 	Delete(ctx context.Context, id int64) error
@@ -194,16 +198,21 @@ func knownUsers(check UserChecker) UserChecker {
 // Get reads one lead.
 func (s *Service) Get(ctx context.Context, id int64) (Lead, error) { return s.store.Get(ctx, id) }
 
-// Update applies a PUT body: names required, absent fields kept.
+// Update applies a PUT body: names required, absent fields kept. The body
+// is applied to the lead locked in the write transaction, so an absent
+// status keeps the status committed then: a PUT racing a qualification
+// cannot turn the qualified lead back into the status it read before. A
+// status given is set whatever the current one (PUT is the raw edit).
 func (s *Service) Update(ctx context.Context, id int64, in Input) (Lead, error) {
-	l, err := s.store.Get(ctx, id)
-	if err != nil {
-		return Lead{}, err
+	// The assignee is looked up before the transaction, so the locked
+	// lead waits for no other query and no second pool connection.
+	users := knownUsers(s.store.UserExists)
+	if a := in.AssignedTo; a.Set && !a.Null && a.Value > 0 {
+		if _, err := users(ctx, a.Value); err != nil {
+			return Lead{}, err
+		}
 	}
-	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
-		return Lead{}, err
-	}
-	return s.store.Update(ctx, l)
+	return s.store.Update(ctx, id, func(l *Lead) error { return Apply(ctx, l, in, users) })
 }
 
 // Delete removes a lead with its notes and tasks.

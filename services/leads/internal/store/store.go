@@ -232,11 +232,20 @@ func get(ctx context.Context, q db.Querier, id int64, lock string) (leads.Lead, 
 	return one(ctx, q, "get lead", `SELECT `+Columns+` FROM leads WHERE id = $1 `+lock, id)
 }
 
-// Update writes every writable field of l.
-func (s *Store) Update(ctx context.Context, l leads.Lead) (leads.Lead, error) {
+// Update reads the lead FOR UPDATE, lets change edit it and writes every
+// writable field back with its lead.updated event, in one transaction: a
+// field change leaves alone keeps the value committed when the lock was
+// taken, never one read earlier.
+func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) error) (leads.Lead, error) {
 	var out leads.Lead
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
+		l, err := get(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if err := change(&l); err != nil {
+			return err
+		}
 		out, err = one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
 			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
 			assigned_to_name = `+assigneeName+`, updated_at = now()
@@ -541,13 +550,66 @@ func (s *Store) Each(ctx context.Context, f leads.Filter, fn func(leads.Lead) er
 	return nil
 }
 
-// ExistingEmails returns which of the lower-cased emails a lead already has.
-func (s *Store) ExistingEmails(ctx context.Context, emails []string) (map[string]bool, error) {
+// ImportLock names the advisory lock every lead import holds for its
+// transaction (as contacts' imports do), so two files cannot both add one
+// email: the second checks the table only after the first committed.
+const ImportLock = "leads.import"
+
+// Import writes ls with COPY, with their lead.created events (also by
+// COPY), in one transaction, skipping each lead whose email (case-
+// insensitive) a lead in the table already has; emails must be unique
+// within ls. It returns how many leads were written and the indexes in ls
+// of those skipped, ascending. Imports run one at a time: the check runs
+// after the import lock is taken, so it sees every earlier import.
+func (s *Store) Import(ctx context.Context, ls []leads.Lead) (int, []int, error) {
+	if len(ls) == 0 {
+		return 0, nil, nil
+	}
+	var imported int
+	var skipped []int
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		imported, skipped = 0, nil
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ImportLock); err != nil {
+			return fmt.Errorf("import leads: lock: %w", err)
+		}
+		existing, err := existingEmails(ctx, tx, ls)
+		if err != nil {
+			return err
+		}
+		keep := make([]leads.Lead, 0, len(ls))
+		for i, l := range ls {
+			if l.Email != nil && existing[strings.ToLower(*l.Email)] {
+				skipped = append(skipped, i)
+				continue
+			}
+			keep = append(keep, l)
+		}
+		if err := copyLeads(ctx, tx, keep); err != nil {
+			return err
+		}
+		imported = len(keep)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return imported, skipped, nil
+}
+
+// existingEmails returns which of the leads' lower-cased emails a lead in
+// the table already has.
+func existingEmails(ctx context.Context, q db.Querier, ls []leads.Lead) (map[string]bool, error) {
 	out := map[string]bool{}
+	emails := make([]string, 0, len(ls))
+	for _, l := range ls {
+		if l.Email != nil {
+			emails = append(emails, strings.ToLower(*l.Email))
+		}
+	}
 	if len(emails) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT lower(email) FROM leads WHERE lower(email) = ANY($1)`, emails)
+	rows, err := q.Query(ctx, `SELECT DISTINCT lower(email) FROM leads WHERE lower(email) = ANY($1)`, emails)
 	if err != nil {
 		return nil, fmt.Errorf("existing emails: %w", err)
 	}
@@ -561,56 +623,50 @@ func (s *Store) ExistingEmails(ctx context.Context, emails []string) (map[string
 	return out, nil
 }
 
-// CopyCreate inserts many leads with COPY, with their lead.created events
-// (also by COPY), in one transaction. Ids are drawn from the sequence first
-// so the events can be written without a row-by-row RETURNING.
-func (s *Store) CopyCreate(ctx context.Context, ls []leads.Lead) (int, error) {
+// copyLeads inserts ls with COPY, with their lead.created events (also by
+// COPY). Ids are drawn from the sequence first so the events can be
+// written without a row-by-row RETURNING.
+func copyLeads(ctx context.Context, tx pgx.Tx, ls []leads.Lead) error {
 	if len(ls) == 0 {
-		return 0, nil
-	}
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('leads', 'id')) FROM generate_series(1, $1)`, len(ls))
-		if err != nil {
-			return fmt.Errorf("import leads: %w", err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return fmt.Errorf("import leads: %w", err)
-		}
-		cols := []string{"id", "first_name", "last_name", "email", "phone", "company", "job_title", "source",
-			"status", "notes", "tags", "created_by"}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"leads"}, cols, pgx.CopyFromSlice(len(ls), func(i int) ([]any, error) {
-			l := ls[i]
-			return []any{ids[i], l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source,
-				l.Status, l.Notes, l.Tags, l.CreatedBy}, nil
-		})); err != nil {
-			return fmt.Errorf("import leads: copy: %w", err)
-		}
-		rows, err = tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1) ORDER BY id`, ids)
-		if err != nil {
-			return fmt.Errorf("import leads: %w", err)
-		}
-		created, err := pgx.CollectRows(rows, Scan)
-		if err != nil {
-			return fmt.Errorf("import leads: %w", err)
-		}
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"stream", "type", "aggregate_id", "payload"},
-			pgx.CopyFromSlice(len(created), func(i int) ([]any, error) {
-				payload, err := json.Marshal(created[i])
-				if err != nil {
-					return nil, err
-				}
-				return []any{leads.Stream, leads.EventCreated, fmt.Sprint(created[i].ID), json.RawMessage(payload)}, nil
-			}))
-		if err != nil {
-			return fmt.Errorf("import leads: events: %w", err)
-		}
 		return nil
-	})
-	if err != nil {
-		return 0, err
 	}
-	return len(ls), nil
+	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('leads', 'id')) FROM generate_series(1, $1)`, len(ls))
+	if err != nil {
+		return fmt.Errorf("import leads: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("import leads: %w", err)
+	}
+	cols := []string{"id", "first_name", "last_name", "email", "phone", "company", "job_title", "source",
+		"status", "notes", "tags", "created_by"}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"leads"}, cols, pgx.CopyFromSlice(len(ls), func(i int) ([]any, error) {
+		l := ls[i]
+		return []any{ids[i], l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source,
+			l.Status, l.Notes, l.Tags, l.CreatedBy}, nil
+	})); err != nil {
+		return fmt.Errorf("import leads: copy: %w", err)
+	}
+	rows, err = tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1) ORDER BY id`, ids)
+	if err != nil {
+		return fmt.Errorf("import leads: %w", err)
+	}
+	created, err := pgx.CollectRows(rows, Scan)
+	if err != nil {
+		return fmt.Errorf("import leads: %w", err)
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"stream", "type", "aggregate_id", "payload"},
+		pgx.CopyFromSlice(len(created), func(i int) ([]any, error) {
+			payload, err := json.Marshal(created[i])
+			if err != nil {
+				return nil, err
+			}
+			return []any{leads.Stream, leads.EventCreated, fmt.Sprint(created[i].ID), json.RawMessage(payload)}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("import leads: events: %w", err)
+	}
+	return nil
 }
 
 // CompactCounts folds the counter's per-statement deltas into one row. The
