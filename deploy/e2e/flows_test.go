@@ -215,3 +215,35 @@ func TestLinkedEmails(t *testing.T) {
 	}
 	must(t, http.StatusNotFound)(adm.Do("GET", "/contacts/999999999/linked-emails", nil))
 }
+
+// TestTaskReferencesMustExist: the contact, company and deal a task names
+// live in other contexts; each service that keeps tasks checks them with
+// their owner (DESIGN 3: referenced ids must exist → 422).
+func TestTaskReferencesMustExist(t *testing.T) {
+	t.Parallel()
+	adm := admin(t)
+	co := must(t, http.StatusCreated)(adm.Do("POST", "/companies", map[string]any{"name": uniq("Stark ")}))
+	ct := must(t, http.StatusCreated)(adm.Do("POST", "/contacts", map[string]any{"first_name": "Pepper", "last_name": "Potts"}))
+	deal := must(t, http.StatusCreated)(adm.Do("POST", "/deals", map[string]any{"title": "Arc reactor", "value": "1000.00", "company_id": co.ID()}))
+	lead := must(t, http.StatusCreated)(adm.Do("POST", "/leads", map[string]any{"first_name": "Happy", "last_name": "Hogan", "email": uniq("happy") + "@stark.test"}))
+	tpl := must(t, http.StatusCreated)(adm.Do("POST", "/contract-templates", map[string]any{"name": uniq("NDA "), "content": "<p>{{deal.title}}</p>"}))
+	contract := must(t, http.StatusCreated)(adm.Do("POST", "/contracts", map[string]any{"deal_id": deal.ID(), "template_id": tpl.ID(), "title": "NDA"}))
+
+	const missing = 999_999_999
+	for _, parent := range []string{
+		fmt.Sprintf("/contacts/%d", ct.ID()), fmt.Sprintf("/leads/%d", lead.ID()), fmt.Sprintf("/contracts/%d", contract.ID()),
+	} {
+		for field, id := range map[string]int64{"deal_id": missing, "company_id": missing} {
+			r := must(t, http.StatusUnprocessableEntity)(adm.Do("POST", parent+"/tasks", map[string]any{"title": "Follow up", field: id}))
+			want := []any{map[string]any{"field": field, "message": "does not exist"}}
+			if r.JSON["code"] != "validation_failed" || fmt.Sprint(r.JSON["errors"]) != fmt.Sprint(want) {
+				t.Errorf("%s task with unknown %s: %s", parent, field, r)
+			}
+		}
+		must(t, http.StatusCreated)(adm.Do("POST", parent+"/tasks", map[string]any{"title": "Follow up", "deal_id": deal.ID(), "company_id": co.ID()}))
+	}
+	r := must(t, http.StatusUnprocessableEntity)(adm.Do("POST", fmt.Sprintf("/leads/%d/tasks", lead.ID()), map[string]any{"title": "x", "contact_id": missing}))
+	if fmt.Sprint(r.JSON["errors"]) != fmt.Sprint([]any{map[string]any{"field": "contact_id", "message": "does not exist"}}) {
+		t.Errorf("lead task with unknown contact: %s", r)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -80,6 +82,33 @@ type Config struct {
 	ParentExists func(ctx context.Context, id int64) error
 	// UserExists validates assigned_to; nil skips the check.
 	UserExists func(ctx context.Context, id int64) (bool, error)
+	// References validates a task's contact_id, company_id and deal_id
+	// (DESIGN 3: referenced ids must exist).
+	References References
+}
+
+// References answer whether a record a task points at exists; they live in
+// other contexts, so each service wires them to its own store or to the
+// owner's internal API. A nil check skips that kind.
+type References struct {
+	Contact, Company, Deal func(ctx context.Context, id int64) (bool, error)
+}
+
+// RemoteReferences checks contacts and companies through the contacts
+// service's internal API and deals through the deals service's.
+func RemoteReferences(contacts, deals *svcclient.Client) References {
+	return References{
+		Contact: Remote(contacts, "/internal/contacts/"),
+		Company: Remote(contacts, "/internal/companies/"),
+		Deal:    Remote(deals, "/internal/deals/"),
+	}
+}
+
+// Remote checks ids with GET prefix+id on another service (404 = absent).
+func Remote(c *svcclient.Client, prefix string) func(ctx context.Context, id int64) (bool, error) {
+	return func(ctx context.Context, id int64) (bool, error) {
+		return c.Exists(ctx, prefix+strconv.FormatInt(id, 10))
+	}
 }
 
 // Handlers serves notes and tasks of one parent type.
@@ -345,16 +374,32 @@ type taskInput struct {
 	DealID      patch.Field[int64]  `json:"deal_id"`
 }
 
-// apply validates in, assignee included, and writes it over t.
+// apply validates in, assignee and references included, and writes it
+// over t. Only ids the body sets are looked up.
 func (h *Handlers) apply(ctx context.Context, in taskInput, t *Task) error {
 	v := applyTask(in, t)
-	if in.AssignedTo.Set && t.AssignedTo != nil && !v.Has("assigned_to") && h.cfg.UserExists != nil {
-		ok, err := h.cfg.UserExists(ctx, *t.AssignedTo)
+	refs := h.cfg.References
+	for _, c := range []struct {
+		field   string
+		in      patch.Field[int64]
+		id      *int64
+		exists  func(context.Context, int64) (bool, error)
+		missing string
+	}{
+		{"assigned_to", in.AssignedTo, t.AssignedTo, h.cfg.UserExists, "is not a known user"},
+		{"contact_id", in.ContactID, t.ContactID, refs.Contact, "does not exist"},
+		{"company_id", in.CompanyID, t.CompanyID, refs.Company, "does not exist"},
+		{"deal_id", in.DealID, t.DealID, refs.Deal, "does not exist"},
+	} {
+		if !c.in.Set || c.id == nil || c.exists == nil || v.Has(c.field) {
+			continue
+		}
+		ok, err := c.exists(ctx, *c.id)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			v.Add("assigned_to", "is not a known user")
+			v.Add(c.field, "%s", c.missing)
 		}
 	}
 	return v.Err()

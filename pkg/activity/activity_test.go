@@ -38,6 +38,16 @@ func setup(t *testing.T) fixture {
 			return problem.NotFound("contact")
 		},
 		UserExists: func(ctx context.Context, id int64) (bool, error) { return id == 9, nil },
+		References: activity.References{
+			Contact: func(ctx context.Context, id int64) (bool, error) { return id <= 2, nil },
+			Company: func(ctx context.Context, id int64) (bool, error) { return id == 3, nil },
+			Deal: func(ctx context.Context, id int64) (bool, error) {
+				if id == 99 {
+					return false, problem.Unavailable("deals is unavailable", 5)
+				}
+				return id == 4, nil
+			},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +156,10 @@ func TestTasks(t *testing.T) {
 		{"bad time", "POST", "/contacts/1/tasks", `{"title":"x","due_time":"25:99"}`, 422, "due_time"},
 		{"unknown user", "POST", "/contacts/1/tasks", `{"title":"x","assigned_to":8}`, 422, "assigned_to"},
 		{"wrong type", "POST", "/contacts/1/tasks", `{"title":"x","assigned_to":"nine"}`, 422, "assigned_to"},
+		{"unknown deal", "POST", "/contacts/1/tasks", `{"title":"x","deal_id":5}`, 422, "deal_id"},
+		{"unknown company", "POST", "/contacts/1/tasks", `{"title":"x","company_id":4,"deal_id":4}`, 422, "company_id"},
+		{"unknown deal on update", "PUT", "/contacts/1/tasks/" + id, `{"title":"x","deal_id":5}`, 422, "deal_id"},
+		{"deals unavailable", "POST", "/contacts/1/tasks", `{"title":"x","deal_id":99}`, 503, ""},
 		{"put without title", "PUT", "/contacts/1/tasks/" + id, `{"status":"open"}`, 422, "title"},
 		{"task of another contact", "PUT", "/contacts/2/tasks/" + id, `{"title":"x"}`, 404, ""},
 		{"delete of another contact", "DELETE", "/contacts/2/tasks/" + id, "", 404, ""},

@@ -92,6 +92,21 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 	return c.StatusError(resp.StatusCode, raw)
 }
 
+// Exists reports whether GET path answers 2xx (true) or 404 (false), for
+// checking that a record of another context exists; any other answer is
+// the error Do returns (503 when the service is down, and so on).
+func (c *Client) Exists(ctx context.Context, path string) (bool, error) {
+	err := c.Do(ctx, http.MethodGet, path, "", nil, nil)
+	var p *problem.Error
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &p) && p.Status == http.StatusNotFound:
+		return false, nil
+	}
+	return false, err
+}
+
 // StatusError maps a non-2xx answer of the service to an error: its own
 // 4xx refusals keep their problem (code, detail, field errors) so a caller
 // can pass them on; unavailability and timeouts become 503/504; anything

@@ -71,3 +71,38 @@ func TestErrorCategories(t *testing.T) {
 		}
 	}
 }
+
+func TestExists(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/internal/deals/4":
+			httpx.OK(w, map[string]any{"id": 4})
+		case "/internal/deals/5":
+			problem.Write(w, r, problem.NotFound("deal"))
+		default:
+			problem.Write(w, r, problem.Unavailable("down", 5))
+		}
+	}))
+	defer srv.Close()
+	c := svcclient.New("deals", srv.URL, "secret")
+	tests := []struct {
+		path   string
+		want   bool
+		status int
+	}{
+		{"/internal/deals/4", true, 0},
+		{"/internal/deals/5", false, 0},
+		{"/internal/deals/6", false, 503},
+	}
+	for _, tt := range tests {
+		got, err := c.Exists(context.Background(), tt.path)
+		status := 0
+		if err != nil {
+			status = problem.From(err).Status
+		}
+		if got != tt.want || status != tt.status {
+			t.Errorf("%s: %v, status %d; want %v, %d", tt.path, got, status, tt.want, tt.status)
+		}
+	}
+}

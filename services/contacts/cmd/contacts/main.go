@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/contacts/internal/api"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 	"github.com/opencrm/crm/services/contacts/internal/store"
@@ -31,9 +33,16 @@ func main() {
 	}
 }
 
-func load() (platform.Settings, error) {
+// settings is the process configuration, read once from the environment.
+type settings struct {
+	platform.Settings
+	// DealsURL is where the deals a task names are checked.
+	DealsURL string
+}
+
+func load() (settings, error) {
 	l := config.New()
-	s := platform.Load(l, ":8082")
+	s := settings{Settings: platform.Load(l, ":8082"), DealsURL: l.URL("DEALS_URL", "http://localhost:8084")}
 	return s, l.Err()
 }
 
@@ -42,7 +51,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := platform.Open(ctx, "contacts", store.Schema, s, store.Migrate)
+	rt, err := platform.Open(ctx, "contacts", store.Schema, s.Settings, store.Migrate)
 	if err != nil {
 		return err
 	}
@@ -57,7 +66,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret})
+	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
+		DealExists: activity.Remote(svcclient.New("deals", s.DealsURL, s.InternalSecret), "/internal/deals/")})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type Config struct {
 	InternalSecret string
 	// Now is the clock for export file names; time.Now when nil.
 	Now func() time.Time
+	// DealExists checks the deal a contact's task names (the deals
+	// service owns deals); nil skips the check.
+	DealExists func(ctx context.Context, id int64) (bool, error)
 }
 
 // API serves the contacts context.
@@ -92,6 +95,7 @@ func New(cfg Config) (http.Handler, error) {
 	notes, err := activity.New(activity.Config{
 		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
 		ParentExists: svc.ContactExists, UserExists: svc.UserExists,
+		References: activity.References{Company: svc.CompanyExists, Deal: cfg.DealExists},
 	})
 	if err != nil {
 		return nil, err

@@ -127,6 +127,11 @@ func (s *Service) DeleteContact(ctx context.Context, id int64) error {
 }
 
 // ContactExists answers 404 for an unknown contact (activity's parent check).
+// CompanyExists reports whether a company id is known (task references).
+func (s *Service) CompanyExists(ctx context.Context, id int64) (bool, error) {
+	return s.store.CompanyExists(ctx, id)
+}
+
 func (s *Service) ContactExists(ctx context.Context, id int64) error {
 	ok, err := s.store.ContactExists(ctx, id)
 	if err != nil {

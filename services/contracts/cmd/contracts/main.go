@@ -20,6 +20,7 @@ import (
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 	"github.com/opencrm/crm/services/contracts/internal/dealsapi"
@@ -41,6 +42,7 @@ func main() {
 type settings struct {
 	platform.Settings
 	DealsURL      string
+	ContactsURL   string
 	Render        renderq.Config
 	Queue         string
 	ExpiryCron    string
@@ -52,6 +54,7 @@ func load() (settings, error) {
 	s := settings{
 		Settings:      platform.Load(l, ":8085"),
 		DealsURL:      l.URL("DEALS_URL", "http://localhost:8084"),
+		ContactsURL:   l.URL("CONTACTS_URL", "http://localhost:8082"),
 		Render:        renderq.LoadConfig(l),
 		Queue:         l.String("CONTRACTS_QUEUE", "contracts"),
 		ExpiryCron:    l.String("CONTRACTS_EXPIRY_CRON", "5 0 * * *"),
@@ -88,6 +91,8 @@ func run(ctx context.Context) error {
 	act, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
 		UserExists: func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, d, id) },
+		References: activity.RemoteReferences(svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
+			svcclient.New("deals", s.DealsURL, s.InternalSecret)),
 	})
 	if err != nil {
 		return err

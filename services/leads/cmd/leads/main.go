@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
@@ -18,6 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/leads/internal/api"
 	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
@@ -75,7 +77,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret, CSV: csv})
+	refs := activity.RemoteReferences(svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
+		svcclient.New("deals", s.DealsURL, s.InternalSecret))
+	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
+		CSV: csv, TaskReferences: refs})
 	if err != nil {
 		return err
 	}

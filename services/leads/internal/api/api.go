@@ -29,6 +29,8 @@ type Config struct {
 	InternalSecret string
 	// CSV serves template, export and import; nil leaves them unrouted.
 	CSV CSV
+	// TaskReferences checks the contact, company and deal a task names.
+	TaskReferences activity.References
 }
 
 // CSV is the lead CSV surface (template, export, import).
@@ -76,6 +78,7 @@ func New(cfg Config) (http.Handler, error) {
 			return err
 		},
 		UserExists: cfg.Service.Store().UserExists,
+		References: cfg.TaskReferences,
 	})
 	if err != nil {
 		return nil, err
