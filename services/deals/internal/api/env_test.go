@@ -121,15 +121,16 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 
 // fakeContacts implements the two internal routes deals reads, with the
 // shapes of docs/architecture.md: company 100 (Acme, primary contact 500),
-// company 101 (Globex, no primary contact), contacts 500 and 501.
+// company 101 (Globex, no primary contact), both as of 2026-01-01, and
+// contacts 500 and 501.
 func fakeContacts(t testing.TB) *httptest.Server {
 	t.Helper()
 	contact := func(id int64, first string) map[string]any {
 		return map[string]any{"id": id, "first_name": first, "last_name": "Doe", "email": strings.ToLower(first) + "@acme.test", "company_id": 100}
 	}
 	companies := map[string]map[string]any{
-		"100": {"id": 100, "name": "Acme", "domain": "acme.test", "primary_contact": contact(500, "Pia")},
-		"101": {"id": 101, "name": "Globex", "domain": "globex.test", "primary_contact": nil},
+		"100": {"id": 100, "name": "Acme", "domain": "acme.test", "updated_at": "2026-01-01T00:00:00.000000Z", "primary_contact": contact(500, "Pia")},
+		"101": {"id": 101, "name": "Globex", "domain": "globex.test", "updated_at": "2026-01-01T00:00:00.000000Z", "primary_contact": nil},
 	}
 	people := map[string]map[string]any{"500": contact(500, "Pia"), "501": contact(501, "Carl")}
 	mux := http.NewServeMux()

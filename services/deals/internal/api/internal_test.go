@@ -164,7 +164,7 @@ func TestCompanyRenameEvent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	d := e.createDeal(map[string]any{"title": "Renamed", "company_id": 100})
-	ev := outbox.Event{ID: 1, Type: "company.updated", AggregateID: "100", Data: json.RawMessage(`{"id":100,"name":"Acme Corp"}`)}
+	ev := outbox.Event{ID: 1, Type: "company.updated", AggregateID: "100", Data: json.RawMessage(`{"id":100,"name":"Acme Corp","updated_at":"2026-02-01T00:00:00.000000Z"}`)}
 	for range 2 { // redelivery is harmless
 		if err := e.store.HandleContactsEvent(context.Background(), ev); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/svcclient"
@@ -47,8 +48,9 @@ func (c *Client) get(ctx context.Context, path string) (json.RawMessage, error) 
 	return body.Data, nil
 }
 
-// Company returns GET /internal/companies/{id}: its name, the record, and
-// its primary contact (JSON null when it has none).
+// Company returns GET /internal/companies/{id}: its name, version
+// (updated_at; nil when absent or unreadable), the record, and its primary
+// contact (JSON null when it has none).
 func (c *Client) Company(ctx context.Context, id int64) (deals.Company, error) {
 	raw, err := c.get(ctx, "/internal/companies/"+strconv.FormatInt(id, 10))
 	if err != nil {
@@ -56,6 +58,7 @@ func (c *Client) Company(ctx context.Context, id int64) (deals.Company, error) {
 	}
 	var head struct {
 		Name           string          `json:"name"`
+		UpdatedAt      json.RawMessage `json:"updated_at"`
 		PrimaryContact json.RawMessage `json:"primary_contact"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
@@ -65,7 +68,17 @@ func (c *Client) Company(ctx context.Context, id int64) (deals.Company, error) {
 	if len(pc) == 0 {
 		pc = json.RawMessage("null")
 	}
-	return deals.Company{Name: head.Name, Raw: raw, PrimaryContact: pc}, nil
+	return deals.Company{Name: head.Name, UpdatedAt: version(head.UpdatedAt), Raw: raw, PrimaryContact: pc}, nil
+}
+
+// version reads an RFC 3339 updated_at; anything else is no version (the
+// name is still usable, it just cannot be ordered against events).
+func version(raw json.RawMessage) *time.Time {
+	var t time.Time
+	if len(raw) == 0 || json.Unmarshal(raw, &t) != nil || t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // Contact returns GET /internal/contacts/{id}.

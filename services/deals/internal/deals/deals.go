@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -89,6 +90,9 @@ type Deal struct {
 	SourceLeadID      *int64         `json:"source_lead_id"`
 	CreatedAt         timestamp.Time `json:"created_at"`
 	UpdatedAt         timestamp.Time `json:"updated_at"`
+	// CompanyUpdatedAt is the version (contacts' updated_at) of the
+	// company CompanyName was taken from; nil when unknown. Internal.
+	CompanyUpdatedAt *time.Time `json:"-"`
 }
 
 // DealWrite is the body of POST/PUT /deals and POST /internal/deals.
@@ -115,6 +119,7 @@ type DealRecord struct {
 	StageID           int64
 	CompanyID         *int64
 	CompanyName       *string
+	CompanyUpdatedAt  *time.Time
 	ContactID         *int64
 	ExpectedCloseDate *string
 	AssignedTo        *int64
@@ -125,7 +130,7 @@ type DealRecord struct {
 func (d Deal) Record() DealRecord {
 	return DealRecord{
 		Title: d.Title, Value: d.Value.Amount, Currency: d.Currency, StageID: d.StageID,
-		CompanyID: d.CompanyID, CompanyName: d.CompanyName, ContactID: d.ContactID,
+		CompanyID: d.CompanyID, CompanyName: d.CompanyName, CompanyUpdatedAt: d.CompanyUpdatedAt, ContactID: d.ContactID,
 		ExpectedCloseDate: d.ExpectedCloseDate, AssignedTo: d.AssignedTo, SourceLeadID: d.SourceLeadID,
 	}
 }
@@ -210,9 +215,11 @@ type Merge struct {
 }
 
 // Company is what deals needs of a contacts company: its name for the
-// denormalised company_name, and the raw record for merge tags.
+// denormalised company_name, its version (updated_at; nil when contacts
+// sent none), and the raw record for merge tags.
 type Company struct {
 	Name           string
+	UpdatedAt      *time.Time
 	Raw            json.RawMessage
 	PrimaryContact json.RawMessage
 }
@@ -242,13 +249,18 @@ type Store interface {
 	// turns the new deal into the stored HTTP status and body.
 	CreateDealOnce(ctx context.Context, key string, request any, rec DealRecord,
 		answer func(Deal) (int, any)) (idempotency.Result, error)
-	UpdateDeal(ctx context.Context, id int64, rec DealRecord) (Deal, error)
+	// UpdateDeal reads the deal FOR UPDATE, lets apply turn it into the
+	// record to store, and writes that in the same transaction.
+	UpdateDeal(ctx context.Context, id int64, apply func(cur Deal) (DealRecord, error)) (Deal, error)
 	DeleteDeal(ctx context.Context, id int64) error
 
 	ListQuotes(ctx context.Context, dealID int64) ([]Quote, error)
 	GetQuote(ctx context.Context, id int64) (Quote, error)
 	CreateQuote(ctx context.Context, dealID int64, rec QuoteRecord) (Quote, error)
-	UpdateQuote(ctx context.Context, id int64, rec QuoteRecord, replaceItems bool) (Quote, error)
+	// UpdateQuote locks the quote's deal, reads the quote as it is then,
+	// lets apply compute the record to store (and whether its line items
+	// replace the stored ones), and writes it in the same transaction.
+	UpdateQuote(ctx context.Context, id int64, apply func(cur Quote) (rec QuoteRecord, replaceItems bool, err error)) (Quote, error)
 	DeleteQuote(ctx context.Context, id int64) error
 	// MergeQuote is the deal's accepted quote, else its newest; nil if none.
 	MergeQuote(ctx context.Context, dealID int64) (*Quote, error)

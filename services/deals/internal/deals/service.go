@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -132,7 +133,11 @@ func (s *Service) CreateDeal(ctx context.Context, in DealWrite, owner *int64) (D
 	if !in.AssignedTo.Set && owner != nil {
 		in.AssignedTo.Set, in.AssignedTo.Value = true, *owner
 	}
-	rec, err := s.dealRecord(ctx, in, nil)
+	refs, err := s.lookupRefs(ctx, in, nil)
+	if err != nil {
+		return Deal{}, err
+	}
+	rec, err := dealRecord(in, nil, refs)
 	if err != nil {
 		return Deal{}, err
 	}
@@ -142,34 +147,135 @@ func (s *Service) CreateDeal(ctx context.Context, in DealWrite, owner *int64) (D
 // CreateDealOnce is the internal, idempotent creation (lead qualification):
 // the same key and body always answer with the same deal.
 func (s *Service) CreateDealOnce(ctx context.Context, key string, in DealWrite, answer func(Deal) (int, any)) (idempotency.Result, error) {
-	rec, err := s.dealRecord(ctx, in, nil)
+	refs, err := s.lookupRefs(ctx, in, nil)
+	if err != nil {
+		return idempotency.Result{}, err
+	}
+	rec, err := dealRecord(in, nil, refs)
 	if err != nil {
 		return idempotency.Result{}, err
 	}
 	return s.store.CreateDealOnce(ctx, key, in, rec, answer)
 }
 
-// UpdateDeal applies a PUT body to a deal.
+// UpdateDeal applies a PUT body to a deal. What the body refers to
+// (stages, users, companies, contacts) is looked up first, without locks:
+// no remote call runs under a row lock. The body is then applied to the
+// deal as read FOR UPDATE in the write's transaction, so a concurrent
+// change of a field the body leaves out (absent = keep) is kept, not
+// overwritten with an older read.
 func (s *Service) UpdateDeal(ctx context.Context, id int64, in DealWrite) (Deal, error) {
 	cur, err := s.store.GetDeal(ctx, id)
 	if err != nil {
 		return Deal{}, err
 	}
-	rec, err := s.dealRecord(ctx, in, &cur)
+	refs, err := s.lookupRefs(ctx, in, &cur)
 	if err != nil {
 		return Deal{}, err
 	}
-	return s.store.UpdateDeal(ctx, id, rec)
+	return s.store.UpdateDeal(ctx, id, func(cur Deal) (DealRecord, error) {
+		return dealRecord(in, &cur, refs)
+	})
 }
 
 // DeleteDeal removes a deal and its quotes.
 func (s *Service) DeleteDeal(ctx context.Context, id int64) error { return s.store.DeleteDeal(ctx, id) }
 
-// dealRecord validates in against the current deal (nil on create) and
-// returns the record to store, with every field error at once. Remote
-// lookups (company, contact) run only for well-formed ids; contacts being
-// down is a 503, not a validation error.
-func (s *Service) dealRecord(ctx context.Context, in DealWrite, cur *Deal) (DealRecord, error) {
+// dealRefs is what a deal write needs from outside the deal row, looked up
+// before the row is locked. A nil pointer is "unknown" (or not needed).
+type dealRefs struct {
+	stage      *Stage // the body's stage_id
+	firstStage *Stage // the first stage with the body's status (open on create)
+	userKnown  bool   // the body's assigned_to exists
+	company    *Company
+	companyID  int64 // whose record company is: the body's, else the deal's
+	contactOK  bool  // the body's contact_id exists
+}
+
+// bodyStatus returns the body's status when it is a valid one, else "".
+func bodyStatus(in DealWrite) string {
+	if in.Status.Set && !in.Status.Null && slices.Contains(Outcomes, in.Status.Value) {
+		return in.Status.Value
+	}
+	return ""
+}
+
+// lookupRefs reads what in refers to, for dealRecord. Only well-formed ids
+// are looked up; contacts being down is a 503, except for the best-effort
+// refresh of the current company's name. cur is the deal as read before
+// the lock (nil on create).
+func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (dealRefs, error) {
+	var r dealRefs
+	stage := func(get func() (Stage, error)) (*Stage, error) {
+		st, err := get()
+		if problem.From(err).Status == http.StatusNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &st, nil
+	}
+	var err error
+	status := bodyStatus(in)
+	switch {
+	case in.StageID.Set && !in.StageID.Null:
+		r.stage, err = stage(func() (Stage, error) { return s.store.GetStage(ctx, in.StageID.Value) })
+	case in.StageID.Null && cur != nil:
+		// 422 (a deal always has a stage): nothing to look up
+	case cur == nil || status != "":
+		// On update, whether the deal moves depends on its status under
+		// the lock; the stage it would move to is looked up here.
+		outcome := status
+		if outcome == "" {
+			outcome = StatusOpen
+		}
+		r.firstStage, err = stage(func() (Stage, error) { return s.store.FirstStage(ctx, outcome) })
+	}
+	if err != nil {
+		return r, err
+	}
+
+	if in.AssignedTo.Set && !in.AssignedTo.Null && in.AssignedTo.Value > 0 {
+		if r.userKnown, err = s.store.UserExists(ctx, in.AssignedTo.Value); err != nil {
+			return r, err
+		}
+	}
+	switch {
+	case in.CompanyID.Set && !in.CompanyID.Null && in.CompanyID.Value > 0:
+		c, err := s.contacts.Company(ctx, in.CompanyID.Value)
+		switch {
+		case errors.Is(err, ErrRemoteNotFound):
+		case err != nil:
+			return r, err
+		default:
+			r.company, r.companyID = &c, in.CompanyID.Value
+		}
+	case !in.CompanyID.Set && cur != nil && cur.CompanyID != nil:
+		// Best effort refresh of the stored name on every write; an
+		// unrelated edit must not fail because contacts is briefly down.
+		if c, err := s.contacts.Company(ctx, *cur.CompanyID); err == nil {
+			r.company, r.companyID = &c, *cur.CompanyID
+		}
+	}
+	if in.ContactID.Set && !in.ContactID.Null && in.ContactID.Value > 0 {
+		_, err := s.contacts.Contact(ctx, in.ContactID.Value)
+		switch {
+		case errors.Is(err, ErrRemoteNotFound):
+		case err != nil:
+			return r, err
+		default:
+			r.contactOK = true
+		}
+	}
+	return r, nil
+}
+
+// dealRecord validates in against the current deal (nil on create), with
+// the references looked up by lookupRefs, and returns the record to store
+// with every field error at once. It does no I/O: on update it runs on the
+// deal as locked by the write.
+func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 	var errs validate.Errors
 	var rec DealRecord
 	if cur != nil {
@@ -225,18 +331,14 @@ func (s *Service) dealRecord(ctx context.Context, in DealWrite, cur *Deal) (Deal
 		}
 	}
 
-	if err := s.resolveStage(ctx, in, cur, &rec, &errs); err != nil {
-		return rec, err
-	}
-	if err := s.resolveRefs(ctx, in, cur, &rec, &errs); err != nil {
-		return rec, err
-	}
+	resolveStage(in, cur, refs, &rec, &errs)
+	resolveRefs(in, cur, refs, &rec, &errs)
 	return rec, errs.Err()
 }
 
 // resolveStage picks the stage: the one named, else (status given) the
 // first stage with that outcome, else the current one, else the first.
-func (s *Service) resolveStage(ctx context.Context, in DealWrite, cur *Deal, rec *DealRecord, errs *validate.Errors) error {
+func resolveStage(in DealWrite, cur *Deal, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
 	status := ""
 	if in.Status.Set && !in.Status.Null && in.Status.Value != "" {
 		if errs.OneOf("status", in.Status.Value, Outcomes...) {
@@ -245,13 +347,10 @@ func (s *Service) resolveStage(ctx context.Context, in DealWrite, cur *Deal, rec
 	}
 	switch {
 	case in.StageID.Set && !in.StageID.Null:
-		st, err := s.store.GetStage(ctx, in.StageID.Value)
-		if problem.From(err).Status == http.StatusNotFound {
+		st := refs.stage
+		if st == nil {
 			errs.Add("stage_id", "does not exist")
-			return nil
-		}
-		if err != nil {
-			return err
+			return
 		}
 		if status != "" && st.Outcome != status {
 			errs.Add("status", "does not match the outcome of stage %q (%s)", st.Name, st.Outcome)
@@ -262,79 +361,64 @@ func (s *Service) resolveStage(ctx context.Context, in DealWrite, cur *Deal, rec
 	case cur != nil && (status == "" || status == cur.Status):
 		// keep the current stage
 	default:
-		outcome := status
-		if outcome == "" {
-			outcome = StatusOpen
-		}
-		st, err := s.store.FirstStage(ctx, outcome)
-		if problem.From(err).Status == http.StatusNotFound {
+		st := refs.firstStage
+		if st == nil {
 			if status != "" {
 				errs.Add("status", "no stage has the outcome %s", status)
 			} else {
 				errs.Add("stage_id", "is required: no open stage exists")
 			}
-			return nil
-		}
-		if err != nil {
-			return err
+			return
 		}
 		rec.StageID = st.ID
 	}
-	return nil
 }
 
-// resolveRefs validates assigned_to against the directory and company_id /
-// contact_id against contacts, refreshing the denormalised company name.
-func (s *Service) resolveRefs(ctx context.Context, in DealWrite, cur *Deal, rec *DealRecord, errs *validate.Errors) error {
+// resolveRefs validates assigned_to, company_id and contact_id with the
+// looked-up answers and sets the denormalised company name.
+func resolveRefs(in DealWrite, cur *Deal, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
 	if in.AssignedTo.Set {
 		rec.AssignedTo = in.AssignedTo.Ptr()
-		if rec.AssignedTo != nil && errs.Positive("assigned_to", *rec.AssignedTo) {
-			ok, err := s.store.UserExists(ctx, *rec.AssignedTo)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				errs.Add("assigned_to", "does not exist")
-			}
+		if rec.AssignedTo != nil && errs.Positive("assigned_to", *rec.AssignedTo) && !refs.userKnown {
+			errs.Add("assigned_to", "does not exist")
 		}
 	}
 	switch {
 	case in.CompanyID.Set && in.CompanyID.Null:
-		rec.CompanyID, rec.CompanyName = nil, nil
+		rec.CompanyID, rec.CompanyName, rec.CompanyUpdatedAt = nil, nil, nil
 	case in.CompanyID.Set:
 		id := in.CompanyID.Value
+		if errs.Positive("company_id", id) && refs.company == nil {
+			errs.Add("company_id", "does not exist")
+		}
+		if cur == nil || cur.CompanyID == nil || *cur.CompanyID != id {
+			// Another company: the current name and version do not apply.
+			rec.CompanyName, rec.CompanyUpdatedAt = nil, nil
+		}
 		rec.CompanyID = &id
-		if errs.Positive("company_id", id) {
-			c, err := s.contacts.Company(ctx, id)
-			switch {
-			case errors.Is(err, ErrRemoteNotFound):
-				errs.Add("company_id", "does not exist")
-			case err != nil:
-				return err
-			default:
-				rec.CompanyName = &c.Name
-			}
+		if refs.company != nil {
+			setCompanyName(rec, refs.company)
 		}
-	case cur != nil && cur.CompanyID != nil:
-		// Best effort refresh of the stored name on every write; an
-		// unrelated edit must not fail because contacts is briefly down.
-		if c, err := s.contacts.Company(ctx, *cur.CompanyID); err == nil {
-			rec.CompanyName = &c.Name
-		}
+	case cur != nil && cur.CompanyID != nil && refs.company != nil && refs.companyID == *cur.CompanyID:
+		setCompanyName(rec, refs.company)
 	}
 	if in.ContactID.Set {
 		rec.ContactID = in.ContactID.Ptr()
-		if rec.ContactID != nil && errs.Positive("contact_id", *rec.ContactID) {
-			_, err := s.contacts.Contact(ctx, *rec.ContactID)
-			switch {
-			case errors.Is(err, ErrRemoteNotFound):
-				errs.Add("contact_id", "does not exist")
-			case err != nil:
-				return err
-			}
+		if rec.ContactID != nil && errs.Positive("contact_id", *rec.ContactID) && !refs.contactOK {
+			errs.Add("contact_id", "does not exist")
 		}
 	}
-	return nil
+}
+
+// setCompanyName takes the name of the looked-up company c (the record's
+// company) unless the record already holds a newer version of it: an
+// event applied between the lookup and the lock wins over the lookup.
+func setCompanyName(rec *DealRecord, c *Company) {
+	if rec.CompanyUpdatedAt != nil && rec.CompanyName != nil &&
+		(c.UpdatedAt == nil || c.UpdatedAt.Before(*rec.CompanyUpdatedAt)) {
+		return
+	}
+	rec.CompanyName, rec.CompanyUpdatedAt = &c.Name, c.UpdatedAt
 }
 
 // ---- quotes ----
@@ -362,17 +446,15 @@ func (s *Service) CreateQuote(ctx context.Context, dealID int64, in QuoteWrite) 
 	return s.store.CreateQuote(ctx, dealID, rec)
 }
 
-// UpdateQuote applies a PUT body; line items, when given, replace all lines.
+// UpdateQuote applies a PUT body; line items, when given, replace all
+// lines. The body is validated and the totals computed inside the write's
+// transaction, on the quote as it is under the deal's lock: the stored
+// totals are always those of the stored lines, and fields the body leaves
+// out keep what a concurrent update wrote.
 func (s *Service) UpdateQuote(ctx context.Context, id int64, in QuoteWrite) (Quote, error) {
-	cur, err := s.store.GetQuote(ctx, id)
-	if err != nil {
-		return Quote{}, err
-	}
-	rec, replace, err := quoteRecord(in, &cur, cur.Currency)
-	if err != nil {
-		return Quote{}, err
-	}
-	return s.store.UpdateQuote(ctx, id, rec, replace)
+	return s.store.UpdateQuote(ctx, id, func(cur Quote) (QuoteRecord, bool, error) {
+		return quoteRecord(in, &cur, cur.Currency)
+	})
 }
 
 // DeleteQuote removes a quote (its number is not reused).

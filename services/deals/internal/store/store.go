@@ -142,7 +142,10 @@ func (s *Store) UpdateStage(ctx context.Context, id int64, rec deals.StageRecord
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+stageCols+` FROM deal_stages WHERE id = $1`, id)
+		// FOR UPDATE before looking for deals: a deal write holds its
+		// stage FOR SHARE until it commits, so one that is putting a deal
+		// into this stage finishes first and the check below sees it.
+		rows, err := tx.Query(ctx, `SELECT `+stageCols+` FROM deal_stages WHERE id = $1 FOR UPDATE`, id)
 		cur, err := one(rows, err, scanStage, "deal stage")
 		if err != nil {
 			return err
@@ -206,7 +209,7 @@ func (s *Store) DeleteStage(ctx context.Context, id int64) error {
 
 const dealSelect = `SELECT d.id, d.title, d.value::text, d.currency, d.stage_id, s.name, d.status,
 	d.company_id, d.company_name, d.contact_id, to_char(d.expected_close_date, 'YYYY-MM-DD'),
-	d.assigned_to, u.name, d.source_lead_id, d.created_at, d.updated_at
+	d.assigned_to, u.name, d.source_lead_id, d.created_at, d.updated_at, d.company_updated_at
 	FROM deals d JOIN deal_stages s ON s.id = d.stage_id
 	LEFT JOIN directory_users u ON u.id = d.assigned_to `
 
@@ -215,7 +218,7 @@ func scanDeal(row pgx.CollectableRow) (deals.Deal, error) {
 	var value string
 	err := row.Scan(&d.ID, &d.Title, &value, &d.Currency, &d.StageID, &d.StageName, &d.Status,
 		&d.CompanyID, &d.CompanyName, &d.ContactID, &d.ExpectedCloseDate,
-		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt, &d.UpdatedAt)
+		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt, &d.UpdatedAt, &d.CompanyUpdatedAt)
 	if err != nil {
 		return d, err
 	}
@@ -286,6 +289,17 @@ func getDeal(ctx context.Context, q db.Querier, id int64) (deals.Deal, error) {
 	return one(rows, err, scanDeal, "deal")
 }
 
+// lockedDeal locks a deal's row until the transaction ends and reads it.
+// Two statements on purpose: a joined SELECT … FOR UPDATE OF d that waits
+// for a concurrent move to another stage rechecks the join against the
+// stage row it read before waiting, and finds no row.
+func lockedDeal(ctx context.Context, tx pgx.Tx, id int64) (deals.Deal, error) {
+	if err := lockDeal(ctx, tx, id); err != nil {
+		return deals.Deal{}, err
+	}
+	return getDeal(ctx, tx, id)
+}
+
 // GetDeal returns one deal or 404.
 func (s *Store) GetDeal(ctx context.Context, id int64) (deals.Deal, error) {
 	return getDeal(ctx, s.db, id)
@@ -309,9 +323,9 @@ func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal,
 	}
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO deals (title, value, currency, stage_id, status, company_id, company_name,
-			contact_id, expected_close_date, assigned_to, source_lead_id)
-		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9::date, $10, $11) RETURNING id`,
-		r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName,
+			company_updated_at, contact_id, expected_close_date, assigned_to, source_lead_id)
+		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9, $10::date, $11, $12) RETURNING id`,
+		r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
 		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID).Scan(&id)
 	if err != nil {
 		return deals.Deal{}, err
@@ -347,25 +361,31 @@ func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec
 	})
 }
 
-// UpdateDeal writes every field of rec; status follows the stage.
-func (s *Store) UpdateDeal(ctx context.Context, id int64, r deals.DealRecord) (deals.Deal, error) {
+// UpdateDeal locks the deal, lets apply turn it into the record to store
+// and writes every field of that; status follows the stage.
+func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal) (deals.DealRecord, error)) (deals.Deal, error) {
 	var d deals.Deal
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := lockedDeal(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		r, err := apply(cur)
+		if err != nil {
+			return err
+		}
 		status, err := stageOutcome(ctx, tx, r.StageID)
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `UPDATE deals SET title = $2, value = $3::numeric, currency = $4, stage_id = $5,
-				status = $6, company_id = $7, company_name = $8, contact_id = $9, expected_close_date = $10::date,
-				assigned_to = $11, source_lead_id = $12, updated_at = now()
+		_, err = tx.Exec(ctx, `UPDATE deals SET title = $2, value = $3::numeric, currency = $4, stage_id = $5,
+				status = $6, company_id = $7, company_name = $8, company_updated_at = $9, contact_id = $10,
+				expected_close_date = $11::date, assigned_to = $12, source_lead_id = $13, updated_at = now()
 			WHERE id = $1`,
-			id, r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName,
+			id, r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
 			r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID)
 		if err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return problem.NotFound("deal")
 		}
 		if d, err = getDeal(ctx, tx, id); err != nil {
 			return err
@@ -390,10 +410,14 @@ func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
 }
 
 // RefreshCompany keeps the denormalised company name current (fed by
-// contacts' company.updated events); it reports how many deals changed.
-func (s *Store) RefreshCompany(ctx context.Context, companyID int64, name string) (int64, error) {
-	tag, err := s.db.Exec(ctx, `UPDATE deals SET company_name = $2 WHERE company_id = $1 AND company_name IS DISTINCT FROM $2`,
-		companyID, name)
+// contacts' company.created/updated events): version is the company's
+// updated_at, and a deal whose name comes from a newer (or the same)
+// version keeps it, so redelivered and reordered events never roll a name
+// back. It reports how many deals changed.
+func (s *Store) RefreshCompany(ctx context.Context, companyID int64, name string, version time.Time) (int64, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE deals SET company_name = $2, company_updated_at = $3
+		WHERE company_id = $1 AND (company_updated_at IS NULL OR company_updated_at < $3)`,
+		companyID, name, version)
 	return tag.RowsAffected(), err
 }
 
@@ -468,7 +492,16 @@ func withItems(ctx context.Context, q db.Querier, quotes []deals.Quote) ([]deals
 }
 
 func getQuote(ctx context.Context, q db.Querier, id int64) (deals.Quote, error) {
-	rows, err := q.Query(ctx, `SELECT `+quoteCols+` FROM quotes q WHERE q.id = $1`, id)
+	return readQuote(ctx, q, id, "")
+}
+
+// lockedQuote reads a quote and locks its row until the transaction ends.
+func lockedQuote(ctx context.Context, tx pgx.Tx, id int64) (deals.Quote, error) {
+	return readQuote(ctx, tx, id, " FOR UPDATE")
+}
+
+func readQuote(ctx context.Context, q db.Querier, id int64, lock string) (deals.Quote, error) {
+	rows, err := q.Query(ctx, `SELECT `+quoteCols+` FROM quotes q WHERE q.id = $1`+lock, id)
 	x, err := one(rows, err, scanQuote, "quote")
 	if err != nil {
 		return x, err
@@ -505,8 +538,9 @@ func (s *Store) GetQuote(ctx context.Context, id int64) (deals.Quote, error) {
 	return getQuote(ctx, s.db, id)
 }
 
-// lockDeal serialises quote writes of one deal, so "one accepted quote per
-// deal" is decided by one transaction at a time.
+// lockDeal serialises the writes of one deal and of its quotes, so "one
+// accepted quote per deal" is decided by one transaction at a time and a
+// write applies its change to the deal (or quote) as the last one left it.
 func lockDeal(ctx context.Context, tx pgx.Tx, dealID int64) error {
 	var id int64
 	err := tx.QueryRow(ctx, `SELECT id FROM deals WHERE id = $1 FOR UPDATE`, dealID).Scan(&id)
@@ -574,9 +608,12 @@ func (s *Store) CreateQuote(ctx context.Context, dealID int64, r deals.QuoteReco
 	return q, err
 }
 
-// UpdateQuote writes a quote; accepting it declines the deal's other
+// UpdateQuote locks the quote's deal (every quote write of a deal takes
+// that lock) and the quote, lets apply compute the record from the quote
+// as it is now, and writes it; accepting it declines the deal's other
 // accepted quote in the same transaction.
-func (s *Store) UpdateQuote(ctx context.Context, id int64, r deals.QuoteRecord, replaceItems bool) (deals.Quote, error) {
+func (s *Store) UpdateQuote(ctx context.Context, id int64,
+	apply func(deals.Quote) (deals.QuoteRecord, bool, error)) (deals.Quote, error) {
 	var q deals.Quote
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		var dealID int64
@@ -588,6 +625,14 @@ func (s *Store) UpdateQuote(ctx context.Context, id int64, r deals.QuoteRecord, 
 			return err
 		}
 		if err := lockDeal(ctx, tx, dealID); err != nil {
+			return err
+		}
+		cur, err := lockedQuote(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		r, replaceItems, err := apply(cur)
+		if err != nil {
 			return err
 		}
 		if err := declineOthers(ctx, tx, dealID, id, r.Status); err != nil {
@@ -676,18 +721,22 @@ const (
 
 // HandleContactsEvent is an outbox.Handler for crm:events:contacts: it keeps
 // the company name stored on deals fresh, so lists never call contacts.
-// Redelivery is harmless (the update is idempotent).
+// The event's version is the company's updated_at (contacts publishes the
+// full record); redelivered and reordered events are harmless, since an
+// older version never replaces a newer one. An event without a version
+// cannot be ordered and is ignored like any undecodable one.
 func (s *Store) HandleContactsEvent(ctx context.Context, ev outbox.Event) error {
 	if ev.Type != companyUpdated && ev.Type != companyCreated {
 		return nil
 	}
 	var c struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
+		ID        int64      `json:"id"`
+		Name      string     `json:"name"`
+		UpdatedAt *time.Time `json:"updated_at"`
 	}
-	if err := json.Unmarshal(ev.Data, &c); err != nil || c.ID <= 0 || c.Name == "" {
+	if err := json.Unmarshal(ev.Data, &c); err != nil || c.ID <= 0 || c.Name == "" || c.UpdatedAt == nil {
 		return nil // undecodable: nothing a retry would fix
 	}
-	_, err := s.RefreshCompany(ctx, c.ID, c.Name)
+	_, err := s.RefreshCompany(ctx, c.ID, c.Name, *c.UpdatedAt)
 	return err
 }
