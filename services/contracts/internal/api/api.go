@@ -32,7 +32,10 @@ type API struct {
 }
 
 // New builds the handler: every route requires a valid JWT; template
-// routes and deleting a signed copy also require the admin role.
+// routes and deleting a signed copy also require the admin role. Replacing
+// a signed copy and deleting a contract that has one are open to every
+// user by route but admin-only in fact: the service decides (403) on the
+// locked contract, since only then is it known whether a copy exists.
 func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers) (http.Handler, error) {
 	if svc == nil || verifier == nil || act == nil {
 		return nil, errors.New("api: service, verifier and activity handlers are required")
@@ -67,12 +70,16 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 	return mux, nil
 }
 
-func callerID(r *http.Request) *int64 {
-	if c := auth.FromContext(r.Context()); c != nil {
-		id := c.UserID()
-		return &id
+func callerID(r *http.Request) *int64 { return caller(r).UserID }
+
+// caller is the authenticated user of r and their role.
+func caller(r *http.Request) contracts.Caller {
+	c := auth.FromContext(r.Context())
+	if c == nil {
+		return contracts.Caller{}
 	}
-	return nil
+	id := c.UserID()
+	return contracts.Caller{UserID: &id, Admin: c.IsAdmin()}
 }
 
 // ---- templates ----
@@ -261,7 +268,7 @@ func (a *API) deleteContract(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, err)
 		return
 	}
-	if err := a.svc.DeleteContract(r.Context(), id); err != nil {
+	if err := a.svc.DeleteContract(r.Context(), id, caller(r)); err != nil {
 		httpx.Error(w, r, err)
 		return
 	}
@@ -361,7 +368,7 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) {
 			_ = part.Close()
 			continue
 		}
-		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, callerID(r))
+		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, caller(r))
 		_ = part.Close()
 		if err != nil {
 			httpx.Error(w, r, err)

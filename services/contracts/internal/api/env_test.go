@@ -73,7 +73,9 @@ func (f *fakeDeals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]any{"data": m})
 }
 
-// mergeFor builds a realistic merge answer.
+// mergeFor builds a realistic merge answer, shaped as deals sends it:
+// money as strings with the currency's minor digits, quantity and tax rate
+// as numbers.
 func mergeFor(id int64, title, company string) map[string]any {
 	return map[string]any{
 		"deal": map[string]any{
@@ -89,8 +91,8 @@ func mergeFor(id int64, title, company string) map[string]any {
 		"contact": map[string]any{"id": 7, "first_name": "Jane", "last_name": "Doe", "email": "jane@acme.example"},
 		"quote": map[string]any{
 			"id": 3, "quote_number": "Q-2026-00042", "status": "accepted", "currency": "USD",
-			"line_items": []any{map[string]any{"description": "Licence <b>", "quantity": "10", "unit_price": "1000"}},
-			"subtotal":   "10000.00", "tax_rate": "19", "tax": "1900.00", "total": "11900.00",
+			"line_items": []any{map[string]any{"description": "Licence <b>", "quantity": 10, "unit_price": "1000.00", "amount": "10000.00"}},
+			"subtotal":   "10000.00", "tax_rate": 19, "tax": "1900.00", "total": "11900.00",
 		},
 	}
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,8 +11,14 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -182,6 +189,14 @@ func TestSignedCopyBadUploads(t *testing.T) {
 			wantProblem(t, e.upload(t, id, e.user, body, ct, int64(body.Len())), tc.status, tc.code, tc.fields...)
 		})
 	}
+	t.Run("cut short", func(t *testing.T) {
+		// The multipart stream ends inside the file, without its closing
+		// boundary: the client's broken upload, a 422.
+		body, ct := multipartBody(t, "file", `form-data; name="file"; filename="signed.pdf"`, pdfBytes("x"))
+		raw := body.Bytes()
+		cut := bytes.NewReader(raw[:bytes.LastIndex(raw, []byte("\r\n--"))])
+		wantProblem(t, e.upload(t, id, e.user, cut, ct, int64(cut.Len())), http.StatusUnprocessableEntity, "validation_failed", "file")
+	})
 	t.Run("not multipart", func(t *testing.T) {
 		wantProblem(t, e.upload(t, id, e.user, bytes.NewReader(pdfBytes("x")), "application/pdf", -1), http.StatusUnsupportedMediaType, "unsupported_media_type")
 	})
@@ -213,5 +228,314 @@ func TestSignedCopyBadUploads(t *testing.T) {
 	after := e.do(t, http.MethodGet, fmt.Sprintf("/contracts/%d", id), e.user, nil).data(t)
 	if after["status"] != "draft" || after["executed_file"] != nil {
 		t.Fatalf("failed uploads changed the contract: %v %v", after["status"], after["executed_file"])
+	}
+}
+
+// problemBody checks that r is a problem+json answer with status and
+// returns its body.
+func problemBody(t *testing.T, r response, status int) map[string]any {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != problem.ContentType {
+		t.Fatalf("Content-Type = %q, want %q", ct, problem.ContentType)
+	}
+	return r.json(t)
+}
+
+// forbiddenBody is the exact 403 body r must carry.
+func forbiddenBody(r response, detail string) map[string]any {
+	b := map[string]any{"type": "/docs/problems#forbidden", "title": "Forbidden", "status": float64(http.StatusForbidden),
+		"detail": detail, "code": "forbidden"}
+	if id := r.header.Get(httpx.RequestIDHeader); id != "" {
+		b["request_id"] = id
+	}
+	return b
+}
+
+const (
+	replaceRefused = "this contract already has a signed copy; only an admin can delete or replace it"
+	deleteRefused  = "this contract has a signed copy; only an admin can delete it"
+)
+
+// uploadPDF uploads data as the signed copy of contract id.
+func (e *env) uploadPDF(t *testing.T, id int64, token, filename string, data []byte) response {
+	t.Helper()
+	body, ct := multipartBody(t, "file", fmt.Sprintf(`form-data; name="file"; filename=%q`, filename), data)
+	return e.upload(t, id, token, body, ct, int64(body.Len()))
+}
+
+// state is what a refused request must leave untouched: the contract
+// record, its notes and the bytes of its signed copy.
+type state struct {
+	Contract map[string]any
+	Notes    any
+	Download int
+	Bytes    []byte
+}
+
+func (e *env) state(t *testing.T, id int64) state {
+	t.Helper()
+	base := fmt.Sprintf("/contracts/%d", id)
+	c := e.do(t, http.MethodGet, base, e.user, nil)
+	if c.status != http.StatusOK {
+		t.Fatalf("get contract: %d %s", c.status, c.body)
+	}
+	n := e.do(t, http.MethodGet, base+"/notes", e.user, nil)
+	if n.status != http.StatusOK {
+		t.Fatalf("get notes: %d %s", n.status, n.body)
+	}
+	d := e.do(t, http.MethodGet, base+"/executed", e.user, nil)
+	return state{Contract: c.data(t), Notes: n.json(t)["data"], Download: d.status, Bytes: d.body}
+}
+
+func TestSignedCopyReplaceIsAdminOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
+	tpl := e.createTemplate(t, nil)
+	oldPDF, newPDF := pdfBytes("old signed copy"), pdfBytes("new signed copy")
+	tests := []struct {
+		name       string
+		admin      bool
+		hasCopy    bool
+		wantStatus int
+		wantDetail string // for a refusal
+	}{
+		{"user uploads the first copy", false, false, http.StatusCreated, ""},
+		{"admin uploads the first copy", true, false, http.StatusCreated, ""},
+		{"user cannot replace the copy", false, true, http.StatusForbidden, replaceRefused},
+		{"admin replaces the copy", true, true, http.StatusCreated, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			token := e.user
+			if tc.admin {
+				token = e.admin
+			}
+			id := idOf(e.createContract(t, 1, tpl, nil))
+			if tc.hasCopy {
+				if r := e.uploadPDF(t, id, e.user, "old.pdf", oldPDF); r.status != http.StatusCreated {
+					t.Fatalf("first upload: %d %s", r.status, r.body)
+				}
+			}
+			before := e.state(t, id)
+
+			r := e.uploadPDF(t, id, token, "new.pdf", newPDF)
+
+			if tc.wantDetail != "" {
+				if diff := cmp.Diff(forbiddenBody(r, tc.wantDetail), problemBody(t, r, tc.wantStatus)); diff != "" {
+					t.Errorf("refusal body (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(before, e.state(t, id)); diff != "" {
+					t.Errorf("a refused upload changed the contract (-want +got):\n%s", diff)
+				}
+				if before.Download != http.StatusOK || !bytes.Equal(before.Bytes, oldPDF) {
+					t.Errorf("old copy no longer downloads: %d", before.Download)
+				}
+				return
+			}
+			if r.status != tc.wantStatus {
+				t.Fatalf("upload: %d, want %d; %s", r.status, tc.wantStatus, r.body)
+			}
+			sum := sha256.Sum256(newPDF)
+			want := map[string]any{"status": "executed", "filename": "new.pdf", "sha256": hex.EncodeToString(sum[:])}
+			after := e.state(t, id)
+			f := after.Contract["executed_file"].(map[string]any)
+			got := map[string]any{"status": after.Contract["status"], "filename": f["filename"], "sha256": f["sha256"]}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("after upload (-want +got):\n%s", diff)
+			}
+			if after.Download != http.StatusOK || !bytes.Equal(after.Bytes, newPDF) {
+				t.Errorf("download after upload: %d, %q", after.Download, after.Bytes)
+			}
+		})
+	}
+}
+
+func TestDeleteContractWithSignedCopyIsAdminOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
+	tpl := e.createTemplate(t, nil)
+	signed := pdfBytes("signed copy")
+	tests := []struct {
+		name       string
+		admin      bool
+		hasCopy    bool
+		wantStatus int
+		wantDetail string // for a refusal
+	}{
+		{"user deletes a contract without a copy", false, false, http.StatusOK, ""},
+		{"admin deletes a contract without a copy", true, false, http.StatusOK, ""},
+		{"user cannot delete a contract with a copy", false, true, http.StatusForbidden, deleteRefused},
+		{"admin deletes a contract with a copy", true, true, http.StatusOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			token := e.user
+			if tc.admin {
+				token = e.admin
+			}
+			id := idOf(e.createContract(t, 1, tpl, nil))
+			path := fmt.Sprintf("/contracts/%d", id)
+			if tc.hasCopy {
+				if r := e.uploadPDF(t, id, e.user, "signed.pdf", signed); r.status != http.StatusCreated {
+					t.Fatalf("upload: %d %s", r.status, r.body)
+				}
+			}
+			if r := e.do(t, http.MethodPost, path+"/notes", e.user, map[string]any{"content": "Signed by both"}); r.status != http.StatusCreated {
+				t.Fatalf("note: %d %s", r.status, r.body)
+			}
+			before := e.state(t, id)
+
+			r := e.do(t, http.MethodDelete, path, token, nil)
+
+			if tc.wantDetail != "" {
+				if diff := cmp.Diff(forbiddenBody(r, tc.wantDetail), problemBody(t, r, tc.wantStatus)); diff != "" {
+					t.Errorf("refusal body (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(before, e.state(t, id)); diff != "" {
+					t.Errorf("a refused delete changed the contract (-want +got):\n%s", diff)
+				}
+				if before.Download != http.StatusOK || !bytes.Equal(before.Bytes, signed) {
+					t.Errorf("signed copy no longer downloads: %d", before.Download)
+				}
+				return
+			}
+			if r.status != tc.wantStatus {
+				t.Fatalf("delete: %d, want %d; %s", r.status, tc.wantStatus, r.body)
+			}
+			if diff := cmp.Diff(map[string]any{"success": true, "message": "Contract deleted"}, r.json(t)); diff != "" {
+				t.Errorf("delete body (-want +got):\n%s", diff)
+			}
+			for _, p := range []string{path, path + "/executed", path + "/notes"} {
+				wantProblem(t, e.do(t, http.MethodGet, p, e.user, nil), http.StatusNotFound, "not_found")
+			}
+		})
+	}
+}
+
+// lockContract holds the contract's row lock in a transaction of its own
+// until the returned release is called (at the latest when the test ends,
+// so a failing test does not leave requests blocked behind it).
+func lockContract(t *testing.T, e *env, id int64) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := e.db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
+	t.Cleanup(release)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM contracts WHERE id = $1 FOR UPDATE`, id); err != nil {
+		t.Fatal(err)
+	}
+	return release
+}
+
+// waitForLockWaiters waits until n sessions of the test database wait for
+// a lock (each test has a database of its own).
+func waitForLockWaiters(t *testing.T, e *env, n int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var waiting int
+		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions wait for a lock, want %d", waiting, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// async sends req in the background; the answer arrives on the channel.
+func async(req *http.Request) <-chan response {
+	ch := make(chan response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ch <- response{status: -1, body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		ch <- response{status: resp.StatusCode, header: resp.Header, body: b}
+	}()
+	return ch
+}
+
+func (e *env) uploadRequest(t *testing.T, id int64, token string, data []byte) *http.Request {
+	t.Helper()
+	body, ct := multipartBody(t, "file", "", data)
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/contracts/%d/executed", e.srv.URL, id), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req
+}
+
+// TestSignedCopyAdminCheckUnderConcurrency queues a normal user's second
+// request behind their first upload on the contract's row lock. Both pass
+// every check made before the lock (the contract has no copy yet), so only
+// a decision taken under the lock refuses the second one.
+func TestSignedCopyAdminCheckUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
+	tpl := e.createTemplate(t, nil)
+	first := pdfBytes("first upload")
+	tests := []struct {
+		name       string
+		second     func(t *testing.T, id int64) *http.Request
+		wantDetail string
+	}{
+		{"second upload", func(t *testing.T, id int64) *http.Request {
+			return e.uploadRequest(t, id, e.user, pdfBytes("second upload"))
+		}, replaceRefused},
+		{"delete of the contract", func(t *testing.T, id int64) *http.Request {
+			req, err := http.NewRequest(http.MethodDelete, fmt.Sprintf("%s/contracts/%d", e.srv.URL, id), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+e.user)
+			return req
+		}, deleteRefused},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := idOf(e.createContract(t, 1, tpl, nil))
+			release := lockContract(t, e, id)
+			firstDone := async(e.uploadRequest(t, id, e.user, first))
+			waitForLockWaiters(t, e, 1)
+			secondDone := async(tc.second(t, id))
+			waitForLockWaiters(t, e, 2)
+			release()
+
+			if r := <-firstDone; r.status != http.StatusCreated {
+				t.Fatalf("first upload: %d %s", r.status, r.body)
+			}
+			r := <-secondDone
+			if diff := cmp.Diff(forbiddenBody(r, tc.wantDetail), problemBody(t, r, http.StatusForbidden)); diff != "" {
+				t.Errorf("second request (-want +got):\n%s", diff)
+			}
+			after := e.state(t, id)
+			if after.Contract["status"] != "executed" || after.Download != http.StatusOK || !bytes.Equal(after.Bytes, first) {
+				t.Errorf("after the race: status %v, download %d %q; want executed with the first upload",
+					after.Contract["status"], after.Download, after.Bytes)
+			}
+		})
 	}
 }

@@ -150,6 +150,13 @@ type Renderer interface {
 	Render(ctx context.Context, job renderq.Job, prio renderq.Priority) ([]byte, error)
 }
 
+// Caller is who makes a request: the user recorded as its author and
+// whether they hold the admin role.
+type Caller struct {
+	UserID *int64
+	Admin  bool
+}
+
 // NewExecutedFile is a validated signed copy ready to store.
 type NewExecutedFile struct {
 	Filename   string
@@ -176,12 +183,19 @@ type Store interface {
 	ListContracts(ctx context.Context, f ListFilter, q *listq.Query) ([]Contract, int, error)
 	// UpdateContract locks the row, lets apply change it, and saves it.
 	UpdateContract(ctx context.Context, id int64, apply func(*Contract) error) (Contract, error)
-	DeleteContract(ctx context.Context, id int64) error
+	// DeleteContract locks the contract, calls allow with whether it has a
+	// signed copy (read after the lock is held, so no concurrent upload can
+	// slip in between) and, if allow returns nil, deletes it with its
+	// notes, tasks and signed copy.
+	DeleteContract(ctx context.Context, id int64, allow func(hasSignedCopy bool) error) error
 	ContractExists(ctx context.Context, id int64) error
 
-	// PutExecutedFile replaces the signed copy; apply runs on the locked
-	// contract first (status rules) and its changes are saved.
-	PutExecutedFile(ctx context.Context, id int64, f NewExecutedFile, apply func(*Contract) error) (Contract, error)
+	// PutExecutedFile stores the signed copy, replacing any existing one.
+	// apply runs on the locked contract before anything is written, with
+	// replacing reporting whether a copy exists (read after the lock is
+	// held); an error from apply leaves everything unchanged, otherwise
+	// its changes are saved with the new copy.
+	PutExecutedFile(ctx context.Context, id int64, f NewExecutedFile, apply func(c *Contract, replacing bool) error) (Contract, error)
 	// StreamExecutedFile streams the signed copy to the writer start
 	// returns once the metadata is known; not_found names the contract
 	// when it is missing, else the signed copy.

@@ -99,13 +99,19 @@ func spool(r io.Reader, max int64) (_ *spooled, err error) {
 		}
 	}()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, max+1))
+	body := &readErrs{r: io.LimitReader(r, max+1)}
+	n, err := io.Copy(io.MultiWriter(f, h), body)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			return nil, problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", max))
+		case body.err != nil:
+			// The request body broke off (a cut connection or a multipart
+			// stream without its end): the client's fault, not a 500.
+			return nil, fmt.Errorf("read upload: %v: %w", err, problem.Invalid("file", "the upload is incomplete or malformed"))
 		}
-		return nil, fmt.Errorf("read upload: %w", err)
+		return nil, fmt.Errorf("spool upload: %w", err)
 	}
 	if n > max {
 		return nil, problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", max))
@@ -145,15 +151,22 @@ func looksLikePDF(f *os.File, size int64) (bool, error) {
 }
 
 // UploadExecuted stores the signed copy of a contract and moves a draft or
-// active contract to executed.
-func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string, r io.Reader, uploadedBy *int64) (Contract, error) {
+// active contract to executed. Only an admin may replace an existing copy
+// (deleting one is admin-only, and a replacement destroys it): a normal
+// user gets 403. That decision is taken in the transaction that writes the
+// copy, on the locked contract; the early check before the body is read
+// only spares reading an upload that is bound to be refused.
+func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string, r io.Reader, by Caller) (Contract, error) {
 	cur, err := s.store.GetContract(ctx, id)
 	if err != nil {
 		return Contract{}, err
 	}
-	// Refuse before reading the body when the status forbids it.
+	// Refuse before reading the body when the status or the role forbids it.
 	if !cur.Status.AcceptsSignedCopy() {
 		return Contract{}, invalidTransition(cur.Status, Executed)
+	}
+	if cur.ExecutedFile != nil && !by.Admin {
+		return Contract{}, errReplaceSignedCopy()
 	}
 	sp, err := spool(r, MaxSignedCopy)
 	if err != nil {
@@ -165,14 +178,23 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 		name = SanitizeFilename(cur.ContractNumber + "-signed.pdf")
 	}
 	return s.store.PutExecutedFile(ctx, id, NewExecutedFile{
-		Filename: name, Size: sp.size, SHA256: sp.sha256, UploadedBy: uploadedBy, Data: sp.file,
-	}, func(c *Contract) error {
+		Filename: name, Size: sp.size, SHA256: sp.sha256, UploadedBy: by.UserID, Data: sp.file,
+	}, func(c *Contract, replacing bool) error {
 		if !c.Status.AcceptsSignedCopy() {
 			return invalidTransition(c.Status, Executed)
+		}
+		if replacing && !by.Admin {
+			return errReplaceSignedCopy()
 		}
 		c.Status = Executed
 		return nil
 	})
+}
+
+// errReplaceSignedCopy refuses a normal user's upload over an existing
+// signed copy.
+func errReplaceSignedCopy() error {
+	return problem.Forbidden("this contract already has a signed copy; only an admin can delete or replace it")
 }
 
 // StreamExecuted streams the signed copy; start receives its metadata and
@@ -253,4 +275,19 @@ func isAttrChar(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("!#$&+-.^_`|~", c) >= 0
+}
+
+// readErrs remembers whether an error came from reading the upload, so a
+// broken request body is told apart from a failing spool file.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErrs) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
 }

@@ -222,31 +222,36 @@ func str(p *string) string {
 	return strings.TrimSpace(*p)
 }
 
-// money formats an amount with thousands separators and two decimals.
-func money(d decimal.NullDecimal) string {
-	if !d.Valid {
+// money formats an amount as deals sent it, with thousands separators:
+// the digits, and so the scale, are exactly deals' ("2.698" → "2.698",
+// "1234567" → "1,234,567"); nothing is rounded or padded here.
+func money(a Amount) string {
+	if !a.Valid {
 		return ""
 	}
-	s := d.Decimal.StringFixedBank(2)
+	s := a.Text
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
-	intPart, frac, _ := strings.Cut(s, ".")
+	intPart, frac, hasFrac := strings.Cut(s, ".")
 	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
 	for i, ch := range intPart {
 		if i > 0 && (len(intPart)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(ch)
 	}
-	out := b.String() + "." + frac
-	if neg {
-		out = "-" + out
+	if hasFrac {
+		b.WriteString("." + frac)
 	}
-	return out
+	return b.String()
 }
 
-func withCurrency(cur string, d decimal.NullDecimal) string {
-	m := money(d)
+func withCurrency(cur string, a Amount) string {
+	m := money(a)
+	cur = strings.TrimSpace(cur)
 	if m == "" || cur == "" {
 		return m
 	}
@@ -309,12 +314,10 @@ func lineItemsHTML(v *Values) string {
 	var b strings.Builder
 	b.WriteString(`<table class="line-items"><thead><tr><th>Description</th><th>Quantity</th><th>Unit price</th><th>Amount</th></tr></thead><tbody>`)
 	for _, li := range q.LineItems {
-		amount := decimal.NullDecimal{}
-		if li.Quantity.Valid && li.UnitPrice.Valid {
-			amount = decimal.NewNullDecimal(li.Quantity.Decimal.Mul(li.UnitPrice.Decimal))
-		}
+		// The amount is deals' rounded line amount, the one its subtotal
+		// adds up; quantity × unit price would differ by the rounding.
 		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			e(li.Description), e(number(li.Quantity)), e(money(li.UnitPrice)), e(money(amount)))
+			e(li.Description), e(number(li.Quantity)), e(money(li.UnitPrice)), e(money(li.Amount)))
 	}
 	b.WriteString(`</tbody></table>`)
 	return b.String()

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -23,15 +24,16 @@ func fuzzTemplate(c *Catalogue) string {
 func valuesOf(v string) *Values {
 	s := &v
 	d := decimal.NewNullDecimal(decimal.RequireFromString("1234.5"))
+	a := Amount{Text: "1234.50", Valid: true}
 	return &Values{
 		Merge: MergeData{
-			Deal:      Deal{ID: 1, Title: v, Currency: v, Status: v, Value: d, ExpectedCloseDate: s, CompanyName: s},
+			Deal:      Deal{ID: 1, Title: v, Currency: v, Status: v, Value: a, ExpectedCloseDate: s, CompanyName: s},
 			StageName: v, OwnerName: v,
 			Company: &Company{Name: v, Domain: s, Website: s, Phone: s, Industry: s, AddressStreet: s,
 				AddressCity: s, AddressState: s, AddressZip: s, AddressCountry: s},
 			Contact: &Contact{FirstName: v, LastName: v, Email: s, Phone: s, Mobile: s, JobTitle: s},
-			Quote: &Quote{QuoteNumber: v, Status: v, Currency: v, ValidUntil: s, Subtotal: d, Tax: d, Total: d, TaxRate: d,
-				LineItems: []LineItem{{Description: v, Quantity: d, UnitPrice: d}, {Description: v}}},
+			Quote: &Quote{QuoteNumber: v, Status: v, Currency: v, ValidUntil: s, Subtotal: a, Tax: a, Total: a, TaxRate: d,
+				LineItems: []LineItem{{Description: v, Quantity: d, UnitPrice: a, Amount: a}, {Description: v}}},
 		},
 		Contract: ContractValues{Number: v, Title: v, StartDate: v, EndDate: v, EffectiveDate: v,
 			TerminationDate: v, TermMonths: 12, PartnerRef: v, Today: v},
@@ -131,10 +133,139 @@ func TestCheck(t *testing.T) {
 
 func TestMoney(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{"0": "0.00", "5": "5.00", "999.999": "1,000.00", "1234567.891": "1,234,567.89", "-1234.5": "-1,234.50", "100000": "100,000.00"} {
-		if got := money(decimal.NewNullDecimal(decimal.RequireFromString(in))); got != want {
-			t.Errorf("money(%s) = %s, want %s", in, got, want)
+	tests := []struct {
+		in, want string
+	}{
+		{"0", "0"},
+		{"5.00", "5.00"},
+		{"999.999", "999.999"},
+		{"1234567.891", "1,234,567.891"},
+		{"-1234.50", "-1,234.50"},
+		{"100000", "100,000"},
+		{"123456", "123,456"},
+		{"0.188", "0.188"},
+	}
+	for _, tc := range tests {
+		a, err := parseAmount(tc.in)
+		if err != nil {
+			t.Fatalf("parseAmount(%q): %v", tc.in, err)
 		}
+		if diff := cmp.Diff(tc.want, money(a)); diff != "" {
+			t.Errorf("money(%s) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	if got := money(Amount{}); got != "" {
+		t.Errorf("money of no amount = %q, want \"\"", got)
+	}
+}
+
+func TestAmountJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Amount
+		wantErr bool
+	}{
+		{`"2.698"`, Amount{Text: "2.698", Valid: true}, false},
+		{`"1200"`, Amount{Text: "1200", Valid: true}, false},
+		{`"1.250"`, Amount{Text: "1.250", Valid: true}, false},
+		{`12.50`, Amount{Text: "12.50", Valid: true}, false},
+		{`null`, Amount{}, false},
+		{`""`, Amount{}, false},
+		{`"1e3"`, Amount{}, true},
+		{`"1,000.00"`, Amount{}, true},
+		{`"+5"`, Amount{}, true},
+		{`"USD 5"`, Amount{}, true},
+		{`true`, Amount{}, true},
+	}
+	for _, tc := range tests {
+		var got Amount
+		err := json.Unmarshal([]byte(tc.in), &got)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("Unmarshal(%s) error = %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Unmarshal(%s) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// TestResolveMoneyPerCurrency resolves merge data shaped as deals' merge
+// endpoint sends it (money as strings with exactly the currency's minor
+// digits, quantity and tax rate as numbers) and checks that every amount
+// prints with deals' digits: no padding to two decimals, no re-rounding,
+// and the line amount deals rounded rather than quantity × unit price.
+func TestResolveMoneyPerCurrency(t *testing.T) {
+	t.Parallel()
+	const content = `<p>{{deal.value}}|{{deal.amount}}|{{quote.subtotal}}|{{quote.tax_rate}}|{{quote.tax}}|{{quote.total}}</p>{{quote.line_items}}`
+	const cell = `{{deal.value}} / {{quote.total}}`
+	row := func(desc, qty, price, amount string) string {
+		return "<tr><td>" + desc + "</td><td>" + qty + "</td><td>" + price + "</td><td>" + amount + "</td></tr>"
+	}
+	table := func(rows ...string) string {
+		return `<table class="line-items"><thead><tr><th>Description</th><th>Quantity</th><th>Unit price</th><th>Amount</th></tr></thead><tbody>` +
+			strings.Join(rows, "") + `</tbody></table>`
+	}
+	tests := []struct {
+		name        string
+		merge       string
+		wantContent string
+		wantCell    string
+	}{
+		{
+			// 0 minor digits: 1.5 × 301 = 451.5, which deals rounds half to even to 452.
+			name: "JPY",
+			merge: `{"deal": {"id": 1, "title": "Yen deal", "value": "1234567", "currency": "JPY"},
+				"quote": {"currency": "JPY", "subtotal": "3467", "tax_rate": 10, "tax": "347", "total": "3814", "line_items": [
+					{"description": "Support hours", "quantity": 1.5, "unit_price": "301", "amount": "452"},
+					{"description": "Box", "quantity": 3, "unit_price": "1005", "amount": "3015"}]}}`,
+			wantContent: `<p>JPY 1,234,567|1,234,567|JPY 3,467|10%|JPY 347|JPY 3,814</p>` +
+				table(row("Support hours", "1.5", "301", "452"), row("Box", "3", "1,005", "3,015")),
+			wantCell: "JPY 1,234,567 / JPY 3,814",
+		},
+		{
+			// 2 minor digits: 1.5 × 0.25 = 0.375, which deals rounds to 0.38.
+			name: "EUR",
+			merge: `{"deal": {"id": 2, "title": "Euro deal", "value": "12500.50", "currency": "EUR"},
+				"quote": {"currency": "EUR", "subtotal": "60.35", "tax_rate": 19, "tax": "11.47", "total": "71.82", "line_items": [
+					{"description": "Hours", "quantity": 1.5, "unit_price": "0.25", "amount": "0.38"},
+					{"description": "Licence", "quantity": 3, "unit_price": "19.99", "amount": "59.97"}]}}`,
+			wantContent: `<p>EUR 12,500.50|12,500.50|EUR 60.35|19%|EUR 11.47|EUR 71.82</p>` +
+				table(row("Hours", "1.5", "0.25", "0.38"), row("Licence", "3", "19.99", "59.97")),
+			wantCell: "EUR 12,500.50 / EUR 71.82",
+		},
+		{
+			// 3 minor digits: the total 2.698 must not become 2.70, nor 2.510 become 2.51.
+			name: "KWD",
+			merge: `{"deal": {"id": 3, "title": "Dinar deal", "value": "1250.000", "currency": "KWD"},
+				"quote": {"currency": "KWD", "subtotal": "2.510", "tax_rate": 7.5, "tax": "0.188", "total": "2.698", "line_items": [
+					{"description": "Kit", "quantity": 2, "unit_price": "1.255", "amount": "2.510"}]}}`,
+			wantContent: `<p>KWD 1,250.000|1,250.000|KWD 2.510|7.5%|KWD 0.188|KWD 2.698</p>` +
+				table(row("Kit", "2", "1.255", "2.510")),
+			wantCell: "KWD 1,250.000 / KWD 2.698",
+		},
+	}
+	c := DefaultCatalogue()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var md MergeData
+			if err := json.Unmarshal([]byte(tc.merge), &md); err != nil {
+				t.Fatal(err)
+			}
+			v := &Values{Merge: md}
+			var r Resolution
+			if diff := cmp.Diff(tc.wantContent, c.ResolveHTML(content, v, &r)); diff != "" {
+				t.Errorf("content (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCell, c.ResolveText(cell, v, &r)); diff != "" {
+				t.Errorf("header cell (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{}, r.Unresolved()); diff != "" {
+				t.Errorf("unresolved (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -215,6 +346,10 @@ func TestSanitizer(t *testing.T) {
 		{`<p style="width: expression(alert(1)); background: url(x)">x</p>`, `<p>x</p>`},
 		{`<img src="http://evil.example/x.png" alt="a">`, `<img alt="a">`},
 		{`<img src="/local/file.png">`, ``},
+		{`<img src="data:image/png;base64,iVBORw0KGgo=" alt="logo">`, `<img src="data:image/png;base64,iVBORw0KGgo=" alt="logo">`},
+		{`<img src="data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=">`, ``},
+		{`<a href="mailto:legal@example.com">mail</a>`, `<a href="mailto:legal@example.com">mail</a>`},
+		{`<a href="data:image/png;base64,iVBORw0KGgo=">x</a>`, `x`},
 		{`<table><tr><td colspan="2">{{deal.title}}</td></tr></table>`, `<table><tr><td colspan="2">{{deal.title}}</td></tr></table>`},
 		{`<svg><script>alert(1)</script></svg><style>body{}</style>`, ``},
 	}

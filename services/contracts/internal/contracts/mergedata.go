@@ -1,6 +1,12 @@
 package contracts
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
 	"github.com/shopspring/decimal"
 )
 
@@ -19,16 +25,16 @@ type MergeData struct {
 
 // Deal is the deal of a contract.
 type Deal struct {
-	ID                int64               `json:"id"`
-	Title             string              `json:"title"`
-	Value             decimal.NullDecimal `json:"value"`
-	Currency          string              `json:"currency"`
-	StageName         string              `json:"stage_name"`
-	Status            string              `json:"status"`
-	CompanyID         *int64              `json:"company_id"`
-	CompanyName       *string             `json:"company_name"`
-	ContactID         *int64              `json:"contact_id"`
-	ExpectedCloseDate *string             `json:"expected_close_date"`
+	ID                int64   `json:"id"`
+	Title             string  `json:"title"`
+	Value             Amount  `json:"value"`
+	Currency          string  `json:"currency"`
+	StageName         string  `json:"stage_name"`
+	Status            string  `json:"status"`
+	CompanyID         *int64  `json:"company_id"`
+	CompanyName       *string `json:"company_name"`
+	ContactID         *int64  `json:"contact_id"`
+	ExpectedCloseDate *string `json:"expected_close_date"`
 }
 
 // Company is the licensee organisation.
@@ -66,17 +72,70 @@ type Quote struct {
 	Currency    string              `json:"currency"`
 	ValidUntil  *string             `json:"valid_until"`
 	LineItems   []LineItem          `json:"line_items"`
-	Subtotal    decimal.NullDecimal `json:"subtotal"`
+	Subtotal    Amount              `json:"subtotal"`
 	TaxRate     decimal.NullDecimal `json:"tax_rate"`
-	Tax         decimal.NullDecimal `json:"tax"`
-	Total       decimal.NullDecimal `json:"total"`
+	Tax         Amount              `json:"tax"`
+	Total       Amount              `json:"total"`
 }
 
-// LineItem is one line of a quote.
+// LineItem is one line of a quote. Amount is deals' quantity × unit
+// price rounded to the currency's minor unit; it is printed as sent and
+// never recomputed here.
 type LineItem struct {
 	Description string              `json:"description"`
 	Quantity    decimal.NullDecimal `json:"quantity"`
-	UnitPrice   decimal.NullDecimal `json:"unit_price"`
+	UnitPrice   Amount              `json:"unit_price"`
+	Amount      Amount              `json:"amount"`
+}
+
+// Amount is a money amount exactly as deals wrote it: a plain decimal
+// string with exactly the currency's minor digits ("1234.50" USD, "452"
+// JPY, "2.698" KWD). The text is kept and printed as is, with thousands
+// separators added, so a contract shows the amounts deals computed and
+// stored, never a re-rounded or recomputed one. A JSON number is accepted
+// as its literal text; null or "" is no value. Anything else (exponents,
+// signs other than a leading "-", separators) is refused, which makes the
+// whole merge answer unreadable (502) rather than a contract with a
+// guessed amount.
+type Amount struct {
+	Text  string
+	Valid bool
+}
+
+// plainDecimal is the only amount form deals writes.
+var plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// parseAmount is an Amount holding text, which must be a plain decimal.
+func parseAmount(text string) (Amount, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Amount{}, nil
+	}
+	if !plainDecimal.MatchString(text) {
+		return Amount{}, fmt.Errorf("amount %q is not a plain decimal", text)
+	}
+	return Amount{Text: text, Valid: true}, nil
+}
+
+// UnmarshalJSON reads a string or a number literal, keeping its text.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*a = Amount{}
+		return nil
+	}
+	text := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &text); err != nil {
+			return err
+		}
+	}
+	v, err := parseAmount(text)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
 }
 
 // ContractValues are the contract's own fields offered to the Contract group.

@@ -38,12 +38,12 @@ func NewSanitizer() *Sanitizer {
 	// refused, so a document never fetches anything.
 	p.AllowAttrs("alt").Matching(bluemonday.Paragraph).OnElements("img")
 	p.AllowAttrs("height", "width").Matching(bluemonday.NumberOrPercent).OnElements("img")
-	p.AllowAttrs("src").OnElements("img")
+	p.AllowAttrs("src").Matching(rasterDataURI).OnElements("img")
 	p.AllowDataURIImages()
 	p.RequireParseableURLs(true)
 	p.AllowRelativeURLs(false)
 	// Links may only be mailto: (a printed contract does not navigate).
-	p.AllowAttrs("href").OnElements("a")
+	p.AllowAttrs("href").Matching(mailtoURI).OnElements("a")
 	p.AllowURLSchemes("mailto")
 
 	// Inline styles: a fixed list of layout and typography properties,
@@ -68,6 +68,14 @@ func NewSanitizer() *Sanitizer {
 		MatchingEnum("auto", "always", "avoid", "page", "left", "right").Globally()
 	return &Sanitizer{p: p}
 }
+
+// rasterDataURI and mailtoURI narrow what bluemonday's URL schemes admit:
+// AllowDataURIImages accepts any image type (SVG included, a document in
+// its own right) and registers data: for every URL attribute, links too.
+var (
+	rasterDataURI = regexp.MustCompile(`(?i)^data:image/(?:png|jpeg|gif|webp);base64,[a-z0-9+/=\s]+$`)
+	mailtoURI     = regexp.MustCompile(`(?i)^mailto:`)
+)
 
 // HTML returns the sanitised fragment.
 func (s *Sanitizer) HTML(fragment string) string { return s.p.Sanitize(fragment) }

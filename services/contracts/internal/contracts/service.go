@@ -236,6 +236,11 @@ func computeDates(c *Contract, created time.Time) error {
 		}
 		term = t
 	}
+	if term.Year() > 9999 {
+		// Dates are YYYY-MM-DD everywhere; a start near the end of the
+		// calendar plus the term would not fit.
+		return problem.Invalid("term_months", "the term would end after 9999-12-31")
+	}
 	c.EffectiveDate, c.TerminationDate = FormatDate(eff), FormatDate(term)
 	return nil
 }
@@ -303,8 +308,16 @@ func (s *Service) ListContracts(ctx context.Context, f ListFilter, q *listq.Quer
 }
 
 // DeleteContract removes a contract with its notes, tasks and signed copy.
-func (s *Service) DeleteContract(ctx context.Context, id int64) error {
-	return s.store.DeleteContract(ctx, id)
+// Deleting the signed copy is admin-only, so a contract that has one can
+// be deleted only by an admin (403 for a normal user). The store decides
+// on the locked contract, in the deleting transaction.
+func (s *Service) DeleteContract(ctx context.Context, id int64, by Caller) error {
+	return s.store.DeleteContract(ctx, id, func(hasSignedCopy bool) error {
+		if hasSignedCopy && !by.Admin {
+			return problem.Forbidden("this contract has a signed copy; only an admin can delete it")
+		}
+		return nil
+	})
 }
 
 func invalidTransition(from, to Status) error {

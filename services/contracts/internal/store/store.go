@@ -285,15 +285,31 @@ func (s *Store) save(ctx context.Context, tx pgx.Tx, c contracts.Contract) error
 	return nil
 }
 
-// DeleteContract removes the contract, its notes, tasks and signed copy.
-func (s *Store) DeleteContract(ctx context.Context, id int64) error {
+// DeleteContract removes the contract, its notes, tasks and signed copy,
+// if allow agrees. The contract row is locked first, the lock every change
+// of the signed copy takes (modify), and the copy is looked for by a later
+// statement: under READ COMMITTED that statement's snapshot includes
+// every upload committed before the lock was granted, so the answer given
+// to allow is current and stays so until the delete commits.
+func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSignedCopy bool) error) error {
 	return s.db.InTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM contracts WHERE id = $1`, id)
-		if err != nil {
-			return fmt.Errorf("delete contract: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
+		var locked int64
+		err := tx.QueryRow(ctx, `SELECT id FROM contracts WHERE id = $1 FOR UPDATE`, id).Scan(&locked)
+		if db.IsNoRows(err) {
 			return problem.NotFound("contract")
+		}
+		if err != nil {
+			return fmt.Errorf("lock contract: %w", err)
+		}
+		var hasCopy bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM executed_files WHERE contract_id = $1)`, id).Scan(&hasCopy); err != nil {
+			return fmt.Errorf("find signed copy: %w", err)
+		}
+		if err := allow(hasCopy); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM contracts WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("delete contract: %w", err)
 		}
 		return activity.DeleteAll(ctx, tx, activity.Contract, id)
 	})
@@ -361,17 +377,24 @@ func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *li
 
 // ---- signed copy ----
 
-// PutExecutedFile replaces the signed copy in one transaction: the
-// contract row is locked, apply checks and changes it, the bytes are
-// copied in ChunkSize pieces from f.Data (a local spool file), and the
-// contract is saved.
-func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewExecutedFile, apply func(*contracts.Contract) error) (contracts.Contract, error) {
+// PutExecutedFile stores the signed copy in one transaction: the contract
+// row is locked, any existing copy is deleted, apply checks and changes the
+// contract knowing whether a copy was replaced, the bytes are copied in
+// ChunkSize pieces from f.Data (a local spool file), and the contract is
+// saved. Whether a copy exists comes from the DELETE, a statement run after
+// the lock was granted, not from the locking SELECT's join: when that
+// SELECT waited for a concurrent upload, PostgreSQL re-reads the locked
+// contract row but not the joined executed_files row, so c.ExecutedFile
+// can miss the copy that upload just committed. An error from apply rolls
+// the DELETE back.
+func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewExecutedFile, apply func(c *contracts.Contract, replacing bool) error) (contracts.Contract, error) {
 	return s.modify(ctx, id, func(tx pgx.Tx, c *contracts.Contract) error {
-		if err := apply(c); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id); err != nil {
+		tag, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id)
+		if err != nil {
 			return fmt.Errorf("replace signed copy: %w", err)
+		}
+		if err := apply(c, tag.RowsAffected() > 0); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO executed_files (contract_id, filename, size, sha256, uploaded_by)
 			VALUES ($1, $2, $3, $4, $5)`, id, f.Filename, f.Size, f.SHA256, f.UploadedBy); err != nil {
