@@ -189,6 +189,9 @@ func Operations() []Operation {
 
 	add(
 		Operation{"POST", "/emails", "Emails", "Store a synced email message (a repeated message_id is a no-op)", JWT, "Email", bJSON, 201, bRecord, nil},
+		Operation{"GET", "/emails/{id}", "Emails", "One email: a message synced from a mailbox is private to its owner and admins unless read through a contact or lead it is linked to", JWT, "Email", bNone, 200, bRecord, []Param{
+			{"contact_id", "integer", "read through this linked contact"}, {"lead_id", "integer", "read through this linked lead"},
+		}},
 	)
 	return ops
 }
@@ -319,7 +322,7 @@ var extraResponses = map[string]map[string]string{
 	"DELETE /users/{id}":              {"409": ""},
 	"POST /teams":                     {"409": ""},
 	"PUT /teams/{id}":                 {"409": ""},
-	"POST /emails":                    {"200": "The message_id was already stored; the stored message is returned"},
+	"POST /emails":                    {"200": "The message_id was already stored; the stored message is returned (only id and message_id to a caller who may not read it)"},
 }
 
 func successResponse(op Operation) obj {

@@ -64,7 +64,7 @@ func load(l *config.Loader) (settings, error) {
 			Concurrency: l.Int("MAIL_SYNC_CONCURRENCY", 4, 1, 64),
 		},
 		Sync: imapsync.Options{
-			Lease:        l.Duration("MAIL_SYNC_TIMEOUT", 10*time.Minute),
+			Lease: l.Duration("MAIL_SYNC_TIMEOUT", 10*time.Minute),
 			// Secure by default: a user-chosen host must not reach the
 			// cluster's own network unless the operator allows it.
 			BlockPrivate: l.Bool("MAIL_IMAP_BLOCK_PRIVATE", true),

@@ -6,11 +6,14 @@ package api
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -50,37 +53,74 @@ func caller(r *http.Request) mail.Caller {
 }
 
 // createEmail is POST /emails: 201 for a new message, 200 with the stored
-// one when the message_id is known.
+// one when the message_id is known. When the stored copy came from a
+// mailbox the caller may not read, the 200 names it (id, message_id) without
+// its content: the caller learns only what it sent, that the message_id is
+// taken, and the id to read it through a linked contact or lead.
 func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) {
 	var in mail.MessageInput
 	if err := httpx.Decode(w, r, &in, httpx.MaxJSONBody); err != nil {
 		httpx.Error(w, r, err)
 		return
 	}
-	m, created, err := h.svc.CreateMessage(r.Context(), in, caller(r).UserID)
+	c := caller(r)
+	m, created, err := h.svc.CreateMessage(r.Context(), in, c.UserID)
 	if err != nil {
 		httpx.Error(w, r, err)
 		return
 	}
-	if !created {
+	switch {
+	case created:
+		httpx.Created(w, m, "email stored")
+	case c.CanRead(m.Summary):
 		httpx.Updated(w, m, "email already stored")
-		return
+	default:
+		httpx.Updated(w, mail.Ref{ID: m.ID, MessageID: m.MessageID}, "email already stored")
 	}
-	httpx.Created(w, m, "email stored")
 }
 
+// getEmail is GET /emails/{id}[?contact_id=|?lead_id=]: the message if the
+// caller may read it, or as one of the named record's linked emails.
 func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
 		httpx.Error(w, r, problem.NotFound("email"))
 		return
 	}
-	m, err := h.svc.Message(r.Context(), id)
+	via, err := readVia(r.URL.Query())
+	if err != nil {
+		httpx.Error(w, r, err)
+		return
+	}
+	m, err := h.svc.Message(r.Context(), caller(r), id, via)
 	if err != nil {
 		httpx.Error(w, r, err)
 		return
 	}
 	httpx.OK(w, m)
+}
+
+// readVia reads the optional contact_id or lead_id (at most one) of
+// GET /emails/{id}.
+func readVia(q url.Values) (*mail.RecordRef, error) {
+	var v validate.Errors
+	var via *mail.RecordRef
+	for _, kind := range []mail.Kind{mail.KindContact, mail.KindLead} {
+		name := string(kind) + "_id"
+		if !q.Has(name) {
+			continue
+		}
+		n, err := strconv.ParseInt(q.Get(name), 10, 64)
+		switch {
+		case err != nil || n < 1:
+			v.Add(name, "must be a positive integer")
+		case via != nil:
+			v.Add(name, "cannot be combined with contact_id")
+		default:
+			via = &mail.RecordRef{Kind: kind, ID: n}
+		}
+	}
+	return via, v.Err()
 }
 
 // linkedSpec accepts only the newest-first order linked emails have.

@@ -124,23 +124,43 @@ func TestMailboxCRUD(t *testing.T) {
 		t.Errorf("admin GET = %+v", got)
 	}
 
-	// PUT keeps absent port, tls, folder and password.
-	r = e.do(http.MethodPut, path, ann, map[string]any{"host": "imap2.example.com", "username": "ann2"})
+	sealedNow := func() []byte {
+		var b []byte
+		if err := e.db.QueryRow(context.Background(), "SELECT password_sealed FROM mailboxes WHERE id = $1", mb.ID).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	// PUT keeps absent port, tls, folder and password; the same server and
+	// account need no password (here only the folder changes).
+	r = e.do(http.MethodPut, path, ann, map[string]any{"host": "imap.example.com", "username": imapUser, "folder": "Archive"})
 	if r.status != http.StatusOK {
 		t.Fatalf("update: status = %d, body %s", r.status, r.body)
 	}
 	var upd mailbox
 	r.data(t, &upd)
-	want.Host, want.Username = "imap2.example.com", "ann2"
+	want.Folder = "Archive"
 	if diff := cmp.Diff(want, upd); diff != "" {
 		t.Errorf("updated (-want +got):\n%s", diff)
 	}
-	var sealedAfter []byte
-	if err := e.db.QueryRow(context.Background(), "SELECT password_sealed FROM mailboxes WHERE id = $1", mb.ID).Scan(&sealedAfter); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(sealed, sealedAfter) {
+	if !bytes.Equal(sealed, sealedNow()) {
 		t.Error("PUT without password changed the stored password")
+	}
+
+	// Another server or account needs the password again (see
+	// TestMailboxUpdateNeedsPassword); with it, the new one is sealed.
+	r = e.do(http.MethodPut, path, ann, map[string]any{"host": "imap2.example.com", "username": "ann2", "password": "new-" + imapPass})
+	if r.status != http.StatusOK {
+		t.Fatalf("update with password: status = %d, body %s", r.status, r.body)
+	}
+	r.data(t, &upd)
+	want.Host, want.Username = "imap2.example.com", "ann2"
+	if diff := cmp.Diff(want, upd); diff != "" {
+		t.Errorf("updated with password (-want +got):\n%s", diff)
+	}
+	if after := sealedNow(); bytes.Equal(sealed, after) || bytes.Contains(after, []byte(imapPass)) {
+		t.Errorf("PUT with a password did not seal the new one: %q", after)
 	}
 
 	r = e.do(http.MethodPost, path+"/sync", ann, nil)
@@ -194,6 +214,86 @@ func TestMailboxBadInput(t *testing.T) {
 				body = tt.body
 			}
 			wantProblem(t, e.do(tt.method, tt.path, tt.token, body), tt.status, tt.code, tt.fields...)
+		})
+	}
+}
+
+// TestMailboxUpdateNeedsPassword: a PUT that would make the next sync send
+// the stored password to another host, port or account, or in clear, needs
+// the password; without it the answer is 422 and nothing changes, whoever
+// asks (the owner or an admin). Other changes keep the stored password.
+func TestMailboxUpdateNeedsPassword(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	owner, admin := e.user(1), e.admin(99)
+	required := problemBody(422, "validation_failed", "one or more fields are invalid",
+		map[string]any{"field": "password", "message": "is required when host, port or username change or tls is turned off"})
+	same := map[string]any{"host": "imap.example.com", "port": 993, "tls": true, "username": imapUser}
+	with := func(kv ...any) map[string]any {
+		b := clone(same)
+		for i := 0; i < len(kv); i += 2 {
+			b[kv[i].(string)] = kv[i+1]
+		}
+		return b
+	}
+	tests := []struct {
+		name   string
+		token  string
+		body   map[string]any
+		status int
+		want   map[string]any // the problem; nil for 200
+		// changed: the settings after a 200 differ from the mailbox's.
+		changed func(*mailbox)
+		// resealed: a 200 stored a new password.
+		resealed bool
+	}{
+		{name: "admin moves the host, tls off (the attack)", token: admin, body: with("host", "evil.example", "tls", false), status: 422, want: required},
+		{name: "owner moves the host", token: owner, body: with("host", "evil.example"), status: 422, want: required},
+		{name: "host differs only in case", token: owner, body: with("host", "IMAP.example.com"), status: 422, want: required},
+		{name: "port", token: owner, body: with("port", 994), status: 422, want: required},
+		{name: "username", token: admin, body: with("username", "other@example.com"), status: 422, want: required},
+		{name: "tls turned off", token: owner, body: with("tls", false), status: 422, want: required},
+		{name: "tls off, port absent", token: admin, body: map[string]any{"host": "imap.example.com", "username": imapUser, "tls": false}, status: 422, want: required},
+		{name: "an invalid host is the only error", token: owner, body: with("host", "a b"), status: 422,
+			want: problemBody(422, "validation_failed", "one or more fields are invalid", map[string]any{"field": "host", "message": "must be a host name or IP address"})},
+		{name: "same settings", token: owner, body: same, status: 200},
+		{name: "same settings, absent port and tls", token: admin, body: map[string]any{"host": "imap.example.com", "username": imapUser}, status: 200},
+		{name: "folder only", token: admin, body: with("folder", "Archive"), status: 200, changed: func(m *mailbox) { m.Folder = "Archive" }},
+		{name: "admin moves the host with a password", token: admin, body: with("host", "imap2.example.com", "tls", false, "password", "p2"), status: 200,
+			changed: func(m *mailbox) { m.Host, m.TLS = "imap2.example.com", false }, resealed: true},
+		{name: "owner changes only the password", token: owner, body: with("password", "p2"), status: 200, resealed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mb := e.createMailbox(owner, map[string]any{"host": "imap.example.com", "username": imapUser, "password": imapPass})
+			var sealed []byte
+			if err := e.db.QueryRow(context.Background(), "SELECT password_sealed FROM mailboxes WHERE id = $1", mb.ID).Scan(&sealed); err != nil {
+				t.Fatal(err)
+			}
+
+			r := e.do(http.MethodPut, fmt.Sprintf("/mailboxes/%d", mb.ID), tt.token, tt.body)
+
+			if tt.want != nil {
+				wantExact(t, r, tt.status, tt.want)
+			} else if r.status != tt.status {
+				t.Fatalf("status = %d, want %d; body %s", r.status, tt.status, r.body)
+			}
+			want := mb
+			if tt.changed != nil {
+				tt.changed(&want)
+			}
+			got := e.getMailbox(owner, mb.ID)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("mailbox after the PUT (-want +got):\n%s", diff)
+			}
+			var after []byte
+			if err := e.db.QueryRow(context.Background(), "SELECT password_sealed FROM mailboxes WHERE id = $1", mb.ID).Scan(&after); err != nil {
+				t.Fatal(err)
+			}
+			if resealed := !bytes.Equal(sealed, after); resealed != tt.resealed {
+				t.Errorf("password resealed = %v, want %v", resealed, tt.resealed)
+			}
 		})
 	}
 }

@@ -59,6 +59,39 @@ type Summary struct {
 	Direction string         `json:"direction"`
 	MailboxID *int64         `json:"mailbox_id"`
 	CreatedAt timestamp.Time `json:"created_at"`
+	// OwnerID is the owner of the mailbox the message was first synced
+	// from (kept when the mailbox is deleted; 0 when that owner is lost),
+	// nil for a message posted to POST /emails. Never shown: see
+	// Caller.CanRead.
+	OwnerID *int64 `json:"-"`
+}
+
+// LinkedTo reports whether address (a record's email) is among the
+// message's participants, compared as the participants index stores them,
+// so it agrees with the linked-email lists.
+func (m Summary) LinkedTo(address string) bool {
+	a := normAddress(address)
+	if a == "" {
+		return false
+	}
+	if normAddress(m.From) == a {
+		return true
+	}
+	for _, l := range [][]string{m.To, m.Cc} {
+		for _, x := range l {
+			if normAddress(x) == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Ref names a stored message without its content: the answer to a repeated
+// message_id whose stored copy the caller may not read.
+type Ref struct {
+	ID        int64  `json:"id"`
+	MessageID string `json:"message_id"`
 }
 
 // Message is a stored message with its text body.
@@ -87,7 +120,7 @@ func (m NewMessage) Participants() []Participant {
 	seen := map[Participant]bool{}
 	var out []Participant
 	add := func(addr, role string) {
-		p := Participant{Address: strings.ToLower(strings.TrimSpace(addr)), Role: role}
+		p := Participant{Address: normAddress(addr), Role: role}
 		if p.Address == "" || seen[p] {
 			return
 		}
@@ -103,6 +136,9 @@ func (m NewMessage) Participants() []Participant {
 	}
 	return out
 }
+
+// normAddress is an address as the participants index holds it.
+func normAddress(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
 
 // Participant is one normalised address of a message.
 type Participant struct {
@@ -235,6 +271,8 @@ type MessageStore interface {
 	// CreateMessage stores m unless its message_id exists; created reports
 	// which, and the stored message is returned either way.
 	CreateMessage(ctx context.Context, m NewMessage) (msg Message, created bool, err error)
+	// Message returns any message by id; who may read it is the
+	// service's decision.
 	Message(ctx context.Context, id int64) (Message, error)
 	// Linked lists messages with a participant address (lower case),
 	// newest first, and the total.
@@ -248,7 +286,11 @@ type MailboxStore interface {
 	Mailbox(ctx context.Context, id, ownerID int64) (Mailbox, error)
 	// Mailboxes lists mailboxes, ownerID 0 meaning all.
 	Mailboxes(ctx context.Context, ownerID int64) ([]Mailbox, error)
-	UpdateMailbox(ctx context.Context, id, ownerID int64, f MailboxFields) (Mailbox, error)
+	// UpdateMailbox locks the mailbox, asks change for the new settings
+	// given the current ones, and stores them; an error from change is
+	// returned and nothing is written. Deciding under the lock means a
+	// concurrent update cannot slip between the check and the write.
+	UpdateMailbox(ctx context.Context, id, ownerID int64, change func(cur Mailbox) (MailboxFields, error)) (Mailbox, error)
 	DeleteMailbox(ctx context.Context, id, ownerID int64) error
 	// MailboxIDs lists every mailbox id, for the periodic sync.
 	MailboxIDs(ctx context.Context) ([]int64, error)

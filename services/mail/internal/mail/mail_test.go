@@ -158,9 +158,30 @@ func TestMailboxInputValidate(t *testing.T) {
 		{name: "empty password", in: MailboxInput{Host: ptr("h.example"), Username: ptr("u"), Password: ptr("")}, fields: []string{"password"}},
 		{
 			name: "update keeps port, tls, folder and password",
-			in:   MailboxInput{Host: ptr("new.example"), Username: ptr("u2")},
+			in:   MailboxInput{Host: ptr("old.example"), Username: ptr("u")},
 			cur:  cur,
-			want: MailboxFields{Host: "new.example", Port: 1143, TLS: false, Username: "u2", Folder: "Archive"},
+			want: MailboxFields{Host: "old.example", Port: 1143, TLS: false, Username: "u", Folder: "Archive"},
+		},
+		{
+			name: "update turning tls on needs no password",
+			in:   MailboxInput{Host: ptr("old.example"), Username: ptr("u"), TLS: ptr(true)},
+			cur:  cur,
+			want: MailboxFields{Host: "old.example", Port: 1143, TLS: true, Username: "u", Folder: "Archive"},
+		},
+		{name: "update to another host needs the password", in: MailboxInput{Host: ptr("new.example"), Username: ptr("u")}, cur: cur, fields: []string{"password"}},
+		{name: "update to another port needs the password", in: MailboxInput{Host: ptr("old.example"), Port: ptr(143), Username: ptr("u")}, cur: cur, fields: []string{"password"}},
+		{name: "update to another username needs the password", in: MailboxInput{Host: ptr("old.example"), Username: ptr("u2")}, cur: cur, fields: []string{"password"}},
+		{
+			name: "update turning tls off needs the password",
+			in:   MailboxInput{Host: ptr("old.example"), Username: ptr("u"), TLS: ptr(false)},
+			cur:  &Mailbox{Host: "old.example", Port: 1143, TLS: true, Username: "u", Folder: "Archive"}, fields: []string{"password"},
+		},
+		{
+			name:     "update to another host with the password",
+			in:       MailboxInput{Host: ptr("new.example"), Username: ptr("u2"), Password: ptr("new")},
+			cur:      cur,
+			want:     MailboxFields{Host: "new.example", Port: 1143, TLS: false, Username: "u2", Folder: "Archive"},
+			password: "new",
 		},
 		{
 			name:     "update with empty folder resets to INBOX",

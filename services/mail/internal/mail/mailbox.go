@@ -35,7 +35,8 @@ type validated struct {
 }
 
 // validate checks the input against the current mailbox (nil on create).
-// host and username are required on both; password on create only.
+// host and username are required on both; password on create, and on an
+// update that would send the stored password elsewhere (redirects).
 func (in MailboxInput) validate(cur *Mailbox) (validated, error) {
 	var v validate.Errors
 	var out validated
@@ -88,8 +89,20 @@ func (in MailboxInput) validate(cur *Mailbox) (validated, error) {
 		}
 	case cur == nil:
 		v.Add("password", "is required")
+	case redirects(*cur, *f) && !v.Has("host") && !v.Has("port") && !v.Has("username"):
+		// The stored password would be sent to another server or account,
+		// or in clear: whoever asks must know it.
+		v.Add("password", "is required when host, port or username change or tls is turned off")
 	}
 	return out, v.Err()
+}
+
+// redirects reports whether the next sync under f would send the stored
+// password of cur somewhere it was not sent before: another host, port or
+// account, or over plain IMAP. Compared exactly, so a case-only change of
+// the host also needs the password (failing safe).
+func redirects(cur Mailbox, f MailboxFields) bool {
+	return f.Host != cur.Host || f.Port != cur.Port || f.Username != cur.Username || (cur.TLS && !f.TLS)
 }
 
 func validHost(h string) bool {

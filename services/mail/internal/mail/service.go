@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/opencrm/crm/pkg/problem"
@@ -15,6 +14,15 @@ import (
 type Caller struct {
 	UserID int64
 	Admin  bool
+}
+
+// CanRead reports whether c may read m by its id. A message synced from a
+// mailbox is private to the mailbox's owner and admins; any other message
+// (posted to POST /emails) is readable by every user. Everyone reads a
+// private message through a contact or lead it is linked to (see
+// Service.Message), because every JWT user reads every linked email.
+func (c Caller) CanRead(m Summary) bool {
+	return m.OwnerID == nil || c.Admin || (c.UserID > 0 && *m.OwnerID == c.UserID)
 }
 
 // ownerFilter is the owner a caller is confined to, 0 for an admin.
@@ -58,9 +66,42 @@ func (s *Service) CreateMessage(ctx context.Context, in MessageInput, by int64) 
 	return s.store.CreateMessage(ctx, m)
 }
 
-// Message returns one stored message.
-func (s *Service) Message(ctx context.Context, id int64) (Message, error) {
-	return s.store.Message(ctx, id)
+// RecordRef names the contact or lead a message is read through.
+type RecordRef struct {
+	Kind Kind
+	ID   int64
+}
+
+// Message returns one stored message. Without via, the caller must be
+// allowed to read it (CanRead). With via, it is read as one of that
+// record's linked emails: any caller may, and it must be linked to the
+// record. Either way a message the caller may not read is the same
+// not_found as one that does not exist.
+func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRef) (Message, error) {
+	if via == nil {
+		m, err := s.store.Message(ctx, id)
+		if err != nil {
+			return Message{}, err
+		}
+		if !c.CanRead(m.Summary) {
+			return Message{}, problem.NotFound("email")
+		}
+		return m, nil
+	}
+	// The record first, so its answer (not_found, 503) never depends on
+	// the message.
+	email, err := s.records.Email(ctx, via.Kind, via.ID)
+	if err != nil {
+		return Message{}, err
+	}
+	m, err := s.store.Message(ctx, id)
+	if err != nil {
+		return Message{}, err
+	}
+	if !m.LinkedTo(email) {
+		return Message{}, problem.NotFound("email")
+	}
+	return m, nil
 }
 
 // Linked lists the messages whose participants include the record's
@@ -70,7 +111,7 @@ func (s *Service) Linked(ctx context.Context, kind Kind, id int64, limit, offset
 	if err != nil {
 		return nil, 0, err
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
+	email = normAddress(email)
 	if email == "" {
 		return []Summary{}, 0, nil
 	}
@@ -105,25 +146,25 @@ func (s *Service) CreateMailbox(ctx context.Context, c Caller, in MailboxInput) 
 }
 
 // UpdateMailbox changes the connection settings (a fixed password, a new
-// host); the next sync uses them at once.
+// host); the next sync uses them at once. Sending the stored password
+// somewhere else needs that password: a change of host, port or username,
+// or turning TLS off, without a new password is refused (validate).
 func (s *Service) UpdateMailbox(ctx context.Context, c Caller, id int64, in MailboxInput) (Mailbox, error) {
 	if err := s.mailboxesEnabled(); err != nil {
 		return Mailbox{}, err
 	}
-	cur, err := s.store.Mailbox(ctx, id, c.ownerFilter())
-	if err != nil {
-		return Mailbox{}, err
-	}
-	v, err := in.validate(&cur)
-	if err != nil {
-		return Mailbox{}, err
-	}
-	if v.password != "" {
-		if v.fields.PasswordSealed, err = s.sealer.Seal(v.password); err != nil {
-			return Mailbox{}, err
+	mb, err := s.store.UpdateMailbox(ctx, id, c.ownerFilter(), func(cur Mailbox) (MailboxFields, error) {
+		v, err := in.validate(&cur)
+		if err != nil {
+			return MailboxFields{}, err
 		}
-	}
-	mb, err := s.store.UpdateMailbox(ctx, id, c.ownerFilter(), v.fields)
+		if v.password != "" {
+			if v.fields.PasswordSealed, err = s.sealer.Seal(v.password); err != nil {
+				return MailboxFields{}, err
+			}
+		}
+		return v.fields, nil
+	})
 	if err != nil {
 		return Mailbox{}, err
 	}

@@ -31,7 +31,7 @@ func New(d *db.DB) (*Store, error) {
 }
 
 const summaryCols = `m.id, m.message_id, m.from_address, m.to_addresses, m.cc_addresses, m.subject,
-	m.snippet, m.sent_at, m.direction, m.mailbox_id, m.created_at`
+	m.snippet, m.sent_at, m.direction, m.mailbox_id, m.created_at, m.owner_id`
 
 func scanSummary(row pgx.CollectableRow) (mail.Summary, error) {
 	var s mail.Summary
@@ -48,7 +48,7 @@ func scanMessage(row pgx.CollectableRow) (mail.Message, error) {
 // scanSummaryInto reads summaryCols, then extra, into s.
 func scanSummaryInto(row pgx.CollectableRow, s *mail.Summary, extra ...any) error {
 	err := row.Scan(append([]any{&s.ID, &s.MessageID, &s.From, &s.To, &s.Cc, &s.Subject,
-		&s.Snippet, &s.SentAt, &s.Direction, &s.MailboxID, &s.CreatedAt}, extra...)...)
+		&s.Snippet, &s.SentAt, &s.Direction, &s.MailboxID, &s.CreatedAt, &s.OwnerID}, extra...)...)
 	if s.To == nil {
 		s.To = []string{}
 	}
@@ -75,15 +75,20 @@ func oneMessage(ctx context.Context, q db.Querier, where string, arg any) (mail.
 
 // CreateMessage inserts m and its participants unless the message_id is
 // stored already. ON CONFLICT makes concurrent duplicates safe: exactly one
-// insert wins, the others read the winner's row.
+// insert wins, the others read the winner's row. A message from a mailbox
+// records the mailbox's owner, who keeps it private (mail.Caller.CanRead);
+// a duplicate never changes the stored owner, so syncing or posting a copy
+// of someone's message (a Message-ID is easy to learn from References
+// headers) does not grant its reader the stored one.
 func (s *Store) CreateMessage(ctx context.Context, m mail.NewMessage) (mail.Message, bool, error) {
 	var out mail.Message
 	created := false
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
 			INSERT INTO messages AS m (message_id, from_address, to_addresses, cc_addresses, subject,
-				body_text, snippet, sent_at, direction, mailbox_id, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+				body_text, snippet, sent_at, direction, mailbox_id, created_by, owner_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+				(SELECT mb.owner_id FROM mailboxes mb WHERE mb.id = $10))
 			ON CONFLICT (message_id) DO NOTHING
 			RETURNING `+summaryCols+`, m.body_text`,
 			m.MessageID, m.From, nonNil(m.To), nonNil(m.Cc), m.Subject, m.BodyText,
@@ -214,27 +219,45 @@ func (s *Store) Mailboxes(ctx context.Context, ownerID int64) ([]mail.Mailbox, e
 	return list, nil
 }
 
-// UpdateMailbox replaces the connection settings. When the server, account
-// or folder changes, the sync position and any running sync's lease are
+// UpdateMailbox replaces the connection settings with what change decides
+// from the current ones, under the row's lock. When the server, account or
+// folder changes, the sync position and any running sync's lease are
 // dropped: UIDs of the old folder mean nothing in the new one.
-func (s *Store) UpdateMailbox(ctx context.Context, id, ownerID int64, f mail.MailboxFields) (mail.Mailbox, error) {
-	return oneMailbox(s.db.Query(ctx, `
-		WITH cur AS (
-			SELECT id AS cur_id, (host <> $3 OR port <> $4 OR username <> $6 OR folder <> $7) AS moved
-			FROM mailboxes WHERE id = $1 AND ($2 = 0 OR owner_id = $2)
-			FOR UPDATE
-		)
-		UPDATE mailboxes mb SET host = $3, port = $4, tls = $5, username = $6, folder = $7,
-			password_sealed = COALESCE($8, mb.password_sealed),
-			uidvalidity = CASE WHEN cur.moved THEN 0 ELSE mb.uidvalidity END,
-			last_uid = CASE WHEN cur.moved THEN 0 ELSE mb.last_uid END,
-			sync_token = CASE WHEN cur.moved THEN NULL ELSE mb.sync_token END,
-			sync_lease_until = CASE WHEN cur.moved THEN NULL ELSE mb.sync_lease_until END,
-			updated_at = now()
-		FROM cur WHERE mb.id = cur.cur_id
-		RETURNING `+mailboxCols,
-		id, ownerID, f.Host, f.Port, f.TLS, f.Username, f.Folder, f.PasswordSealed))
+func (s *Store) UpdateMailbox(ctx context.Context, id, ownerID int64,
+	change func(cur mail.Mailbox) (mail.MailboxFields, error)) (mail.Mailbox, error) {
+	var out mail.Mailbox
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := oneMailbox(tx.Query(ctx, `SELECT `+mailboxCols+` FROM mailboxes
+			WHERE id = $1 AND ($2 = 0 OR owner_id = $2) FOR UPDATE`, id, ownerID))
+		if err != nil {
+			return err
+		}
+		f, err := change(cur)
+		if err != nil {
+			return err
+		}
+		// SET expressions read the row as it was before the update.
+		out, err = oneMailbox(tx.Query(ctx, `
+			UPDATE mailboxes SET host = $2, port = $3, tls = $4, username = $5, folder = $6,
+				password_sealed = COALESCE($7, password_sealed),
+				uidvalidity = CASE WHEN `+moved+` THEN 0 ELSE uidvalidity END,
+				last_uid = CASE WHEN `+moved+` THEN 0 ELSE last_uid END,
+				sync_token = CASE WHEN `+moved+` THEN NULL ELSE sync_token END,
+				sync_lease_until = CASE WHEN `+moved+` THEN NULL ELSE sync_lease_until END,
+				updated_at = now()
+			WHERE id = $1
+			RETURNING `+mailboxCols,
+			id, f.Host, f.Port, f.TLS, f.Username, f.Folder, f.PasswordSealed))
+		return err
+	})
+	if err != nil {
+		return mail.Mailbox{}, err
+	}
+	return out, nil
 }
+
+// moved is true in UpdateMailbox when the server, account or folder changes.
+const moved = `(host <> $2 OR port <> $3 OR username <> $5 OR folder <> $6)`
 
 // DeleteMailbox removes a mailbox; its messages stay, unattached.
 func (s *Store) DeleteMailbox(ctx context.Context, id, ownerID int64) error {
