@@ -109,9 +109,21 @@ func (l *Loader) URL(name, def string) string {
 	}
 	u, err := url.Parse(v)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		l.fail(name, "must be an absolute URL, got %q", v)
+		l.fail(name, "must be an absolute URL, got %q", redactUserinfo(v))
 	}
 	return v
+}
+
+// redactUserinfo hides what sits between "://" and the last "@" of a URL
+// that did not parse (a password with '#' or '/' breaks parsing), so the
+// start-up error names the problem without printing the credential.
+func redactUserinfo(v string) string {
+	start := strings.Index(v, "://")
+	at := strings.LastIndex(v, "@")
+	if start < 0 || at < start+3 {
+		return v
+	}
+	return v[:start+3] + "***" + v[at:]
 }
 
 // Check records an error for name when ok is false; for cross-field rules.

@@ -49,3 +49,15 @@ func TestLoaderDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBadURLKeepsItsPasswordOut: a connection string that does not parse
+// (a password with '/' or '#') is reported without the credential.
+func TestBadURLKeepsItsPasswordOut(t *testing.T) {
+	t.Parallel()
+	l := config.FromMap(map[string]string{"DATABASE_URL": "postgres://crm_identity:S3cr#t/pw@db:5432/crm"})
+	_ = l.URL("DATABASE_URL", "")
+	err := l.Err()
+	if err == nil || strings.Contains(err.Error(), "S3cr") || !strings.Contains(err.Error(), `"postgres://***@db:5432/crm"`) {
+		t.Fatalf("error = %v, want the URL with its userinfo hidden", err)
+	}
+}
