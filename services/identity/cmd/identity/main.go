@@ -54,9 +54,11 @@ type cfg struct {
 	AdminEmail     string
 	AdminPassword  string
 	LoginFailures  int
-	AccessTTL      time.Duration
-	RefreshTTL     time.Duration
-	TrustedProxies *api.ClientIP
+	// HashConcurrency bounds concurrent password hashes (19 MiB each).
+	HashConcurrency int
+	AccessTTL       time.Duration
+	RefreshTTL      time.Duration
+	TrustedProxies  *api.ClientIP
 }
 
 func loadConfig(l *config.Loader) (cfg, error) {
@@ -79,6 +81,9 @@ func loadConfig(l *config.Loader) (cfg, error) {
 		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
 	}
 	c.LoginFailures = l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000)
+	// Bounded by memory, not only CPU: GOMAXPROCS is the node's core count
+	// when a container has no CPU limit, and 32 hashes would need 600 MiB.
+	c.HashConcurrency = l.Int("CRM_PASSWORD_HASH_CONCURRENCY", min(2*runtime.GOMAXPROCS(0), 8), 1, 64)
 	c.AccessTTL = l.Duration("CRM_ACCESS_TTL", 15*time.Minute)
 	c.RefreshTTL = l.Duration("CRM_REFRESH_TTL", 720*time.Hour)
 	l.Check(c.AccessTTL >= time.Minute && c.AccessTTL <= 24*time.Hour, "CRM_ACCESS_TTL", "must be between 1m and 24h")
@@ -129,7 +134,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hasher, err := identity.NewHasher(identity.DefaultArgon2, 2*runtime.GOMAXPROCS(0))
+	hasher, err := identity.NewHasher(identity.DefaultArgon2, c.HashConcurrency)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,8 @@ func TestLoadConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Addr != ":8081" || c.LoginFailures != 10 || c.AccessTTL != 15*time.Minute || c.RefreshTTL != 720*time.Hour {
+		if c.Addr != ":8081" || c.LoginFailures != 10 || c.AccessTTL != 15*time.Minute || c.RefreshTTL != 720*time.Hour ||
+			c.HashConcurrency < 1 || c.HashConcurrency > 8 {
 			t.Fatalf("defaults %+v", c)
 		}
 	})
