@@ -6,6 +6,7 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 )
 
 // Field is one optional field of an update body.
@@ -18,10 +19,14 @@ type Field[T any] struct {
 	Value T
 }
 
-// UnmarshalJSON records presence and nullness.
+// UnmarshalJSON records presence and nullness. `""` clears a field that is
+// not text (a number, a boolean) as null does (DESIGN 3: "null or \"\"
+// clears one"); a text field, or a type that decodes strings itself, gets
+// the empty string and decides.
 func (f *Field[T]) UnmarshalJSON(b []byte) error {
 	f.Set = true
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) || (bytes.Equal(b, []byte(`""`)) && !takesText[T]()) {
 		f.Null = true
 		var zero T
 		f.Value = zero
@@ -29,6 +34,15 @@ func (f *Field[T]) UnmarshalJSON(b []byte) error {
 	}
 	return json.Unmarshal(b, &f.Value)
 }
+
+// takesText reports whether T decodes a JSON string itself: a string kind,
+// or a type with its own UnmarshalJSON.
+func takesText[T any]() bool {
+	t := reflect.TypeFor[T]()
+	return t.Kind() == reflect.String || t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler)
+}
+
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 // Of returns a set field holding v.
 func Of[T any](v T) Field[T] { return Field[T]{Set: true, Value: v} }

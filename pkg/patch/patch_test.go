@@ -42,3 +42,30 @@ func TestField(t *testing.T) {
 		t.Error("null did not clear")
 	}
 }
+
+// TestEmptyStringClears: DESIGN 3 lets "" clear an optional field; for a
+// number or a boolean that is the same as null, while a text field keeps
+// the empty string for its own rules.
+func TestEmptyStringClears(t *testing.T) {
+	t.Parallel()
+	type body struct {
+		CompanyID patch.Field[int64]  `json:"company_id"`
+		AutoRenew patch.Field[bool]   `json:"auto_renew"`
+		Phone     patch.Field[string] `json:"phone"`
+	}
+	var b body
+	if err := json.Unmarshal([]byte(`{"company_id":"","auto_renew":"","phone":""}`), &b); err != nil {
+		t.Fatal(err)
+	}
+	want := body{
+		CompanyID: patch.Field[int64]{Set: true, Null: true},
+		AutoRenew: patch.Field[bool]{Set: true, Null: true},
+		Phone:     patch.Field[string]{Set: true, Value: ""},
+	}
+	if diff := cmp.Diff(want, b); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if err := json.Unmarshal([]byte(`{"company_id":"7"}`), &b); err == nil {
+		t.Error(`"7" for an integer field was accepted`)
+	}
+}

@@ -136,8 +136,7 @@ func New(cfg Config) (http.Handler, error) {
 	// company's earliest-created contact; 404.
 	mux.Handle("GET /internal/companies/{id}", in(read("company", svc.CompanyWithPrimary, data)))
 
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux, nil
+	return httpx.Routes(mux), nil
 }
 
 // data writes the internal API's success body: 200 {"data":v}.

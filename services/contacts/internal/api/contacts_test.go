@@ -386,3 +386,16 @@ func TestInternalAPI(t *testing.T) {
 	}
 	_ = http.StatusOK
 }
+
+// TestUnroutedRequests: a known path with another method is 405 with
+// Allow, an unknown path 404, both as problem+json.
+func TestUnroutedRequests(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.do(t, "PATCH", "/contacts/1", e.user, map[string]any{"first_name": "x"})
+	wantProblem(t, r, 405, "method_not_allowed")
+	if got := r.Header.Get("Allow"); got != "DELETE, GET, HEAD, PUT" {
+		t.Errorf("Allow = %q", got)
+	}
+	wantProblem(t, e.do(t, "GET", "/contactz", e.user, nil), 404, "not_found")
+}

@@ -66,8 +66,7 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 	mux.Handle("DELETE /contracts/{id}/executed", admin(a.deleteExecuted))
 	act.Register(mux, "/contracts", verifier.Require)
 
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux, nil
+	return httpx.Routes(mux), nil
 }
 
 func callerID(r *http.Request) *int64 { return caller(r).UserID }

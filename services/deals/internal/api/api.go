@@ -67,8 +67,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET /internal/deals/{id}", internal(read(h.svc.GetDeal)))
 	mux.Handle("GET /internal/deals/{id}/merge", internal(read(h.svc.Merge)))
 
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux, nil
+	return httpx.Routes(mux), nil
 }
 
 // ---- handlers of one path {id} ----

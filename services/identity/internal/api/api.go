@@ -96,8 +96,7 @@ func (a *API) Routes() http.Handler {
 	mux.Handle("GET /internal/users", internal(handlerFunc(a.internalUsers)))
 	mux.Handle("POST /internal/api-keys/verify", internal(handlerFunc(a.verifyAPIKey)))
 
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux
+	return httpx.Routes(mux)
 }
 
 type userJSON struct {

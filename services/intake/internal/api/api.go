@@ -48,19 +48,9 @@ func New(d Deps) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /public/leads", h.submit)
 	mux.HandleFunc("OPTIONS /public/leads", h.preflight)
-	mux.HandleFunc("/public/leads", methodNotAllowed("POST, OPTIONS"))
 	mux.Handle("GET /intake/submissions", d.Verifier.Require(auth.AdminFunc(h.list)))
 	mux.Handle("GET /intake/submissions/{id}", d.Verifier.Require(auth.AdminFunc(h.get)))
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux, nil
-}
-
-func methodNotAllowed(allow string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", allow)
-		problem.Write(w, r, &problem.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-			Title: http.StatusText(http.StatusMethodNotAllowed), Detail: "allowed methods: " + allow})
-	}
+	return httpx.Routes(mux), nil
 }
 
 // maxOrigin bounds the Origin header kept with a submission.

@@ -43,8 +43,7 @@ func New(d Deps) (http.Handler, error) {
 	jwt("PUT /mailboxes/{id}", h.updateMailbox)
 	jwt("DELETE /mailboxes/{id}", h.deleteMailbox)
 	jwt("POST /mailboxes/{id}/sync", h.syncMailbox)
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux, nil
+	return httpx.Routes(mux), nil
 }
 
 func caller(r *http.Request) mail.Caller {
