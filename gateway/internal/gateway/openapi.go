@@ -171,7 +171,7 @@ func Operations() []Operation {
 	)
 	add(activity("Contracts", "/contracts", "contract", true)...)
 	add(
-		Operation{"POST", "/contracts/{id}/executed", "Contracts", "Upload the signed copy (PDF, ≤ 25 MB; replacing one is admin-only)", JWT, "Contract", bMultipart, 201, bRecord, nil},
+		Operation{"POST", "/contracts/{id}/executed", "Contracts", "Upload the signed copy (PDF, ≤ 25 MB; 409 when one exists)", JWT, "Contract", bMultipart, 201, bRecord, nil},
 		Operation{"GET", "/contracts/{id}/executed", "Contracts", "Download the signed copy", JWT, "", bNone, 200, bPDF, nil},
 		Operation{"DELETE", "/contracts/{id}/executed", "Contracts", "Delete the signed copy", Admin, "", bNone, 200, bDeleted, nil},
 	)
@@ -312,8 +312,8 @@ var extraResponses = map[string]map[string]string{
 	"POST /public/leads":              {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": ""},
 	"PUT /contracts/{id}":             {"409": ""},
 	"PUT /contracts/{id}/regenerate":  {"409": ""},
-	"POST /contracts/{id}/executed":   {"403": "", "409": ""},
-	"DELETE /contracts/{id}":          {"403": ""},
+	"POST /contracts/{id}/executed":   {"409": ""},
+	"DELETE /contracts/{id}":          {"409": ""},
 	"DELETE /contract-templates/{id}": {"409": ""},
 	"DELETE /deal-stages/{id}":        {"409": ""},
 	"PUT /deal-stages/{id}":           {"409": ""},
@@ -385,7 +385,7 @@ func errorCodes(op Operation) []string {
 func problemResponses() obj {
 	desc := map[string]string{
 		"400": "malformed_json or invalid_query", "401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
-		"403": "forbidden: the admin role is required (for some actions only on some records, e.g. a contract with a signed copy)", "404": "not_found",
+		"403": "forbidden: the admin role is required", "404": "not_found",
 		"409": "conflict, invalid_transition, already_qualified or template_in_use",
 		"413": "payload_too_large", "415": "unsupported_media_type (also any Content-Encoding other than identity)",
 		"422": "validation_failed with errors[].field", "429": "rate_limited (Retry-After and RateLimit-* headers)",

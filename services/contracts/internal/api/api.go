@@ -69,16 +69,12 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 	return httpx.Routes(mux), nil
 }
 
-func callerID(r *http.Request) *int64 { return caller(r).UserID }
-
-// caller is the authenticated user of r and their role.
-func caller(r *http.Request) contracts.Caller {
-	c := auth.FromContext(r.Context())
-	if c == nil {
-		return contracts.Caller{}
+func callerID(r *http.Request) *int64 {
+	if c := auth.FromContext(r.Context()); c != nil {
+		id := c.UserID()
+		return &id
 	}
-	id := c.UserID()
-	return contracts.Caller{UserID: &id, Admin: c.IsAdmin()}
+	return nil
 }
 
 // ---- templates ----
@@ -267,7 +263,7 @@ func (a *API) deleteContract(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, err)
 		return
 	}
-	if err := a.svc.DeleteContract(r.Context(), id, caller(r)); err != nil {
+	if err := a.svc.DeleteContract(r.Context(), id); err != nil {
 		httpx.Error(w, r, err)
 		return
 	}
@@ -367,7 +363,7 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) {
 			_ = part.Close()
 			continue
 		}
-		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, caller(r))
+		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, callerID(r))
 		_ = part.Close()
 		if err != nil {
 			httpx.Error(w, r, err)

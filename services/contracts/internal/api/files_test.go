@@ -244,10 +244,10 @@ func problemBody(t *testing.T, r response, status int) map[string]any {
 	return r.json(t)
 }
 
-// forbiddenBody is the exact 403 body r must carry.
-func forbiddenBody(r response, detail string) map[string]any {
-	b := map[string]any{"type": "/docs/problems#forbidden", "title": "Forbidden", "status": float64(http.StatusForbidden),
-		"detail": detail, "code": "forbidden"}
+// conflictBody is the exact 409 body r must carry.
+func conflictBody(r response, detail string) map[string]any {
+	b := map[string]any{"type": "/docs/problems#conflict", "title": "Conflict", "status": float64(http.StatusConflict),
+		"detail": detail, "code": "conflict"}
 	if id := r.header.Get(httpx.RequestIDHeader); id != "" {
 		b["request_id"] = id
 	}
@@ -255,8 +255,8 @@ func forbiddenBody(r response, detail string) map[string]any {
 }
 
 const (
-	replaceRefused = "this contract already has a signed copy; only an admin can delete or replace it"
-	deleteRefused  = "this contract has a signed copy; only an admin can delete it"
+	replaceRefused = "this contract already has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before another is uploaded"
+	deleteRefused  = "this contract has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before the contract can be deleted"
 )
 
 // uploadPDF uploads data as the signed copy of contract id.
@@ -290,7 +290,10 @@ func (e *env) state(t *testing.T, id int64) state {
 	return state{Contract: c.data(t), Notes: n.json(t)["data"], Download: d.status, Bytes: d.body}
 }
 
-func TestSignedCopyReplaceIsAdminOnly(t *testing.T) {
+// TestSignedCopyIsNeverReplaced: a contract keeps one signed copy; an
+// upload over it is refused for every role, since deleting it is
+// admin-only and a replacement would destroy it.
+func TestSignedCopyIsNeverReplaced(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
@@ -305,8 +308,8 @@ func TestSignedCopyReplaceIsAdminOnly(t *testing.T) {
 	}{
 		{"user uploads the first copy", false, false, http.StatusCreated, ""},
 		{"admin uploads the first copy", true, false, http.StatusCreated, ""},
-		{"user cannot replace the copy", false, true, http.StatusForbidden, replaceRefused},
-		{"admin replaces the copy", true, true, http.StatusCreated, ""},
+		{"user cannot replace the copy", false, true, http.StatusConflict, replaceRefused},
+		{"admin cannot replace the copy either", true, true, http.StatusConflict, replaceRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,7 +329,7 @@ func TestSignedCopyReplaceIsAdminOnly(t *testing.T) {
 			r := e.uploadPDF(t, id, token, "new.pdf", newPDF)
 
 			if tc.wantDetail != "" {
-				if diff := cmp.Diff(forbiddenBody(r, tc.wantDetail), problemBody(t, r, tc.wantStatus)); diff != "" {
+				if diff := cmp.Diff(conflictBody(r, tc.wantDetail), problemBody(t, r, tc.wantStatus)); diff != "" {
 					t.Errorf("refusal body (-want +got):\n%s", diff)
 				}
 				if diff := cmp.Diff(before, e.state(t, id)); diff != "" {
@@ -355,7 +358,9 @@ func TestSignedCopyReplaceIsAdminOnly(t *testing.T) {
 	}
 }
 
-func TestDeleteContractWithSignedCopyIsAdminOnly(t *testing.T) {
+// TestContractWithSignedCopyIsNotDeleted: the signed copy goes first
+// (admin-only), then the contract; never both in one user's DELETE.
+func TestContractWithSignedCopyIsNotDeleted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
@@ -370,8 +375,8 @@ func TestDeleteContractWithSignedCopyIsAdminOnly(t *testing.T) {
 	}{
 		{"user deletes a contract without a copy", false, false, http.StatusOK, ""},
 		{"admin deletes a contract without a copy", true, false, http.StatusOK, ""},
-		{"user cannot delete a contract with a copy", false, true, http.StatusForbidden, deleteRefused},
-		{"admin deletes a contract with a copy", true, true, http.StatusOK, ""},
+		{"user cannot delete a contract with a copy", false, true, http.StatusConflict, deleteRefused},
+		{"admin cannot delete a contract with a copy either", true, true, http.StatusConflict, deleteRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -395,7 +400,7 @@ func TestDeleteContractWithSignedCopyIsAdminOnly(t *testing.T) {
 			r := e.do(t, http.MethodDelete, path, token, nil)
 
 			if tc.wantDetail != "" {
-				if diff := cmp.Diff(forbiddenBody(r, tc.wantDetail), problemBody(t, r, tc.wantStatus)); diff != "" {
+				if diff := cmp.Diff(conflictBody(r, tc.wantDetail), problemBody(t, r, tc.wantStatus)); diff != "" {
 					t.Errorf("refusal body (-want +got):\n%s", diff)
 				}
 				if diff := cmp.Diff(before, e.state(t, id)); diff != "" {
@@ -487,11 +492,11 @@ func (e *env) uploadRequest(t *testing.T, id int64, token string, data []byte) *
 	return req
 }
 
-// TestSignedCopyAdminCheckUnderConcurrency queues a normal user's second
+// TestSignedCopyCheckUnderConcurrency queues a normal user's second
 // request behind their first upload on the contract's row lock. Both pass
 // every check made before the lock (the contract has no copy yet), so only
 // a decision taken under the lock refuses the second one.
-func TestSignedCopyAdminCheckUnderConcurrency(t *testing.T) {
+func TestSignedCopyCheckUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
@@ -528,7 +533,7 @@ func TestSignedCopyAdminCheckUnderConcurrency(t *testing.T) {
 				t.Fatalf("first upload: %d %s", r.status, r.body)
 			}
 			r := <-secondDone
-			if diff := cmp.Diff(forbiddenBody(r, tc.wantDetail), problemBody(t, r, http.StatusForbidden)); diff != "" {
+			if diff := cmp.Diff(conflictBody(r, tc.wantDetail), problemBody(t, r, http.StatusConflict)); diff != "" {
 				t.Errorf("second request (-want +got):\n%s", diff)
 			}
 			after := e.state(t, id)
@@ -538,4 +543,25 @@ func TestSignedCopyAdminCheckUnderConcurrency(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDeleteSignedCopyThenContract: the way out of the 409 is the
+// admin-only deletion of the copy, after which the contract deletes.
+func TestDeleteSignedCopyThenContract(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.deals.set(1, mergeFor(1, "Deal", "Acme"))
+	id := idOf(e.createContract(t, 1, e.createTemplate(t, nil), nil))
+	path := fmt.Sprintf("/contracts/%d", id)
+	if r := e.uploadPDF(t, id, e.user, "signed.pdf", pdfBytes("signed")); r.status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.status, r.body)
+	}
+	wantProblem(t, e.do(t, http.MethodDelete, path+"/executed", e.user, nil), http.StatusForbidden, "forbidden")
+	if r := e.do(t, http.MethodDelete, path+"/executed", e.admin, nil); r.status != http.StatusOK {
+		t.Fatalf("admin deletes the copy: %d %s", r.status, r.body)
+	}
+	if r := e.do(t, http.MethodDelete, path, e.user, nil); r.status != http.StatusOK {
+		t.Fatalf("delete contract: %d %s", r.status, r.body)
+	}
+	wantProblem(t, e.do(t, http.MethodGet, path, e.user, nil), http.StatusNotFound, "not_found")
 }

@@ -150,13 +150,6 @@ type Renderer interface {
 	Render(ctx context.Context, job renderq.Job, prio renderq.Priority) ([]byte, error)
 }
 
-// Caller is who makes a request: the user recorded as its author and
-// whether they hold the admin role.
-type Caller struct {
-	UserID *int64
-	Admin  bool
-}
-
 // NewExecutedFile is a validated signed copy ready to store.
 type NewExecutedFile struct {
 	Filename   string

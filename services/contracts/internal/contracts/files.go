@@ -151,22 +151,23 @@ func looksLikePDF(f *os.File, size int64) (bool, error) {
 }
 
 // UploadExecuted stores the signed copy of a contract and moves a draft or
-// active contract to executed. Only an admin may replace an existing copy
-// (deleting one is admin-only, and a replacement destroys it): a normal
-// user gets 403. That decision is taken in the transaction that writes the
-// copy, on the locked contract; the early check before the body is read
-// only spares reading an upload that is bound to be refused.
-func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string, r io.Reader, by Caller) (Contract, error) {
+// active contract to executed. A contract keeps one signed copy: uploading
+// over it is a 409 for everyone, since a replacement would destroy it and
+// deleting it is admin-only (DELETE /contracts/{id}/executed first). That
+// decision is taken in the transaction that writes the copy, on the locked
+// contract; the early check before the body is read only spares reading an
+// upload that is bound to be refused.
+func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string, r io.Reader, uploadedBy *int64) (Contract, error) {
 	cur, err := s.store.GetContract(ctx, id)
 	if err != nil {
 		return Contract{}, err
 	}
-	// Refuse before reading the body when the status or the role forbids it.
+	// Refuse before reading the body when the state forbids it.
 	if !cur.Status.AcceptsSignedCopy() {
 		return Contract{}, invalidTransition(cur.Status, Executed)
 	}
-	if cur.ExecutedFile != nil && !by.Admin {
-		return Contract{}, errReplaceSignedCopy()
+	if cur.ExecutedFile != nil {
+		return Contract{}, errHasSignedCopy()
 	}
 	sp, err := spool(r, MaxSignedCopy)
 	if err != nil {
@@ -178,23 +179,22 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 		name = SanitizeFilename(cur.ContractNumber + "-signed.pdf")
 	}
 	return s.store.PutExecutedFile(ctx, id, NewExecutedFile{
-		Filename: name, Size: sp.size, SHA256: sp.sha256, UploadedBy: by.UserID, Data: sp.file,
+		Filename: name, Size: sp.size, SHA256: sp.sha256, UploadedBy: uploadedBy, Data: sp.file,
 	}, func(c *Contract, replacing bool) error {
 		if !c.Status.AcceptsSignedCopy() {
 			return invalidTransition(c.Status, Executed)
 		}
-		if replacing && !by.Admin {
-			return errReplaceSignedCopy()
+		if replacing {
+			return errHasSignedCopy()
 		}
 		c.Status = Executed
 		return nil
 	})
 }
 
-// errReplaceSignedCopy refuses a normal user's upload over an existing
-// signed copy.
-func errReplaceSignedCopy() error {
-	return problem.Forbidden("this contract already has a signed copy; only an admin can delete or replace it")
+// errHasSignedCopy refuses an upload over an existing signed copy.
+func errHasSignedCopy() error {
+	return problem.Conflict("conflict", "this contract already has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before another is uploaded")
 }
 
 // StreamExecuted streams the signed copy; start receives its metadata and

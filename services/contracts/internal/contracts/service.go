@@ -307,14 +307,15 @@ func (s *Service) ListContracts(ctx context.Context, f ListFilter, q *listq.Quer
 	return s.store.ListContracts(ctx, f, q)
 }
 
-// DeleteContract removes a contract with its notes, tasks and signed copy.
-// Deleting the signed copy is admin-only, so a contract that has one can
-// be deleted only by an admin (403 for a normal user). The store decides
-// on the locked contract, in the deleting transaction.
-func (s *Service) DeleteContract(ctx context.Context, id int64, by Caller) error {
+// DeleteContract removes a contract with its notes and tasks. A contract
+// with a signed copy is not deleted (409): the copy goes first, through the
+// admin-only DELETE /contracts/{id}/executed, so no user destroys a signed
+// copy by deleting its contract. The store decides on the locked contract,
+// in the deleting transaction.
+func (s *Service) DeleteContract(ctx context.Context, id int64) error {
 	return s.store.DeleteContract(ctx, id, func(hasSignedCopy bool) error {
-		if hasSignedCopy && !by.Admin {
-			return problem.Forbidden("this contract has a signed copy; only an admin can delete it")
+		if hasSignedCopy {
+			return problem.Conflict("conflict", "this contract has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before the contract can be deleted")
 		}
 		return nil
 	})
