@@ -81,6 +81,7 @@ func activity(tag, base, parent string, listNotes bool) []Operation {
 		Operation{"DELETE", base + "/{id}/notes/{noteId}", tag, "Delete a note of the " + parent, JWT, "", bNone, 200, bDeleted, nil},
 		Operation{"GET", base + "/{id}/tasks", tag, "List the " + parent + "'s tasks", JWT, "Task", bNone, 200, bList, nil},
 		Operation{"POST", base + "/{id}/tasks", tag, "Add a task to the " + parent, JWT, "Task", bJSON, 201, bRecord, nil},
+		Operation{"GET", base + "/{id}/tasks/{taskId}", tag, "Get a task of the " + parent, JWT, "Task", bNone, 200, bRecord, nil},
 		Operation{"PUT", base + "/{id}/tasks/{taskId}", tag, "Update a task of the " + parent, JWT, "Task", bJSON, 200, bRecord, nil},
 		Operation{"DELETE", base + "/{id}/tasks/{taskId}", tag, "Delete a task of the " + parent, JWT, "", bNone, 200, bDeleted, nil},
 	)
@@ -189,6 +190,12 @@ func Operations() []Operation {
 
 	add(
 		Operation{"POST", "/emails", "Emails", "Store a synced email message (a repeated message_id is a no-op)", JWT, "Email", bJSON, 201, bRecord, nil},
+		Operation{"GET", "/mailboxes", "Emails", "The caller's IMAP mailboxes (every mailbox for an admin)", JWT, "Mailbox", bNone, 200, bList, nil},
+		Operation{"POST", "/mailboxes", "Emails", "Connect an IMAP mailbox (the password is sealed and never returned); the first sync is queued", JWT, "Mailbox", bJSON, 201, bRecord, nil},
+		Operation{"GET", "/mailboxes/{id}", "Emails", "Get a mailbox (owner or admin)", JWT, "Mailbox", bNone, 200, bRecord, nil},
+		Operation{"PUT", "/mailboxes/{id}", "Emails", "Update a mailbox (owner or admin; changing host, port or username, or turning TLS off, needs the password)", JWT, "Mailbox", bJSON, 200, bRecord, nil},
+		Operation{"DELETE", "/mailboxes/{id}", "Emails", "Disconnect a mailbox (its messages stay)", JWT, "", bNone, 200, bDeleted, nil},
+		Operation{"POST", "/mailboxes/{id}/sync", "Emails", "Queue a sync of the mailbox now", JWT, "Mailbox", bNone, 200, bRecord, nil},
 		Operation{"GET", "/emails/{id}", "Emails", "One email: a message synced from a mailbox is private to its owner and admins unless read through a contact or lead it is linked to", JWT, "Email", bNone, 200, bRecord, []Param{
 			{"contact_id", "integer", "read through this linked contact"}, {"lead_id", "integer", "read through this linked lead"},
 		}},
@@ -523,6 +530,12 @@ func schemas() obj {
 			"success": tBool, "data": props(nil, obj{"id": tNInt, "submission_id": tNInt}), "message": tStr,
 		}),
 		"Submission": obj{"type": "object"},
+		"Mailbox": props([]string{"host", "username", "password"}, obj{"id": tRO, "owner_id": tRO, "host": tStr,
+			"port": obj{"type": "integer"}, "tls": tBool, "username": tStr,
+			"password": obj{"type": "string", "writeOnly": true}, "folder": tStr,
+			"status":         obj{"type": "string", "readOnly": true, "enum": []string{"pending", "ok", "error"}},
+			"last_error":     obj{"type": []string{"string", "null"}, "readOnly": true},
+			"last_synced_at": obj{"type": []string{"string", "null"}, "format": "date-time", "readOnly": true}}),
 		"Email": props([]string{"message_id"}, obj{"id": tRO, "message_id": tStr, "from": tStr,
 			"to": obj{"type": "array", "items": tStr}, "cc": obj{"type": "array", "items": tStr}, "subject": tStr,
 			"body_text": tStr, "sent_at": obj{"type": "string", "format": "date-time"},
