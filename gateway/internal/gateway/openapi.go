@@ -315,7 +315,6 @@ func operationObject(op Operation) obj {
 // and the generic error codes: state conflicts and alternative successes.
 var extraResponses = map[string]map[string]string{
 	"POST /leads/{id}/qualify":        {"409": ""},
-	"PUT /leads/{id}/disqualify":      {"409": ""},
 	"POST /public/leads":              {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": ""},
 	"PUT /contracts/{id}":             {"409": ""},
 	"PUT /contracts/{id}/regenerate":  {"409": ""},

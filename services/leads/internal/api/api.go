@@ -88,8 +88,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /internal/leads", internal(http.HandlerFunc(h.internalCreate)))
 	mux.Handle("POST /internal/leads/batch", internal(http.HandlerFunc(h.internalCreateBatch)))
 	mux.Handle("GET /internal/leads/{id}", internal(http.HandlerFunc(h.internalGet)))
-	mux.Handle("/", httpx.NotFoundHandler())
-	return mux, nil
+	return httpx.Routes(mux), nil
 }
 
 func caller(r *http.Request) *int64 {

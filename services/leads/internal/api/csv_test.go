@@ -3,10 +3,12 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"mime/multipart"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -29,15 +31,62 @@ func (e *env) upload(token, field, content string) resp {
 	return e.serve(req)
 }
 
-func TestCSVTemplate(t *testing.T) {
+// TestCSVDownloads: the template and the export are attachments named as
+// DESIGN 8 shows, the filename quoted:
+// attachment; filename="leads-YYYYMMDD.csv".
+func TestCSVDownloads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := e.do("GET", "/leads/template", e.admin, nil)
-	if r.status != 200 || string(r.body) != "first_name,last_name,email,phone,company,job_title,source,status,notes,tags\n" {
-		t.Fatalf("template: %d %q", r.status, r.body)
-	}
-	if cd := r.header.Get("Content-Disposition"); !strings.Contains(cd, "attachment") || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") {
-		t.Fatalf("headers: %v", r.header)
+	const header = "first_name,last_name,email,phone,company,job_title,source,status,notes,tags\n"
+	const exportHeader = "id,first_name,last_name,email,phone,company,job_title,source,status,notes,tags,created_at,updated_at\n"
+	e.createLead(map[string]any{"first_name": "Ex", "last_name": "Port", "status": "contacted"})
+	for _, tc := range []struct {
+		name, path string
+		file       string // filename, "" for leads-<today>.csv
+		lines      int    // body lines; -1 = the template header exactly
+	}{
+		{"template", "/leads/template", "leads-template.csv", -1},
+		{"export", "/leads/export", "", 2},
+		{"export filtered", "/leads/export?status=contacted&sort_by=created_at", "", 2},
+		{"export without rows", "/leads/export?status=qualified", "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			day := time.Now().UTC().Format("20060102")
+			r := e.do("GET", tc.path, e.admin, nil)
+			if r.status != 200 {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			file := tc.file
+			if file == "" {
+				// The name is the day of the download: allow for midnight.
+				file = "leads-" + day + ".csv"
+				if now := time.Now().UTC().Format("20060102"); now != day && strings.Contains(r.header.Get("Content-Disposition"), now) {
+					file = "leads-" + now + ".csv"
+				}
+			}
+			want := map[string]string{
+				"Content-Type":           "text/csv; charset=utf-8",
+				"Content-Disposition":    `attachment; filename="` + file + `"`,
+				"X-Content-Type-Options": "nosniff",
+			}
+			got := map[string]string{}
+			for k := range want {
+				got[k] = r.header.Get(k)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("headers (-want +got):\n%s", diff)
+			}
+			body := string(r.body)
+			if tc.lines < 0 {
+				if body != header {
+					t.Errorf("template body = %q, want %q", body, header)
+				}
+				return
+			}
+			if !strings.HasPrefix(body, exportHeader) || strings.Count(body, "\n") != tc.lines {
+				t.Errorf("export body: %q, want %d lines", body, tc.lines)
+			}
+		})
 	}
 }
 
@@ -66,9 +115,9 @@ func TestCSVImportExport(t *testing.T) {
 		"errors": []any{
 			"Row 3: first_name is required",
 			"Row 4: duplicate email ANN@x.example (same as row 2)",
+			"Row 5: a lead with email OLD@x.example already exists",
 			"Row 6: status must be one of new, contacted, qualified, disqualified",
 			"Row 7: email must be a valid email address",
-			"Row 5: a lead with email OLD@x.example already exists",
 		},
 	}
 	if diff := cmp.Diff(want, m); diff != "" {
@@ -100,7 +149,7 @@ func TestCSVImportExport(t *testing.T) {
 	}
 
 	r = e.do("GET", "/leads/export?sort_by=created_at", e.admin, nil)
-	if r.status != 200 || !strings.Contains(r.header.Get("Content-Disposition"), "leads-") {
+	if r.status != 200 {
 		t.Fatalf("export: %d %v", r.status, r.header)
 	}
 	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
@@ -171,4 +220,150 @@ func TestCSVImportConcurrent(t *testing.T) {
 	if n := e.countRows(`SELECT count(*) FROM leads`); n != 3 {
 		t.Fatalf("leads = %d, want 3", n)
 	}
+}
+
+// TestCSVImportNoDataRows: a file with a header and no data rows (blank
+// lines do not count) is a 422 on "file", as in contacts' import.
+func TestCSVImportNoDataRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct{ name, content string }{
+		{"header only", "first_name,last_name,email\n"},
+		{"header without newline", "first_name,last_name"},
+		{"header with BOM and CRLF", "\ufeffFirst Name;Last Name\r\n"},
+		{"header and blank lines", "first_name,last_name\n\n,\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantExactProblem(t, e.upload(e.user, "file", tc.content),
+				problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"file", "the file has no data rows"}))
+		})
+	}
+	if n := e.countRows(`SELECT count(*) FROM leads`); n != 0 {
+		t.Fatalf("leads = %d, want 0", n)
+	}
+}
+
+// TestCSVImportStatusCase: status values are matched case-insensitively
+// (as contacts' import does) and stored lower-case.
+func TestCSVImportStatusCase(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	file := "First Name,Last Name,Status\n" +
+		"A,One,New\n" +
+		"B,Two,QUALIFIED\n" +
+		"C,Three, Contacted \n" +
+		"D,Four,DisQualified\n" +
+		"E,Five,\n" +
+		"F,Six,Won\n"
+	r := e.upload(e.user, "file", file)
+	if r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	want := map[string]any{
+		"success": true, "imported": 5.0, "skipped": 1.0, "message": "Imported 5 leads, skipped 1",
+		"errors": []any{"Row 7: status must be one of new, contacted, qualified, disqualified"},
+	}
+	if diff := cmp.Diff(want, r.json(t)); diff != "" {
+		t.Fatalf("import result (-want +got):\n%s", diff)
+	}
+	got := map[string]string{}
+	rows, err := e.store.DB().Query(context.Background(), `SELECT first_name, status FROM leads`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, status string
+		if err := rows.Scan(&name, &status); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = status
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus := map[string]string{"A": "new", "B": "qualified", "C": "contacted", "D": "disqualified", "E": "new"}
+	if diff := cmp.Diff(wantStatus, got); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+// TestCSVImportErrorOrder: errors are listed in row order whatever found
+// them (the row's own checks, the file's earlier rows, the table), and the
+// 1,000 kept are the first 1,000 rows' errors.
+func TestCSVImportErrorOrder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		rows    []string // data rows, from row 2
+		skipped int
+		errors  []string // the expected errors; nil = generated below
+	}{
+		{
+			name: "mixed",
+			rows: []string{
+				"Tab,Le,taken1@x.example", // 2: in the table
+				",NoFirst,a@x.example",    // 3: invalid
+				"Fine,One,fine@x.example", // 4
+				"Dup,File,FINE@x.example", // 5: earlier in the file
+				"Tab,Le,TAKEN2@x.example", // 6: in the table
+				"Bad,Mail,not-an-email",   // 7: invalid
+				"Tab,Le,taken1@X.example", // 8: earlier in the file (row 2)
+			},
+			skipped: 6,
+			errors: []string{
+				"Row 2: a lead with email taken1@x.example already exists",
+				"Row 3: first_name is required",
+				"Row 5: duplicate email FINE@x.example (same as row 4)",
+				"Row 6: a lead with email TAKEN2@x.example already exists",
+				"Row 7: email must be a valid email address",
+				"Row 8: duplicate email taken1@X.example (same as row 2)",
+			},
+		},
+		{
+			name: "capped at 1000",
+			rows: func() []string {
+				out := []string{"Tab,Le,taken1@x.example"} // row 2
+				for i := 0; i < 1001; i++ {                // rows 3..1003
+					out = append(out, ",NoFirst,")
+				}
+				return append(out, "Tab,Le,taken2@x.example") // row 1004
+			}(),
+			skipped: 1003,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.createLead(map[string]any{"first_name": "Taken", "last_name": "One", "email": "Taken1@x.example"})
+			e.createLead(map[string]any{"first_name": "Taken", "last_name": "Two", "email": "taken2@x.example"})
+			r := e.upload(e.user, "file", "first_name,last_name,email\n"+strings.Join(tc.rows, "\n")+"\n")
+			if r.status != 200 {
+				t.Fatalf("import: %d %s", r.status, r.body)
+			}
+			errs := tc.errors
+			if errs == nil {
+				errs = []string{"Row 2: a lead with email taken1@x.example already exists"}
+				for row := 3; len(errs) < 1000; row++ {
+					errs = append(errs, fmt.Sprintf("Row %d: first_name is required", row))
+				}
+			}
+			imported := len(tc.rows) - tc.skipped
+			want := map[string]any{
+				"success": true, "imported": float64(imported), "skipped": float64(tc.skipped),
+				"message": fmt.Sprintf("Imported %d leads, skipped %d", imported, tc.skipped), "errors": toAny(errs),
+			}
+			if diff := cmp.Diff(want, r.json(t)); diff != "" {
+				t.Fatalf("import result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
@@ -52,8 +54,6 @@ func TestQualify(t *testing.T) {
 	if p["contact_id"] != contactID || p["company_id"] != companyID || p["deal_id"] != dealID {
 		t.Fatalf("409 lacks ids: %v", p)
 	}
-	// A qualified lead cannot be disqualified.
-	wantProblem(t, e.do("PUT", path("/leads/{id}/disqualify", id), e.user, map[string]any{"reason": "x"}), 409, "invalid_transition")
 	if c, co := e.contacts.counts(); c != 1 || co != 1 || e.deals.count() != 1 {
 		t.Fatalf("created %d contacts, %d companies, %d deals", c, co, e.deals.count())
 	}
@@ -191,6 +191,152 @@ func TestDisqualify(t *testing.T) {
 	}
 }
 
+// TestDisqualifyFromAnyState: spec 3 moves a lead in any state to
+// disqualified on PUT /leads/{id}/disqualify. The answer is 200 with the
+// lead (DESIGN 6): status and reason change, everything else stays, so a
+// qualified lead keeps contact_id, company_id, deal_id and qualified_at as
+// history. GET and the lead.disqualified event carry the same record.
+func TestDisqualifyFromAnyState(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	qualify := func(t *testing.T, id int64) {
+		r := e.do("POST", path("/leads/{id}/qualify", id), e.user, map[string]any{"create_company": true, "create_deal": true})
+		if r.status != http.StatusOK {
+			t.Fatalf("qualify: %d %s", r.status, r.body)
+		}
+	}
+	disqualify := func(t *testing.T, id int64) {
+		r := e.do("PUT", path("/leads/{id}/disqualify", id), e.user, map[string]any{"reason": "first reason"})
+		if r.status != http.StatusOK {
+			t.Fatalf("disqualify: %d %s", r.status, r.body)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		setup     func(t *testing.T, id int64)
+		body      any
+		reason    any
+		qualified bool // the lead carries a qualification's ids
+	}{
+		{name: "new", body: map[string]any{"reason": " no budget "}, reason: "no budget"},
+		{name: "contacted", setup: func(t *testing.T, id int64) {
+			r := e.do("PUT", path("/leads/{id}", id), e.user, map[string]any{"first_name": "Dee", "last_name": "Queue", "status": "contacted"})
+			if r.status != http.StatusOK {
+				t.Fatalf("PUT: %d %s", r.status, r.body)
+			}
+		}, body: map[string]any{"reason": "went silent"}, reason: "went silent"},
+		{name: "qualified", setup: qualify, body: map[string]any{"reason": "deal fell through"}, reason: "deal fell through", qualified: true},
+		{name: "qualified, no body", setup: qualify, reason: nil, qualified: true},
+		{name: "disqualified", setup: disqualify, body: map[string]any{"reason": "second reason"}, reason: "second reason"},
+		{name: "qualified then disqualified", setup: func(t *testing.T, id int64) { qualify(t, id); disqualify(t, id) },
+			body: map[string]any{"reason": ""}, reason: nil, qualified: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := e.createLead(map[string]any{"first_name": "Dee", "last_name": "Queue", "company": "Acme " + tc.name})
+			if tc.setup != nil {
+				tc.setup(t, id)
+			}
+			before := e.do("GET", path("/leads/{id}", id), e.user, nil).json(t)["data"].(map[string]any)
+			if hasIDs := before["qualified_at"] != nil && before["contact_id"] != nil && before["company_id"] != nil &&
+				before["deal_id"] != nil; hasIDs != tc.qualified {
+				t.Fatalf("lead before: qualification ids present = %v, want %v: %v", hasIDs, tc.qualified, before)
+			}
+
+			r := e.do("PUT", path("/leads/{id}/disqualify", id), e.user, tc.body)
+			if r.status != http.StatusOK {
+				t.Fatalf("disqualify: %d %s", r.status, r.body)
+			}
+			got := r.json(t)
+			lead := copyMap(before)
+			lead["status"], lead["disqualify_reason"] = "disqualified", tc.reason
+			updated, _ := got["data"].(map[string]any)["updated_at"].(string)
+			if updated < before["updated_at"].(string) {
+				t.Errorf("updated_at went back: %s < %s", updated, before["updated_at"])
+			}
+			lead["updated_at"] = updated
+			want := map[string]any{"success": true, "message": "Lead disqualified", "data": lead}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("disqualify answer (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(lead, e.do("GET", path("/leads/{id}", id), e.user, nil).json(t)["data"]); diff != "" {
+				t.Errorf("GET after disqualify (-want +got):\n%s", diff)
+			}
+			var typ string
+			var payload []byte
+			if err := e.store.DB().QueryRow(context.Background(), `SELECT type, payload FROM outbox
+				WHERE stream = $1 AND aggregate_id = $2 ORDER BY id DESC LIMIT 1`,
+				outbox.Stream("leads"), strconv.FormatInt(id, 10)).Scan(&typ, &payload); err != nil {
+				t.Fatal(err)
+			}
+			var data map[string]any
+			if err := json.Unmarshal(payload, &data); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(map[string]any{"type": "lead.disqualified", "data": lead},
+				map[string]any{"type": typ, "data": data}); diff != "" {
+				t.Errorf("last event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQualifyDisqualifiedLead: spec 3 lets POST /leads/{id}/qualify run
+// from any state, so a disqualified lead can be qualified. One qualified
+// before keeps its saga: qualifying it again answers the same ids and
+// creates nothing more.
+func TestQualifyDisqualifiedLead(t *testing.T) {
+	t.Parallel()
+	body := map[string]any{"create_company": true, "create_deal": true}
+	for _, tc := range []struct {
+		name          string
+		qualifiedOnce bool
+	}{
+		{"never qualified", false},
+		{"qualified before", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.createLead(map[string]any{"first_name": "Re", "last_name": "Qualify", "company": "Hooli"})
+			var first map[string]any
+			if tc.qualifiedOnce {
+				r := e.do("POST", path("/leads/{id}/qualify", id), e.user, body)
+				if r.status != http.StatusOK {
+					t.Fatalf("first qualify: %d %s", r.status, r.body)
+				}
+				first = pick(r.json(t), "contact_id", "company_id", "deal_id")
+			}
+			if r := e.do("PUT", path("/leads/{id}/disqualify", id), e.user, map[string]any{"reason": "x"}); r.status != http.StatusOK {
+				t.Fatalf("disqualify: %d %s", r.status, r.body)
+			}
+			r := e.do("POST", path("/leads/{id}/qualify", id), e.user, body)
+			if r.status != http.StatusOK {
+				t.Fatalf("qualify: %d %s", r.status, r.body)
+			}
+			ids := pick(r.json(t), "contact_id", "company_id", "deal_id")
+			for k, v := range ids {
+				if v == nil {
+					t.Fatalf("qualify answer lacks %s: %s", k, r.body)
+				}
+			}
+			if first != nil {
+				if diff := cmp.Diff(first, ids); diff != "" {
+					t.Errorf("ids of the second qualification (-first +second):\n%s", diff)
+				}
+			}
+			lead := e.do("GET", path("/leads/{id}", id), e.user, nil).json(t)["data"].(map[string]any)
+			want := map[string]any{"status": "qualified", "contact_id": ids["contact_id"], "company_id": ids["company_id"], "deal_id": ids["deal_id"]}
+			if diff := cmp.Diff(want, pick(lead, "status", "contact_id", "company_id", "deal_id")); diff != "" {
+				t.Errorf("lead after qualify (-want +got):\n%s", diff)
+			}
+			contacts, companies := e.contacts.counts()
+			if diff := cmp.Diff([3]int{1, 1, 1}, [3]int{contacts, companies, e.deals.count()}); diff != "" {
+				t.Errorf("contacts, companies, deals created (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestMatch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -278,9 +424,7 @@ func TestUpdateDuringQualification(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
-	// Still qualified, so the actions refuse it.
-	wantExactProblem(t, e.do("PUT", path("/leads/{id}/disqualify", id), e.user, map[string]any{"reason": "x"}),
-		problemJSON(409, "invalid_transition", "a qualified lead cannot be disqualified"))
+	// Still qualified, so qualifying it again is refused.
 	p := problemJSON(409, "already_qualified", "the lead is already qualified")
 	p["contact_id"], p["company_id"], p["deal_id"] = float64(contactID), float64(companyID), float64(dealID)
 	wantExactProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, nil), p)

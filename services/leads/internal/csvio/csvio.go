@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,9 +62,12 @@ func New(d *db.DB, st *store.Store) (*CSV, error) {
 	return &CSV{db: d, store: st}, nil
 }
 
+// attachment marks a CSV download. The filename is always quoted, as
+// DESIGN 8 shows (attachment; filename="leads-YYYYMMDD.csv"); the names
+// used here hold no quote or backslash.
 func attachment(w http.ResponseWriter, name string) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 }
 
@@ -145,8 +148,9 @@ type Result struct {
 }
 
 // Import reads the multipart field "file" whole before writing anything
-// (a rejected file imports nothing), skips invalid rows and duplicate
-// emails with "Row N: ..." messages, and COPYs the valid rows.
+// (a rejected file, or one without data rows, imports nothing), skips
+// invalid rows and duplicate emails with "Row N: ..." messages listed in
+// row order, and COPYs the valid rows.
 func (c *CSV) Import(w http.ResponseWriter, r *http.Request) {
 	res, err := c.importFile(w, r)
 	if err != nil {
@@ -168,11 +172,17 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 	if err != nil {
 		return Result{}, tooLargeBody(err)
 	}
-	res := Result{Success: true, Errors: []string{}}
-	addErr := func(msg string) {
-		if len(res.Errors) < MaxErrors {
-			res.Errors = append(res.Errors, msg)
-		}
+	res := Result{Success: true}
+	// Every skipped row's reason, sorted by row and cut to MaxErrors at
+	// the end: the table's duplicates are only known after the file.
+	type rowErr struct {
+		n   int
+		msg string
+	}
+	var errs []rowErr
+	skip := func(n int, msg string) {
+		res.Skipped++
+		errs = append(errs, rowErr{n, msg})
 	}
 	type row struct {
 		n    int
@@ -182,6 +192,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 	seen := map[string]int{}
 	noUsers := func(context.Context, int64) (bool, error) { return false, nil }
 	createdBy := claims.UserID()
+	data := 0
 	for {
 		rec, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -193,6 +204,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 		if rec.Blank() {
 			continue
 		}
+		data++
 		in := leads.Input{FirstName: patch.Of(rec.Get("first_name")), LastName: patch.Of(rec.Get("last_name"))}
 		for name, f := range map[string]*patch.Field[string]{
 			"email": &in.Email, "phone": &in.Phone, "company": &in.Company, "job_title": &in.JobTitle,
@@ -202,22 +214,25 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 				*f = patch.Of(rec.Get(name))
 			}
 		}
+		// Status values are case-insensitive in a file, as in contacts'.
+		in.Status.Value = strings.ToLower(in.Status.Value)
 		l := leads.Lead{CreatedBy: &createdBy}
 		if err := leads.Apply(r.Context(), &l, in, noUsers); err != nil {
-			res.Skipped++
-			addErr(rowError(rec.Row, err))
+			skip(rec.Row, rowError(rec.Row, err))
 			continue
 		}
 		if l.Email != nil {
 			key := strings.ToLower(*l.Email)
 			if first, dup := seen[key]; dup {
-				res.Skipped++
-				addErr(fmt.Sprintf("Row %d: duplicate email %s (same as row %d)", rec.Row, *l.Email, first))
+				skip(rec.Row, fmt.Sprintf("Row %d: duplicate email %s (same as row %d)", rec.Row, *l.Email, first))
 				continue
 			}
 			seen[key] = rec.Row
 		}
 		rows = append(rows, row{n: rec.Row, lead: l})
+	}
+	if data == 0 {
+		return Result{}, csvx.Invalid("the file has no data rows")
 	}
 	// Emails already in the table are checked inside the import's
 	// transaction, under its lock, so a concurrent import of the same
@@ -231,8 +246,12 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 		return Result{}, err
 	}
 	for _, i := range existing {
-		res.Skipped++
-		addErr(fmt.Sprintf("Row %d: a lead with email %s already exists", rows[i].n, *rows[i].lead.Email))
+		skip(rows[i].n, fmt.Sprintf("Row %d: a lead with email %s already exists", rows[i].n, *rows[i].lead.Email))
+	}
+	slices.SortStableFunc(errs, func(a, b rowErr) int { return a.n - b.n })
+	res.Errors = make([]string, 0, min(len(errs), MaxErrors))
+	for _, e := range errs[:min(len(errs), MaxErrors)] {
+		res.Errors = append(res.Errors, e.msg)
 	}
 	res.Imported = n
 	res.Message = fmt.Sprintf("Imported %d leads, skipped %d", res.Imported, res.Skipped)

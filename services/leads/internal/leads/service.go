@@ -32,7 +32,7 @@ type Store interface {
 	// status a qualification just set, say) is never overwritten by an
 	// older read.
 	Update(ctx context.Context, id int64, change func(*Lead) error) (Lead, error)
-	// Disqualify sets status and reason unless the lead is qualified.
+	// Disqualify sets status and reason, from any state.
 	Disqualify(ctx context.Context, id int64, reason *string) (Lead, error)
 	Delete(ctx context.Context, id int64) error
 	List(ctx context.Context, f Filter) ([]Lead, int, error)
@@ -223,9 +223,9 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Lead, int, error) {
 	return s.store.List(ctx, f)
 }
 
-// Disqualify marks the lead disqualified with an optional reason. A
-// qualified lead has become a contact (and maybe a deal): disqualifying it
-// would contradict those records, so it is a 409 invalid_transition.
+// Disqualify marks the lead disqualified with an optional reason, from any
+// state (spec 3: "any"). A qualified lead keeps the ids and time of its
+// qualification as history; the contact, company and deal stay as they are.
 func (s *Service) Disqualify(ctx context.Context, id int64, reason *string) (Lead, error) {
 	if reason != nil {
 		r := strings.TrimSpace(*reason)

@@ -260,18 +260,13 @@ func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) e
 	return out, err
 }
 
-// Disqualify sets status disqualified and the reason, refusing a
-// qualified lead (409 invalid_transition).
+// Disqualify sets status disqualified and the reason, from any state
+// (spec 3). A qualified lead keeps contact_id, company_id, deal_id and
+// qualified_at as the history of its qualification.
 func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads.Lead, error) {
 	var out leads.Lead
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		cur, err := get(ctx, tx, id, "FOR UPDATE")
-		if err != nil {
-			return err
-		}
-		if cur.Status == leads.StatusQualified {
-			return problem.Conflict("invalid_transition", "a qualified lead cannot be disqualified")
-		}
+		var err error
 		if out, err = one(ctx, tx, "disqualify lead", `UPDATE leads SET status = 'disqualified', disqualify_reason = $2,
 			updated_at = now() WHERE id = $1 RETURNING `+Columns, id, reason); err != nil {
 			return err
