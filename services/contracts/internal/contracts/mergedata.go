@@ -89,8 +89,8 @@ type LineItem struct {
 }
 
 // Amount is a money amount exactly as deals wrote it: a plain decimal
-// string with exactly the currency's minor digits ("1234.50" USD, "452"
-// JPY, "2.698" KWD). The text is kept and printed as is, with thousands
+// string (a deal value with 2 places, "1200.00" JPY; quote money with the
+// currency's minor digits, "452" JPY, "2.698" KWD). The text is kept and printed as is, with thousands
 // separators added, so a contract shows the amounts deals computed and
 // stored, never a re-rounded or recomputed one. A JSON number is accepted
 // as its literal text; null or "" is no value. Anything else (exponents,

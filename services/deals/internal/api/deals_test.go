@@ -62,7 +62,7 @@ func TestDealLifecycle(t *testing.T) {
 		"value": "1500", "currency": "jpy", "stage_id": st["Negotiation"].ID,
 	}), http.StatusOK, &cleared)
 	want = dealJSON{
-		ID: d.ID, Title: "Acme", Value: "1500", Currency: "JPY", StageID: st["Negotiation"].ID,
+		ID: d.ID, Title: "Acme", Value: "1500.00", Currency: "JPY", StageID: st["Negotiation"].ID,
 		StageName: "Negotiation", Status: "open", SourceLeadID: ptr[int64](42),
 	}
 	if diff := cmp.Diff(want, cleared, cmpopts.IgnoreFields(dealJSON{}, "CreatedAt", "UpdatedAt")); diff != "" {
@@ -105,8 +105,11 @@ func TestDealMoneyFormats(t *testing.T) {
 		{"1234.5", "USD", "1234.50"},
 		{1234.56, "EUR", "1234.56"},
 		{"0", "", "0.00"},
-		{1200, "JPY", "1200"},
-		{"1.25", "KWD", "1.250"},
+		// 2 places in every currency (DESIGN 5), whatever its minor unit.
+		{1200, "JPY", "1200.00"},
+		{"1.25", "KWD", "1.25"},
+		{"1.250", "KWD", "1.25"},
+		{"0.1", "CLF", "0.10"},
 		{"1.000", "USD", "1.00"},
 		{"1e3", "USD", "1000.00"},
 		{nil, "USD", "0.00"},
@@ -144,6 +147,8 @@ func TestDealValidation(t *testing.T) {
 		{"three decimals USD", "POST", "/deals", map[string]any{"title": "x", "value": "1.234"}, []string{"value"}},
 		{"decimals JPY", "POST", "/deals", map[string]any{"title": "x", "value": "10.5", "currency": "JPY"}, []string{"value"}},
 		{"four decimals KWD", "POST", "/deals", map[string]any{"title": "x", "value": "1.2345", "currency": "KWD"}, []string{"value"}},
+		{"three decimals KWD", "POST", "/deals", map[string]any{"title": "x", "value": "1.255", "currency": "KWD"}, []string{"value"}},
+		{"three decimals CLF", "POST", "/deals", map[string]any{"title": "x", "value": "0.125", "currency": "CLF"}, []string{"value"}},
 		{"huge value", "POST", "/deals", map[string]any{"title": "x", "value": "1000000000000000"}, []string{"value"}},
 		{"giant exponent", "POST", "/deals", map[string]any{"title": "x", "value": "1e999999999"}, []string{"value"}},
 		{"unknown currency", "POST", "/deals", map[string]any{"title": "x", "currency": "ABC"}, []string{"currency"}},

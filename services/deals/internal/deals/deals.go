@@ -76,7 +76,7 @@ type StageRecord struct {
 type Deal struct {
 	ID                int64          `json:"id"`
 	Title             string         `json:"title"`
-	Value             Money          `json:"value"`
+	Value             Money          `json:"value"` // exactly 2 places in every currency (NewDealValue)
 	Currency          string         `json:"currency"`
 	StageID           int64          `json:"stage_id"`
 	StageName         string         `json:"stage_name"`

@@ -48,16 +48,18 @@ func NormalizeCurrency(code string) string { return strings.ToUpper(strings.Trim
 // maxMoney bounds every stored amount so it fits numeric(19,4).
 var maxMoney = decimal.New(1, 15)
 
-// Money is an exact amount in a currency. It renders as a JSON string with
-// exactly the currency's minor digits ("1234.50", "1200" for JPY,
-// "1.250" for KWD): a string, because a JSON number would be read as a
-// binary float by most clients and lose cents.
+// Money is an exact amount rendered with a fixed number of decimals. It
+// renders as a JSON string: a JSON number would be read as a binary float
+// by most clients and lose cents. Quote amounts carry exactly the
+// currency's minor digits ("1234.50", "1200" for JPY, "1.250" for KWD);
+// a deal's value always carries 2 (DESIGN 5, see NewDealValue).
 type Money struct {
 	Amount decimal.Decimal
 	Digits int32
 }
 
 // NewMoney pairs an amount with the minor unit of currency (2 if unknown).
+// Quotes use it: their amounts are computed at the currency's minor unit.
 func NewMoney(amount decimal.Decimal, currency string) Money {
 	d, ok := MinorUnits(currency)
 	if !ok {
@@ -66,8 +68,38 @@ func NewMoney(amount decimal.Decimal, currency string) Money {
 	return Money{Amount: amount, Digits: d}
 }
 
-// String is the fixed-point text of the amount.
-func (m Money) String() string { return m.Amount.StringFixed(m.Digits) }
+// DealValuePlaces is the scale a deal's value is rendered with, whatever
+// its currency: DESIGN 5 "value (decimal, 2 places)" ("1200.00" JPY,
+// "1.25" KWD).
+const DealValuePlaces int32 = 2
+
+// NewDealValue is a deal's value as the API renders it: exactly 2 places.
+func NewDealValue(amount decimal.Decimal) Money {
+	return Money{Amount: amount, Digits: DealValuePlaces}
+}
+
+// DealValueDigits is how many decimals a deal value in currency may carry:
+// the currency's minor digits, but never more than the 2 places a value
+// is rendered with (JPY 0, USD 2, KWD 2). An amount that passes it renders
+// exactly, never rounded.
+func DealValueDigits(currency string) int32 {
+	d, ok := MinorUnits(currency)
+	if !ok || d > DealValuePlaces {
+		return DealValuePlaces
+	}
+	return d
+}
+
+// String is the fixed-point text of the amount with exactly Digits
+// decimals. It never rounds: an amount with more significant decimals
+// than Digits (a deal value stored before values were limited to 2 places,
+// KWD 1.255) is written with its own digits rather than misstated.
+func (m Money) String() string {
+	if !m.Amount.Equal(m.Amount.Truncate(m.Digits)) {
+		return m.Amount.String()
+	}
+	return m.Amount.StringFixed(m.Digits)
+}
 
 // MarshalJSON renders the amount as a string.
 func (m Money) MarshalJSON() ([]byte, error) { return json.Marshal(m.String()) }

@@ -64,6 +64,7 @@ func TestNumberJSON(t *testing.T) {
 	}
 }
 
+// Quote money keeps the currency's minor digits.
 func TestMoneyJSON(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -79,6 +80,39 @@ func TestMoneyJSON(t *testing.T) {
 		b, err := json.Marshal(NewMoney(decimal.RequireFromString(tc.amount), tc.currency))
 		if err != nil || string(b) != tc.want {
 			t.Errorf("Money(%s %s) = %s %v, want %s", tc.amount, tc.currency, b, err, tc.want)
+		}
+	}
+}
+
+// A deal value has exactly 2 places in every currency (DESIGN 5), and is
+// never rounded: an amount with more decimals (stored before the limit)
+// keeps them.
+func TestDealValueJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ amount, want string }{
+		{"1234.5", `"1234.50"`},
+		{"1200", `"1200.00"`},
+		{"1.25", `"1.25"`},
+		{"1.2500", `"1.25"`},
+		{"0", `"0.00"`},
+		{"999999999999999.99", `"999999999999999.99"`},
+		{"1.255", `"1.255"`},
+		{"0.0001", `"0.0001"`},
+	}
+	for _, tc := range tests {
+		b, err := json.Marshal(NewDealValue(decimal.RequireFromString(tc.amount)))
+		if err != nil || string(b) != tc.want {
+			t.Errorf("deal value %s = %s %v, want %s", tc.amount, b, err, tc.want)
+		}
+	}
+}
+
+// A deal value may carry min(2, minor digits) decimals.
+func TestDealValueDigits(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]int32{"USD": 2, "EUR": 2, "JPY": 0, "KRW": 0, "KWD": 2, "BHD": 2, "CLF": 2, "XXX": 2} {
+		if got := DealValueDigits(code); got != want {
+			t.Errorf("DealValueDigits(%s) = %d, want %d", code, got, want)
 		}
 	}
 }

@@ -303,7 +303,9 @@ func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 		rec.Currency = code
 	}
 	if currencyOK {
-		digits, _ := MinorUnits(rec.Currency)
+		// A deal value is rendered with 2 places (DESIGN 5), so it may
+		// carry no more, even in a currency with 3 or 4 minor digits.
+		digits := DealValueDigits(rec.Currency)
 		switch {
 		case in.Value.Set && !in.Value.Null:
 			v, msg := ParseAmount(in.Value, digits)

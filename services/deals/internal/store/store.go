@@ -223,7 +223,7 @@ func scanDeal(row pgx.CollectableRow) (deals.Deal, error) {
 		return d, err
 	}
 	amount, err := dec(value)
-	d.Value = deals.NewMoney(amount, d.Currency)
+	d.Value = deals.NewDealValue(amount)
 	return d, err
 }
 
