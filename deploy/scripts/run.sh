@@ -48,18 +48,8 @@ declare -A PORT=([identity]=8081 [contacts]=8082 [leads]=8083 [deals]=8084 [cont
 # given URL when the connecting user may not create roles.
 service_url() { echo "$DATABASE_URL" | sed -E "s#://[^@/]*@#://crm_$1@#"; }
 if psql "$DATABASE_URL" -tAc "select rolsuper or rolcreaterole from pg_roles where rolname = current_user" | grep -q t; then
-	psql "$DATABASE_URL" -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
-$(for s in "${SERVICES[@]}"; do cat <<ONE
-DO \$\$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'crm_$s') THEN CREATE ROLE crm_$s LOGIN; END IF;
-END \$\$;
-CREATE SCHEMA IF NOT EXISTS $s AUTHORIZATION crm_$s;
-ALTER SCHEMA $s OWNER TO crm_$s;
-GRANT CONNECT ON DATABASE "$(echo "$DATABASE_URL" | sed -E 's#^.*/([^/?]+)(\?.*)?$#\1#')" TO crm_$s;
-ONE
-done)
-SQL
+	# The same SQL as compose's init script and the Kubernetes bootstrap Job.
+	psql "$DATABASE_URL" -q -v ON_ERROR_STOP=1 -f deploy/postgres/init.sql >/dev/null
 	PER_ROLE=1
 	log "database ready: one schema and role per service"
 else
