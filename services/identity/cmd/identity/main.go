@@ -128,9 +128,7 @@ func run(ctx context.Context) error {
 	if !sealer.Encrypted() {
 		log.Warn("CRM_SECRET_KEY is not set: signing keys are stored unencrypted (development only)")
 	}
-	keys, err := identity.NewKeyring(ctx, st, sealer, identity.KeyPolicy{
-		Keep: 3, MaxAge: c.RefreshTTL, RetiredFor: c.AccessTTL + auth.Leeway + time.Minute,
-	})
+	keys, err := identity.NewKeyring(ctx, st, sealer, identity.PolicyFor(c.AccessTTL))
 	if err != nil {
 		return err
 	}

@@ -464,7 +464,12 @@ func TestUnknownRoute(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	wantProblem(t, e.do(req{method: "GET", path: "/nope", token: e.admin}), 404, "not_found")
-	wantProblem(t, e.do(req{method: "PATCH", path: "/auth/login"}), 404, "not_found")
+	// A known path with another method is 405 with Allow (httpx.Routes).
+	rec := e.do(req{method: "PATCH", path: "/auth/login"})
+	wantProblem(t, rec, 405, "method_not_allowed")
+	if got := rec.Header().Get("Allow"); got != "POST" {
+		t.Errorf("Allow = %q, want POST", got)
+	}
 }
 
 // TestAdminRoutesFollowTheStoredAccount: an admin's access token stays

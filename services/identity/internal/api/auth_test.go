@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -324,4 +325,68 @@ func TestJWKSAndKeyRotation(t *testing.T) {
 
 	// Non-admins cannot rotate.
 	wantProblem(t, e.do(req{method: "POST", path: "/auth/keys/rotate", token: after.AccessToken}), 403, "forbidden")
+}
+
+// TestRetiredKeyWithdrawn: signing keys sign only access tokens (refresh
+// tokens are opaque), so a retired key is published only while a token it
+// signed can still be valid: retired within CRM_ACCESS_TTL + leeway + 1
+// minute. A key rotated away after a leak is then withdrawn although it is
+// among the newest keys and younger than CRM_REFRESH_TTL.
+func TestRetiredKeyWithdrawn(t *testing.T) {
+	t.Parallel()
+	grace := accessTTL + auth.Leeway + time.Minute
+	tests := []struct {
+		name       string
+		retiredAgo time.Duration
+		published  bool
+	}{
+		{"retired within the grace period", grace - time.Minute, true},
+		{"retired before it", grace + time.Second, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, options{})
+			u := e.createUser("Leak", uniqueEmail("leak"), "leak-password-1", "user", nil)
+			before := e.login(u.Email, "leak-password-1")
+			var rot envelope[map[string]string]
+			decode(t, e.do(req{method: "POST", path: "/auth/keys/rotate", token: e.admin}), http.StatusOK, &rot)
+			var old string
+			if err := e.db.QueryRow(context.Background(), `UPDATE signing_keys
+				SET retired_at = now() - make_interval(secs => $1) WHERE kid <> $2 RETURNING kid`,
+				tc.retiredAgo.Seconds(), rot.Data["kid"]).Scan(&old); err != nil {
+				t.Fatal(err)
+			}
+			// A replica that loads the keys now.
+			_, e.h = build(t, e.db, options{})
+
+			var set auth.JWKSet
+			decode(t, e.do(req{method: "GET", path: "/auth/jwks"}), http.StatusOK, &set)
+			var kids []string
+			for _, k := range set.Keys {
+				kids = append(kids, k.Kid)
+			}
+			want := []string{rot.Data["kid"]}
+			if tc.published {
+				want = append(want, old)
+			}
+			if diff := cmp.Diff(want, kids); diff != "" {
+				t.Fatalf("published kids (-want +got):\n%s", diff)
+			}
+			_, err := jwksVerifier(t, e).Verify(context.Background(), before.AccessToken)
+			me := e.do(req{method: "GET", path: "/auth/me", token: before.AccessToken})
+			if tc.published {
+				if err != nil {
+					t.Fatalf("another service refuses a token of the published key: %v", err)
+				}
+				decode(t, me, http.StatusOK, nil)
+				return
+			}
+			if err == nil {
+				t.Fatal("another service accepts a token of the withdrawn key")
+			}
+			wantBody(t, me, http.StatusUnauthorized, map[string]any{"type": "/docs/problems#unauthenticated",
+				"title": "Unauthorized", "status": 401.0, "detail": "invalid access token", "code": "unauthenticated"})
+		})
+	}
 }

@@ -34,6 +34,8 @@ const (
 	adminEmail     = "admin@example.com"
 	adminPassword  = "admin-password-1"
 	testIP         = "203.0.113.7"
+	// accessTTL is the access tokens' lifetime, as CRM_ACCESS_TTL's default.
+	accessTTL = 15 * time.Minute
 )
 
 // fastArgon keeps tests quick; production parameters are exercised by the
@@ -103,7 +105,7 @@ func build(t testing.TB, d *db.DB, o options) (*identity.Service, http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := identity.NewKeyring(ctx, st, sealer, identity.KeyPolicy{Keep: 3, MaxAge: time.Hour, RetiredFor: 20 * time.Minute})
+	keys, err := identity.NewKeyring(ctx, st, sealer, identity.PolicyFor(accessTTL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func build(t testing.TB, d *db.DB, o options) (*identity.Service, http.Handler) 
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
-		AccessTTL: 15 * time.Minute, RefreshTTL: time.Hour, LoginFailures: o.loginFailures}, log)
+		AccessTTL: accessTTL, RefreshTTL: time.Hour, LoginFailures: o.loginFailures}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

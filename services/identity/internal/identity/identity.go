@@ -161,10 +161,19 @@ type Teams interface {
 	DeleteTeam(ctx context.Context, id int64) error
 }
 
-// Sessions stores refresh tokens.
+// Sessions stores refresh tokens. Like UpdateUser, which revokes a user's
+// tokens, they lock the user's row before any token row, so sessions and
+// account changes serialise instead of deadlocking, and a change never
+// misses a token being stored meanwhile.
 type Sessions interface {
-	// CreateRefreshToken stores the first token of a new family.
-	CreateRefreshToken(ctx context.Context, t RefreshToken) error
+	// StartSession stores t, the first token of a new family, for the user
+	// whose password was verified against verifiedHash, and returns the
+	// user as stored now. It reads the user's row under a share lock (the
+	// lock a password change or deactivation waits for) and refuses with
+	// ErrInvalidCredentials when the account is gone, deactivated, or its
+	// password changed since the check: such a change has committed and
+	// will not revoke a token stored after it.
+	StartSession(ctx context.Context, verifiedHash string, t RefreshToken) (User, error)
 	// RotateRefreshToken atomically marks the token with oldHash rotated and
 	// stores next in its family, returning the (active) user. A token that
 	// was already rotated revokes its family. Every failure is
@@ -205,13 +214,15 @@ type Store interface {
 	SigningKeys
 }
 
-// Throttle counts failed logins per (email, client IP) over a window.
+// Throttle counts login attempts per (email, client IP) over a window.
+// Every attempt is counted before its password is checked and a successful
+// login resets the count, so the count is the failures since the last
+// success plus the attempts in flight: concurrent attempts cannot all pass
+// a check made before any of them failed.
 type Throttle interface {
-	// Blocked reports whether the key is over the limit and, if so, how
-	// long until it may try again.
-	Blocked(ctx context.Context, key string) (time.Duration, bool, error)
-	// Fail records one failure.
-	Fail(ctx context.Context, key string) error
-	// Reset forgets the failures (after a successful login).
+	// Take counts one attempt and reports whether it is over the limit
+	// and, if so, how long until the window starts over.
+	Take(ctx context.Context, key string) (time.Duration, bool, error)
+	// Reset forgets the attempts (after a successful login).
 	Reset(ctx context.Context, key string) error
 }

@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -106,7 +108,7 @@ func TestKeyringEncryptedAtRest(t *testing.T) {
 	ctx := context.Background()
 	d := newDB(t)
 	st := store.New(d)
-	policy := identity.KeyPolicy{Keep: 3, MaxAge: time.Hour, RetiredFor: time.Hour}
+	policy := identity.PolicyFor(15 * time.Minute)
 	good, _ := identity.NewSealer(strings.Repeat("k", 32))
 	k1, err := identity.NewKeyring(ctx, st, good, policy)
 	if err != nil {
@@ -144,10 +146,9 @@ func TestKeyringRetention(t *testing.T) {
 		policy identity.KeyPolicy
 		want   int
 	}{
-		{"keep newest three", identity.KeyPolicy{Keep: 3}, 3},
-		{"young keys kept", identity.KeyPolicy{Keep: 1, MaxAge: time.Hour}, 6},
-		{"recently retired kept", identity.KeyPolicy{Keep: 1, RetiredFor: time.Hour}, 6},
-		{"only the active key", identity.KeyPolicy{Keep: 1}, 1},
+		{"recently retired kept", identity.KeyPolicy{RetiredFor: time.Hour}, 6},
+		{"access TTL, leeway and a minute", identity.PolicyFor(15 * time.Minute), 6},
+		{"only the active key", identity.KeyPolicy{}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,6 +171,36 @@ func TestKeyringRetention(t *testing.T) {
 	}
 }
 
+// TestKeyringWithdrawsRetiredKey: identity's own verifier stops accepting a
+// retired key once its grace period is over (at the next reload), as the
+// JWKS stops publishing it; it does not keep serving its cached copy.
+func TestKeyringWithdrawsRetiredKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDB(t)
+	plain, _ := identity.NewSealer("")
+	policy := identity.PolicyFor(15 * time.Minute)
+	k, err := identity.NewKeyring(ctx, store.New(d), plain, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := k.JWKS(ctx).Keys[0].Kid
+	if _, err := k.Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Key(ctx, old); err != nil {
+		t.Fatalf("retired key refused within its grace period: %v", err)
+	}
+	if _, err := d.Exec(ctx, `UPDATE signing_keys SET retired_at = now() - make_interval(secs => $1) WHERE kid = $2`,
+		(policy.RetiredFor + time.Second).Seconds(), old); err != nil {
+		t.Fatal(err)
+	}
+	identity.SetReload(k, 0) // the reload interval has passed
+	if _, err := k.Key(ctx, old); !errors.Is(err, auth.ErrUnknownKey) {
+		t.Fatalf("Key(retired kid past its grace period) = %v, want %v", err, auth.ErrUnknownKey)
+	}
+}
+
 func TestKeyringFirstKeyRace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -180,7 +211,7 @@ func TestKeyringFirstKeyRace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := identity.NewKeyring(ctx, store.New(d), plain, identity.KeyPolicy{Keep: 3}); err != nil {
+			if _, err := identity.NewKeyring(ctx, store.New(d), plain, identity.PolicyFor(15*time.Minute)); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -89,16 +89,24 @@ func (s *Sealer) Open(kid string, data []byte, encryption string) ([]byte, error
 	return nil, fmt.Errorf("unknown signing key encryption %q", encryption)
 }
 
-// KeyPolicy decides which retired keys stay published in the JWKS, so
-// tokens signed before a rotation keep verifying.
+// KeyPolicy decides how long a retired key stays published in the JWKS.
+// The keys sign access tokens only (refresh tokens are opaque secrets), so
+// a retired key is needed only while a token it signed can still be valid;
+// publishing it longer would keep a key rotated away after a leak
+// verifying for nothing.
 type KeyPolicy struct {
-	// Keep publishes the newest Keep keys whatever their age.
-	Keep int
-	// MaxAge publishes keys created within MaxAge.
-	MaxAge time.Duration
 	// RetiredFor publishes keys retired within RetiredFor; it must cover an
-	// access token's lifetime plus clock leeway.
+	// access token's lifetime, clock leeway, and the time other replicas
+	// keep signing with the old key until they reload (see Keyring).
 	RetiredFor time.Duration
+}
+
+// PolicyFor is the policy for access tokens living accessTTL: a retired key
+// is published for accessTTL + auth.Leeway + 1 minute, then withdrawn. The
+// minute covers another replica's keyring, which signs with the old key
+// until its next reload (every 30 s).
+func PolicyFor(accessTTL time.Duration) KeyPolicy {
+	return KeyPolicy{RetiredFor: accessTTL + auth.Leeway + time.Minute}
 }
 
 // Keyring signs access tokens with the active key and serves the published
@@ -215,10 +223,14 @@ func (k *Keyring) JWKS(ctx context.Context) auth.JWKSet {
 	return k.jwks
 }
 
-// Key implements auth.KeySource for the service's own verifier. An unknown
-// kid (a key rotated on another replica) triggers a reload at most once a
-// second, so forged kids cannot hammer the database.
+// Key implements auth.KeySource for the service's own verifier. The keys
+// are reloaded as often as for signing, so a retired key whose grace period
+// ended stops verifying here within the reload interval even on a replica
+// that signs nothing. An unknown kid (a key rotated on another replica)
+// triggers a reload at most once a second, so forged kids cannot hammer the
+// database.
 func (k *Keyring) Key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
+	k.refresh(ctx, k.reload)
 	k.mu.Lock()
 	pub, ok := k.public[kid]
 	k.mu.Unlock()

@@ -29,8 +29,9 @@ type Config struct {
 	AccessTTL time.Duration
 	// RefreshTTL is a refresh token's lifetime; each rotation starts a new one.
 	RefreshTTL time.Duration
-	// LoginFailures is how many failed logins per (email, IP) are allowed
-	// within the throttle window; 0 disables throttling.
+	// LoginFailures is how many login attempts per (email, IP) are allowed
+	// within the throttle window, counting from the last successful login;
+	// 0 disables throttling.
 	LoginFailures int
 }
 
@@ -80,7 +81,7 @@ func throttleKey(email, ip string) string {
 
 // Login checks the password and opens a session. Unknown email, wrong
 // password and deactivated account all give the same error after the same
-// argon2 work; failures per (email, client IP) are throttled.
+// argon2 work; attempts per (email, client IP) are throttled.
 func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
 	var v validate.Errors
 	v.Required("email", in.Email)
@@ -97,7 +98,10 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 	}
 	key := throttleKey(in.Email, clientIP)
 	if s.cfg.LoginFailures > 0 {
-		wait, blocked, err := s.throttle.Blocked(ctx, key)
+		// Counted before the password is checked: a burst of concurrent
+		// attempts gets no more checks than the limit, whatever the
+		// timing. The same for unknown emails, before the lookup.
+		wait, blocked, err := s.throttle.Take(ctx, key)
 		if err != nil {
 			return Session{}, fmt.Errorf("login throttle: %w", err)
 		}
@@ -119,28 +123,28 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 		}
 	}
 	if !ok || !creds.User.Active {
-		if s.cfg.LoginFailures > 0 {
-			if err := s.throttle.Fail(ctx, key); err != nil {
-				return Session{}, fmt.Errorf("login throttle: %w", err)
-			}
-		}
 		return Session{}, ErrInvalidCredentials
+	}
+	refresh, err := randomSecret(32)
+	if err != nil {
+		return Session{}, err
+	}
+	// The hash was checked outside any transaction (argon2 takes tens of
+	// milliseconds); StartSession refuses if the password changed or the
+	// account was deactivated meanwhile, and returns the account as it is
+	// now (a role changed meanwhile is the one signed).
+	u, err := s.store.StartSession(ctx, creds.PasswordHash, RefreshToken{
+		Hash: HashSecret(refresh), FamilyID: uuid.NewString(), UserID: creds.User.ID, ExpiresAt: s.now().Add(s.cfg.RefreshTTL),
+	})
+	if err != nil {
+		return Session{}, err
 	}
 	if s.cfg.LoginFailures > 0 {
 		if err := s.throttle.Reset(ctx, key); err != nil {
 			s.log.WarnContext(ctx, "cannot reset login throttle", "error", err.Error())
 		}
 	}
-	refresh, err := randomSecret(32)
-	if err != nil {
-		return Session{}, err
-	}
-	if err := s.store.CreateRefreshToken(ctx, RefreshToken{
-		Hash: HashSecret(refresh), FamilyID: uuid.NewString(), UserID: creds.User.ID, ExpiresAt: s.now().Add(s.cfg.RefreshTTL),
-	}); err != nil {
-		return Session{}, err
-	}
-	return s.session(ctx, creds.User, refresh)
+	return s.session(ctx, u, refresh)
 }
 
 func (s *Service) session(ctx context.Context, u User, refresh string) (Session, error) {

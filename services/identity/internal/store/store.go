@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -341,12 +342,54 @@ func (s *Store) DeleteTeam(ctx context.Context, id int64) error {
 	})
 }
 
-// CreateRefreshToken stores the first token of a family.
-func (s *Store) CreateRefreshToken(ctx context.Context, t identity.RefreshToken) error {
-	if err := insertRefreshToken(ctx, s.db, t); err != nil {
-		return fmt.Errorf("create refresh token: %w", err)
+// lockUser reads a user's row under a share lock: the row lock order of
+// every session write is the user's row, then token rows, as in
+// UpdateUser (FOR UPDATE on the user, then revoking the tokens), so a
+// session write and a password change or deactivation serialise on the
+// user's row instead of deadlocking, and the change revokes every token
+// the session write stored.
+func lockUser(ctx context.Context, tx pgx.Tx, id int64) (identity.User, string, error) {
+	var u identity.User
+	var hash string
+	err := tx.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM users WHERE id = $1 FOR SHARE`, id).
+		Scan(&u.ID, &u.Name, &u.Email, &u.Role, &u.TeamID, &u.Active, &u.CreatedAt, &u.UpdatedAt, &hash)
+	if db.IsNoRows(err) {
+		return u, "", identity.ErrUserNotFound
 	}
-	return nil
+	return u, hash, err
+}
+
+// StartSession stores the first token of a family unless the account was
+// deactivated or its password changed since verifiedHash was checked.
+func (s *Store) StartSession(ctx context.Context, verifiedHash string, t identity.RefreshToken) (identity.User, error) {
+	var u identity.User
+	valid := false
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var hash string
+		var err error
+		u, hash, err = lockUser(ctx, tx, t.UserID)
+		if errors.Is(err, identity.ErrUserNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !u.Active || hash != verifiedHash {
+			return nil
+		}
+		if err := insertRefreshToken(ctx, tx, t); err != nil {
+			return err
+		}
+		valid = true
+		return nil
+	})
+	if err != nil {
+		return identity.User{}, fmt.Errorf("start session: %w", err)
+	}
+	if !valid {
+		return identity.User{}, identity.ErrInvalidCredentials
+	}
+	return u, nil
 }
 
 func insertRefreshToken(ctx context.Context, q db.Querier, t identity.RefreshToken) error {
@@ -360,21 +403,39 @@ func insertRefreshToken(ctx context.Context, q db.Querier, t identity.RefreshTok
 // then finds it rotated and is treated as reuse. Reuse, or a deactivated
 // owner, revokes the family; that revocation is committed even though the
 // caller gets ErrInvalidRefresh.
+//
+// The owner's row is locked (FOR SHARE) before the token's: a token's
+// user_id never changes, so it is read first without a lock. Locking the
+// token first would deadlock with UpdateUser, which locks the user and
+// then the tokens, while the new token's foreign key waits for the user.
 func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next func(int64, string) identity.RefreshToken) (identity.User, error) {
 	var u identity.User
 	valid := false
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var family string
 		var userID int64
-		err := tx.QueryRow(ctx, `UPDATE refresh_tokens SET rotated_at = now()
+		err := tx.QueryRow(ctx, `SELECT user_id FROM refresh_tokens WHERE token_hash = $1`, oldHash).Scan(&userID)
+		if db.IsNoRows(err) {
+			return nil // unknown
+		}
+		if err != nil {
+			return err
+		}
+		if u, _, err = lockUser(ctx, tx, userID); err != nil {
+			if errors.Is(err, identity.ErrUserNotFound) {
+				return nil // deleted meanwhile, its tokens with it
+			}
+			return err
+		}
+		var family string
+		err = tx.QueryRow(ctx, `UPDATE refresh_tokens SET rotated_at = now()
 			WHERE token_hash = $1 AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > now()
-			RETURNING family_id::text, user_id`, oldHash).Scan(&family, &userID)
+			RETURNING family_id::text`, oldHash).Scan(&family)
 		if db.IsNoRows(err) {
 			var rotated bool
 			err := tx.QueryRow(ctx, `SELECT family_id::text, rotated_at IS NOT NULL FROM refresh_tokens WHERE token_hash = $1`,
 				oldHash).Scan(&family, &rotated)
 			if db.IsNoRows(err) || (err == nil && !rotated) {
-				return nil // unknown, revoked or expired
+				return nil // purged, revoked or expired
 			}
 			if err != nil {
 				return err
@@ -382,10 +443,6 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next fun
 			return revokeFamily(ctx, tx, family) // reuse of a spent token
 		}
 		if err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, userID)
-		if u, err = oneUser(rows, err); err != nil {
 			return err
 		}
 		if !u.Active {
@@ -492,14 +549,13 @@ func (s *Store) ActiveAPIKeyByHash(ctx context.Context, hash []byte) (identity.A
 	return k, stored, nil
 }
 
-// PublishedKeys returns the active key and the retired keys the policy
-// still publishes, newest first.
+// PublishedKeys returns the active key and the keys retired within the
+// policy's RetiredFor, newest first. Both sides of the comparison are the
+// database's clock, which set retired_at.
 func (s *Store) PublishedKeys(ctx context.Context, p identity.KeyPolicy) ([]identity.StoredKey, error) {
-	now := time.Now()
-	rows, err := s.db.Query(ctx, `SELECT kid, public_key, private_key, encryption, created_at, retired_at FROM (
-			SELECT *, row_number() OVER (ORDER BY created_at DESC, kid) AS rank FROM signing_keys) k
-		WHERE retired_at IS NULL OR rank <= $1 OR created_at > $2 OR retired_at > $3
-		ORDER BY created_at DESC, kid`, p.Keep, now.Add(-p.MaxAge), now.Add(-p.RetiredFor))
+	rows, err := s.db.Query(ctx, `SELECT kid, public_key, private_key, encryption, created_at, retired_at FROM signing_keys
+		WHERE retired_at IS NULL OR retired_at > now() - make_interval(secs => $1)
+		ORDER BY created_at DESC, kid`, p.RetiredFor.Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("published keys: %w", err)
 	}
