@@ -41,54 +41,135 @@ func PublicJWK(kid string, pub ed25519.PublicKey) JWK {
 // is also replaced once it is MaxAge old, so a key identity stops
 // publishing (retired, or withdrawn after a leak) stops verifying here too;
 // while identity cannot be reached the cached keys keep working.
+//
+// No lookup waits for identity unless it has to: the lock is never held
+// during a fetch, a known key answers from the cache at once (when the set
+// is MaxAge old, while one refresh runs in the background), and only a kid
+// the cache does not know waits, for the one fetch in flight.
 type JWKS struct {
 	URL        string
 	Client     *http.Client
 	MinRefresh time.Duration
 	MaxAge     time.Duration
 
-	mu      sync.Mutex
-	keys    map[string]ed25519.PublicKey
-	fetched time.Time // when keys were published to us
-	tried   time.Time // last fetch attempt, successful or not
+	mu       sync.Mutex
+	keys     map[string]ed25519.PublicKey
+	fetched  time.Time // when keys were published to us
+	tried    time.Time // last fetch attempt, successful or not
+	lastErr  error     // of the last completed attempt
+	inflight *jwksFetch
 }
+
+// jwksFetch is one fetch in flight; done is closed when it has ended and
+// its result, if any, is in the cache.
+type jwksFetch struct{ done chan struct{} }
 
 // NewJWKS returns a source reading url.
 func NewJWKS(url string) *JWKS {
 	return &JWKS{URL: url, Client: &http.Client{Timeout: 5 * time.Second}, MinRefresh: 10 * time.Second, MaxAge: 5 * time.Minute}
 }
 
-// Key returns the key for kid, refreshing the set when kid is unknown or
-// the set is older than MaxAge; at most one fetch per MinRefresh either way.
+// errNoKeys is the answer while no key set was ever fetched.
+func errNoKeys() error { return problem.Unavailable("signing keys are unavailable", 5) }
+
+// Key returns the key for kid. A known key answers from the cache; once
+// the set is MaxAge old a refresh starts in the background and the cached
+// key still answers meanwhile. An unknown kid waits for a fetch (the one in
+// flight, or a new one at most once per MinRefresh) and ctx bounds the
+// wait.
 func (j *JWKS) Key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	k, known := j.keys[kid]
-	if known && time.Since(j.fetched) < j.MaxAge {
+	if known {
+		if time.Since(j.fetched) >= j.MaxAge {
+			j.refreshLocked()
+		}
+		j.mu.Unlock()
 		return k, nil
 	}
-	if !j.tried.IsZero() && time.Since(j.tried) < j.MinRefresh {
-		return found(k, known)
-	}
-	j.tried = time.Now()
-	keys, err := j.fetch(ctx)
-	if err != nil {
-		if j.keys == nil {
-			return nil, problem.Unavailable("signing keys are unavailable", 5)
+	f := j.refreshLocked()
+	j.mu.Unlock()
+	if f != nil {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, errNoKeys()
 		}
-		// Identity is away: keep verifying with what it last published.
-		return found(k, known)
 	}
-	j.keys, j.fetched = keys, j.tried
-	k, known = j.keys[kid]
-	return found(k, known)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.keys == nil {
+		return nil, errNoKeys()
+	}
+	if k, known := j.keys[kid]; known {
+		return k, nil
+	}
+	return nil, ErrUnknownKey
 }
 
-func found(k ed25519.PublicKey, known bool) (ed25519.PublicKey, error) {
-	if !known {
-		return nil, ErrUnknownKey
+// Ready reports whether there are keys to verify with. While none was ever
+// fetched it asks identity (at most once per MinRefresh, sharing a fetch in
+// flight) and waits for the answer until ctx ends; once a set has been
+// fetched it never waits, even while identity is away.
+func (j *JWKS) Ready(ctx context.Context) error {
+	j.mu.Lock()
+	if j.keys != nil {
+		j.mu.Unlock()
+		return nil
 	}
-	return k, nil
+	f := j.refreshLocked()
+	j.mu.Unlock()
+	if f != nil {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.keys != nil {
+		return nil
+	}
+	if j.lastErr != nil {
+		return fmt.Errorf("jwks: no keys yet: %w", j.lastErr)
+	}
+	return errors.New("jwks: no keys yet")
+}
+
+// State reports when the cached set was fetched (zero: never) and the
+// error of the latest completed fetch (nil when it succeeded), for
+// readiness reports and metrics.
+func (j *JWKS) State() (fetched time.Time, lastErr error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.fetched, j.lastErr
+}
+
+// refreshLocked returns the fetch in flight, or starts one when the last
+// attempt is at least MinRefresh old; nil when neither. j.mu is held.
+func (j *JWKS) refreshLocked() *jwksFetch {
+	if j.inflight != nil {
+		return j.inflight
+	}
+	if !j.tried.IsZero() && time.Since(j.tried) < j.MinRefresh {
+		return nil
+	}
+	f := &jwksFetch{done: make(chan struct{})}
+	j.inflight, j.tried = f, time.Now()
+	started := j.tried
+	go func() {
+		// Shared by every waiter, so no caller's context: the client's
+		// timeout bounds it.
+		keys, err := j.fetch(context.Background())
+		j.mu.Lock()
+		if err == nil {
+			j.keys, j.fetched = keys, started
+		}
+		j.lastErr, j.inflight = err, nil
+		j.mu.Unlock()
+		close(f.done)
+	}()
+	return f
 }
 
 func (j *JWKS) fetch(ctx context.Context) (map[string]ed25519.PublicKey, error) {

@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -20,6 +22,11 @@ import (
 type Check struct {
 	Name string
 	Fn   func(context.Context) error
+	// Optional checks are reported by /readyz and the dependency_up gauge
+	// but do not make the process unready: it answers requests without
+	// that dependency (degraded), and every replica shares it, so taking
+	// replicas out of rotation would turn a partial outage into a total one.
+	Optional bool
 }
 
 // Ops is what every process exposes besides its API: liveness, readiness
@@ -28,6 +35,7 @@ type Ops struct {
 	Registry *prometheus.Registry
 	Metrics  *Metrics
 	checks   []Check
+	up       *prometheus.GaugeVec
 }
 
 // NewOps creates a registry with Go and process collectors and HTTP metrics.
@@ -43,7 +51,14 @@ func NewOps(checks ...Check) (*Ops, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Ops{Registry: reg, Metrics: m, checks: checks}, nil
+	up := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dependency_up",
+		Help: "1 if the readiness check of a dependency passed at the latest /readyz, else 0 (optional ones do not fail readiness).",
+	}, []string{"dependency"})
+	if err := reg.Register(up); err != nil {
+		return nil, err
+	}
+	return &Ops{Registry: reg, Metrics: m, checks: checks, up: up}, nil
 }
 
 // Handler mounts /healthz, /readyz and /metrics beside api and wraps
@@ -102,19 +117,30 @@ func (m *methodWriter) Flush() {
 	}
 }
 
+// ready answers 200 when every required check passes, 503 otherwise, and
+// 503 as soon as the server started shutting down (see Server). The body
+// lists every check, optional ones included.
 func (o *Ops) ready(w http.ResponseWriter, r *http.Request) {
+	if isDraining(r.Context()) {
+		JSON(w, http.StatusServiceUnavailable, map[string]any{"status": "shutting_down"})
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	status := map[string]string{}
 	ok := true
 	for _, c := range o.checks {
 		if err := c.Fn(ctx); err != nil {
-			ok = false
+			if !c.Optional {
+				ok = false
+			}
 			status[c.Name] = "unavailable"
-			slog.WarnContext(ctx, "readiness check failed", "check", c.Name, "error", err.Error())
+			o.up.WithLabelValues(c.Name).Set(0)
+			slog.WarnContext(ctx, "readiness check failed", "check", c.Name, "optional", c.Optional, "error", err.Error())
 			continue
 		}
 		status[c.Name] = "ok"
+		o.up.WithLabelValues(c.Name).Set(1)
 	}
 	if !ok {
 		JSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": status})
@@ -130,23 +156,103 @@ func NotFoundHandler() http.Handler {
 	})
 }
 
-// Serve runs h on addr until ctx is cancelled, then drains in-flight
-// requests for up to 15 s. The listener is returned through ready (if not
-// nil) so tests can bind ":0" and learn the port.
+// Shutdown defaults: the delay lets load balancers see /readyz fail before
+// the listener closes; the drain outlasts the slowest legitimate request
+// (a contract PDF waits up to 30 s for render, the gateway up to 35 s for
+// a service).
+const (
+	DefaultShutdownDelay = 5 * time.Second
+	DefaultDrainTimeout  = 40 * time.Second
+)
+
+// Shutdown is how a server stops (CRM_SHUTDOWN_DELAY, CRM_DRAIN_TIMEOUT).
+type Shutdown struct {
+	// Delay is how long, once told to stop, the server keeps serving with
+	// /readyz answering 503 and keep-alive off, before it closes the
+	// listener.
+	Delay time.Duration
+	// Drain bounds the wait for requests in flight once the listener is
+	// closed; whatever still runs then is cut.
+	Drain time.Duration
+}
+
+// LoadShutdown reads CRM_SHUTDOWN_DELAY (default 5s, 0 turns it off) and
+// CRM_DRAIN_TIMEOUT (default 40s).
+func LoadShutdown(l *config.Loader) Shutdown {
+	s := Shutdown{
+		Delay: l.Duration("CRM_SHUTDOWN_DELAY", DefaultShutdownDelay),
+		Drain: l.Duration("CRM_DRAIN_TIMEOUT", DefaultDrainTimeout),
+	}
+	l.Check(s.Delay >= 0, "CRM_SHUTDOWN_DELAY", "must not be negative")
+	l.Check(s.Drain > 0, "CRM_DRAIN_TIMEOUT", "must be greater than zero")
+	return s
+}
+
+// Serve runs h on addr until ctx is cancelled, then shuts down as Server
+// does, with the Shutdown read from the environment (LoadShutdown). The
+// listener is returned through ready (if not nil) so tests can bind ":0"
+// and learn the port.
 func Serve(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
+	l := config.New()
+	sd := LoadShutdown(l)
+	if err := l.Err(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	return (&Server{Handler: h, Shutdown: sd}).Serve(ctx, ln)
+}
+
+// Server serves a handler with the platform's timeouts and stops in two
+// steps once its context ends: for Shutdown.Delay it keeps serving while
+// /readyz (Ops) answers 503 and responses close their connections, so load
+// balancers and keep-alive clients move to other replicas; then it closes
+// the listener and lets requests in flight finish for up to
+// Shutdown.Drain. A drain cut short is a warning, not an error: the
+// process is stopping either way.
+type Server struct {
+	Handler  http.Handler
+	Shutdown Shutdown
+	// Log receives the shutdown messages (nil: slog.Default()).
+	Log *slog.Logger
+
+	// after and onShutdown let tests end the delay and see the listener
+	// close; nil in production.
+	after      func(time.Duration) <-chan time.Time
+	onShutdown func()
+}
+
+type drainingKey struct{}
+
+// isDraining reports whether the Server serving the request is stopping.
+func isDraining(ctx context.Context) bool {
+	d, _ := ctx.Value(drainingKey{}).(*atomic.Bool)
+	return d != nil && d.Load()
+}
+
+// Serve serves on ln until ctx ends, then stops as described on Server.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	log := s.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	draining := new(atomic.Bool)
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           s.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithValue(context.WithoutCancel(ctx), drainingKey{}, draining)
+		},
 	}
-	if ready != nil {
-		ready(ln.Addr())
+	if s.onShutdown != nil {
+		srv.RegisterOnShutdown(s.onShutdown)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -155,10 +261,34 @@ func Serve(ctx context.Context, addr string, h http.Handler, ready func(net.Addr
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+
+	draining.Store(true)
+	srv.SetKeepAlivesEnabled(false)
+	if d := s.Shutdown.Delay; d > 0 {
+		after := s.after
+		if after == nil {
+			after = time.After
+		}
+		log.Info("shutting down: not ready, still serving", "delay", d.String())
+		select {
+		case err := <-errc:
+			return err
+		case <-after(d):
+		}
+	}
+
+	log.Info("shutting down: draining requests in flight", "timeout", s.Shutdown.Drain.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.Shutdown.Drain)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := srv.Shutdown(shutdownCtx)
+	switch {
+	case err == nil, errors.Is(err, http.ErrServerClosed):
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		log.Warn("shutting down: drain timed out, cutting the requests still running", "timeout", s.Shutdown.Drain.String())
+		_ = srv.Close()
+		return nil
+	default:
 		return err
 	}
-	return nil
 }

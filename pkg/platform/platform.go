@@ -30,16 +30,21 @@ type Settings struct {
 	InternalSecret string
 	// DBMaxConns caps the pool; 0 keeps pgx's default.
 	DBMaxConns int
+	// Shutdown is read here so a bad value fails start-up with the rest;
+	// httpx.Serve reads the same variables.
+	Shutdown httpx.Shutdown
 }
 
 // Load reads ADDR, DATABASE_URL, REDIS_URL, LOG_LEVEL, IDENTITY_URL,
-// CRM_INTERNAL_SECRET (required, ≥ 16 characters) and DB_MAX_CONNS.
+// CRM_INTERNAL_SECRET (required, ≥ 16 characters), DB_MAX_CONNS,
+// CRM_SHUTDOWN_DELAY and CRM_DRAIN_TIMEOUT.
 func Load(l *config.Loader, defAddr string) Settings {
 	s := Settings{
 		Common:         l.LoadCommon(defAddr),
 		IdentityURL:    strings.TrimRight(l.URL("IDENTITY_URL", "http://localhost:8081"), "/"),
 		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
 		DBMaxConns:     l.Int("DB_MAX_CONNS", 0, 0, 1000),
+		Shutdown:       httpx.LoadShutdown(l),
 	}
 	if s.InternalSecret != "" {
 		err := auth.CheckInternalSecret(s.InternalSecret)
@@ -59,8 +64,12 @@ type Runtime struct {
 
 // Open sets the default logger, connects to the database confined to
 // schema and applies migrate, connects to Redis, and prepares JWT
-// verification against identity's JWKS and the ops endpoints (readiness
-// checks PostgreSQL and Redis). Close releases it all.
+// verification against identity's JWKS and the ops endpoints. Readiness
+// needs PostgreSQL only: Redis is reported (/readyz body, dependency_up)
+// but optional, since these services answer requests without it (events
+// wait in the outbox, rate limits fail open, a Redis-backed feature fails
+// alone) and every replica shares it, so failing readiness on a Redis blip
+// would take the whole API offline for nothing. Close releases it all.
 func Open(ctx context.Context, service, schema string, s Settings, migrate func(context.Context, *db.DB) error) (*Runtime, error) {
 	rt := &Runtime{Log: logx.New(os.Stdout, service, s.LogLevel)}
 	slog.SetDefault(rt.Log)
@@ -84,7 +93,7 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 	}
 	rt.Ops, err = httpx.NewOps(
 		httpx.Check{Name: "postgres", Fn: rt.DB.Ping},
-		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rt.Redis.Ping(ctx).Err() }},
+		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rt.Redis.Ping(ctx).Err() }, Optional: true},
 	)
 	if err != nil {
 		rt.Close()

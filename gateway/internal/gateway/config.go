@@ -8,6 +8,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/httpx"
 )
 
 // Config is everything the gateway reads from the environment, validated
@@ -47,6 +48,12 @@ type Config struct {
 	// APIKeyCacheTTL bounds how long a key verdict is reused (≤ 5 s, so a
 	// revoked key is refused everywhere within 5 s).
 	APIKeyCacheTTL time.Duration
+	// ShutdownDelay is how long the gateway keeps serving, /readyz at 503,
+	// once told to stop (CRM_SHUTDOWN_DELAY, default 5s; 0 off).
+	ShutdownDelay time.Duration
+	// DrainTimeout bounds the wait for requests in flight after that
+	// (CRM_DRAIN_TIMEOUT, default 40s: above CRM_UPSTREAM_TIMEOUT).
+	DrainTimeout time.Duration
 }
 
 // serviceEnv lists the service URL variables and their defaults.
@@ -80,6 +87,8 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		c.Services[s.name] = strings.TrimRight(l.URL(s.env, s.def), "/")
 	}
 	c.JWKSURL = c.Services[SvcIdentity] + "/auth/jwks"
+	sd := httpx.LoadShutdown(l)
+	c.ShutdownDelay, c.DrainTimeout = sd.Delay, sd.Drain
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -64,6 +65,14 @@ type Gateway struct {
 	openapi   []byte
 	docs      []byte
 	docsCSP   string
+
+	// draining is set once Serve's context ends: /readyz answers 503 and
+	// every response closes its connection.
+	draining atomic.Bool
+	// after and onDrain let tests end the shutdown delay and see the
+	// drain start; nil in production.
+	after   func(time.Duration) <-chan time.Time
+	onDrain func()
 }
 
 // reqState is what one request accumulates on its way through.
@@ -90,8 +99,8 @@ func state(c *fiber.Ctx) *reqState {
 }
 
 // New wires a gateway from cfg. It does not contact Redis or identity:
-// both are checked by /readyz and used lazily, so start-up order does not
-// matter.
+// both are used lazily (and reported by /readyz), so start-up order does
+// not matter.
 func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	ropts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
@@ -177,8 +186,12 @@ func (g *Gateway) Close() error {
 	return g.rdb.Close()
 }
 
-// Serve runs the gateway on ln until ctx ends, then drains in-flight
-// requests for up to 15 s.
+// Serve runs the gateway on ln until ctx ends, then stops in two steps:
+// for cfg.ShutdownDelay it keeps serving while /readyz answers 503 and
+// responses close their connections, so load balancers and keep-alive
+// clients move to other replicas; then it closes the listener and lets
+// requests in flight finish for up to cfg.DrainTimeout. A drain cut short
+// is a warning, not an error.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- g.app.Listener(ln) }()
@@ -187,10 +200,29 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	if err := g.app.ShutdownWithTimeout(15 * time.Second); err != nil {
-		return err
+	g.draining.Store(true)
+	if d := g.cfg.ShutdownDelay; d > 0 {
+		after := g.after
+		if after == nil {
+			after = time.After
+		}
+		g.log.Info("shutting down: not ready, still serving", "delay", d.String())
+		select {
+		case err := <-errc:
+			return err
+		case <-after(d):
+		}
 	}
-	return nil
+	if g.onDrain != nil {
+		g.onDrain()
+	}
+	g.log.Info("shutting down: draining requests in flight", "timeout", g.cfg.DrainTimeout.String())
+	err := g.app.ShutdownWithTimeout(g.cfg.DrainTimeout)
+	if errors.Is(err, context.DeadlineExceeded) {
+		g.log.Warn("shutting down: drain timed out, cutting the requests still running", "timeout", g.cfg.DrainTimeout.String())
+		return nil
+	}
+	return err
 }
 
 // base runs around every request: request id, security headers, rate-limit
@@ -199,6 +231,10 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 	start := time.Now()
 	st := state(c)
 	st.requestID = requestID(c)
+	if g.draining.Load() {
+		// Stopping: let keep-alive clients reconnect to another replica.
+		c.Context().SetConnectionClose()
+	}
 	c.SetUserContext(problem.WithRequestID(context.Background(), st.requestID))
 	g.securityHeaders(c)
 
@@ -342,7 +378,7 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 	}
 
 	remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
-	xff := string(c.Request().Header.Peek(fiber.HeaderXForwardedFor))
+	xff := forwardedFor(&c.Request().Header)
 	st.clientIP = clientIP(remote, xff, g.cfg.TrustedProxies)
 	st.forwardedFor = remote.Unmap().String()
 	if xff != "" && isTrusted(remote.Unmap(), g.cfg.TrustedProxies) {
@@ -378,6 +414,25 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		}
 	}
 	return g.proxy(c, rt, path, st)
+}
+
+// forwardedFor is every X-Forwarded-For line as one list: a proxy may add
+// its own line rather than append to the client's (HAProxy's option
+// forwardfor does), and RFC 9110 section 5.3 makes the lines one
+// comma-separated value. Peek would return the first line only, the
+// client's.
+func forwardedFor(h *fasthttp.RequestHeader) string {
+	lines := h.PeekAll(fiber.HeaderXForwardedFor)
+	if len(lines) == 1 {
+		return string(lines[0])
+	}
+	parts := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if l := strings.TrimSpace(string(l)); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rateLimit counts the request against one limit and keeps the tightest
@@ -447,40 +502,54 @@ func (g *Gateway) allowedOrigin(origin string) string {
 	return ""
 }
 
-// ready answers 200 when Redis and identity's JWKS both answer.
+// ready answers 200 once the gateway has signing keys: with them it
+// serves every route even while identity is away (cached keys keep
+// verifying: "Authentication is unaffected") or Redis is (rate
+// limits fail open). Before identity's JWKS has answered once, a token
+// cannot be checked, so it is 503. Redis and the freshness of the keys
+// ("stale": identity did not answer the latest fetch) are reported in the
+// body and the gateway_dependency_up gauge without failing readiness; once
+// Serve is stopping it is 503 whatever the checks.
 func (g *Gateway) ready(c *fiber.Ctx) error {
+	if g.draining.Load() {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "shutting_down"})
+	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
-	checks := map[string]string{"redis": "ok", "jwks": "ok"}
+	checks := map[string]string{}
 	ok := true
-	if err := g.rdb.Ping(ctx).Err(); err != nil {
-		ok, checks["redis"] = false, "unavailable"
-		g.log.WarnContext(ctx, "readiness check failed", "check", "redis", "error", err.Error())
+	up := func(dep string, v bool) {
+		n := 0.0
+		if v {
+			n = 1
+		}
+		g.metrics.dependency.WithLabelValues(dep).Set(n)
 	}
-	if err := g.checkJWKS(ctx); err != nil {
+	if err := g.jwks.Ready(ctx); err != nil {
 		ok, checks["jwks"] = false, "unavailable"
+		up("jwks", false)
 		g.log.WarnContext(ctx, "readiness check failed", "check", "jwks", "error", err.Error())
+	} else if _, lastErr := g.jwks.State(); lastErr != nil {
+		checks["jwks"] = "stale"
+		up("jwks", false)
+		g.log.WarnContext(ctx, "identity's JWKS did not answer the latest fetch; verifying with the cached keys",
+			"check", "jwks", "error", lastErr.Error())
+	} else {
+		checks["jwks"] = "ok"
+		up("jwks", true)
+	}
+	if err := g.rdb.Ping(ctx).Err(); err != nil {
+		checks["redis"] = "unavailable"
+		up("redis", false)
+		g.log.WarnContext(ctx, "redis is unavailable: rate limits fail open", "check", "redis", "error", err.Error())
+	} else {
+		checks["redis"] = "ok"
+		up("redis", true)
 	}
 	if !ok {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "unavailable", "checks": checks})
 	}
 	return c.JSON(map[string]any{"status": "ok", "checks": checks})
-}
-
-func (g *Gateway) checkJWKS(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.cfg.JWKSURL, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := g.jwks.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("jwks answered %d", resp.StatusCode)
-	}
-	return nil
 }
 
 // errorHandler renders every error as problem+json: the gateway's own

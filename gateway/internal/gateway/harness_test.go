@@ -165,6 +165,44 @@ type env struct {
 	cfg      Config
 	base     string
 	client   *http.Client
+	logs     *logBuffer
+	// stop ends Serve (as SIGTERM does) and returns its result; the
+	// cleanup calls it too, so a test may call it first.
+	stop func() error
+}
+
+// logBuffer keeps the gateway's JSON log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// messages lists the messages logged at level (DEBUG, INFO, WARN, ERROR).
+func (b *logBuffer) messages(t testing.TB, level string) []string {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b.buf)), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec struct{ Level, Msg string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Level == level {
+			out = append(out, rec.Msg)
+		}
+	}
+	return out
 }
 
 // newEnv starts a gateway; mutate adjusts the configuration first.
@@ -188,11 +226,13 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 	}
 	cfg.JWKSURL = e.iss.JWKSServer(t).URL
 	cfg.RateLimitPrefix = "test:gateway:" + randHex(t) + ":"
+	cfg.ShutdownDelay = 0
 	if mutate != nil {
 		mutate(&cfg)
 	}
 	e.cfg = cfg
-	g, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e.logs = &logBuffer{}
+	g, err := New(cfg, slog.New(slog.NewJSONHandler(e.logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,9 +246,12 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 	go func() { done <- g.Serve(ctx, ln) }()
 	e.base = "http://" + ln.Addr().String()
 	e.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	t.Cleanup(func() {
+	e.stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := e.stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		e.client.CloseIdleConnections()
@@ -252,6 +295,7 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	close  bool // the server closes the connection after it
 }
 
 func (e *env) do(r req) response {
@@ -282,7 +326,7 @@ func (e *env) do(r req) response {
 	if err != nil {
 		e.t.Fatalf("%s %s: read: %v", method, r.path, err)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
 }
 
 // problemBody is the problem+json shape.

@@ -13,6 +13,9 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	upstream *prometheus.HistogramVec
+	// dependency is set by each /readyz: 1 when Redis answers, and when
+	// identity's JWKS answered the latest fetch.
+	dependency *prometheus.GaugeVec
 }
 
 func newMetrics() (*metrics, error) {
@@ -29,10 +32,14 @@ func newMetrics() (*metrics, error) {
 			Name: "gateway_upstream_duration_seconds", Help: "Upstream latency to response headers, by service and status class.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"service", "status"}),
+		dependency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "gateway_dependency_up",
+			Help: "1 if the dependency answered at the latest /readyz (jwks: the latest key fetch succeeded), else 0; neither makes the gateway unready once it has keys.",
+		}, []string{"dependency"}),
 	}
 	for _, c := range []prometheus.Collector{
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration, m.upstream,
+		m.requests, m.duration, m.upstream, m.dependency,
 	} {
 		if err := m.reg.Register(c); err != nil {
 			return nil, err

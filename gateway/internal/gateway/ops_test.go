@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/config"
 )
 
@@ -85,9 +88,33 @@ func TestRedisDownFailsOpenButAuthHolds(t *testing.T) {
 	}
 	wantProblem(t, e.do(req{path: "/api/contacts"}), http.StatusUnauthorized, "unauthenticated")
 	wantProblem(t, e.do(req{path: "/api/users", token: user}), http.StatusForbidden, "forbidden")
-	r := e.do(req{path: "/readyz"})
-	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"redis":"unavailable"`) {
-		t.Errorf("readyz = %d %s", r.status, r.body)
+	// Ready: the gateway serves without Redis; Redis is reported only.
+	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
+		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "ok", "redis": "unavailable"}})
+	wantMetrics(t, e.do(req{path: "/metrics"}), `gateway_dependency_up{dependency="redis"} 0`, `gateway_dependency_up{dependency="jwks"} 1`)
+}
+
+// wantReadyz asserts the status and the whole /readyz body.
+func wantReadyz(t *testing.T, r response, status int, body map[string]any) {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("readyz status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatalf("readyz body %q: %v", r.body, err)
+	}
+	if d := cmp.Diff(body, got); d != "" {
+		t.Errorf("readyz body (-want +got):\n%s", d)
+	}
+}
+
+func wantMetrics(t *testing.T, r response, lines ...string) {
+	t.Helper()
+	for _, want := range lines {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }
 
@@ -167,31 +194,64 @@ func TestOpsEndpoints(t *testing.T) {
 	if r := e.do(req{path: "/healthz"}); r.status != http.StatusOK {
 		t.Errorf("healthz = %d", r.status)
 	}
-	if r := e.do(req{path: "/readyz"}); r.status != http.StatusOK {
-		t.Errorf("readyz = %d %s", r.status, r.body)
-	}
+	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
+		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "ok", "redis": "ok"}})
 	echoed(t, e.do(req{path: "/api/contacts/1", token: e.iss.User(t, 7)}))
-	r := e.do(req{path: "/metrics"})
-	for _, want := range []string{
+	wantMetrics(t, e.do(req{path: "/metrics"}),
 		`gateway_requests_total{method="GET",route="/contacts/*",status="200"} 1`,
 		`gateway_upstream_duration_seconds_count{service="contacts",status="2xx"} 1`,
+		`gateway_dependency_up{dependency="jwks"} 1`,
+		`gateway_dependency_up{dependency="redis"} 1`,
 		`go_goroutines`,
-	} {
-		if !strings.Contains(string(r.body), want) {
-			t.Errorf("metrics lack %q", want)
-		}
-	}
+	)
 }
 
+// TestReadyzNeedsJWKS: until identity's JWKS has answered once the gateway
+// cannot check a token, so it is not ready.
 func TestReadyzNeedsJWKS(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.JWKSURL = closedURL(t) + "/auth/jwks" })
-	r := e.do(req{path: "/readyz"})
-	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"jwks":"unavailable"`) {
-		t.Errorf("readyz = %d %s", r.status, r.body)
-	}
+	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusServiceUnavailable,
+		map[string]any{"status": "unavailable", "checks": map[string]any{"jwks": "unavailable", "redis": "ok"}})
+	wantMetrics(t, e.do(req{path: "/metrics"}), `gateway_dependency_up{dependency="jwks"} 0`)
 	// Without keys, a token cannot be checked: 503, not 401.
 	wantProblem(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}), http.StatusServiceUnavailable, "upstream_unavailable")
+}
+
+// TestReadyzOnCachedKeysWhileIdentityIsDown: once keys were fetched the
+// gateway stays ready while identity is unreachable (the cached keys keep
+// verifying), reporting the keys as stale.
+func TestReadyzOnCachedKeysWhileIdentityIsDown(t *testing.T) {
+	t.Parallel()
+	var identity *httptest.Server // stands in front of the issuer's JWKS
+	e := newEnv(t, func(c *Config) {
+		published := c.JWKSURL
+		identity = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			resp, err := http.Get(published)
+			if err != nil {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			w.WriteHeader(resp.StatusCode)
+			_, _ = io.Copy(w, resp.Body)
+		}))
+		t.Cleanup(identity.Close)
+		c.JWKSURL = identity.URL
+	})
+	e.g.jwks.MinRefresh = 0 // every unknown kid asks identity
+	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
+		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "ok", "redis": "ok"}})
+
+	identity.Close()
+	other := authtest.New(t)
+	other.Kid = "unknown"
+	wantProblem(t, e.do(req{path: "/api/contacts", token: other.User(t, 7)}), http.StatusUnauthorized, "unauthenticated")
+
+	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
+		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "stale", "redis": "ok"}})
+	wantMetrics(t, e.do(req{path: "/metrics"}), `gateway_dependency_up{dependency="jwks"} 0`)
+	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}))
 }
 
 // TestOpenAPIMatchesRouteTable checks every documented operation against
@@ -369,7 +429,8 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("services (-want +got):\n%s", d)
 	}
 	if cfg.Addr != ":8080" || cfg.UpstreamTimeout != 35*time.Second || cfg.UserPerMinute != 1200 || cfg.IPPerMinute != 6000 ||
-		cfg.JWKSURL != "http://localhost:8081/auth/jwks" || cfg.APIKeyCacheTTL != 5*time.Second {
+		cfg.JWKSURL != "http://localhost:8081/auth/jwks" || cfg.APIKeyCacheTTL != 5*time.Second ||
+		cfg.ShutdownDelay != 5*time.Second || cfg.DrainTimeout != 40*time.Second {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
@@ -386,6 +447,8 @@ func TestLoadConfig(t *testing.T) {
 		{"zero timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_UPSTREAM_TIMEOUT": "0s"}, "CRM_UPSTREAM_TIMEOUT"},
 		{"bad proxies", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_TRUSTED_PROXIES": "10.0.0.0/99"}, "CRM_TRUSTED_PROXIES"},
 		{"bad log level", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+		{"negative shutdown delay", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_SHUTDOWN_DELAY": "-5s"}, "CRM_SHUTDOWN_DELAY"},
+		{"zero drain timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_DRAIN_TIMEOUT": "0s"}, "CRM_DRAIN_TIMEOUT"},
 	}
 	for _, tc := range bad {
 		_, err := LoadConfig(config.FromMap(tc.env))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/problem"
@@ -166,13 +167,29 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *Route, path string, st *reqState) erro
 		st.body = body
 	}
 
+	var badHeader error
 	c.Request().Header.VisitAll(func(k, v []byte) {
 		key := http.CanonicalHeaderKey(string(k))
-		if hopHeaders[key] || strippedRequestHeaders[key] {
+		if hopHeaders[key] || strippedRequestHeaders[key] || badHeader != nil {
 			return
 		}
+		badHeader = checkHeaderField(key, string(v))
 		req.Header.Add(key, string(v))
 	})
+	if badHeader == nil {
+		// Host is forwarded as X-Forwarded-Host.
+		badHeader = checkHeaderField("Host", string(c.Request().Host()))
+	}
+	if badHeader == nil {
+		// A trusted proxy's X-Forwarded-For is forwarded, extended.
+		badHeader = checkHeaderField("X-Forwarded-For", st.forwardedFor)
+	}
+	if badHeader != nil {
+		// net/http would refuse to send it: the client's mistake, not the
+		// upstream's, so 400 before any round trip.
+		cancel()
+		return badHeader
+	}
 	// Headers named by Connection are hop-by-hop too.
 	for _, h := range strings.Split(string(c.Request().Header.Peek("Connection")), ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -219,6 +236,20 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *Route, path string, st *reqState) erro
 	c.Status(resp.StatusCode)
 	st.proxied = true
 	c.Context().SetBodyStream(&responseBody{body: resp.Body, reqBody: body, cancel: cancel}, int(resp.ContentLength))
+	return nil
+}
+
+// checkHeaderField refuses a header that fasthttp parsed but net/http
+// would not send (RFC 9110 section 5: a token for the name; no control
+// characters but tab in the value). The detail names the header only when
+// the name itself is valid.
+func checkHeaderField(name, value string) error {
+	if !httpguts.ValidHeaderFieldName(name) {
+		return problem.BadRequest("bad_request", "a request header has a name that is not a valid HTTP field name")
+	}
+	if !httpguts.ValidHeaderFieldValue(value) {
+		return problem.BadRequest("bad_request", "request header "+name+" has a value that is not a valid HTTP field value")
+	}
 	return nil
 }
 
