@@ -156,6 +156,9 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 	common := []string{
 		"REDIS_URL=" + s.RedisURL,
 		"LOG_LEVEL=" + envOr("E2E_LOG_LEVEL", "warn"),
+		// No load balancer to leave: stop at once (tests stop and restart
+		// services); the drain still lets requests in flight finish.
+		"CRM_SHUTDOWN_DELAY=0",
 		"CRM_INTERNAL_SECRET=" + secret,
 		"CRM_SECRET_KEY=" + randHex(20),
 		"CRM_ADMIN_EMAIL=" + AdminEmail,

@@ -165,7 +165,10 @@ func run(ctx context.Context) error {
 	}
 	ops, err := httpx.NewOps(
 		httpx.Check{Name: "postgres", Fn: d.Ping},
-		httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+		// Only login needs Redis (its throttle answers 503 without it);
+		// JWKS, refresh and API-key checks keep working, so a Redis blip
+		// must not take identity out of rotation.
+		httpx.Check{Name: "redis", Optional: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 	)
 	if err != nil {
 		return err
