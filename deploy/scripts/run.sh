@@ -13,6 +13,8 @@ DATABASE_URL=${DATABASE_URL:-postgres://postgres@localhost:5432/crm?sslmode=disa
 REDIS_URL=${REDIS_URL:-redis://localhost:6379/0}
 export CRM_ADMIN_EMAIL=${CRM_ADMIN_EMAIL:-admin@crm.local}
 export CRM_ADMIN_PASSWORD=${CRM_ADMIN_PASSWORD:-change-me-admin}
+# No load balancer to take a process out of rotation: stop at once on Ctrl-C.
+export CRM_SHUTDOWN_DELAY=${CRM_SHUTDOWN_DELAY:-0s}
 
 log() { printf '\033[1m[run]\033[0m %s\n' "$*"; }
 die() { log "error: $*"; exit 1; }
