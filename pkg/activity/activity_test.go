@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -184,33 +183,6 @@ func TestTasks(t *testing.T) {
 	}
 }
 
-// waitBlocked waits until some backend waits for a lock held by the
-// backend pid, or fails when the request finished first (done). Only the
-// state the test needs decides, not a sleep.
-func waitBlocked(t *testing.T, d *db.DB, pid uint32, done <-chan error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var blocked bool
-		if err := d.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE $1::int = ANY(pg_blocking_pids(pid)))`, pid).Scan(&blocked); err != nil {
-			t.Fatal(err)
-		}
-		if blocked {
-			return
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the PUT finished without waiting for the concurrent write (%v)", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the PUT never waited for the concurrent write's row lock")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestTaskPutAppliesOnTopOfConcurrentWrite holds a concurrent writer's
 // uncommitted change to a task (transaction A), sends a PUT (B) that must
 // wait for A's row lock, then commits A: B's answer and the stored task
@@ -298,7 +270,7 @@ func TestTaskPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 				res <- r
 				done <- err
 			}()
-			waitBlocked(t, f.db, pidA, done)
+			testdb.WaitBlockedBy(t, f.db, pidA, done)
 			if err := txA.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}

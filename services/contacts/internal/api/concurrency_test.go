@@ -7,40 +7,11 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/testdb"
 )
-
-// waitBlocked waits until some backend is waiting for a lock held by the
-// backend pid, or until done yields (the request finished without waiting,
-// which fails the test). No sleeps decide the outcome: the poll only waits
-// for the state the test needs.
-func waitBlocked(t *testing.T, d *db.DB, pid uint32, done <-chan *httptest.ResponseRecorder) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var blocked bool
-		if err := d.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE $1::int = ANY(pg_blocking_pids(pid)))`, pid).Scan(&blocked); err != nil {
-			t.Fatal(err)
-		}
-		if blocked {
-			return
-		}
-		select {
-		case rec := <-done:
-			t.Fatalf("the PUT finished without waiting for the concurrent write: %d %s", rec.Code, rec.Body.Bytes())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the PUT never waited for the concurrent write's row lock")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestPutAppliesOnTopOfConcurrentWrite holds a concurrent writer's
 // uncommitted change to one field (transaction A), sends a PUT of another
@@ -129,7 +100,7 @@ func TestPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 				e.h.ServeHTTP(rec, req)
 				done <- rec
 			}()
-			waitBlocked(t, e.db, pidA, done)
+			testdb.WaitBlockedBy(t, e.db, pidA, done)
 			if err := txA.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}

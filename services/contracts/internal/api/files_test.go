@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,14 +10,13 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -424,46 +422,6 @@ func TestContractWithSignedCopyIsNotDeleted(t *testing.T) {
 	}
 }
 
-// lockContract holds the contract's row lock in a transaction of its own
-// until the returned release is called (at the latest when the test ends,
-// so a failing test does not leave requests blocked behind it).
-func lockContract(t *testing.T, e *env, id int64) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := e.db.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release = func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
-	t.Cleanup(release)
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM contracts WHERE id = $1 FOR UPDATE`, id); err != nil {
-		t.Fatal(err)
-	}
-	return release
-}
-
-// waitForLockWaiters waits until n sessions of the test database wait for
-// a lock (each test has a database of its own).
-func waitForLockWaiters(t *testing.T, e *env, n int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var waiting int
-		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions wait for a lock, want %d", waiting, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // async sends req in the background; the answer arrives on the channel.
 func async(req *http.Request) <-chan response {
 	ch := make(chan response, 1)
@@ -522,11 +480,11 @@ func TestSignedCopyCheckUnderConcurrency(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			id := idOf(e.createContract(t, 1, tpl, nil))
-			release := lockContract(t, e, id)
+			release := testdb.Hold(t, e.db, `SELECT 1 FROM contracts WHERE id = $1 FOR UPDATE`, id)
 			firstDone := async(e.uploadRequest(t, id, e.user, first))
-			waitForLockWaiters(t, e, 1)
+			testdb.WaitLockWaiters(t, e.db, 1)
 			secondDone := async(tc.second(t, id))
-			waitForLockWaiters(t, e, 2)
+			testdb.WaitLockWaiters(t, e.db, 2)
 			release()
 
 			if r := <-firstDone; r.status != http.StatusCreated {

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/testdb"
 )
 
 // The races below are made deterministic with locks rather than timing: a
@@ -19,53 +18,6 @@ import (
 // shows), and the lock is then released. Every request has then done
 // whatever it does before taking its locks (the reads a lost update comes
 // from), and PostgreSQL serves the waiters in arrival order.
-
-// hold runs sql in a transaction kept open until release (or the end of
-// the test), standing in for a concurrent writer.
-func (e *env) hold(sql string, args ...any) (release func()) {
-	e.t.Helper()
-	ctx := context.Background()
-	tx, err := e.db.Begin(ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, sql, args...); err != nil {
-		_ = tx.Rollback(ctx)
-		e.t.Fatal(err)
-	}
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			if err := tx.Commit(ctx); err != nil {
-				e.t.Errorf("release lock: %v", err)
-			}
-		})
-	}
-	e.t.Cleanup(release)
-	return release
-}
-
-// waitLockWaits returns once n sessions of the test's database wait on a
-// lock.
-func (e *env) waitLockWaits(n int) {
-	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var got int
-		err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%d sessions wait on a lock, want %d", got, n)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
 
 // start sends a request in the background; the returned func waits for
 // its answer.
@@ -111,11 +63,11 @@ func TestConcurrentQuoteUpdates(t *testing.T) {
 			d := e.createDeal(map[string]any{"title": "Race"})
 			q := e.createQuote(d.ID, map[string]any{"line_items": items([3]any{"Seat", 1, "100"})})
 
-			release := e.hold(`SELECT 1 FROM deals WHERE id = $1 FOR UPDATE`, d.ID)
+			release := testdb.HoldCommit(t, e.db, `SELECT 1 FROM deals WHERE id = $1 FOR UPDATE`, d.ID)
 			first := e.start("PUT", path("/quotes/%d", q.ID), e.user, tc.first)
-			e.waitLockWaits(1)
+			testdb.WaitLockWaiters(t, e.db, 1)
 			second := e.start("PUT", path("/quotes/%d", q.ID), e.user, tc.second)
-			e.waitLockWaits(2)
+			testdb.WaitLockWaiters(t, e.db, 2)
 			release()
 			e.data(first(), http.StatusOK, nil)
 			e.data(second(), http.StatusOK, nil)
@@ -163,11 +115,11 @@ func TestConcurrentDealUpdates(t *testing.T) {
 			e := newEnv(t)
 			d := e.createDeal(map[string]any{"title": "Race", "value": "100"})
 
-			release := e.hold(`SELECT 1 FROM deals WHERE id = $1 FOR UPDATE`, d.ID)
+			release := testdb.HoldCommit(t, e.db, `SELECT 1 FROM deals WHERE id = $1 FOR UPDATE`, d.ID)
 			first := e.start("PUT", path("/deals/%d", d.ID), e.user, tc.first)
-			e.waitLockWaits(1)
+			testdb.WaitLockWaiters(t, e.db, 1)
 			second := e.start("PUT", path("/deals/%d", d.ID), e.user, tc.second)
-			e.waitLockWaits(2)
+			testdb.WaitLockWaiters(t, e.db, 2)
 			release()
 			e.data(first(), http.StatusOK, nil)
 			e.data(second(), http.StatusOK, nil)
@@ -210,11 +162,11 @@ func TestStageOutcomeChangeRacingDealWrite(t *testing.T) {
 
 			// The deal write stops at its outbox insert, holding its
 			// uncommitted deal and its FOR SHARE lock of the stage.
-			release := e.hold(`LOCK TABLE outbox IN EXCLUSIVE MODE`)
+			release := testdb.HoldCommit(t, e.db, `LOCK TABLE outbox IN EXCLUSIVE MODE`)
 			write := e.start(method, target, e.user, body)
-			e.waitLockWaits(1)
+			testdb.WaitLockWaiters(t, e.db, 1)
 			change := e.start("PUT", path("/deal-stages/%d", stage.ID), e.admin, map[string]any{"name": "Proposal", "outcome": "won"})
-			e.waitLockWaits(2)
+			testdb.WaitLockWaiters(t, e.db, 2)
 			release()
 
 			var d dealJSON

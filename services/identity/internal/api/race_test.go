@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -21,38 +21,6 @@ import (
 // each is known to be queued once PostgreSQL reports one more session of the
 // test database waiting for a lock. Releasing the lock then lets them run in
 // the order the race needs.
-
-// hold runs sql in a transaction of its own and keeps it open, with the
-// locks sql took, until release is called (at the latest when the test
-// ends).
-func (e *env) hold(sql string, args ...any) (release func()) {
-	e.t.Helper()
-	ctx := context.Background()
-	tx, err := e.db.Begin(ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, sql, args...); err != nil {
-		_ = tx.Rollback(ctx)
-		e.t.Fatalf("hold %q: %v", sql, err)
-	}
-	var once sync.Once
-	release = func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
-	e.t.Cleanup(release)
-	return release
-}
-
-// lockWaiters is the number of sessions of the test database waiting for
-// a lock (a row, tuple, transaction or table lock).
-func (e *env) lockWaiters() int {
-	e.t.Helper()
-	var n int
-	if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
-}
 
 // waitFor polls cond until it holds; after 15 s the test fails.
 func waitFor(t testing.TB, what string, cond func() bool) {
@@ -64,12 +32,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// waitForLockWaiters waits until n sessions wait for a lock.
-func (e *env) waitForLockWaiters(n int) {
-	e.t.Helper()
-	waitFor(e.t, "sessions waiting for a lock", func() bool { return e.lockWaiters() >= n })
 }
 
 // start sends r in the background; the answer arrives on the channel.
@@ -171,14 +133,14 @@ func TestLoginRacingAccountChange(t *testing.T) {
 			e := newEnv(t, options{loginFailures: 10})
 			u := e.createUser("Racer", uniqueEmail("racer"), "racer-password-1", tc.role, nil)
 
-			release := e.hold(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, u.ID)
+			release := testdb.Hold(t, e.db, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, u.ID)
 			change := tc.req(u)
 			change.token = e.admin
 			changed := e.start(change)
-			e.waitForLockWaiters(1)
+			testdb.WaitLockWaiters(t, e.db, 1)
 			login := e.start(req{method: "POST", path: "/auth/login",
 				body: mustJSON(map[string]string{"email": u.Email, "password": "racer-password-1"})})
-			e.waitForLockWaiters(2)
+			testdb.WaitLockWaiters(t, e.db, 2)
 			release()
 
 			decode(t, await(t, changed), http.StatusOK, nil)
@@ -230,7 +192,7 @@ func TestLoginThrottleCountsConcurrentAttempts(t *testing.T) {
 			attempt := req{method: "POST", path: "/auth/login",
 				body: mustJSON(map[string]string{"email": email, "password": "wrong-password-1"})}
 
-			release := e.hold(`LOCK TABLE users IN ACCESS EXCLUSIVE MODE`)
+			release := testdb.Hold(t, e.db, `LOCK TABLE users IN ACCESS EXCLUSIVE MODE`)
 			answers := make([]<-chan *httptest.ResponseRecorder, burst)
 			for i := range answers {
 				answers[i] = e.start(attempt)
@@ -242,7 +204,7 @@ func TestLoginThrottleCountsConcurrentAttempts(t *testing.T) {
 						answered++
 					}
 				}
-				return answered+e.lockWaiters() >= burst
+				return answered+testdb.LockWaiters(t, e.db) >= burst
 			})
 			release()
 
@@ -306,17 +268,17 @@ func TestRefreshRacingAccountChange(t *testing.T) {
 				var release func()
 				var changed, refreshed <-chan *httptest.ResponseRecorder
 				if refreshFirst {
-					release = e.hold(`SELECT 1 FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE`, identity.HashSecret(s.RefreshToken))
+					release = testdb.Hold(t, e.db, `SELECT 1 FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE`, identity.HashSecret(s.RefreshToken))
 					refreshed = e.start(refresh)
-					e.waitForLockWaiters(1)
+					testdb.WaitLockWaiters(t, e.db, 1)
 					changed = e.start(change)
 				} else {
-					release = e.hold(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, u.ID)
+					release = testdb.Hold(t, e.db, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, u.ID)
 					changed = e.start(change)
-					e.waitForLockWaiters(1)
+					testdb.WaitLockWaiters(t, e.db, 1)
 					refreshed = e.start(refresh)
 				}
-				e.waitForLockWaiters(2)
+				testdb.WaitLockWaiters(t, e.db, 2)
 				release()
 
 				rec := await(t, refreshed)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/testdb"
 )
 
 func (e *env) upload(token, field, content string) resp {
@@ -189,9 +191,9 @@ func TestCSVImportConcurrent(t *testing.T) {
 	}
 	first, second := make(chan resp, 1), make(chan resp, 1)
 	go func() { first <- e.upload(e.user, "file", file) }()
-	waitLockWaiters(t, d, 1)
+	testdb.WaitLockWaiters(t, d, 1)
 	go func() { second <- e.upload(e.user, "file", file) }()
-	waitLockWaiters(t, d, 2)
+	testdb.WaitLockWaiters(t, d, 2)
 	if err := hold.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -487,28 +486,5 @@ func wantExactProblem(t testing.TB, r resp, want map[string]any) {
 	}
 	if diff := cmp.Diff(want, r.json(t)); diff != "" {
 		t.Fatalf("problem body (-want +got):\n%s", diff)
-	}
-}
-
-// waitLockWaiters returns once n sessions of the test's database wait for
-// a lock (a row, a table or an advisory lock). It is the barrier that puts
-// concurrent transactions in a known order: it waits for that state, never
-// for a guessed time.
-func waitLockWaiters(t testing.TB, d *db.DB, n int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var got int
-		if err := d.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions wait for a lock, want %d", got, n)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
@@ -393,12 +394,12 @@ func TestUpdateDuringQualification(t *testing.T) {
 			Contact: leads.Step{ID: &contactID}, Deal: leads.Step{ID: &dealID}})
 		finished <- err
 	}()
-	waitLockWaiters(t, d, 1) // the lead is marked qualified, not yet committed
+	testdb.WaitLockWaiters(t, d, 1) // the lead is marked qualified, not yet committed
 	put := make(chan resp, 1)
 	go func() {
 		put <- e.do("PUT", path("/leads/{id}", id), e.user, `{"first_name":"Patricia","last_name":"Race","notes":"edited"}`)
 	}()
-	waitLockWaiters(t, d, 2) // the PUT waits for the lead
+	testdb.WaitLockWaiters(t, d, 2) // the PUT waits for the lead
 	if err := hold.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
