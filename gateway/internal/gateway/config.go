@@ -100,6 +100,9 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		}
 	}
 	l.Check(c.UpstreamTimeout > 0, "CRM_UPSTREAM_TIMEOUT", "must be greater than zero")
+	// A drain shorter than the upstream wait would cut off requests still
+	// waiting for a slow service (a contract PDF) at every rollout.
+	l.Check(c.DrainTimeout >= c.UpstreamTimeout, "CRM_DRAIN_TIMEOUT", "must be at least CRM_UPSTREAM_TIMEOUT")
 	c.CORSOrigins = splitList(l.String("CRM_CORS_ORIGINS", "*"))
 	proxies, err := parsePrefixes(l.String("CRM_TRUSTED_PROXIES", "127.0.0.0/8,::1/128"))
 	l.Check(err == nil, "CRM_TRUSTED_PROXIES", fmt.Sprint(err))

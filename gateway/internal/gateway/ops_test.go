@@ -443,6 +443,7 @@ func TestLoadConfig(t *testing.T) {
 		{"secret short", map[string]string{"CRM_INTERNAL_SECRET": "short"}, "CRM_INTERNAL_SECRET: must be at least 16"},
 		{"bad url", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "LEADS_URL": "leads:8083"}, "LEADS_URL"},
 		{"bad limit", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_RATE_LIMIT_USER_PER_MINUTE": "-1"}, "CRM_RATE_LIMIT_USER_PER_MINUTE"},
+		{"drain shorter than the upstream wait", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_DRAIN_TIMEOUT": "10s"}, "CRM_DRAIN_TIMEOUT"},
 		{"bad timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_UPSTREAM_TIMEOUT": "soon"}, "CRM_UPSTREAM_TIMEOUT"},
 		{"zero timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_UPSTREAM_TIMEOUT": "0s"}, "CRM_UPSTREAM_TIMEOUT"},
 		{"bad proxies", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_TRUSTED_PROXIES": "10.0.0.0/99"}, "CRM_TRUSTED_PROXIES"},
