@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
@@ -135,6 +136,12 @@ func (c *Client) StatusError(status int, raw []byte) error {
 }
 
 func (c *Client) transportError(err error) error {
+	// The URL error names the request's full URL, query included (an email
+	// in a match lookup); the cause alone goes into the logged chain.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return fmt.Errorf("%s: %v: %w", c.Name, err, problem.Timeout(c.Name+" did not answer in time"))

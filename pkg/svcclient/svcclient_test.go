@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,21 @@ func TestExists(t *testing.T) {
 		if got != tt.want || status != tt.status {
 			t.Errorf("%s: %v, status %d; want %v, %d", tt.path, got, status, tt.want, tt.status)
 		}
+	}
+}
+
+// TestTransportErrorKeepsTheQueryOut: a failed call's error is logged by
+// the caller, and must not carry the URL's query (an email, a name).
+func TestTransportErrorKeepsTheQueryOut(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	c := svcclient.New("contacts", srv.URL, "secret")
+	err := c.Do(context.Background(), http.MethodGet, "/internal/contacts/match?email=alice.private%40example.com", "", nil, nil)
+	if err == nil || problem.From(err).Status != 503 {
+		t.Fatalf("err = %v, want a 503", err)
+	}
+	if strings.Contains(err.Error(), "alice") || strings.Contains(err.Error(), "match?") {
+		t.Errorf("error text carries the URL: %v", err)
 	}
 }

@@ -293,18 +293,12 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) {
 // template serves GET /contacts/template (admin): the import header line
 // as a CSV download (contacts-template.csv). 403 for non-admins.
 func (a *API) template(w http.ResponseWriter, r *http.Request) {
-	csvAttachment(w, "contacts-template.csv")
+	csvx.Attachment(w, "contacts-template.csv")
 	cw := csvx.NewWriter(w)
 	if err := cw.WriteHeader(contacts.ImportHeader()); err != nil {
 		return
 	}
 	_ = cw.Flush()
-}
-
-// csvAttachment sets the headers of a CSV download named name.
-func csvAttachment(w http.ResponseWriter, name string) {
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 }
 
 // ExportHeader is the export's column layout (DESIGN 8).
@@ -341,8 +335,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 	cw := csvx.NewWriter(w)
 	start := func() error {
 		started = true
-		csvAttachment(w, name)
-		w.Header().Set("Cache-Control", "no-store")
+		csvx.Attachment(w, name)
 		return cw.WriteHeader(ExportHeader())
 	}
 	var buf []string

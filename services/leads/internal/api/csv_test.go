@@ -70,6 +70,7 @@ func TestCSVDownloads(t *testing.T) {
 				"Content-Type":           "text/csv; charset=utf-8",
 				"Content-Disposition":    `attachment; filename="` + file + `"`,
 				"X-Content-Type-Options": "nosniff",
+				"Cache-Control":          "no-store",
 			}
 			got := map[string]string{}
 			for k := range want {

@@ -62,18 +62,9 @@ func New(d *db.DB, st *store.Store) (*CSV, error) {
 	return &CSV{db: d, store: st}, nil
 }
 
-// attachment marks a CSV download. The filename is always quoted, as
-// DESIGN 8 shows (attachment; filename="leads-YYYYMMDD.csv"); the names
-// used here hold no quote or backslash.
-func attachment(w http.ResponseWriter, name string) {
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-}
-
 // Template answers the empty import template: the header line.
 func (c *CSV) Template(w http.ResponseWriter, r *http.Request) {
-	attachment(w, "leads-template.csv")
+	csvx.Attachment(w, "leads-template.csv")
 	cw := csvx.NewWriter(w)
 	if err := cw.WriteHeader(Header); err == nil {
 		_ = cw.Flush()
@@ -95,7 +86,7 @@ func (c *CSV) Export(w http.ResponseWriter, r *http.Request) {
 	cw := csvx.NewWriter(w)
 	start := func() error {
 		started = true
-		attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
+		csvx.Attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
 		return cw.WriteHeader(exportHeader())
 	}
 	err = c.store.Each(r.Context(), f, func(l leads.Lead) error {
