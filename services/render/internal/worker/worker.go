@@ -138,8 +138,12 @@ func (w *Worker) fail(ctx context.Context, key string, err error) error {
 	w.log.Error("render failed", "key", key, "code", f.Code, "error", err.Error())
 	if perr := w.store.PutFailure(context.WithoutCancel(ctx), key, f); perr != nil {
 		w.log.Error("recording failure", "error", perr.Error())
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
-	return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	// Given up and told the client: the task ends as done, so asynq deletes
+	// it instead of archiving it for 90 days with the contract's HTML (a
+	// contract's personal data) in its payload.
+	return nil
 }
 
 // asynqLogger routes asynq's logs to slog.

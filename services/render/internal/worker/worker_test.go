@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,6 +159,34 @@ func TestMissingChromiumIs503AndDOCXStillWorks(t *testing.T) {
 	}
 	if _, err := client.Render(t.Context(), fixture.Contract(renderq.DOCX, 2), renderq.Interactive); err != nil {
 		t.Errorf("DOCX without Chromium: %v", err)
+	}
+	// The failed PDF task is not kept: its payload is the contract's HTML.
+	insp := asynq.NewInspectorFromRedisClient(env.Redis)
+	used, err := insp.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range env.Config.Queues.All() {
+		if !slices.Contains(used, q) {
+			continue
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			info, err := insp.GetQueueInfo(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Active+info.Pending+info.Retry == 0 {
+				if info.Archived != 0 {
+					t.Errorf("queue %s keeps %d archived task(s) after a failed render", q, info.Archived)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("queue %s still busy: %+v", q, info)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 
