@@ -82,9 +82,12 @@ type reqState struct {
 	clientIP     netip.Addr
 	forwardedFor string
 	quota        *Quota
-	body         *requestBody
-	proxied      bool
-	closeConn    bool
+	// upstreamQuota is the service's own RateLimit-* set, when its
+	// response carried one.
+	upstreamQuota *Quota
+	body          *requestBody
+	proxied       bool
+	closeConn     bool
 }
 
 const stateKey = "gw"
@@ -252,7 +255,9 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 			return herr
 		}
 	}
-	if q := st.quota; q != nil {
+	if q := st.quota; q != nil && !st.upstreamQuota.tighterThan(q) {
+		// A tighter quota from the service (intake's per-key limit) stays
+		// as it was copied; otherwise the gateway's tightest replaces it.
 		h := &c.Response().Header
 		h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
 		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))

@@ -233,6 +233,14 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *Route, path string, st *reqState) erro
 			res.Del(strings.TrimSpace(name))
 		}
 	}
+	if rt.Policy == Key && resp.Header.Get(fiber.HeaderAccessControlAllowOrigin) == "" {
+		// The service refused the origin (intake's 403 for an origin the
+		// key does not allow): the refusal carries no CORS grant of the
+		// gateway's either.
+		res.Del(fiber.HeaderAccessControlAllowOrigin)
+		res.Del(fiber.HeaderAccessControlExposeHeaders)
+	}
+	st.upstreamQuota = upstreamQuota(resp.Header)
 	c.Status(resp.StatusCode)
 	st.proxied = true
 	c.Context().SetBodyStream(&responseBody{body: resp.Body, reqBody: body, cancel: cancel}, int(resp.ContentLength))

@@ -3,6 +3,9 @@ package gateway
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -57,4 +60,35 @@ func (l *Limiter) Allow(ctx context.Context, kind, key string, limit int) (q Quo
 		return Quota{}, false
 	}
 	return Quota{Limit: limit, Remaining: c.Remaining(limit), Reset: c.ResetSeconds(), Limited: c.N > limit}, true
+}
+
+// upstreamQuota reads a service's RateLimit-Limit/Remaining/Reset (intake
+// limits per API key); nil unless all three are non-negative integers.
+func upstreamQuota(h http.Header) *Quota {
+	var v [3]int
+	for i, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+		vs := h.Values(name)
+		if len(vs) != 1 {
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(vs[0]))
+		if err != nil || n < 0 {
+			return nil
+		}
+		v[i] = n
+	}
+	return &Quota{Limit: v[0], Remaining: v[1], Reset: v[2], Limited: v[1] == 0}
+}
+
+// tighterThan reports whether q (a service's quota) is at least as tight
+// as the gateway's g: fewer or as many requests remaining, compared as
+// the gateway compares its own limits. A nil q is never tighter.
+func (q *Quota) tighterThan(g *Quota) bool {
+	if q == nil {
+		return false
+	}
+	if g == nil {
+		return true
+	}
+	return q.Remaining <= g.Remaining
 }
