@@ -115,6 +115,12 @@ func randHex(n int) string {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvAt(t, nil)
+}
+
+// newEnvAt is newEnv with the service's clock pinned to now (nil: time.Now).
+func newEnvAt(t *testing.T, now func() time.Time) *env {
+	t.Helper()
 	d := testdb.New(t, "contracts", migrate, migrations.FS, activity.Migrations)
 	fd := &fakeDeals{deals: map[int64]map[string]any{}}
 	dealsSrv := httptest.NewServer(fd)
@@ -129,7 +135,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = rq.Close() })
 	svc, err := contracts.NewService(contracts.Deps{
-		Store: store.New(d), Deals: dealsapi.New(dealsSrv.URL, internalSecret), Renderer: rq,
+		Store: store.New(d), Deals: dealsapi.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)

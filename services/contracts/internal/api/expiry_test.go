@@ -76,7 +76,7 @@ func TestExpiryAndRenewal(t *testing.T) {
 	if got := get(expiring); got["status"] != "expired" || got["termination_date"] != "2020-01-31" {
 		t.Errorf("expiring: %v %v", got["status"], got["termination_date"])
 	}
-	wantTerm, _ := contracts.RenewedTermination(time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), 12, today)
+	wantTerm, _ := contracts.RenewedTermination(time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), 12, today)
 	if got := get(renewing); got["status"] != "executed" || got["termination_date"] != contracts.FormatDate(wantTerm) {
 		t.Errorf("renewing: %v %v, want executed %s", got["status"], got["termination_date"], contracts.FormatDate(wantTerm))
 	}

@@ -200,6 +200,11 @@ type Store interface {
 	ExpireAndRenew(ctx context.Context, today time.Time, batch int) (ExpiryResult, error)
 }
 
+// ErrDueLocked reports that an expiry run left due contracts behind because
+// another transaction held their rows longer than the run waits; the run
+// is to be retried (the expiry task returns it, so asynq retries the day).
+var ErrDueLocked = errors.New("contracts: due contracts are locked by another transaction")
+
 // ExpiryResult counts what one expiry run changed.
 type ExpiryResult struct {
 	Expired int `json:"expired"`

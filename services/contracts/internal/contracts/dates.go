@@ -30,21 +30,42 @@ func FormatDate(t time.Time) string { return t.Format(time.DateOnly) }
 // ParseDate reads YYYY-MM-DD.
 func ParseDate(s string) (time.Time, error) { return time.Parse(time.DateOnly, s) }
 
-// RenewedTermination moves a termination date forward by whole terms from
-// the original date until it is no longer before today, so a renewal that
-// was missed for several terms lands on the right boundary. It returns the
-// new date and the number of terms added.
-func RenewedTermination(termination time.Time, termMonths int, today time.Time) (time.Time, int) {
-	if termMonths <= 0 {
+// RenewalAnchor is the date a contract's terms are counted from: end_date
+// when it is set (termination = end_date, each renewal one more term),
+// else effective_date (termination = effective_date + term_months).
+func RenewalAnchor(endDate *string, effectiveDate string) (time.Time, error) {
+	if endDate != nil {
+		return ParseDate(*endDate)
+	}
+	return ParseDate(effectiveDate)
+}
+
+// RenewedTermination moves a termination date that is before today forward
+// to the first term boundary on or after today and returns it with the
+// number of terms added. Boundaries are anchor + k × termMonths, each
+// clamped from the fixed anchor (see RenewalAnchor), never from the
+// previous, possibly clamped, termination date: a one-month term from
+// Jan 31 ends Feb 28, Mar 31, Apr 30, and twelve months from 2024-02-29
+// end 2028-02-29 in a leap year, so the result does not depend on how
+// often renewals ran (a catch-up run gives the dates daily runs give).
+func RenewedTermination(anchor, termination time.Time, termMonths int, today time.Time) (time.Time, int) {
+	if termMonths <= 0 || !termination.Before(today) {
 		return termination, 0
 	}
-	k := 0
+	terms := 0
 	next := termination
-	for next.Before(today) {
-		k++
-		next = AddMonths(termination, k*termMonths)
+	for k := 1; next.Before(today); k++ {
+		b := AddMonths(anchor, k*termMonths)
+		if b.Year() > 9999 {
+			break
+		}
+		if !b.After(termination) {
+			continue
+		}
+		next = b
+		terms++
 	}
-	return next, k
+	return next, terms
 }
 
 // ExpiryNote is the system note written when a contract expires.

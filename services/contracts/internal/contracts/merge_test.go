@@ -284,12 +284,46 @@ func TestAddMonthsAndRenewal(t *testing.T) {
 			t.Errorf("AddMonths(%s, %d) = %s, want %s", tc.from, tc.n, got, tc.want)
 		}
 	}
-	next, k := RenewedTermination(d("2020-01-31"), 12, d("2026-05-01"))
+	next, k := RenewedTermination(d("2020-01-31"), d("2020-01-31"), 12, d("2026-05-01"))
 	if FormatDate(next) != "2027-01-31" || k != 7 {
 		t.Errorf("RenewedTermination = %s, %d", FormatDate(next), k)
 	}
-	if _, k := RenewedTermination(d("2026-05-01"), 12, d("2026-05-01")); k != 0 {
+	if _, k := RenewedTermination(d("2026-05-01"), d("2026-05-01"), 12, d("2026-05-01")); k != 0 {
 		t.Errorf("termination today must not renew, got %d terms", k)
+	}
+}
+
+// TestRenewedTerminationFromAnchor: boundaries are counted from the
+// anchor, not from the previous (clamped) termination date, so daily runs
+// and one catch-up run agree.
+func TestRenewedTerminationFromAnchor(t *testing.T) {
+	t.Parallel()
+	d := func(s string) time.Time { t, _ := ParseDate(s); return t }
+	tests := []struct {
+		name                       string
+		anchor, termination, today string
+		months                     int
+		want                       string
+		terms                      int
+	}{
+		{"monthly from Jan 31: first", "2026-01-31", "2026-01-31", "2026-02-01", 1, "2026-02-28", 1},
+		{"monthly from Jan 31: after Feb 28", "2026-01-31", "2026-02-28", "2026-03-01", 1, "2026-03-31", 1},
+		{"monthly from Jan 31: after Mar 31", "2026-01-31", "2026-03-31", "2026-04-01", 1, "2026-04-30", 1},
+		{"monthly from Jan 31: catch-up", "2026-01-31", "2026-01-31", "2026-04-01", 1, "2026-04-30", 3},
+		{"monthly effective Dec 31", "2025-12-31", "2026-02-28", "2026-03-01", 1, "2026-03-31", 1},
+		{"yearly from leap day: 2025", "2024-02-29", "2025-02-28", "2025-03-01", 12, "2026-02-28", 1},
+		{"yearly from leap day: into 2028", "2024-02-29", "2027-02-28", "2027-03-01", 12, "2028-02-29", 1},
+		{"yearly from leap day: catch-up", "2024-02-29", "2025-02-28", "2027-03-01", 12, "2028-02-29", 3},
+		{"due today is not renewed", "2024-02-29", "2025-02-28", "2025-02-28", 12, "2025-02-28", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			next, k := RenewedTermination(d(tc.anchor), d(tc.termination), tc.months, d(tc.today))
+			if diff := cmp.Diff([]any{tc.want, tc.terms}, []any{FormatDate(next), k}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -363,6 +363,20 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 			return Contract{}, err
 		}
 	}
+	// term_months: null goes back to the default of the contract's
+	// template (the new one when template_id changes), as on create.
+	defaultTerm := 0
+	if in.TermMonths.Set && in.TermMonths.Null {
+		if tplChanged {
+			defaultTerm = tpl.DefaultTermMonths
+		} else {
+			t, err := s.store.GetTemplate(ctx, cur.TemplateID)
+			if err != nil {
+				return Contract{}, err
+			}
+			defaultTerm = t.DefaultTermMonths
+		}
+	}
 	return s.store.UpdateContract(ctx, id, func(c *Contract) error {
 		if c.DealID != cur.DealID || c.TemplateID != cur.TemplateID {
 			return problem.Conflict("conflict", "the contract was changed concurrently; retry")
@@ -378,7 +392,7 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 		}
 		if in.TermMonths.Set {
 			if in.TermMonths.Null {
-				c.TermMonths = DefaultTermMonths
+				c.TermMonths = defaultTerm
 			} else {
 				c.TermMonths = in.TermMonths.Value
 			}
@@ -443,7 +457,11 @@ func (s *Service) reactivate(c *Contract) {
 	if err != nil {
 		return
 	}
-	if next, k := RenewedTermination(term, c.TermMonths, s.today()); k > 0 {
+	anchor, err := RenewalAnchor(c.EndDate, c.EffectiveDate)
+	if err != nil {
+		return
+	}
+	if next, k := RenewedTermination(anchor, term, c.TermMonths, s.today()); k > 0 {
 		c.TerminationDate = FormatDate(next)
 	}
 }

@@ -8,7 +8,12 @@
 //     the day's task exists (and runs) once;
 //   - the task itself claims due contracts with FOR UPDATE SKIP LOCKED and
 //     changes them in the transaction of their notes, so even two runs at
-//     once (a manual re-run, a retry) never expire or renew a contract twice.
+//     once (a manual re-run, a retry) never expire or renew a contract twice;
+//   - a due contract whose row stays locked longer than the store's final
+//     pass waits makes the run fail with contracts.ErrDueLocked, and asynq
+//     retries the day's task (after 1, 2, 3… × LockedRetryDelay, at most
+//     MaxRetry times; a contract still locked then is caught up the next
+//     day, with the same dates).
 package expiry
 
 import (
@@ -44,6 +49,10 @@ type Config struct {
 	RunOnStart bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// LockedRetryDelay is the first retry delay of a run that left due
+	// contracts locked (contracts.ErrDueLocked); retry n waits n+1 times
+	// as long. One minute when zero; tests shorten it.
+	LockedRetryDelay time.Duration
 }
 
 // Job wires the scheduler, the worker and the runner.
@@ -65,6 +74,9 @@ func New(rdb redis.UniversalClient, cfg Config, run Runner, log *slog.Logger) (*
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.LockedRetryDelay <= 0 {
+		cfg.LockedRetryDelay = time.Minute
 	}
 	return &Job{rdb: rdb, cfg: cfg, run: run, client: asynq.NewClientFromRedisClient(rdb), log: log}, nil
 }
@@ -109,6 +121,12 @@ func (j *Job) Handle(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
 	res, err := j.run.RunExpiry(ctx, day)
+	if errors.Is(err, contracts.ErrDueLocked) {
+		// The rest is done; asynq retries the day for the locked rows.
+		j.log.WarnContext(ctx, "contract expiry run left locked contracts for a retry", "day", p.Day,
+			"expired", res.Expired, "renewed", res.Renewed, "error", err.Error())
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -116,14 +134,25 @@ func (j *Job) Handle(ctx context.Context, t *asynq.Task) error {
 	return nil
 }
 
+// retryDelay retries a run that found due contracts locked soon (they are
+// usually held for moments, by a user's PUT), and anything else with
+// asynq's default backoff.
+func (j *Job) retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if errors.Is(err, contracts.ErrDueLocked) {
+		return time.Duration(n+1) * j.cfg.LockedRetryDelay
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
 // Run serves the queue and the schedule until ctx ends.
 func (j *Job) Run(ctx context.Context) error {
 	srv := asynq.NewServerFromRedisClient(j.rdb, asynq.Config{
-		Concurrency: 1,
-		Queues:      map[string]int{j.cfg.Queue: 1},
-		Logger:      logAdapter{j.log},
-		LogLevel:    asynq.WarnLevel,
-		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
+		Concurrency:    1,
+		Queues:         map[string]int{j.cfg.Queue: 1},
+		Logger:         logAdapter{j.log},
+		LogLevel:       asynq.WarnLevel,
+		BaseContext:    func() context.Context { return context.WithoutCancel(ctx) },
+		RetryDelayFunc: j.retryDelay,
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(TaskType, j.Handle)
