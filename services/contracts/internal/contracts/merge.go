@@ -211,7 +211,10 @@ func (c *Catalogue) ResolveText(cell string, v *Values, r *Resolution) string {
 		if val == "" {
 			r.miss(t.Token())
 		}
-		return val
+		// The renderers turn {{page}}/{{pages}} left in a cell into live
+		// fields; a value (a company named "Acme {{pages}}") must stay text,
+		// so its "{{" gets an invisible break.
+		return strings.ReplaceAll(val, "{{", "{\u200b{")
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 	"golang.org/x/net/html"
+
+	"github.com/opencrm/crm/pkg/renderq"
 )
 
 // fuzzTemplate uses every tag, in text and in a quoted attribute.
@@ -110,6 +112,12 @@ func TestResolve(t *testing.T) {
 	cell := c.ResolveText(`{{contract.number}} <b> {{ Page }}/{{pages}}`, valuesOf("CTR-1"), &r2)
 	if want := `CTR-1 <b> {{page}}/{{pages}}`; cell != want {
 		t.Errorf("ResolveText = %q, want %q", cell, want)
+	}
+	// A value that looks like a page field stays text in the renderers.
+	var r3 Resolution
+	cell = c.ResolveText(`{{licensee.company_name}} {{page}}`, valuesOf("Acme {{ Pages }} Ltd"), &r3)
+	if diff := cmp.Diff([]string{"Acme {\u200b{ Pages }} Ltd ", "{{page}}"}, renderq.SplitPlaceholders(cell)); diff != "" {
+		t.Errorf("cell parts (-want +got):\n%s", diff)
 	}
 }
 
