@@ -85,7 +85,18 @@ func Render(job renderq.Job) ([]byte, error) {
 type runProps struct {
 	bold, italic, underline, strike bool
 	vertAlign                       string // "superscript" or "subscript"
+	ws                              whiteSpace
 }
+
+// whiteSpace is the CSS white-space handling in effect, inherited like the
+// formatting.
+type whiteSpace int
+
+const (
+	wsNormal  whiteSpace = iota // collapse spaces, tabs and newlines
+	wsPre                       // pre, pre-wrap, break-spaces: keep all
+	wsPreLine                   // pre-line: collapse spaces, keep newlines
+)
 
 func (p runProps) xml() string {
 	var b strings.Builder
@@ -123,6 +134,10 @@ type converter struct {
 	pending bool   // a paragraph was requested but has no run yet
 	lists   []list
 	ordered int // <ol> count; each restarts numbering with its own w:num
+	// brs counts preserved newlines not yet written: they are written
+	// before the next content, and the last one at the end of a paragraph
+	// is dropped, as a browser drops a <pre>'s trailing newline.
+	brs int
 }
 
 // para requests a new paragraph with the given properties; it is written
@@ -139,6 +154,11 @@ func (c *converter) para(pPr string) {
 }
 
 func (c *converter) closePara() {
+	if c.brs > 1 {
+		c.ensurePara()
+		c.body.WriteString(`<w:r>` + strings.Repeat(`<w:br/>`, c.brs-1) + `</w:r>`)
+	}
+	c.brs = 0
 	if c.open {
 		c.body.WriteString(`</w:p>`)
 	}
@@ -158,22 +178,77 @@ func (c *converter) ensurePara() {
 }
 
 func (c *converter) text(s string, p runProps) {
+	if p.ws != wsNormal {
+		c.preText(s, p)
+		return
+	}
 	s = collapse(s)
 	if s == "" {
 		return
 	}
-	if !c.open {
+	if !c.open || c.brs > 0 { // at the start of a line
 		s = strings.TrimLeft(s, " ")
 		if s == "" {
 			return
 		}
 	}
 	c.ensurePara()
+	c.flushBreaks()
 	c.body.WriteString(`<w:r>` + p.xml() + `<w:t xml:space="preserve">` + escape(s) + `</w:t></w:r>`)
+}
+
+// preText writes text whose white space is preserved: each newline becomes
+// a <w:br/>, each tab a <w:tab/>, and spaces are kept (all in one run). For
+// pre-line, spaces and tabs collapse and spaces around a newline go.
+func (c *converter) preText(s string, p runProps) {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	lines := strings.Split(s, "\n")
+	var run strings.Builder
+	for i, line := range lines {
+		if i > 0 {
+			c.brs++
+		}
+		if p.ws == wsPreLine {
+			line = collapse(line)
+			if !c.open || c.brs > 0 { // at the start of a line
+				line = strings.TrimLeft(line, " ")
+			}
+			if i < len(lines)-1 {
+				line = strings.TrimRight(line, " ")
+			}
+		}
+		if line == "" {
+			continue
+		}
+		run.WriteString(strings.Repeat(`<w:br/>`, c.brs))
+		c.brs = 0
+		for j, part := range strings.Split(line, "\t") {
+			if j > 0 {
+				run.WriteString(`<w:tab/>`)
+			}
+			if part != "" {
+				run.WriteString(`<w:t xml:space="preserve">` + escape(part) + `</w:t>`)
+			}
+		}
+	}
+	if run.Len() == 0 {
+		return
+	}
+	c.ensurePara()
+	c.body.WriteString(`<w:r>` + p.xml() + run.String() + `</w:r>`)
+}
+
+// flushBreaks writes the preserved newlines still pending.
+func (c *converter) flushBreaks() {
+	if c.brs > 0 {
+		c.body.WriteString(`<w:r>` + strings.Repeat(`<w:br/>`, c.brs) + `</w:r>`)
+		c.brs = 0
+	}
 }
 
 func (c *converter) breakRun(kind string) {
 	c.ensurePara()
+	c.flushBreaks()
 	if kind == "" {
 		c.body.WriteString(`<w:r><w:br/></w:r>`)
 		return
@@ -218,6 +293,10 @@ func (c *converter) walk(n *html.Node, p runProps) {
 		c.closePara()
 		c.pageBreak()
 	}
+	if n.DataAtom == atom.Pre {
+		p.ws = wsPre
+	}
+	p.ws = whiteSpaceOf(n, p.ws)
 	switch n.DataAtom {
 	case atom.Style, atom.Img:
 		return // styles are the PDF's business; images are not embedded (see decisions)
@@ -428,6 +507,27 @@ func hasClass(n *html.Node, class string) bool {
 
 func style(n *html.Node) string {
 	return strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", "")
+}
+
+// whiteSpaceOf returns the white-space mode n's inline style sets (the last
+// white-space declaration wins), or inherited when it sets none it knows.
+func whiteSpaceOf(n *html.Node, inherited whiteSpace) whiteSpace {
+	ws := inherited
+	for _, decl := range strings.Split(style(n), ";") {
+		v, ok := strings.CutPrefix(decl, "white-space:")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSuffix(v, "!important") {
+		case "normal", "nowrap":
+			ws = wsNormal
+		case "pre", "pre-wrap", "break-spaces":
+			ws = wsPre
+		case "pre-line":
+			ws = wsPreLine
+		}
+	}
+	return ws
 }
 
 func breakBefore(n *html.Node) bool {

@@ -231,3 +231,64 @@ func TestContractThroughPandoc(t *testing.T) {
 		}
 	}
 }
+
+// body returns the content of <w:body> before the section properties.
+func body(t *testing.T, data []byte) string {
+	t.Helper()
+	doc := string(unzip(t, data)["word/document.xml"])
+	start := strings.Index(doc, "<w:body>")
+	end := strings.Index(doc, "<w:sectPr>")
+	if start < 0 || end < start {
+		t.Fatalf("no body in document.xml: %s", doc)
+	}
+	return doc[start+len("<w:body>") : end]
+}
+
+// TestPreservedWhiteSpace checks that <pre> and white-space: pre, pre-wrap
+// and pre-line keep line breaks (and, but for pre-line, spaces and tabs) as
+// the PDF does, while normal text still collapses.
+func TestPreservedWhiteSpace(t *testing.T) {
+	t.Parallel()
+	const code = `<w:p><w:pPr><w:pStyle w:val="Code"/></w:pPr>`
+	tests := []struct {
+		name string
+		html string
+		want string
+	}{
+		{"pre keeps newlines and leading spaces", "<pre>Licensee:\n  Acme GmbH\n  Hauptstraße 1</pre>",
+			code + `<w:r><w:t xml:space="preserve">Licensee:</w:t><w:br/><w:t xml:space="preserve">  Acme GmbH</w:t><w:br/>` +
+				`<w:t xml:space="preserve">  Hauptstraße 1</w:t></w:r></w:p>`},
+		{"pre keeps tabs, blank lines and inline formatting", "<pre>a\tb\n\n<b>c  d</b>\n</pre>",
+			code + `<w:r><w:t xml:space="preserve">a</w:t><w:tab/><w:t xml:space="preserve">b</w:t></w:r>` +
+				`<w:r><w:rPr><w:b/></w:rPr><w:br/><w:br/><w:t xml:space="preserve">c  d</w:t></w:r></w:p>`},
+		{"pre-wrap", "<p style=\"white-space: pre-wrap\">Name:   Acme\n\tTier 6 </p>",
+			`<w:p><w:r><w:t xml:space="preserve">Name:   Acme</w:t><w:br/><w:tab/><w:t xml:space="preserve">Tier 6 </w:t></w:r></w:p>`},
+		{"pre on a div reaches descendants", "<div style=\"color: red; white-space: pre\"><span>x\n y</span></div>",
+			`<w:p><w:r><w:t xml:space="preserve">x</w:t><w:br/><w:t xml:space="preserve"> y</w:t></w:r></w:p>`},
+		{"pre-line collapses spaces but keeps newlines", "<p style=\"white-space:pre-line\">  one   two  \n\t three\n</p>",
+			`<w:p><w:r><w:t xml:space="preserve">one two</w:t><w:br/><w:t xml:space="preserve">three</w:t></w:r></w:p>`},
+		{"normal inside pre collapses again", "<pre>a\n<span style=\"white-space: normal\">b\n   c</span></pre>",
+			code + `<w:r><w:t xml:space="preserve">a</w:t></w:r><w:r><w:br/></w:r><w:r><w:t xml:space="preserve">b c</w:t></w:r></w:p>`},
+		{"normal paragraph still collapses", "<p>one\n  two\n\tthree</p>",
+			`<w:p><w:r><w:t xml:space="preserve">one two three</w:t></w:r></w:p>`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			data, err := docx.Render(renderq.Job{Format: renderq.DOCX, HTML: tc.html})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, body(t, data)); diff != "" {
+				t.Errorf("document.xml body (-want +got):\n%s", diff)
+			}
+			again, err := docx.Render(renderq.Job{Format: renderq.DOCX, HTML: tc.html})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, again) {
+				t.Error("two renders of the same job differ")
+			}
+		})
+	}
+}
