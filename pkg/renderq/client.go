@@ -27,6 +27,10 @@ type Config struct {
 	ResultTTL time.Duration
 	// MaxRetry bounds the retries of a failing task (RENDER_MAX_RETRY, 3).
 	MaxRetry int
+	// PDFTagged makes Render ask for tagged (accessible) PDFs
+	// (RENDER_PDF_TAGGED, false). It is the client's setting, not the
+	// worker's: it goes into the job and so into the job key.
+	PDFTagged bool
 }
 
 // LoadConfig reads the render queue settings through the shared loader;
@@ -38,7 +42,17 @@ func LoadConfig(l *config.Loader) Config {
 		Wait:      l.Duration("RENDER_WAIT", 30*time.Second),
 		ResultTTL: l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
 		MaxRetry:  l.Int("RENDER_MAX_RETRY", 3, 0, 10),
+		PDFTagged: l.Bool("RENDER_PDF_TAGGED", false),
 	}
+}
+
+// settle fills in the settings of job that the deployment decides, before
+// the key is computed: everything that changes the output is in the job.
+func (c Config) settle(job Job) Job {
+	if job.Format == PDF && c.PDFTagged {
+		job.Tagged = true
+	}
+	return job
 }
 
 func (c *Config) defaults() {
@@ -92,6 +106,7 @@ const (
 // or the wait ends, *FailedError when the worker gave up on the job, and the
 // context's error when ctx ends first.
 func (c *Client) Render(ctx context.Context, job Job, prio Priority) ([]byte, error) {
+	job = c.cfg.settle(job)
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,12 @@ import (
 // RendererVersion is part of every job key. Bump it whenever the output of
 // the worker changes for the same input (CSS, fonts, page setup, DOCX
 // writer), so stored results of the old renderer are no longer served.
-const RendererVersion = "render-3"
+// A setting that changes the output is not a worker setting: it is a field
+// of Job (see Tagged), so the key sees it.
+//
+// render-4: Tagged moved from the worker's configuration into the job;
+// render-3 results were printed with whichever setting the worker had.
+const RendererVersion = "render-4"
 
 // Format is the output format of a job.
 type Format string
@@ -55,12 +60,18 @@ const MaxHTMLBytes = 2 << 20
 // (not HTML: the worker escapes it) with merge tags already resolved; the
 // placeholders {{page}} and {{pages}} become the live page number and page
 // count.
+//
+// Tagged asks for a tagged (accessible) PDF; PDF jobs only. It changes the
+// bytes, so it is part of the job and its key, and the worker prints what the
+// job says: workers configured differently can no longer store different
+// files under one key. Client.Render sets it from RENDER_PDF_TAGGED.
 type Job struct {
 	Format Format    `json:"format"`
 	Title  string    `json:"title"`
 	HTML   string    `json:"html"`
 	Header [3]string `json:"header"`
 	Footer [3]string `json:"footer"`
+	Tagged bool      `json:"tagged,omitempty"`
 }
 
 // Validate reports a job the worker would refuse.
@@ -70,6 +81,9 @@ func (j Job) Validate() error {
 	}
 	if len(j.HTML) > MaxHTMLBytes {
 		return fmt.Errorf("renderq: html is %d bytes, the limit is %d", len(j.HTML), MaxHTMLBytes)
+	}
+	if j.Tagged && j.Format != PDF {
+		return fmt.Errorf("renderq: tagged applies to PDF jobs, not %s", j.Format)
 	}
 	return nil
 }

@@ -28,12 +28,39 @@ func TestKey(t *testing.T) {
 		{"header cell", func(j *renderq.Job) { j.Header[1] = "B" }},
 		{"footer cell", func(j *renderq.Job) { j.Footer[2] = "c" }},
 		{"header moved to footer", func(j *renderq.Job) { j.Footer, j.Header = j.Header, [3]string{} }},
+		// Tagging changes the PDF's bytes, so a tagged and an untagged print
+		// of the same content must never share a stored result or a task.
+		{"tagged", func(j *renderq.Job) { j.Tagged = true }},
 	}
 	for _, tc := range changes {
 		j := base
 		tc.edit(&j)
 		if j.Key() == base.Key() {
 			t.Errorf("%s: key unchanged", tc.name)
+		}
+	}
+}
+
+// TestKeyOutputSettings: jobs that differ only in a setting that changes the
+// rendered bytes get different keys; identical jobs, built separately, share
+// one key (and so one task and one stored result).
+func TestKeyOutputSettings(t *testing.T) {
+	t.Parallel()
+	job := func(tagged bool) renderq.Job {
+		return renderq.Job{Format: renderq.PDF, Title: "T", HTML: "<p>x</p>", Footer: [3]string{"", "{{page}}", ""}, Tagged: tagged}
+	}
+	tests := []struct {
+		name string
+		a, b renderq.Job
+		same bool
+	}{
+		{"untagged twice", job(false), job(false), true},
+		{"tagged twice", job(true), job(true), true},
+		{"tagged vs untagged", job(true), job(false), false},
+	}
+	for _, tc := range tests {
+		if got := tc.a.Key() == tc.b.Key(); got != tc.same {
+			t.Errorf("%s: equal keys = %v, want %v", tc.name, got, tc.same)
 		}
 	}
 }
@@ -81,5 +108,12 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (renderq.Job{Format: renderq.DOCX}).Validate(); err != nil {
 		t.Error(err)
+	}
+	if err := (renderq.Job{Format: renderq.PDF, Tagged: true}).Validate(); err != nil {
+		t.Error(err)
+	}
+	// Tagging is a PDF setting; a tagged DOCX would only split the cache.
+	if err := (renderq.Job{Format: renderq.DOCX, Tagged: true}).Validate(); err == nil {
+		t.Error("tagged DOCX accepted")
 	}
 }

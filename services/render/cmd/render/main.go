@@ -43,7 +43,6 @@ type settings struct {
 	Concurrency  int
 	RestartAfter int
 	JobTimeout   time.Duration
-	Tagged       bool
 }
 
 func load() (settings, error) {
@@ -59,7 +58,6 @@ func load() (settings, error) {
 		Tabs:         l.Int("RENDER_TABS", 4, 1, 64),
 		RestartAfter: l.Int("RENDER_BROWSER_RESTART_AFTER", 500, 1, 1_000_000),
 		JobTimeout:   l.Duration("RENDER_JOB_TIMEOUT", 60*time.Second),
-		Tagged:       l.Bool("RENDER_PDF_TAGGED", false),
 	}
 	// DOCX jobs need no tab, so a couple of extra slots keep them flowing
 	// while every tab prints.
@@ -74,6 +72,11 @@ func run(ctx context.Context) error {
 	}
 	log := logx.New(os.Stdout, "render", s.LogLevel)
 	slog.SetDefault(log)
+	if s.Queue.PDFTagged {
+		// Tagging is in each job (and its key), set by the submitting
+		// service; the worker prints what the job asks.
+		log.Warn("RENDER_PDF_TAGGED has no effect on the worker; set it on the services that submit jobs")
+	}
 
 	opt, err := redis.ParseURL(s.Queue.RedisURL)
 	if err != nil {
@@ -100,7 +103,6 @@ func run(ctx context.Context) error {
 		RestartAfter: s.RestartAfter,
 		JobTimeout:   s.JobTimeout,
 		NoSandbox:    s.NoSandbox,
-		Tagged:       s.Tagged,
 		Logger:       log,
 		OnRestart:    metrics.BrowserRestarted,
 	})

@@ -187,6 +187,18 @@ func TestRestartAfterJobs(t *testing.T) {
 	}
 }
 
+// TestPrintParamsFollowJob: tagging comes from the job (and so from its key),
+// never from a worker setting that the key does not see.
+func TestPrintParamsFollowJob(t *testing.T) {
+	t.Parallel()
+	for _, tagged := range []bool{false, true} {
+		p := pdf.PrintParams(renderq.Job{Format: renderq.PDF, Tagged: tagged})
+		if p.GenerateTaggedPDF == nil || *p.GenerateTaggedPDF != tagged {
+			t.Errorf("job Tagged=%v: GenerateTaggedPDF = %v", tagged, p.GenerateTaggedPDF)
+		}
+	}
+}
+
 func TestMissingChromium(t *testing.T) {
 	t.Parallel()
 	r, err := pdf.New(pdf.Config{ChromePath: "/nonexistent/chromium", Tabs: 1, RestartAfter: 1})

@@ -50,9 +50,6 @@ type Config struct {
 	// or a setuid helper and refuses to start as root; the container runs as
 	// an unprivileged user with the sandbox on, only root needs this.
 	NoSandbox bool
-	// Tagged writes tagged (accessible) PDFs. Chromium 156 tags by default;
-	// tagging makes files larger and printing slower, see docs/decisions.md.
-	Tagged bool
 	// Logger receives browser lifecycle events.
 	Logger *slog.Logger
 	// OnRestart is called each time a browser is replaced, with the reason.
@@ -329,7 +326,7 @@ func (r *Renderer) print(ctx context.Context, b *browser, doc string, job render
 	}); err != nil {
 		return nil, fmt.Errorf("pdf: set content: %w", err)
 	}
-	res, err := chromedp.Call(tctx, page.PrintToPDF, PrintParams(job, r.cfg.Tagged))
+	res, err := chromedp.Call(tctx, page.PrintToPDF, PrintParams(job))
 	if err != nil {
 		return nil, fmt.Errorf("pdf: print: %w", err)
 	}
@@ -346,9 +343,12 @@ func truncate(s string, n int) string {
 }
 
 // PrintParams is the page setup of every print: A4, 20 mm margins, the
-// three-cell header and footer. Exported so the benchmark's bare baseline
-// prints exactly the same pages.
-func PrintParams(job renderq.Job, tagged bool) page.PrintToPDFParams {
+// three-cell header and footer, tagging as the job asks (Chromium 156 tags by
+// default; tagging makes files larger and printing slower, see
+// docs/decisions.md). Tagging comes from the job, never from the worker's
+// configuration, because the job key is all that identifies a stored file.
+// Exported so the benchmark's bare baseline prints exactly the same pages.
+func PrintParams(job renderq.Job) page.PrintToPDFParams {
 	const mm = 1 / 25.4
 	margin := 20 * mm
 	return page.PrintToPDFParams{
@@ -362,6 +362,6 @@ func PrintParams(job renderq.Job, tagged bool) page.PrintToPDFParams {
 		MarginRight:         &margin,
 		HeaderTemplate:      band(job.Header, true),
 		FooterTemplate:      band(job.Footer, false),
-		GenerateTaggedPDF:   new(tagged),
+		GenerateTaggedPDF:   new(job.Tagged),
 	}
 }

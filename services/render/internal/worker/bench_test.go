@@ -84,7 +84,7 @@ func BenchmarkBarePrintToPDF(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	params := pdf.PrintParams(job, false)
+	params := pdf.PrintParams(job)
 	parallel(b, func(int) error {
 		tctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewWindow(false))
 		defer cancel()

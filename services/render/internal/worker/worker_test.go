@@ -124,6 +124,45 @@ func TestRenderThroughWorker(t *testing.T) {
 	})
 }
 
+// TestTaggedIsPartOfTheResult: two clients configured differently
+// (RENDER_PDF_TAGGED) download the same contract. Each gets its own print,
+// stored under its own key, and one worker serves both settings; a repeated
+// download of either is served from the store, not from the other's file.
+func TestTaggedIsPartOfTheResult(t *testing.T) {
+	t.Parallel()
+	env := rendertest.New(t)
+	counting, _ := startWorker(t, env, os.Getenv("CHROME_PATH"))
+	untaggedCfg, taggedCfg := env.Config, env.Config
+	taggedCfg.PDFTagged = true
+	untagged := rendertest.Env{Config: untaggedCfg, Redis: env.Redis}.Client(t)
+	tagged := rendertest.Env{Config: taggedCfg, Redis: env.Redis}.Client(t)
+
+	job := fixture.Contract(renderq.PDF, 2)
+	tests := []struct {
+		name      string
+		client    *renderq.Client
+		wantTags  bool
+		wantPrint int32
+	}{
+		{"untagged", untagged, false, 1},
+		{"tagged", tagged, true, 2},
+		{"untagged again", untagged, false, 2},
+		{"tagged again", tagged, true, 2},
+	}
+	for _, tc := range tests {
+		data, err := tc.client.Render(t.Context(), job, renderq.Interactive)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := bytes.Contains(data, []byte("/StructTreeRoot")); got != tc.wantTags {
+			t.Errorf("%s: tagged PDF = %v, want %v", tc.name, got, tc.wantTags)
+		}
+		if got := counting.n.Load(); got != tc.wantPrint {
+			t.Errorf("%s: %d prints so far, want %d", tc.name, got, tc.wantPrint)
+		}
+	}
+}
+
 func TestNoWorkerIs503(t *testing.T) {
 	t.Parallel()
 	env := rendertest.New(t)
