@@ -87,6 +87,11 @@ func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) er
 	return nil
 }
 
+// Tombstone is the payload of a "*.deleted" event: the id and nothing
+// else, so a record deleted for good leaves no copy of its personal data
+// in the event stream (its earlier events age out with Retention).
+func Tombstone(id int64) map[string]int64 { return map[string]int64{"id": id} }
+
 // Relay copies unpublished events to Redis. Several replicas may run one:
 // rows are claimed with FOR UPDATE SKIP LOCKED.
 type Relay struct {
@@ -95,8 +100,17 @@ type Relay struct {
 	Interval time.Duration
 	// MaxLen caps each stream (approximately) so Redis memory stays bounded.
 	MaxLen int64
-	Log    *slog.Logger
+	// Retention trims each stream to events younger than
+	// this, 7 days by default, like the outbox table: events carry personal
+	// data, and a deleted contact's earlier events must not stay in Redis
+	// for as long as the stream is short of MaxLen.
+	Retention time.Duration
+	Log       *slog.Logger
 }
+
+// DefaultRetention is how long published events stay in the table and in
+// the streams.
+const DefaultRetention = 7 * 24 * time.Hour
 
 // Run relays until ctx is done.
 func (r *Relay) Run(ctx context.Context) {
@@ -115,7 +129,8 @@ func (r *Relay) Run(ctx context.Context) {
 			log.Error("outbox relay failed", "error", err.Error())
 		}
 		if time.Since(lastCleanup) > time.Hour {
-			_, _ = r.DB.Exec(ctx, `DELETE FROM outbox WHERE published_at < now() - interval '7 days'`)
+			_, _ = r.DB.Exec(ctx, `DELETE FROM outbox WHERE published_at < now() - make_interval(secs => $1)`,
+				r.retention().Seconds())
 			lastCleanup = time.Now()
 		}
 		if n > 0 && err == nil {
@@ -127,6 +142,13 @@ func (r *Relay) Run(ctx context.Context) {
 		case <-time.After(interval):
 		}
 	}
+}
+
+func (r *Relay) retention() time.Duration {
+	if r.Retention <= 0 {
+		return DefaultRetention
+	}
+	return r.Retention
 }
 
 // Once relays one batch and returns how many events it published.
@@ -156,14 +178,23 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		}
 		pipe := r.Redis.Pipeline()
 		ids := make([]int64, len(batch))
+		minID := strconv.FormatInt(time.Now().Add(-r.retention()).UnixMilli(), 10)
+		streams := map[string]bool{}
 		for i, x := range batch {
 			body, err := json.Marshal(x.ev)
 			if err != nil {
 				return err
 			}
-			pipe.XAdd(ctx, &redis.XAddArgs{Stream: x.stream, MaxLen: maxLen, Approx: true,
+			// Exact, not "~": approximate trimming drops only whole
+			// radix nodes, so a few old events could outlive the window.
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: x.stream, MinID: minID,
 				Values: map[string]any{"event": body}})
 			ids[i] = x.ev.ID
+			streams[x.stream] = true
+		}
+		// XADD trims by one rule; the length cap is the second.
+		for stream := range streams {
+			pipe.XTrimMaxLenApprox(ctx, stream, maxLen, 0)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("outbox: xadd: %w", err)

@@ -158,3 +158,35 @@ func TestAddManyKeepsOrder(t *testing.T) {
 		t.Fatalf("outbox rows (-want +got):\n%s", diff)
 	}
 }
+
+// TestRelayTrimsOldEvents: a stream keeps only events younger than the
+// retention, so personal data in old events does not stay in Redis.
+func TestRelayTrimsOldEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+	rdb := newRedis(t)
+	stream := randStream(t, rdb)
+	old := time.Now().Add(-8 * 24 * time.Hour).UnixMilli()
+	for i := range 3 {
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: fmt.Sprintf("%d-%d", old, i),
+			Values: map[string]any{"event": "{}"}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.InTx(ctx, func(tx pgx.Tx) error {
+		return outbox.Add(ctx, tx, stream, "thing.created", "1", map[string]int{"id": 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := (&outbox.Relay{DB: d, Redis: rdb}).Once(ctx); err != nil || n != 1 {
+		t.Fatalf("Once = %d, %v", n, err)
+	}
+	entries, err := rdb.XRange(ctx, stream, "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].ID <= fmt.Sprintf("%d-9", old) {
+		t.Errorf("stream holds %d entries (%v), want only the new event", len(entries), entries)
+	}
+}

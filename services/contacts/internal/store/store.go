@@ -253,7 +253,7 @@ func (s *Store) DeleteContact(ctx context.Context, id int64) error {
 		if err := activity.DeleteAll(ctx, tx, activity.Contact, id); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), deleted)
+		return outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), outbox.Tombstone(deleted.ID))
 	})
 }
 
@@ -660,7 +660,7 @@ func (s *Store) DeleteCompany(ctx context.Context, id int64) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM companies WHERE id = $1`, id); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, Stream, contacts.CompanyDeleted, idStr(id), deleted)
+		return outbox.Add(ctx, tx, Stream, contacts.CompanyDeleted, idStr(id), outbox.Tombstone(deleted.ID))
 	})
 }
 

@@ -405,7 +405,7 @@ func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM deals WHERE id = $1`, id); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), d)
+		return outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), outbox.Tombstone(d.ID))
 	})
 }
 

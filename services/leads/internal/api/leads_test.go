@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -88,6 +89,15 @@ func TestLeadCRUD(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"lead.created", "lead.updated", "lead.deleted"}, types); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	// The delete event names the lead and keeps none of its personal data.
+	var payload string
+	if err := e.store.DB().QueryRow(context.Background(), `SELECT payload::text FROM outbox
+		WHERE stream = $1 AND type = 'lead.deleted'`, outbox.Stream("leads")).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`{"id":%d}`, int64(id)); payload != want {
+		t.Errorf("lead.deleted payload = %s, want %s", payload, want)
 	}
 }
 

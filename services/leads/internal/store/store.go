@@ -286,7 +286,7 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 		if err := activity.DeleteAll(ctx, tx, activity.Lead, id); err != nil {
 			return fmt.Errorf("delete lead activity: %w", err)
 		}
-		return event(ctx, tx, leads.EventDeleted, old)
+		return outbox.Add(ctx, tx, leads.Stream, leads.EventDeleted, fmt.Sprint(old.ID), outbox.Tombstone(old.ID))
 	})
 }
 
