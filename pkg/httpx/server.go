@@ -189,15 +189,10 @@ func LoadShutdown(l *config.Loader) Shutdown {
 }
 
 // Serve runs h on addr until ctx is cancelled, then shuts down as Server
-// does, with the Shutdown read from the environment (LoadShutdown). The
-// listener is returned through ready (if not nil) so tests can bind ":0"
-// and learn the port.
-func Serve(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
-	l := config.New()
-	sd := LoadShutdown(l)
-	if err := l.Err(); err != nil {
-		return err
-	}
+// does with sd (read once with the process configuration: LoadShutdown).
+// The listener is returned through ready (if not nil) so tests can bind
+// ":0" and learn the port.
+func Serve(ctx context.Context, addr string, h http.Handler, sd Shutdown, ready func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -84,5 +84,5 @@ func run(ctx context.Context) error {
 	defer stop()
 
 	log.Info("contacts listening", "addr", s.Addr)
-	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
+	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), s.Shutdown, nil)
 }

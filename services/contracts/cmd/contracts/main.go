@@ -118,7 +118,7 @@ func run(ctx context.Context) error {
 			Handle: directory.Handle(d), Log: log}).Run(gctx)
 		return nil
 	})
-	g.Go(func() error { return httpx.Serve(gctx, s.Addr, rt.Ops.Handler(h), nil) })
+	g.Go(func() error { return httpx.Serve(gctx, s.Addr, rt.Ops.Handler(h), s.Shutdown, nil) })
 	log.Info("contracts listening", "addr", s.Addr)
 	return g.Wait()
 }

@@ -93,7 +93,7 @@ func run(ctx context.Context) error {
 	defer stop()
 
 	log.Info("deals listening", "addr", cfg.Addr)
-	return httpx.Serve(ctx, cfg.Addr, rt.Ops.Handler(h), nil)
+	return httpx.Serve(ctx, cfg.Addr, rt.Ops.Handler(h), cfg.Shutdown, nil)
 }
 
 // migrate applies the deals schema and the shared components it embeds.

@@ -56,6 +56,7 @@ type cfg struct {
 	LoginFailures  int
 	// HashConcurrency bounds concurrent password hashes (19 MiB each).
 	HashConcurrency int
+	Shutdown        httpx.Shutdown
 	AccessTTL       time.Duration
 	RefreshTTL      time.Duration
 	TrustedProxies  *api.ClientIP
@@ -80,6 +81,7 @@ func loadConfig(l *config.Loader) (cfg, error) {
 	} else {
 		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
 	}
+	c.Shutdown = httpx.LoadShutdown(l)
 	c.LoginFailures = l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000)
 	// Bounded by memory, not only CPU: GOMAXPROCS is the node's core count
 	// when a container has no CPU limit, and 32 hashes would need 600 MiB.
@@ -179,7 +181,7 @@ func run(ctx context.Context) error {
 	go purgeLoop(ctx, st, log)
 
 	log.Info("identity listening", "addr", c.Addr)
-	err = httpx.Serve(ctx, c.Addr, ops.Handler(handlers.Routes()), nil)
+	err = httpx.Serve(ctx, c.Addr, ops.Handler(handlers.Routes()), c.Shutdown, nil)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

@@ -129,5 +129,5 @@ func run(ctx context.Context) error {
 	stopJobs := platform.Background(context.WithoutCancel(ctx), svc.RunRetries, svc.RunFinisher)
 	defer stopJobs()
 	log.Info("intake listening", "addr", s.Addr)
-	return httpx.Serve(ctx, s.Addr, ops.Handler(h), nil)
+	return httpx.Serve(ctx, s.Addr, ops.Handler(h), s.Shutdown, nil)
 }

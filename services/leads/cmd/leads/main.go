@@ -99,7 +99,7 @@ func run(ctx context.Context) error {
 	defer stop()
 
 	log.Info("leads listening", "addr", s.Addr)
-	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
+	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), s.Shutdown, nil)
 }
 
 // syncDirectory loads identity's user snapshot, retrying until identity

@@ -153,5 +153,5 @@ func run(ctx context.Context) error {
 	})
 	defer stopJobs()
 	log.Info("mail listening", "addr", s.Addr)
-	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), nil)
+	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), s.Shutdown, nil)
 }

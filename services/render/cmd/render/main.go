@@ -43,6 +43,7 @@ type settings struct {
 	Concurrency  int
 	RestartAfter int
 	JobTimeout   time.Duration
+	Shutdown     httpx.Shutdown
 }
 
 func load() (settings, error) {
@@ -58,6 +59,7 @@ func load() (settings, error) {
 		Tabs:         l.Int("RENDER_TABS", 4, 1, 64),
 		RestartAfter: l.Int("RENDER_BROWSER_RESTART_AFTER", 500, 1, 1_000_000),
 		JobTimeout:   l.Duration("RENDER_JOB_TIMEOUT", 60*time.Second),
+		Shutdown:     httpx.LoadShutdown(l),
 	}
 	// DOCX jobs need no tab, so a couple of extra slots keep them flowing
 	// while every tab prints.
@@ -127,6 +129,6 @@ func run(ctx context.Context) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })
-	g.Go(func() error { return httpx.Serve(gctx, s.Addr, ops.Handler(httpx.NotFoundHandler()), nil) })
+	g.Go(func() error { return httpx.Serve(gctx, s.Addr, ops.Handler(httpx.NotFoundHandler()), s.Shutdown, nil) })
 	return g.Wait()
 }
