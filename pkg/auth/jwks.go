@@ -87,14 +87,8 @@ func (j *JWKS) Key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
 		j.mu.Unlock()
 		return k, nil
 	}
-	f := j.refreshLocked()
-	j.mu.Unlock()
-	if f != nil {
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return nil, errNoKeys()
-		}
+	if !j.awaitRefresh(ctx) {
+		return nil, errNoKeys()
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -117,14 +111,7 @@ func (j *JWKS) Ready(ctx context.Context) error {
 		j.mu.Unlock()
 		return nil
 	}
-	f := j.refreshLocked()
-	j.mu.Unlock()
-	if f != nil {
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-		}
-	}
+	j.awaitRefresh(ctx)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.keys != nil {
@@ -143,6 +130,23 @@ func (j *JWKS) State() (fetched time.Time, lastErr error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.fetched, j.lastErr
+}
+
+// awaitRefresh is called with j.mu held and returns with it released: it
+// joins or starts a fetch (refreshLocked) and waits for it; false when ctx
+// ended first.
+func (j *JWKS) awaitRefresh(ctx context.Context) bool {
+	f := j.refreshLocked()
+	j.mu.Unlock()
+	if f == nil {
+		return true
+	}
+	select {
+	case <-f.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // refreshLocked returns the fetch in flight, or starts one when the last
