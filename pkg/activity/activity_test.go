@@ -222,7 +222,6 @@ func TestTaskPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			st, body := f.do(t, "POST", "/contacts/1/tasks", `{"title":"Call back","priority":"low"}`)
 			if st != 201 {
 				t.Fatalf("create: %d %v", st, body)
@@ -231,18 +230,7 @@ func TestTaskPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 			path := "/contacts/1/tasks/" + strconv.FormatInt(tid, 10)
 
 			// A: an uncommitted write, holding the task's row lock.
-			txA, err := f.db.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer txA.Rollback(ctx) //nolint:errcheck // no-op after Commit
-			var pidA uint32
-			if err := txA.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pidA); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := txA.Exec(ctx, tt.writeA, tid); err != nil {
-				t.Fatal(err)
-			}
+			commitA, pidA := testdb.HoldWriter(t, f.db, tt.writeA, tid)
 
 			// B: a PUT, which must wait for A.
 			req, err := http.NewRequest("PUT", f.srv.URL+path, strings.NewReader(tt.put))
@@ -271,9 +259,7 @@ func TestTaskPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 				done <- err
 			}()
 			testdb.WaitBlockedBy(t, f.db, pidA, done)
-			if err := txA.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
+			commitA()
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}

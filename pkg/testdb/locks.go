@@ -33,7 +33,8 @@ const (
 // discarded. Use HoldCommit when the held change must become visible.
 func Hold(t testing.TB, d *db.DB, sql string, args ...any) (release func()) {
 	t.Helper()
-	return hold(t, d, false, sql, args...)
+	release, _ = hold(t, d, false, sql, args...)
+	return release
 }
 
 // HoldCommit is Hold whose release commits, standing in for a concurrent
@@ -41,15 +42,28 @@ func Hold(t testing.TB, d *db.DB, sql string, args ...any) (release func()) {
 // fails the test.
 func HoldCommit(t testing.TB, d *db.DB, sql string, args ...any) (release func()) {
 	t.Helper()
+	release, _ = hold(t, d, true, sql, args...)
+	return release
+}
+
+// HoldWriter is HoldCommit that also returns the holding session's backend
+// pid, for WaitBlockedBy: the test waits until a request queues behind this
+// writer, then commits.
+func HoldWriter(t testing.TB, d *db.DB, sql string, args ...any) (commit func(), pid uint32) {
+	t.Helper()
 	return hold(t, d, true, sql, args...)
 }
 
-func hold(t testing.TB, d *db.DB, commit bool, sql string, args ...any) (release func()) {
+func hold(t testing.TB, d *db.DB, commit bool, sql string, args ...any) (release func(), pid uint32) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := d.Begin(ctx)
 	if err != nil {
 		t.Fatalf("testdb: hold %q: begin: %v", sql, err)
+	}
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		_ = tx.Rollback(ctx)
+		t.Fatalf("testdb: hold %q: backend pid: %v", sql, err)
 	}
 	if _, err := tx.Exec(ctx, sql, args...); err != nil {
 		_ = tx.Rollback(ctx)
@@ -68,7 +82,7 @@ func hold(t testing.TB, d *db.DB, commit bool, sql string, args ...any) (release
 		})
 	}
 	t.Cleanup(release)
-	return release
+	return release, pid
 }
 
 // LockWaiters returns the number of sessions of d's database waiting for a

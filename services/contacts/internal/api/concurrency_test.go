@@ -73,18 +73,7 @@ func TestPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 			rid := id(t, r)
 
 			// A: an uncommitted write to one field, holding the row lock.
-			txA, err := e.db.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer txA.Rollback(ctx) //nolint:errcheck // no-op after Commit
-			var pidA uint32
-			if err := txA.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pidA); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := txA.Exec(ctx, tt.writeA, rid); err != nil {
-				t.Fatal(err)
-			}
+			commitA, pidA := testdb.HoldWriter(t, e.db, tt.writeA, rid)
 
 			// B: a PUT of another field, which must wait for A.
 			b, err := json.Marshal(tt.put)
@@ -101,9 +90,7 @@ func TestPutAppliesOnTopOfConcurrentWrite(t *testing.T) {
 				done <- rec
 			}()
 			testdb.WaitBlockedBy(t, e.db, pidA, done)
-			if err := txA.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
+			commitA()
 			rec := <-done
 			var answer struct {
 				Data map[string]any `json:"data"`
