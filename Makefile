@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # Every module of the workspace (go.work); a context is built and tested alone too.
-MODULES := pkg gateway $(sort $(wildcard services/*)) deploy/e2e
+MODULES := pkg gateway $(sort $(wildcard services/*)) deploy/e2e deploy/k8s
 MODULES := $(foreach m,$(MODULES),$(if $(wildcard $(m)/go.mod),$(m)))
 # Binaries: gateway plus every service that has a main package.
 CMDS := $(wildcard gateway/cmd/*/main.go services/*/cmd/*/main.go)
