@@ -129,6 +129,14 @@ type deployment struct {
 	} `json:"spec"`
 }
 
+type job struct {
+	Spec struct {
+		Template struct {
+			Spec podSpec `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
 type service struct {
 	Spec struct {
 		Selector map[string]string `json:"selector"`

@@ -26,11 +26,12 @@ type rendered struct {
 	policies    map[string]networkPolicy
 	ingresses   []ingress
 	namespaces  []object
+	jobs        map[string]job
 }
 
 func load(t *testing.T, dir string) rendered {
 	t.Helper()
-	r := rendered{deployments: map[string]deployment{}, services: map[string]service{}, policies: map[string]networkPolicy{}}
+	r := rendered{deployments: map[string]deployment{}, services: map[string]service{}, policies: map[string]networkPolicy{}, jobs: map[string]job{}}
 	for _, o := range build(t, filepath.Join(deployDir, dir)) {
 		switch o.Kind {
 		case "Deployment":
@@ -61,6 +62,10 @@ func load(t *testing.T, dir string) rendered {
 			var i ingress
 			o.decode(t, &i)
 			r.ingresses = append(r.ingresses, i)
+		case "Job":
+			var j job
+			o.decode(t, &j)
+			r.jobs[o.Metadata.Name] = j
 		case "Namespace":
 			r.namespaces = append(r.namespaces, o)
 		}
@@ -94,10 +99,19 @@ func TestEveryProcessIsDeployable(t *testing.T) {
 						t.Errorf("selector %v does not match the pod labels %v", d.Spec.Selector, pod)
 					}
 					checkService(t, r, name, pod)
-					checkPod(t, d.Spec.Template.Spec)
+					checkPod(t, d.Spec.Template.Spec, true)
 					if l.production {
 						checkProduction(t, r, name, d)
 					}
+				})
+			}
+			if len(r.jobs) == 0 {
+				t.Errorf("no Job (want crm-db-bootstrap)")
+			}
+			for name, j := range r.jobs {
+				t.Run("job "+name, func(t *testing.T) {
+					t.Parallel()
+					checkPod(t, j.Spec.Template.Spec, false)
 				})
 			}
 		})
@@ -128,7 +142,9 @@ func checkService(t *testing.T, r rendered, name string, pod map[string]string) 
 	}
 }
 
-func checkPod(t *testing.T, p podSpec) {
+// checkPod checks the restricted security context and resources of a pod,
+// and its probes when it is a long-running process.
+func checkPod(t *testing.T, p podSpec, probes bool) {
 	t.Helper()
 	if p.AutomountServiceAccountToken == nil || *p.AutomountServiceAccountToken {
 		t.Errorf("automountServiceAccountToken is not false")
@@ -153,8 +169,10 @@ func checkPod(t *testing.T, p podSpec) {
 		t.Fatalf("no container")
 	}
 	for _, c := range p.Containers {
-		checkProbe(t, c.Name+" readiness", c.ReadinessProbe, "/readyz")
-		checkProbe(t, c.Name+" liveness", c.LivenessProbe, "/healthz")
+		if probes {
+			checkProbe(t, c.Name+" readiness", c.ReadinessProbe, "/readyz")
+			checkProbe(t, c.Name+" liveness", c.LivenessProbe, "/healthz")
+		}
 		for _, res := range []string{"cpu", "memory", "ephemeral-storage"} {
 			if c.Resources.Requests[res] == "" {
 				t.Errorf("%s: no %s request", c.Name, res)
