@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # Every module of the workspace (go.work); a context is built and tested alone too.
-MODULES := pkg gateway $(sort $(wildcard services/*)) deploy/e2e
+MODULES := pkg gateway $(sort $(wildcard services/*)) deploy/e2e deploy/k8s
 MODULES := $(foreach m,$(MODULES),$(if $(wildcard $(m)/go.mod),$(m)))
 # Binaries: gateway plus every service that has a main package.
 CMDS := $(wildcard gateway/cmd/*/main.go services/*/cmd/*/main.go)
@@ -15,7 +15,18 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 12m
 # pkg/testdb starts a container instead (built in only with this tag).
 TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker info >/dev/null 2>&1 && echo testcontainers))
 
-.PHONY: help build run test test-short bench lint tidy clean
+.PHONY: help build run test test-short bench lint tidy clean images images-push
+
+# Container images: `make images` builds one per process with
+# deploy/Dockerfile (gateway and context services) and deploy/render/Dockerfile,
+# tagged $(IMAGE_REGISTRY)/<process>:$(IMAGE_TAG). Needs Docker with BuildKit;
+# neither `make test` nor CI runs it (no Docker engine there).
+IMAGE_REGISTRY ?= opencrm
+IMAGE_TAG ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+DOCKER ?= docker
+# process:port of every image built from deploy/Dockerfile.
+IMAGE_SERVICES := gateway:8080 identity:8081 contacts:8082 leads:8083 deals:8084 contracts:8085 intake:8086 mail:8087
+IMAGES := $(foreach s,$(IMAGE_SERVICES),$(firstword $(subst :, ,$(s)))) render
 
 help:
 	@echo "make run    build everything and start the whole stack (gateway on :8080)"
@@ -23,6 +34,7 @@ help:
 	@echo "make build  build all binaries into bin/"
 	@echo "make bench  run the benchmarks (see docs/benchmarks.md)"
 	@echo "make lint   gofmt and go vet"
+	@echo "make images build every container image (IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)); needs Docker"
 
 build:
 	@mkdir -p bin
@@ -48,6 +60,21 @@ lint:
 
 tidy:
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done
+
+images:
+	@command -v $(DOCKER) >/dev/null || { echo "make images needs Docker ($(DOCKER) not found)"; exit 1; }
+	@set -e; for s in $(IMAGE_SERVICES); do \
+		name=$${s%%:*}; port=$${s##*:}; module=services/$$name; \
+		[ $$name = gateway ] && module=gateway; \
+		echo "image $(IMAGE_REGISTRY)/$$name:$(IMAGE_TAG)"; \
+		DOCKER_BUILDKIT=1 $(DOCKER) build -f deploy/Dockerfile --build-arg SERVICE=$$name \
+			--build-arg MODULE=$$module --build-arg PORT=$$port -t $(IMAGE_REGISTRY)/$$name:$(IMAGE_TAG) .; \
+	done
+	@echo "image $(IMAGE_REGISTRY)/render:$(IMAGE_TAG)"
+	@DOCKER_BUILDKIT=1 $(DOCKER) build -f deploy/render/Dockerfile -t $(IMAGE_REGISTRY)/render:$(IMAGE_TAG) .
+
+images-push: images
+	@set -e; for i in $(IMAGES); do $(DOCKER) push $(IMAGE_REGISTRY)/$$i:$(IMAGE_TAG); done
 
 clean:
 	rm -rf bin .run

@@ -40,6 +40,7 @@ psql "$DATABASE_URL" -c 'select 1' >/dev/null 2>&1 || {
 	log "creating database $DBNAME"
 	psql "$ADMIN_URL" -qc "CREATE DATABASE \"$DBNAME\"" || die "cannot create database $DBNAME"
 }
+command -v redis-cli >/dev/null || die "redis-cli not found (apt-get install redis-tools); it checks that Redis is reachable"
 redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 || die "Redis is not reachable at $REDIS_URL"
 
 SERVICES=(identity contacts deals leads contracts intake mail)
