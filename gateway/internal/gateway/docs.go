@@ -64,8 +64,8 @@ func renderDocs(spec obj) ([]byte, string, error) {
 	}
 	type prob struct{ Code, Desc string }
 	var problems []prob
-	for code, r := range problemResponses() {
-		problems = append(problems, prob{code, r.(obj)["description"].(string)})
+	for code, d := range problemCodes {
+		problems = append(problems, prob{code, d})
 	}
 	sort.Slice(problems, func(i, j int) bool { return problems[i].Code < problems[j].Code })
 

@@ -122,7 +122,10 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := OpenAPI()
+	spec, err := OpenAPI()
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
