@@ -84,6 +84,7 @@ var (
 		qp("status", "string", "One status or a comma-separated list of open, won, lost."),
 		qp("stage_id", "integer", ""), qp("company_id", "integer", ""), qp("contact_id", "integer", ""),
 		qp("assigned_to", "integer", "User id."), scope)
+	simplePage      = pageParams
 	submissionQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "", "pending", "delivered", "failed", "spam"), qp("api_key_id", "integer", ""))
 )
@@ -140,7 +141,7 @@ func Operations() []Operation {
 	add(crud("Contacts", "/contacts", "Contact", "contact", JWT, bPage, contactQuery)...)
 	add(activity("Contacts", "/contacts", "contact", true)...)
 	add(
-		Operation{"GET", "/contacts/{id}/linked-emails", "Contacts", "Synced emails linked to the contact, newest first", JWT, "Email", bNone, 200, bList, nil},
+		Operation{"GET", "/contacts/{id}/linked-emails", "Contacts", "Synced emails linked to the contact, newest first", JWT, "EmailSummary", bNone, 200, bPage, simplePage},
 		Operation{"GET", "/contacts/export", "Contacts", "Export contacts as CSV (accepts the list filters)", Admin, "", bNone, 200, bCSV, contactQuery},
 		Operation{"GET", "/contacts/template", "Contacts", "CSV import template (header line)", Admin, "", bNone, 200, bCSV, nil},
 		Operation{"POST", "/contacts/import", "Contacts", "Import contacts from CSV (≤ 20 MB, 100,000 rows)", Admin, "ImportResult", bMultipart, 200, bRaw, nil},
@@ -156,7 +157,7 @@ func Operations() []Operation {
 	)
 	add(activity("Leads", "/leads", "lead", true)...)
 	add(
-		Operation{"GET", "/leads/{id}/linked-emails", "Leads", "Synced emails linked to the lead, newest first", JWT, "Email", bNone, 200, bList, nil},
+		Operation{"GET", "/leads/{id}/linked-emails", "Leads", "Synced emails linked to the lead, newest first", JWT, "EmailSummary", bNone, 200, bPage, simplePage},
 		Operation{"GET", "/leads/export", "Leads", "Export leads as CSV (accepts the list filters)", Admin, "", bNone, 200, bCSV, leadQuery},
 		Operation{"GET", "/leads/template", "Leads", "CSV import template (header line)", Admin, "", bNone, 200, bCSV, nil},
 		Operation{"GET", "/leads/match-company", "Leads", "Existing companies matching a company name", JWT, "Company", bNone, 200, bList, []Param{{Name: "company", Type: "string", Desc: "Company name.", Required: true}}},
@@ -267,6 +268,7 @@ func OpenAPI() (obj, error) {
 				"under /docs/problems. Timestamps are UTC with microseconds. Conventions (envelopes, pagination, " +
 				"authentication, CSV, idempotency) are described in docs/api.md of the repository.",
 			"license": obj{"name": "MIT", "identifier": "MIT"},
+			"contact": obj{"name": "OpenCRM maintainers", "url": "https://github.com/opencrm/crm"},
 		},
 		"servers": []obj{{"url": "/api", "description": "This gateway"}},
 		"tags":    tagObjs,
@@ -283,6 +285,14 @@ func OpenAPI() (obj, error) {
 			"headers":   headerComponents(),
 		},
 	}, nil
+}
+
+// authDescriptions say who may call an operation.
+var authDescriptions = map[Policy]string{
+	Public: "No credential needed.",
+	JWT:    "Needs a bearer access token.",
+	Admin:  "Needs a bearer access token of a user with the admin role.",
+	Key:    "Needs an API key in X-API-Key; bearer tokens are refused.",
 }
 
 // tagDescriptions introduce each section of the reference.
@@ -341,11 +351,11 @@ func operationObject(set *schemaSet, op Operation) obj {
 		o["security"] = []obj{{"bearerAuth": []string{}}}
 	case Admin:
 		o["security"] = []obj{{"bearerAuth": []string{}}}
-		o["description"] = "Requires the admin role."
 		o["x-admin"] = true
 	case Key:
 		o["security"] = []obj{{"apiKey": []string{}}}
 	}
+	o["description"] = op.Summary + ". " + authDescriptions[op.Auth]
 	var params []obj
 	for _, name := range pathParams(op.Path) {
 		params = append(params, obj{"name": name, "in": "path", "required": true,
@@ -390,7 +400,7 @@ func operationObject(set *schemaSet, op Operation) obj {
 			r := successResponse(set, op, override.out)
 			r["description"] = extraResponses[op.Method+" "+op.Path][code]
 			if op.Method+" "+op.Path == "POST /emails" {
-				r["content"] = obj{"application/json": obj{"schema": obj{"oneOf": []obj{
+				r["content"] = obj{"application/json": obj{"schema": obj{"anyOf": []obj{
 					set.ref(envelope.Record[mailapi.Email]{}), set.ref(envelope.Record[mailapi.EmailRef]{}),
 				}}}}
 			}
@@ -512,7 +522,7 @@ func successResponse(set *schemaSet, op Operation, out any) obj {
 // addExamples gives each JSON request and response media type of an
 // operation an example built from its schema.
 func addExamples(o obj, schemas obj) {
-	media := func(content any) {
+	media := func(content any, request bool) {
 		c, _ := content.(obj)
 		for typ, m := range c {
 			mt := m.(obj)
@@ -520,18 +530,18 @@ func addExamples(o obj, schemas obj) {
 				continue
 			}
 			sch := mt["schema"]
-			if one, ok := sch.(obj)["oneOf"].([]obj); ok {
+			if one, ok := sch.(obj)["anyOf"].([]obj); ok {
 				sch = one[0]
 			}
-			mt["example"] = example(toJSON(sch), schemas, 0)
+			mt["example"] = example(toJSON(sch), schemas, 0, request)
 		}
 	}
 	if rb, ok := o["requestBody"].(obj); ok {
-		media(rb["content"])
+		media(rb["content"], true)
 	}
 	for _, r := range o["responses"].(obj) {
 		if rm, ok := r.(obj); ok {
-			media(rm["content"])
+			media(rm["content"], false)
 		}
 	}
 }

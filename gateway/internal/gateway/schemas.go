@@ -132,6 +132,13 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 		p.PropertySchema.Type = (&jsonschema.Type{}).WithSliceOfSimpleTypeValues(st...)
 	}
 	tag := p.Field.Tag.Get("json")
+	if p.Field.Type.Kind() == reflect.Pointer && p.PropertySchema.Ref != nil && !strings.Contains(tag, ",omitempty") {
+		// A nil pointer to a record is sent as null.
+		ref := *p.PropertySchema
+		*p.PropertySchema = jsonschema.Schema{AnyOf: []jsonschema.SchemaOrBool{
+			ref.ToSchemaOrBool(), jsonschema.Null.ToSchemaOrBool(),
+		}}
+	}
 	if !strings.Contains(tag, ",omitempty") && !slices.Contains(p.ParentSchema.Required, p.Name) {
 		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
 	}
@@ -195,13 +202,13 @@ func walkSchemas(v any, f func(obj)) {
 
 // example builds an example value of a schema from its examples, consts,
 // enums, formats and types, following $refs into defs.
-func example(s any, defs obj, depth int) any {
+func example(s any, defs obj, depth int, request bool) any {
 	m, ok := s.(obj)
 	if !ok || depth > 8 {
 		return nil
 	}
 	if r, ok := m["$ref"].(string); ok {
-		return example(defs[strings.TrimPrefix(r, "#/components/schemas/")], defs, depth+1)
+		return example(defs[strings.TrimPrefix(r, "#/components/schemas/")], defs, depth+1, request)
 	}
 	if ex, ok := m["examples"].([]any); ok && len(ex) > 0 {
 		return ex[0]
@@ -229,17 +236,18 @@ func example(s any, defs obj, depth int) any {
 		out := obj{}
 		props, _ := m["properties"].(obj)
 		for name, p := range props {
-			if pm, _ := p.(obj); pm["writeOnly"] == true && depth > 0 {
+			// A request shows no server-set field, an answer no secret.
+			if pm, _ := p.(obj); (request && pm["readOnly"] == true) || (!request && pm["writeOnly"] == true) {
 				continue
 			}
-			out[name] = example(p, defs, depth+1)
+			out[name] = example(p, defs, depth+1, request)
 		}
 		if ap, ok := m["additionalProperties"].(obj); ok && len(props) == 0 {
-			out["key"] = example(ap, defs, depth+1)
+			out["key"] = example(ap, defs, depth+1, request)
 		}
 		return out
 	case "array":
-		if it := example(m["items"], defs, depth+1); it != nil {
+		if it := example(m["items"], defs, depth+1, request); it != nil {
 			return []any{it}
 		}
 		return []any{}

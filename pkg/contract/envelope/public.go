@@ -42,8 +42,11 @@ type FieldError struct {
 }
 
 // Problem is every error answer, application/problem+json (RFC 9457).
-// Type resolves to a page explaining Code.
+// Type resolves to a page explaining Code. Some codes add extension
+// members (already_qualified names the contact_id, company_id and deal_id
+// the lead became), so other members are allowed.
 type Problem struct {
+	_         struct{}     `additionalProperties:"true"`
 	Type      string       `json:"type" format:"uri-reference" example:"/docs/problems#validation_failed"`
 	Title     string       `json:"title" example:"Unprocessable Entity"`
 	Status    int          `json:"status" minimum:"400" maximum:"599" example:"422"`

@@ -28,7 +28,7 @@ type UserInput struct {
 type UserUpdate struct {
 	Name     string  `json:"name" minLength:"1" maxLength:"100"`
 	Email    string  `json:"email" minLength:"1" maxLength:"255" format:"email"`
-	Password *string `json:"password,omitempty" writeOnly:"true" minLength:"10" maxLength:"256"`
+	Password *string `json:"password,omitempty" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
 	Role     *string `json:"role,omitempty" enum:"admin,user"`
 	TeamID   *int64  `json:"team_id,omitempty" nullable:"true" minimum:"1"`
 	Active   *bool   `json:"active,omitempty"`
