@@ -301,7 +301,7 @@ var tagDescriptions = map[string]string{
 	"Users":              "Accounts (admin only).",
 	"Teams":              "Teams group users for scope=team (admin only).",
 	"API keys":           "Keys for the public intake API (admin only).",
-	"Contacts":           "People, with their notes, tasks, linked emails and CSV import/export.",
+	"Contacts":           "People, with their notes, tasks, linked emails and CSV import/export. The Contact record:\n\n<SchemaDefinition schemaRef=\"#/components/schemas/Contact\" />",
 	"Companies":          "Organisations contacts and deals belong to.",
 	"Leads":              "Prospects, qualified into contacts, companies and deals.",
 	"Deals":              "The pipeline: stages, deals and quotes (money in decimal).",
@@ -568,7 +568,7 @@ func errorCodes(op Operation) []string {
 		codes = append(codes, "404")
 	}
 	if op.Request != bNone {
-		codes = append(codes, "400", "413", "415", "422")
+		codes = append(codes, "400", "408", "413", "415", "422")
 	}
 	if op.Method == "GET" && len(op.Query) > 0 {
 		codes = append(codes, "400", "422")
@@ -580,7 +580,7 @@ func errorCodes(op Operation) []string {
 // problemCodes explains each status's problem codes; /docs/problems
 // renders them too.
 var problemCodes = map[string]string{
-	"400": "malformed_json, bad_request or invalid_query",
+	"400": "malformed_json or bad_request",
 	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
 	"403": "forbidden: the admin role is required, or the API key does not allow the origin",
 	"404": "not_found",
@@ -589,7 +589,8 @@ var problemCodes = map[string]string{
 	"415": "unsupported_media_type (also any Content-Encoding other than identity)",
 	"422": "validation_failed with errors[].field",
 	"429": "rate_limited (Retry-After and RateLimit-* headers)",
-	"500": "internal_error: a fault of the server, logged with the request id",
+	"408": "request_timeout: the body did not arrive in time",
+	"500": "internal: a fault of the server, logged with the request id",
 	"502": "upstream_unavailable",
 	"503": "upstream_unavailable (Retry-After)",
 	"504": "upstream_timeout",
