@@ -84,7 +84,10 @@ var (
 		qp("status", "string", "One status or a comma-separated list of open, won, lost."),
 		qp("stage_id", "integer", ""), qp("company_id", "integer", ""), qp("contact_id", "integer", ""),
 		qp("assigned_to", "integer", "User id."), scope)
-	simplePage      = pageParams
+	simplePage = pageParams
+	userQuery  = append(append([]Param{}, pageParams...),
+		qp("role", "string", "", "admin", "user"), qp("team_id", "integer", ""), qp("active", "string", "", "true", "false"),
+		qp("sort_by", "string", "Default name.", "name", "email", "role", "created_at", "updated_at"))
 	submissionQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "", "pending", "delivered", "failed", "spam"), qp("api_key_id", "integer", ""))
 )
@@ -129,7 +132,7 @@ func Operations() []Operation {
 		Operation{"GET", "/auth/jwks", "Auth", "Public keys that sign access tokens (JWKS)", Public, "JWKS", bNone, 200, bRaw, nil},
 		Operation{"POST", "/auth/keys/rotate", "Auth", "Rotate the token signing key", Admin, "", bNone, 200, bRecord, nil},
 	)
-	add(crud("Users", "/users", "User", "user", Admin, bList, nil)...)
+	add(crud("Users", "/users", "User", "user", Admin, bPage, userQuery)...)
 	ops[len(ops)-1].Summary = "Deactivate a user (users stay referenced)"
 	add(crud("Teams", "/teams", "Team", "team", Admin, bList, nil)...)
 	add(
@@ -160,7 +163,7 @@ func Operations() []Operation {
 		Operation{"GET", "/leads/{id}/linked-emails", "Leads", "Synced emails linked to the lead, newest first", JWT, "EmailSummary", bNone, 200, bPage, simplePage},
 		Operation{"GET", "/leads/export", "Leads", "Export leads as CSV (accepts the list filters)", Admin, "", bNone, 200, bCSV, leadQuery},
 		Operation{"GET", "/leads/template", "Leads", "CSV import template (header line)", Admin, "", bNone, 200, bCSV, nil},
-		Operation{"GET", "/leads/match-company", "Leads", "Existing companies matching a company name", JWT, "Company", bNone, 200, bList, []Param{{Name: "company", Type: "string", Desc: "Company name.", Required: true}}},
+		Operation{"GET", "/leads/match-company", "Leads", "Existing companies matching a company name, best first", JWT, "CompanyMatch", bNone, 200, bList, []Param{{Name: "company", Type: "string", Desc: "Company name.", Required: true}}},
 		Operation{"GET", "/leads/match-contact", "Leads", "Existing contacts matching an email", JWT, "Contact", bNone, 200, bList, []Param{{Name: "email", Type: "string", Desc: "Email address.", Required: true}}},
 		Operation{"POST", "/leads/import", "Leads", "Import leads from CSV (≤ 20 MB, 100,000 rows)", JWT, "ImportResult", bMultipart, 200, bRaw, nil},
 	)
@@ -439,7 +442,7 @@ func queryParam(q Param) obj {
 		s["default"] = "ASC"
 	case "date_from", "date_to":
 		s["format"] = "date"
-	case "company_id", "assigned_to", "deal_id", "contact_id", "lead_id":
+	case "company_id", "assigned_to", "deal_id", "contact_id", "lead_id", "team_id", "stage_id", "api_key_id":
 		s["minimum"] = 1
 	case "expiring_within":
 		s["minimum"] = 0
