@@ -461,7 +461,7 @@ func queryParam(q Param) obj {
 // and the generic error codes: state conflicts and alternative successes.
 var extraResponses = map[string]map[string]string{
 	"POST /leads/{id}/qualify":        {"409": ""},
-	"POST /public/leads":              {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": "", "403": ""},
+	"POST /public/leads":              {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": ""},
 	"PUT /contracts/{id}":             {"409": ""},
 	"PUT /contracts/{id}/regenerate":  {"409": ""},
 	"POST /contracts/{id}/executed":   {"409": ""},
@@ -564,7 +564,8 @@ func errorCodes(op Operation) []string {
 	if op.Auth != Public {
 		codes = append(codes, "401")
 	}
-	if op.Auth == Admin {
+	if op.Auth != Public {
+		// Admin routes, records of other users, API keys refusing an origin.
 		codes = append(codes, "403")
 	}
 	if strings.Contains(op.Path, "{") {
@@ -585,7 +586,7 @@ func errorCodes(op Operation) []string {
 var problemCodes = map[string]string{
 	"400": "malformed_json or bad_request",
 	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
-	"403": "forbidden: the admin role is required, or the API key does not allow the origin",
+	"403": "forbidden: the admin role is required, the record belongs to another user, or the API key does not allow the origin",
 	"404": "not_found",
 	"409": "conflict, invalid_transition, already_qualified, qualification_in_progress, stage_in_use, template_in_use, idempotency_key_reused or request_in_progress",
 	"413": "payload_too_large",
