@@ -28,6 +28,7 @@ replace github.com/opencrm/crm/pkg => ../../pkg
 
 require (
 	github.com/chromedp/chromedp v0.23.0
+	github.com/google/go-cmp v0.7.0
 	github.com/opencrm/crm/pkg v0.0.0
 	github.com/opencrm/crm/services/render v0.0.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

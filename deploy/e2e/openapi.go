@@ -298,3 +298,21 @@ func (c *Contract) Seen() int {
 	defer c.mu.Unlock()
 	return c.seen
 }
+
+// ValidateRequest checks a JSON request body against the request schema
+// of the documented operation method+template.
+func (c *Contract) ValidateRequest(method, template string, body any) error {
+	op := c.ops[template][method]
+	if op == nil || op.request == nil {
+		return fmt.Errorf("%s %s: no documented JSON request body", method, template)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return op.request.Validate(v)
+}
