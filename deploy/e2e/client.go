@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -32,6 +33,8 @@ type Response struct {
 	// RequestJSON is the JSON request body sent, decoded for the contract
 	// check (nil when none was sent).
 	RequestJSON any
+	// RequestQuery is the query string sent.
+	RequestQuery url.Values
 }
 
 // transport is shared by every test client. net/http's default keeps two
@@ -120,7 +123,7 @@ func (c *Client) send(req *http.Request, sent any) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b, RequestJSON: sent}
+	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b, RequestJSON: sent, RequestQuery: req.URL.Query()}
 	_ = json.Unmarshal(b, &r.JSON)
 	if c.Record != nil {
 		c.Record(req.Method, req.URL.Path, r)

@@ -21,8 +21,8 @@ import (
 // answer's content type among that response's media types and its body
 // valid against the response's schema (JSON Schema 2020-12) with no
 // property the document does not list. A JSON request body the service
-// accepted must be valid against the operation's request schema, and a
-// 201 must carry Location.
+// accepted must be valid against the operation's request schema, every
+// query parameter must be documented, and a 201 must carry Location.
 type Contract struct {
 	ops map[string]map[string]*contractOp // template → method → operation
 
@@ -33,6 +33,7 @@ type Contract struct {
 
 // contractOp is one documented operation, its schemas compiled.
 type contractOp struct {
+	query     map[string]bool               // documented query parameters
 	request   *jsonschema.Schema            // application/json request body, nil for none
 	responses map[string]map[string]*schema // status → media type → schema (nil schema: not JSON)
 }
@@ -87,9 +88,16 @@ func NewContract(raw any) (*Contract, error) {
 	for p, item := range paths {
 		c.ops[p] = map[string]*contractOp{}
 		for m, o := range item.(map[string]any) {
-			op := &contractOp{responses: map[string]map[string]*schema{}}
+			op := &contractOp{query: map[string]bool{}, responses: map[string]map[string]*schema{}}
 			c.ops[p][strings.ToUpper(m)] = op
 			om := o.(map[string]any)
+			params, _ := om["parameters"].([]any)
+			for _, prm := range params {
+				pm, _ := prm.(map[string]any)
+				if pm["in"] == "query" {
+					op.query[fmt.Sprint(pm["name"])] = true
+				}
+			}
 			if rb, ok := om["requestBody"].(map[string]any); ok {
 				content, _ := rb["content"].(map[string]any)
 				if mt, ok := content["application/json"].(map[string]any); ok {
@@ -194,6 +202,11 @@ func (c *Contract) check(op *contractOp, name string, r *Response, report func(s
 	if !ok {
 		report("%s: status %d not documented", name, r.Status)
 		return
+	}
+	for q := range r.RequestQuery {
+		if !op.query[q] {
+			report("%s: query parameter %q not documented", name, q)
+		}
 	}
 	if op.request != nil && r.RequestJSON != nil && r.Status < 300 {
 		if err := op.request.Validate(r.RequestJSON); err != nil {
