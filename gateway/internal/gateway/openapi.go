@@ -119,7 +119,8 @@ func crud(tag, base, schema, noun string, auth Policy, listBody string, query []
 	}
 }
 
-// Operations is the public API (spec section 4, DESIGN 4 to 10).
+// Operations is the public API, one entry per documented operation (the
+// conventions they share are in docs/api.md).
 func Operations() []Operation {
 	var ops []Operation
 	add := func(o ...Operation) { ops = append(ops, o...) }
