@@ -33,7 +33,7 @@ help:
 	@echo "make test   run every test of every module against real PostgreSQL, Redis and Chromium"
 	@echo "make build  build all binaries into bin/"
 	@echo "make bench  run the benchmarks (see docs/benchmarks.md)"
-	@echo "make lint   gofmt and go vet"
+	@echo "make lint   gofmt, go vet and the OpenAPI lint (Spectral, Redocly)"
 	@echo "make images build every container image (IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)); needs Docker"
 
 build:
@@ -57,6 +57,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(foreach m,$(MODULES),./$(m)/...)
+	@.ci/lint-openapi
 
 tidy:
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done

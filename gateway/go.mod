@@ -10,6 +10,7 @@ require (
 	github.com/opencrm/crm/pkg v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/swaggest/jsonschema-go v0.3.74
 	github.com/valyala/fasthttp v1.51.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.24.0
@@ -28,6 +29,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
+	github.com/swaggest/refl v1.3.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

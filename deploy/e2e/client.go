@@ -7,7 +7,10 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Client calls the gateway as an API consumer would.
@@ -27,6 +30,11 @@ type Response struct {
 	Header http.Header
 	Body   []byte
 	JSON   map[string]any
+	// RequestJSON is the JSON request body sent, decoded for the contract
+	// check (nil when none was sent).
+	RequestJSON any
+	// RequestQuery is the query string sent.
+	RequestQuery url.Values
 }
 
 // transport is shared by every test client. net/http's default keeps two
@@ -67,10 +75,16 @@ func (c *Client) Do(method, path string, body any) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if body == nil {
+		return c.send(req, nil)
 	}
-	return c.send(req)
+	req.Header.Set("Content-Type", "application/json")
+	b, _ := json.Marshal(body)
+	sent, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return c.send(req, sent)
 }
 
 // Upload sends a multipart form with one file field.
@@ -88,10 +102,10 @@ func (c *Client) Upload(path, field, filename string, content []byte) (*Response
 		return nil, err
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	return c.send(req)
+	return c.send(req, nil)
 }
 
-func (c *Client) send(req *http.Request) (*Response, error) {
+func (c *Client) send(req *http.Request, sent any) (*Response, error) {
 	for k, vs := range c.Header {
 		for _, v := range vs {
 			req.Header.Add(k, v)
@@ -109,7 +123,7 @@ func (c *Client) send(req *http.Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b, RequestJSON: sent, RequestQuery: req.URL.Query()}
 	_ = json.Unmarshal(b, &r.JSON)
 	if c.Record != nil {
 		c.Record(req.Method, req.URL.Path, r)

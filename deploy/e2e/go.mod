@@ -9,6 +9,8 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hibiken/asynq v0.26.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -25,8 +27,11 @@ require (
 replace github.com/opencrm/crm/pkg => ../../pkg
 
 require (
+	github.com/chromedp/chromedp v0.23.0
+	github.com/google/go-cmp v0.7.0
 	github.com/opencrm/crm/pkg v0.0.0
 	github.com/opencrm/crm/services/render v0.0.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 )
 
 replace github.com/opencrm/crm/services/render => ../../services/render

@@ -49,8 +49,9 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	// Every exchange the tests made must match the published OpenAPI
-	// document (DESIGN 11): a route, method or status it does not list is a
-	// documentation bug that users would hit.
+	// document (see Contract and docs/api.md): a route, method, status,
+	// query parameter, content type or body field it does not describe is
+	// a documentation bug that users would hit.
 	if problems := stack.Contract.Problems(); len(problems) > 0 {
 		fmt.Fprintf(os.Stderr, "OpenAPI contract: %d of the exchanges' shapes are not documented:\n", len(problems))
 		for _, p := range problems {

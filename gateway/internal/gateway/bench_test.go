@@ -3,6 +3,7 @@ package gateway
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,54 @@ func BenchmarkDirect(b *testing.B) {
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
+		}
+	})
+}
+
+// BenchmarkProxyContactList is the unfiltered contact list through the
+// gateway (JWT, both rate limits, proxy) to a fake service.
+func BenchmarkProxyContactList(b *testing.B) {
+	e := newEnv(b, func(c *Config) { c.UserPerMinute, c.IPPerMinute = 1_000_000, 1_000_000 })
+	tok := e.iss.User(b, 7)
+	benchGateway(b, func() *http.Request {
+		hr, _ := http.NewRequest("GET", e.base+"/api/contacts", nil)
+		hr.Header.Set("Authorization", "Bearer "+tok)
+		return hr
+	}, e, http.StatusOK)
+}
+
+// BenchmarkProxyPublicLead is POST /public/leads through the gateway (API
+// key, rate limits, 64 KiB body limit, proxy) to a fake intake answering
+// 201, whose Location the gateway adds.
+func BenchmarkProxyPublicLead(b *testing.B) {
+	e := newEnv(b, func(c *Config) { c.UserPerMinute, c.IPPerMinute = 1_000_000, 1_000_000 })
+	e.identity.set("crm_bench", true)
+	const body = `{"first_name":"Wendy","last_name":"Web","email":"wendy@example.com","source":"website"}`
+	benchGateway(b, func() *http.Request {
+		hr, _ := http.NewRequest("POST", e.base+"/api/public/leads?created=1", strings.NewReader(body))
+		hr.Header.Set("X-API-Key", "crm_bench")
+		hr.Header.Set("Content-Type", "application/json")
+		return hr
+	}, e, http.StatusCreated)
+}
+
+func benchGateway(b *testing.B, newReq func() *http.Request, e *env, want int) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := e.client.Do(newReq())
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != want {
+				b.Errorf("status %d, want %d", resp.StatusCode, want)
+				return
+			}
 		}
 	})
 }

@@ -63,8 +63,6 @@ type Gateway struct {
 	limiter   *Limiter
 	metrics   *metrics
 	openapi   []byte
-	docs      []byte
-	docsCSP   string
 
 	// draining is set once Serve's context ends: /readyz answers 503 and
 	// every response closes its connection.
@@ -122,14 +120,13 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := OpenAPI()
-	specJSON, err := json.Marshal(spec)
+	spec, err := OpenAPI()
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	docs, docsCSP, err := renderDocs(spec)
+	specJSON, err := json.Marshal(spec)
 	if err != nil {
-		return nil, fmt.Errorf("docs: %w", err)
+		return nil, fmt.Errorf("openapi: %w", err)
 	}
 	g := &Gateway{
 		cfg: cfg, log: log, table: Table,
@@ -138,7 +135,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		keys:    NewKeyVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
-		metrics: m, openapi: specJSON, docs: docs, docsCSP: docsCSP,
+		metrics: m, openapi: specJSON,
 	}
 	g.app = fiber.New(fiber.Config{
 		DisableStartupMessage:        true,
@@ -171,11 +168,9 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		c.Set(fiber.HeaderContentType, "application/json")
 		return c.Send(g.openapi)
 	})
-	g.app.Get("/docs", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
-		c.Set("Content-Security-Policy", g.docsCSP)
-		return c.Send(g.docs)
-	})
+	if err := docsRoutes(g.app); err != nil {
+		return nil, fmt.Errorf("docs: %w", err)
+	}
 	g.app.Use(g.api)
 	return g, nil
 }
@@ -316,8 +311,11 @@ func (g *Gateway) finishBody(c *fiber.Ctx, st *reqState) {
 
 func opsRoute(p string) string {
 	switch p {
-	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs":
+	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/docs/problems":
 		return p
+	}
+	if strings.HasPrefix(p, "/docs/assets/") {
+		return "/docs/assets"
 	}
 	return "unmatched"
 }

@@ -90,6 +90,12 @@ func newUpstream(t testing.TB, name string, extra http.Handler) *upstream {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Upstream", name)
+		if r.URL.Query().Get("created") != "" {
+			// A create: 201 with the new record's id, as services answer.
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"success":true,"data":{"id":88,"submission_id":301},"message":"Lead created"}`)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 		_ = json.NewEncoder(w).Encode(s)
 	}))

@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
+
+	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,35 +43,53 @@ type Operation struct {
 	Query   []Param
 }
 
-// Param is a query parameter.
+// Param is a query parameter; Enum lists its allowed values.
 type Param struct {
 	Name, Type, Desc string
+	Enum             []string
+	Required         bool
+}
+
+func qp(name, typ, desc string, enum ...string) Param {
+	return Param{Name: name, Type: typ, Desc: desc, Enum: enum}
 }
 
 var (
 	pageParams = []Param{
-		{"page", "integer", "page number, default 1"},
-		{"per_page", "integer", "page size, default 25, max 100"},
-		{"search", "string", "case-insensitive search term"},
-		{"sort_dir", "string", "ASC (default) or DESC"},
+		qp("page", "integer", "Page number, default 1."),
+		qp("per_page", "integer", "Page size, default 25, at most 100."),
+		qp("search", "string", "Case-insensitive search term."),
+		qp("sort_dir", "string", "ASC (default) or DESC.", "ASC", "DESC", "asc", "desc"),
 	}
+	scope        = qp("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
 	contactQuery = append(append([]Param{}, pageParams...),
-		Param{"status", "string", "active, inactive"}, Param{"company_id", "integer", ""},
-		Param{"assigned_to", "integer", "user id"}, Param{"source", "string", ""},
-		Param{"date_from", "string", "created_at from, YYYY-MM-DD"}, Param{"date_to", "string", "created_at to, YYYY-MM-DD"},
-		Param{"scope", "string", "me, team, company"},
-		Param{"sort_by", "string", "name (default), email, phone, company_name, status, created_at"})
+		qp("status", "string", "", "active", "inactive"), qp("company_id", "integer", ""),
+		qp("assigned_to", "integer", "User id."), qp("source", "string", ""),
+		qp("date_from", "string", "created_at from, YYYY-MM-DD."), qp("date_to", "string", "created_at to, YYYY-MM-DD."),
+		scope,
+		qp("sort_by", "string", "Default name.", "name", "email", "phone", "company_name", "status", "created_at"))
 	leadQuery = append(append([]Param{}, pageParams...),
-		Param{"status", "string", "new, contacted, qualified, disqualified"}, Param{"source", "string", ""},
-		Param{"assigned_to", "integer", "user id"},
-		Param{"date_from", "string", "created_at from, YYYY-MM-DD"}, Param{"date_to", "string", "created_at to, YYYY-MM-DD"},
-		Param{"scope", "string", "me, team, company"},
-		Param{"sort_by", "string", "name (default), email, company_name, status, source, assigned_to_name, created_at"})
+		qp("status", "string", "", "new", "contacted", "qualified", "disqualified"), qp("source", "string", ""),
+		qp("assigned_to", "integer", "User id."),
+		qp("date_from", "string", "created_at from, YYYY-MM-DD."), qp("date_to", "string", "created_at to, YYYY-MM-DD."),
+		scope,
+		qp("sort_by", "string", "Default name.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at"))
 	contractQuery = append(append([]Param{}, pageParams...),
-		Param{"status", "string", "one status or a comma-separated list"}, Param{"deal_id", "integer", ""},
-		Param{"expiring_within", "integer", "days; active and executed contracts only"},
-		Param{"sort_by", "string", "contract_number (default), name, company_name, deal_title, status, effective_date, termination_date, created_at"})
+		qp("status", "string", "One status or a comma-separated list of draft, active, executed, expired, terminated, archived."), qp("deal_id", "integer", ""),
+		qp("expiring_within", "integer", "Days; active and executed contracts only."),
+		qp("sort_by", "string", "Default contract_number.", "contract_number", "name", "company_name", "deal_title", "status", "effective_date", "termination_date", "created_at"))
+	companyQuery = append(append([]Param{}, pageParams...),
+		qp("sort_by", "string", "Default name.", "name", "created_at"))
+	dealQuery = append(append([]Param{}, pageParams...),
+		qp("status", "string", "One status or a comma-separated list of open, won, lost."),
+		qp("stage_id", "integer", ""), qp("company_id", "integer", ""), qp("contact_id", "integer", ""),
+		qp("assigned_to", "integer", "User id."), scope)
 	simplePage = pageParams
+	userQuery  = append(append([]Param{}, pageParams...),
+		qp("role", "string", "", "admin", "user"), qp("team_id", "integer", ""), qp("active", "string", "", "true", "false"),
+		qp("sort_by", "string", "Default name.", "name", "email", "role", "created_at", "updated_at"))
+	submissionQuery = append(append([]Param{}, pageParams...),
+		qp("status", "string", "", "pending", "delivered", "failed", "spam"), qp("api_key_id", "integer", ""))
 )
 
 // activity adds the notes and tasks endpoints of a parent resource.
@@ -97,7 +119,8 @@ func crud(tag, base, schema, noun string, auth Policy, listBody string, query []
 	}
 }
 
-// Operations is the public API (spec section 4, DESIGN 4 to 10).
+// Operations is the public API, one entry per documented operation (the
+// conventions they share are in docs/api.md).
 func Operations() []Operation {
 	var ops []Operation
 	add := func(o ...Operation) { ops = append(ops, o...) }
@@ -110,7 +133,7 @@ func Operations() []Operation {
 		Operation{"GET", "/auth/jwks", "Auth", "Public keys that sign access tokens (JWKS)", Public, "JWKS", bNone, 200, bRaw, nil},
 		Operation{"POST", "/auth/keys/rotate", "Auth", "Rotate the token signing key", Admin, "", bNone, 200, bRecord, nil},
 	)
-	add(crud("Users", "/users", "User", "user", Admin, bList, nil)...)
+	add(crud("Users", "/users", "User", "user", Admin, bPage, userQuery)...)
 	ops[len(ops)-1].Summary = "Deactivate a user (users stay referenced)"
 	add(crud("Teams", "/teams", "Team", "team", Admin, bList, nil)...)
 	add(
@@ -122,12 +145,12 @@ func Operations() []Operation {
 	add(crud("Contacts", "/contacts", "Contact", "contact", JWT, bPage, contactQuery)...)
 	add(activity("Contacts", "/contacts", "contact", true)...)
 	add(
-		Operation{"GET", "/contacts/{id}/linked-emails", "Contacts", "Synced emails linked to the contact, newest first", JWT, "Email", bNone, 200, bList, nil},
+		Operation{"GET", "/contacts/{id}/linked-emails", "Contacts", "Synced emails linked to the contact, newest first", JWT, "EmailSummary", bNone, 200, bPage, simplePage},
 		Operation{"GET", "/contacts/export", "Contacts", "Export contacts as CSV (accepts the list filters)", Admin, "", bNone, 200, bCSV, contactQuery},
 		Operation{"GET", "/contacts/template", "Contacts", "CSV import template (header line)", Admin, "", bNone, 200, bCSV, nil},
 		Operation{"POST", "/contacts/import", "Contacts", "Import contacts from CSV (≤ 20 MB, 100,000 rows)", Admin, "ImportResult", bMultipart, 200, bRaw, nil},
 	)
-	add(crud("Companies", "/companies", "Company", "company", JWT, bPage, simplePage)...)
+	add(crud("Companies", "/companies", "Company", "company", JWT, bPage, companyQuery)...)
 	ops[len(ops)-4].Summary = "Create a company"
 	ops[len(ops)-1].Summary = "Delete a company (its contacts are unlinked)"
 
@@ -138,11 +161,11 @@ func Operations() []Operation {
 	)
 	add(activity("Leads", "/leads", "lead", true)...)
 	add(
-		Operation{"GET", "/leads/{id}/linked-emails", "Leads", "Synced emails linked to the lead, newest first", JWT, "Email", bNone, 200, bList, nil},
+		Operation{"GET", "/leads/{id}/linked-emails", "Leads", "Synced emails linked to the lead, newest first", JWT, "EmailSummary", bNone, 200, bPage, simplePage},
 		Operation{"GET", "/leads/export", "Leads", "Export leads as CSV (accepts the list filters)", Admin, "", bNone, 200, bCSV, leadQuery},
 		Operation{"GET", "/leads/template", "Leads", "CSV import template (header line)", Admin, "", bNone, 200, bCSV, nil},
-		Operation{"GET", "/leads/match-company", "Leads", "Existing companies matching a company name", JWT, "Company", bNone, 200, bList, []Param{{"company", "string", "company name"}}},
-		Operation{"GET", "/leads/match-contact", "Leads", "Existing contacts matching an email", JWT, "Contact", bNone, 200, bList, []Param{{"email", "string", "email address"}}},
+		Operation{"GET", "/leads/match-company", "Leads", "Existing companies matching a company name, best first", JWT, "CompanyMatch", bNone, 200, bList, []Param{{Name: "company", Type: "string", Desc: "Company name.", Required: true}}},
+		Operation{"GET", "/leads/match-contact", "Leads", "Existing contacts matching an email", JWT, "Contact", bNone, 200, bList, []Param{{Name: "email", Type: "string", Desc: "Email address.", Required: true}}},
 		Operation{"POST", "/leads/import", "Leads", "Import leads from CSV (≤ 20 MB, 100,000 rows)", JWT, "ImportResult", bMultipart, 200, bRaw, nil},
 	)
 
@@ -153,7 +176,7 @@ func Operations() []Operation {
 		Operation{"PUT", "/deal-stages/{id}", "Deals", "Rename or reorder a deal stage", Admin, "DealStage", bJSON, 200, bRecord, nil},
 		Operation{"DELETE", "/deal-stages/{id}", "Deals", "Delete a deal stage", Admin, "", bNone, 200, bDeleted, nil},
 	)
-	add(crud("Deals", "/deals", "Deal", "deal", JWT, bPage, simplePage)...)
+	add(crud("Deals", "/deals", "Deal", "deal", JWT, bPage, dealQuery)...)
 	add(
 		Operation{"GET", "/deals/{id}/quotes", "Deals", "List the deal's quotes", JWT, "Quote", bNone, 200, bList, nil},
 		Operation{"POST", "/deals/{id}/quotes", "Deals", "Create a quote (totals computed in decimal)", JWT, "Quote", bJSON, 201, bRecord, nil},
@@ -184,7 +207,7 @@ func Operations() []Operation {
 
 	add(
 		Operation{"POST", "/public/leads", "Public API", "Create a lead from an external source (≤ 64 KB; Idempotency-Key honoured)", Key, "PublicLead", bJSON, 201, bRaw, nil},
-		Operation{"GET", "/intake/submissions", "Public API", "List public lead submissions", Admin, "Submission", bNone, 200, bPage, simplePage},
+		Operation{"GET", "/intake/submissions", "Public API", "List public lead submissions", Admin, "Submission", bNone, 200, bPage, submissionQuery},
 		Operation{"GET", "/intake/submissions/{id}", "Public API", "Get a public lead submission", Admin, "Submission", bNone, 200, bRecord, nil},
 	)
 
@@ -197,7 +220,7 @@ func Operations() []Operation {
 		Operation{"DELETE", "/mailboxes/{id}", "Emails", "Disconnect a mailbox (its messages stay)", JWT, "", bNone, 200, bDeleted, nil},
 		Operation{"POST", "/mailboxes/{id}/sync", "Emails", "Queue a sync of the mailbox now", JWT, "Mailbox", bNone, 200, bRecord, nil},
 		Operation{"GET", "/emails/{id}", "Emails", "One email: a message synced from a mailbox is private to its owner and admins unless read through a contact or lead it is linked to", JWT, "Email", bNone, 200, bRecord, []Param{
-			{"contact_id", "integer", "read through this linked contact"}, {"lead_id", "integer", "read through this linked lead"},
+			qp("contact_id", "integer", "Read through this linked contact."), qp("lead_id", "integer", "Read through this linked lead."),
 		}},
 	)
 	return ops
@@ -205,10 +228,13 @@ func Operations() []Operation {
 
 type obj = map[string]any
 
-func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
-
-// OpenAPI builds the OpenAPI 3.1 document of the public API.
-func OpenAPI() obj {
+// OpenAPI builds the OpenAPI 3.1 document of the public API: the paths
+// from Operations, every schema reflected from the Go wire types of
+// pkg/contract (never typed by hand), so the document says what the
+// services encode.
+func OpenAPI() (obj, error) {
+	set := newSchemaSet()
+	problemRef := set.ref(envelope.Problem{})
 	paths := obj{}
 	tagObjs := []obj{}
 	seen := map[string]bool{}
@@ -218,10 +244,21 @@ func OpenAPI() obj {
 			item = obj{}
 			paths[op.Path] = item
 		}
-		item[strings.ToLower(op.Method)] = operationObject(op)
+		item[strings.ToLower(op.Method)] = operationObject(set, op)
 		if !seen[op.Tag] {
 			seen[op.Tag] = true
-			tagObjs = append(tagObjs, obj{"name": op.Tag})
+			tagObjs = append(tagObjs, obj{"name": op.Tag, "description": tagDescriptions[op.Tag]})
+		}
+	}
+	schemas, err := set.components()
+	if err != nil {
+		return nil, err
+	}
+	responses := problemResponses(problemRef)
+	// Examples are built once the schemas are known.
+	for _, item := range paths {
+		for _, o := range item.(obj) {
+			addExamples(o.(obj), schemas)
 		}
 	}
 	return obj{
@@ -229,10 +266,15 @@ func OpenAPI() obj {
 		"info": obj{
 			"title":   "OpenCRM API",
 			"version": "1.0.0",
+			"summary": "Contacts, leads, deals, contracts and mail of OpenCRM.",
 			"description": "The CRM's public API. Every path is under /api. JSON in and out; errors are " +
-				"RFC 9457 application/problem+json with a stable `code`. Timestamps are UTC with microseconds.",
+				"RFC 9457 application/problem+json with a stable `code` whose `type` links to its explanation " +
+				"under /docs/problems. Timestamps are UTC with microseconds. Conventions (envelopes, pagination, " +
+				"authentication, CSV, idempotency) are described in docs/api.md of the repository.",
+			"license": obj{"name": "MIT", "identifier": "MIT"},
+			"contact": obj{"name": "OpenCRM maintainers", "url": "https://github.com/opencrm/crm"},
 		},
-		"servers": []obj{{"url": "/api"}},
+		"servers": []obj{{"url": "/api", "description": "This gateway"}},
 		"tags":    tagObjs,
 		"paths":   paths,
 		"components": obj{
@@ -242,13 +284,65 @@ func OpenAPI() obj {
 				"apiKey": obj{"type": "apiKey", "in": "header", "name": "X-API-Key",
 					"description": "API key created by an admin; only on /public routes, where bearer tokens are refused."},
 			},
-			"schemas":   schemas(),
-			"responses": problemResponses(),
+			"schemas":   schemas,
+			"responses": responses,
+			"headers":   headerComponents(),
 		},
+	}, nil
+}
+
+// authDescriptions say who may call an operation.
+var authDescriptions = map[Policy]string{
+	Public: "No credential needed.",
+	JWT:    "Needs a bearer access token.",
+	Admin:  "Needs a bearer access token of a user with the admin role.",
+	Key:    "Needs an API key in X-API-Key; bearer tokens are refused.",
+}
+
+// tagDescriptions introduce each section of the reference.
+var tagDescriptions = map[string]string{
+	"Auth":               "Log in, refresh and revoke tokens; the signing keys.",
+	"Users":              "Accounts (admin only).",
+	"Teams":              "Teams group users for scope=team (admin only).",
+	"API keys":           "Keys for the public intake API (admin only).",
+	"Contacts":           "People, with their notes, tasks, linked emails and CSV import/export. The Contact record:\n\n<SchemaDefinition schemaRef=\"#/components/schemas/Contact\" />",
+	"Companies":          "Organisations contacts and deals belong to.",
+	"Leads":              "Prospects, qualified into contacts, companies and deals.",
+	"Deals":              "The pipeline: stages, deals and quotes (money in decimal).",
+	"Contracts":          "Contracts generated from templates, as PDF and Word, with signed copies.",
+	"Contract templates": "HTML templates with merge tags.",
+	"Public API":         "Lead intake for web forms and other systems, with an API key.",
+	"Emails":             "Synced email and IMAP mailboxes.",
+}
+
+// headerComponents are the response headers the operations reference.
+func headerComponents() obj {
+	intHeader := func(desc string) obj {
+		return obj{"description": desc, "schema": obj{"type": "integer", "minimum": 0}}
+	}
+	return obj{
+		"RateLimit-Limit":     intHeader("Requests allowed in the current window (per user, per IP, or per API key on /public)."),
+		"RateLimit-Remaining": intHeader("Requests left in the current window."),
+		"RateLimit-Reset":     intHeader("Seconds until the window starts over."),
+		"Retry-After":         intHeader("Seconds to wait before retrying."),
+		"Location":            obj{"description": "URL of the created resource.", "schema": obj{"type": "string", "format": "uri-reference"}},
+		"X-Request-Id":        obj{"description": "The request's id, also in problem bodies and logs.", "schema": obj{"type": "string"}},
 	}
 }
 
-func operationObject(op Operation) obj {
+func headerRef(name string) obj { return obj{"$ref": "#/components/headers/" + name} }
+
+// rateHeaders are sent on every answer of a rate-limited request.
+func rateHeaders() obj {
+	return obj{
+		"RateLimit-Limit":     headerRef("RateLimit-Limit"),
+		"RateLimit-Remaining": headerRef("RateLimit-Remaining"),
+		"RateLimit-Reset":     headerRef("RateLimit-Reset"),
+		"X-Request-Id":        headerRef("X-Request-Id"),
+	}
+}
+
+func operationObject(set *schemaSet, op Operation) obj {
 	o := obj{
 		"tags":        []string{op.Tag},
 		"summary":     op.Summary,
@@ -261,54 +355,107 @@ func operationObject(op Operation) obj {
 		o["security"] = []obj{{"bearerAuth": []string{}}}
 	case Admin:
 		o["security"] = []obj{{"bearerAuth": []string{}}}
-		o["description"] = "Requires the admin role."
 		o["x-admin"] = true
 	case Key:
 		o["security"] = []obj{{"apiKey": []string{}}}
 	}
+	o["description"] = op.Summary + ". " + authDescriptions[op.Auth]
 	var params []obj
 	for _, name := range pathParams(op.Path) {
-		params = append(params, obj{"name": name, "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}})
+		params = append(params, obj{"name": name, "in": "path", "required": true,
+			"description": "Record id.", "schema": obj{"type": "integer", "minimum": 1}})
 	}
 	for _, q := range op.Query {
-		p := obj{"name": q.Name, "in": "query", "required": false, "schema": obj{"type": q.Type}}
-		if q.Desc != "" {
-			p["description"] = q.Desc
-		}
-		params = append(params, p)
+		params = append(params, queryParam(q))
 	}
 	if op.Auth == Key {
-		params = append(params, obj{"name": "Idempotency-Key", "in": "header", "required": false, "schema": obj{"type": "string"}})
+		params = append(params, obj{"name": "Idempotency-Key", "in": "header", "required": false,
+			"description": "Replays the first answer for 24 h when the same key is sent again with the same body; 409 with another body.",
+			"schema":      obj{"type": "string", "maxLength": 255}})
 	}
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
+	override := bodies[op.Method+" "+op.Path]
 	switch op.Request {
 	case bJSON:
-		schema := obj{"type": "object"}
-		if op.Schema != "" {
-			schema = ref(op.Schema)
+		in := override.in
+		if in == nil {
+			in = resources[op.Schema].input
 		}
-		o["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": schema}}}
+		schema := obj{"type": "object"}
+		if in != nil {
+			schema = set.ref(in)
+		}
+		o["requestBody"] = obj{"required": !optionalBody[op.Method+" "+op.Path], "content": obj{"application/json": obj{"schema": schema}}}
 	case bMultipart:
-		o["requestBody"] = obj{"required": false, "content": obj{"multipart/form-data": obj{"schema": obj{
-			"type": "object", "properties": obj{"file": obj{"type": "string", "contentMediaType": "application/octet-stream"}},
+		o["requestBody"] = obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": obj{
+			"type": "object", "required": []string{"file"},
+			"properties": obj{"file": obj{"type": "string", "contentMediaType": "application/octet-stream", "description": "The file."}},
 		}}}}
 	}
 	resp := obj{}
-	resp[strconv.Itoa(op.Success)] = successResponse(op)
+	resp[strconv.Itoa(op.Success)] = successResponse(set, op, override.out)
 	for _, code := range errorCodes(op) {
 		resp[code] = obj{"$ref": "#/components/responses/" + code}
 	}
-	for code, desc := range extraResponses[op.Method+" "+op.Path] {
+	for code := range extraResponses[op.Method+" "+op.Path] {
 		if strings.HasPrefix(code, "2") {
-			resp[code] = obj{"description": desc}
+			r := successResponse(set, op, override.out)
+			r["description"] = extraResponses[op.Method+" "+op.Path][code]
+			if op.Method+" "+op.Path == "POST /emails" {
+				r["content"] = obj{"application/json": obj{"schema": obj{"anyOf": []obj{
+					set.ref(envelope.Record[mailapi.Email]{}), set.ref(envelope.Record[mailapi.EmailRef]{}),
+				}}}}
+			}
+			delete(r["headers"].(obj), "Location")
+			resp[code] = r
 			continue
 		}
 		resp[code] = obj{"$ref": "#/components/responses/" + code}
 	}
 	o["responses"] = resp
 	return o
+}
+
+// optionalBody lists the operations whose JSON body may be left out.
+var optionalBody = map[string]bool{
+	"POST /leads/{id}/qualify":   true,
+	"PUT /leads/{id}/disqualify": true,
+}
+
+// queryParam documents a list query parameter with its type, enum and
+// bounds.
+func queryParam(q Param) obj {
+	s := obj{"type": q.Type}
+	switch q.Name {
+	case "page":
+		s["minimum"] = 1
+		s["default"] = 1
+	case "per_page":
+		s["minimum"] = 1
+		s["maximum"] = 100
+		s["default"] = 25
+	case "search":
+		s["maxLength"] = 200
+	case "sort_dir":
+		s["enum"] = []string{"ASC", "DESC", "asc", "desc"}
+		s["default"] = "ASC"
+	case "date_from", "date_to":
+		s["format"] = "date"
+	case "company_id", "assigned_to", "deal_id", "contact_id", "lead_id", "team_id", "stage_id", "api_key_id":
+		s["minimum"] = 1
+	case "expiring_within":
+		s["minimum"] = 0
+	}
+	if len(q.Enum) > 0 {
+		s["enum"] = q.Enum
+	}
+	p := obj{"name": q.Name, "in": "query", "required": q.Required, "schema": s}
+	if q.Desc != "" {
+		p["description"] = q.Desc
+	}
+	return p
 }
 
 // extraResponses are the answers an operation gives besides its success
@@ -331,26 +478,29 @@ var extraResponses = map[string]map[string]string{
 	"POST /emails":                    {"200": "The message_id was already stored; the stored message is returned (only id and message_id to a caller who may not read it)"},
 }
 
-func successResponse(op Operation) obj {
-	item := obj{"type": "object"}
-	if op.Schema != "" {
-		item = ref(op.Schema)
+func successResponse(set *schemaSet, op Operation, out any) obj {
+	r := resources[op.Schema]
+	jsonOf := func(v any) obj {
+		if out != nil {
+			v = out
+		}
+		if v == nil {
+			return obj{"application/json": obj{"schema": obj{"type": "object"}}}
+		}
+		return obj{"application/json": obj{"schema": set.ref(v)}}
 	}
 	var content obj
 	switch op.Body {
 	case bPage:
-		content = obj{"application/json": obj{"schema": obj{"allOf": []obj{ref("Page"), {
-			"type": "object", "properties": obj{"data": obj{"type": "array", "items": item}}}}}}}
+		content = jsonOf(r.page)
 	case bList:
-		content = obj{"application/json": obj{"schema": obj{"type": "object", "properties": obj{
-			"success": obj{"type": "boolean"}, "data": obj{"type": "array", "items": item}}}}}
+		content = jsonOf(r.list)
 	case bRecord:
-		content = obj{"application/json": obj{"schema": obj{"type": "object", "properties": obj{
-			"success": obj{"type": "boolean"}, "data": item, "message": obj{"type": "string"}}}}}
+		content = jsonOf(r.record)
 	case bDeleted:
-		content = obj{"application/json": obj{"schema": ref("Deleted")}}
+		content = jsonOf(envelope.Deleted{})
 	case bRaw:
-		content = obj{"application/json": obj{"schema": item}}
+		content = jsonOf(nil)
 	case bCSV:
 		content = obj{"text/csv": obj{"schema": obj{"type": "string"}}}
 	case bPDF:
@@ -359,47 +509,112 @@ func successResponse(op Operation) obj {
 		const docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 		content = obj{docx: obj{"schema": obj{"type": "string", "contentMediaType": docx}}}
 	}
-	r := obj{"description": "Success"}
-	if content != nil {
-		r["content"] = content
+	desc := "Success"
+	if op.Success == 201 {
+		desc = "Created"
 	}
-	return r
+	resp := obj{"description": desc, "headers": rateHeaders()}
+	if op.Success == 201 {
+		resp["headers"].(obj)["Location"] = headerRef("Location")
+	}
+	if content != nil {
+		resp["content"] = content
+	}
+	return resp
+}
+
+// addExamples gives each JSON request and response media type of an
+// operation an example built from its schema.
+func addExamples(o obj, schemas obj) {
+	media := func(content any, request bool) {
+		c, _ := content.(obj)
+		for typ, m := range c {
+			mt := m.(obj)
+			if typ != "application/json" || mt["example"] != nil {
+				continue
+			}
+			sch := mt["schema"]
+			if one, ok := sch.(obj)["anyOf"].([]obj); ok {
+				sch = one[0]
+			}
+			mt["example"] = example(toJSON(sch), schemas, 0, request)
+		}
+	}
+	if rb, ok := o["requestBody"].(obj); ok {
+		media(rb["content"], true)
+	}
+	for _, r := range o["responses"].(obj) {
+		if rm, ok := r.(obj); ok {
+			media(rm["content"], false)
+		}
+	}
+}
+
+// toJSON turns a Go value built here ([]obj, []string) into the generic
+// JSON shapes example reads.
+func toJSON(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
 }
 
 // errorCodes lists the problem responses an operation can produce.
 func errorCodes(op Operation) []string {
-	codes := []string{"429", "502", "503", "504"}
+	codes := []string{"429", "500", "502", "503", "504"}
 	if op.Auth != Public {
 		codes = append(codes, "401")
 	}
-	if op.Auth == Admin {
+	if op.Auth != Public {
+		// Admin routes, records of other users, API keys refusing an origin.
 		codes = append(codes, "403")
 	}
 	if strings.Contains(op.Path, "{") {
 		codes = append(codes, "404")
 	}
 	if op.Request != bNone {
-		codes = append(codes, "400", "413", "415", "422")
+		codes = append(codes, "400", "408", "413", "415", "422")
 	}
 	if op.Method == "GET" && len(op.Query) > 0 {
-		codes = append(codes, "422")
+		codes = append(codes, "400", "422")
 	}
 	slices.Sort(codes)
 	return slices.Compact(codes)
 }
 
-func problemResponses() obj {
-	desc := map[string]string{
-		"400": "malformed_json or invalid_query", "401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
-		"403": "forbidden: the admin role is required", "404": "not_found",
-		"409": "conflict, invalid_transition, already_qualified or template_in_use",
-		"413": "payload_too_large", "415": "unsupported_media_type (also any Content-Encoding other than identity)",
-		"422": "validation_failed with errors[].field", "429": "rate_limited (Retry-After and RateLimit-* headers)",
-		"502": "upstream_unavailable", "503": "upstream_unavailable (Retry-After)", "504": "upstream_timeout",
-	}
+// problemCodes explains each status's problem codes; /docs/problems
+// renders them too.
+var problemCodes = map[string]string{
+	"400": "malformed_json or bad_request",
+	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
+	"403": "forbidden: the admin role is required, the record belongs to another user, or the API key does not allow the origin",
+	"404": "not_found",
+	"409": "conflict, invalid_transition, already_qualified, qualification_in_progress, stage_in_use, template_in_use, idempotency_key_reused or request_in_progress",
+	"413": "payload_too_large",
+	"415": "unsupported_media_type (also any Content-Encoding other than identity)",
+	"422": "validation_failed with errors[].field",
+	"429": "rate_limited (Retry-After and RateLimit-* headers)",
+	"408": "request_timeout: the body did not arrive in time",
+	"500": "internal: a fault of the server, logged with the request id",
+	"502": "upstream_unavailable",
+	"503": "upstream_unavailable (Retry-After)",
+	"504": "upstream_timeout",
+}
+
+func problemResponses(problem obj) obj {
 	out := obj{}
-	for code, d := range desc {
-		out[code] = obj{"description": d, "content": obj{"application/problem+json": obj{"schema": ref("Problem")}}}
+	for code, d := range problemCodes {
+		headers := obj{"X-Request-Id": headerRef("X-Request-Id")}
+		if code == "429" || code == "503" {
+			headers["Retry-After"] = headerRef("Retry-After")
+		}
+		if code == "429" {
+			headers["RateLimit-Limit"] = headerRef("RateLimit-Limit")
+			headers["RateLimit-Remaining"] = headerRef("RateLimit-Remaining")
+			headers["RateLimit-Reset"] = headerRef("RateLimit-Reset")
+		}
+		out[code] = obj{"description": d, "headers": headers,
+			"content": obj{"application/problem+json": obj{"schema": problem}}}
 	}
 	return out
 }
@@ -424,120 +639,4 @@ func operationID(op Operation) string {
 		}
 	}
 	return b.String()
-}
-
-func str(desc string) obj { return obj{"type": "string", "description": desc} }
-
-func props(required []string, p obj) obj {
-	o := obj{"type": "object", "properties": p}
-	if len(required) > 0 {
-		o["required"] = required
-	}
-	return o
-}
-
-var (
-	tInt  = obj{"type": "integer"}
-	tStr  = obj{"type": "string"}
-	tBool = obj{"type": "boolean"}
-	tTime = obj{"type": "string", "format": "date-time", "readOnly": true}
-	tDate = obj{"type": "string", "format": "date"}
-	tNInt = obj{"type": []string{"integer", "null"}}
-	tRO   = obj{"type": "integer", "readOnly": true}
-)
-
-func schemas() obj {
-	addr := func(p obj) obj {
-		for _, k := range []string{"address_street", "address_city", "address_state", "address_zip", "address_country"} {
-			p[k] = tStr
-		}
-		return p
-	}
-	task := props([]string{"title"}, obj{
-		"id": tRO, "title": tStr, "description": tStr, "due_date": tDate, "due_time": tStr,
-		"priority":    obj{"type": "string", "enum": []string{"low", "medium", "high"}},
-		"assigned_to": tNInt, "contact_id": tNInt, "company_id": tNInt, "deal_id": tNInt,
-		"status":       obj{"type": "string", "enum": []string{"open", "completed"}, "readOnly": true},
-		"completed_at": tTime, "created_by": tRO, "created_at": tTime, "updated_at": tTime,
-	})
-	return obj{
-		"Problem": props([]string{"type", "title", "status", "code"}, obj{
-			"type": tStr, "title": tStr, "status": tInt, "detail": tStr, "code": tStr, "request_id": tStr,
-			"errors": obj{"type": "array", "items": props([]string{"field", "message"}, obj{"field": tStr, "message": tStr})},
-		}),
-		"Page": props([]string{"data", "current_page", "last_page", "per_page", "total"}, obj{
-			"data": obj{"type": "array"}, "current_page": tInt, "last_page": tInt, "per_page": tInt, "total": tInt,
-		}),
-		"Deleted": props(nil, obj{"success": tBool, "message": tStr}),
-		"Login": props(nil, obj{
-			"email": tStr, "password": obj{"type": "string", "writeOnly": true}, "refresh_token": tStr,
-			"success": tBool, "data": props(nil, obj{"access_token": tStr, "token_type": tStr, "expires_in": tInt, "refresh_token": tStr, "user": ref("User")}),
-		}),
-		"JWKS": props([]string{"keys"}, obj{"keys": obj{"type": "array", "items": obj{"type": "object"}}}),
-		"User": props([]string{"name", "email"}, obj{"id": tRO, "name": tStr, "email": tStr,
-			"role": obj{"type": "string", "enum": []string{"admin", "user"}}, "team_id": tNInt, "active": tBool,
-			"password": obj{"type": "string", "writeOnly": true, "minLength": 10}, "created_at": tTime, "updated_at": tTime}),
-		"Team":   props([]string{"name"}, obj{"id": tRO, "name": tStr, "created_at": tTime, "updated_at": tTime}),
-		"APIKey": props([]string{"name"}, obj{"id": tRO, "name": tStr, "prefix": tStr, "rate_limit_per_minute": tInt, "key": obj{"type": "string", "readOnly": true, "description": "returned once, on create"}, "created_at": tTime}),
-		"Contact": props([]string{"first_name", "last_name"}, addr(obj{
-			"id": tRO, "first_name": tStr, "last_name": tStr, "email": tStr, "phone": tStr, "mobile": tStr,
-			"job_title": tStr, "company_id": tNInt, "company_name": obj{"type": "string", "readOnly": true},
-			"notes": tStr, "tags": str("comma-separated"), "status": obj{"type": "string", "enum": []string{"active", "inactive"}},
-			"source": tStr, "assigned_to": tNInt, "created_at": tTime, "updated_at": tTime,
-		})),
-		"Company": props([]string{"name"}, addr(obj{"id": tRO, "name": tStr, "domain": tStr, "website": tStr,
-			"phone": tStr, "industry": tStr, "created_at": tTime, "updated_at": tTime})),
-		"Lead": props([]string{"first_name", "last_name"}, obj{
-			"id": tRO, "first_name": tStr, "last_name": tStr, "email": tStr, "phone": tStr, "company": tStr,
-			"job_title": tStr, "source": tStr, "status": obj{"type": "string", "enum": []string{"new", "contacted", "qualified", "disqualified"}},
-			"notes": tStr, "tags": tStr, "assigned_to": tNInt, "assigned_to_name": tStr, "disqualify_reason": tStr,
-			"qualified_at": tTime, "contact_id": tNInt, "company_id": tNInt, "deal_id": tNInt, "reason": str("disqualify only"),
-			"created_at": tTime, "updated_at": tTime,
-		}),
-		"Qualify": props(nil, obj{"create_company": tBool, "create_deal": tBool, "deal_name": tStr, "deal_value": obj{"type": "number"},
-			"deal_stage_id": tInt, "contact_id": tNInt, "company_id": tNInt, "success": tBool}),
-		"Note":         props([]string{"content"}, obj{"id": tRO, "content": tStr, "created_by": tRO, "created_at": tTime, "updated_at": tTime}),
-		"Task":         task,
-		"ImportResult": props(nil, obj{"success": tBool, "message": tStr, "imported": tInt, "skipped": tInt, "errors": obj{"type": "array", "items": tStr}}),
-		"DealStage":    props([]string{"name"}, obj{"id": tRO, "name": tStr, "position": tInt}),
-		"Deal": props([]string{"title"}, obj{"id": tRO, "title": tStr, "value": str("decimal, 2 places"), "currency": str("ISO 4217, default USD"),
-			"stage_id": tInt, "stage_name": tStr, "status": obj{"type": "string", "enum": []string{"open", "won", "lost"}},
-			"company_id": tNInt, "company_name": tStr, "contact_id": tNInt, "expected_close_date": tDate, "assigned_to": tNInt,
-			"source_lead_id": tNInt, "created_at": tTime, "updated_at": tTime}),
-		"Quote": props(nil, obj{"id": tRO, "deal_id": tInt, "quote_number": tStr,
-			"status": obj{"type": "string", "enum": []string{"draft", "sent", "accepted", "declined"}}, "currency": tStr, "valid_until": tDate,
-			"line_items": obj{"type": "array", "items": props(nil, obj{"description": tStr, "quantity": tStr, "unit_price": tStr})},
-			"subtotal":   tStr, "tax_rate": str("percentage"), "tax": tStr, "total": tStr}),
-		"Contract": props([]string{"deal_id", "template_id", "title"}, obj{
-			"id": tRO, "contract_number": tStr, "title": tStr, "name": tStr, "deal_id": tInt, "deal_title": tStr,
-			"company_id": tNInt, "company_name": tStr, "template_id": tInt, "template_name": tStr,
-			"status":     obj{"type": "string", "enum": []string{"draft", "active", "executed", "expired", "terminated", "archived"}},
-			"start_date": tDate, "end_date": tDate, "effective_date": tDate, "termination_date": tDate, "term_months": tInt,
-			"auto_renew": tBool, "partner_ref": tStr, "content": str("resolved HTML"),
-			"unresolved_tags": obj{"type": "array", "items": tStr}, "executed_file": obj{"type": []string{"object", "null"}},
-			"created_by": tRO, "created_at": tTime, "updated_at": tTime,
-		}),
-		"ContractTemplate": props([]string{"name", "content"}, obj{
-			"id": tRO, "name": tStr, "content": str("HTML with merge tags"), "number_prefix": tStr, "default_term_months": tInt,
-			"header_left": tStr, "header_center": tStr, "header_right": tStr,
-			"footer_left": tStr, "footer_center": tStr, "footer_right": tStr, "created_at": tTime, "updated_at": tTime,
-		}),
-		"MergeTags": props(nil, obj{"success": tBool, "data": obj{"type": "object", "description": "Licensee, Deal, Quote, Contract: [{tag,label,description,example}]"}}),
-		"PublicLead": props([]string{"first_name", "last_name", "email"}, obj{
-			"first_name": tStr, "last_name": tStr, "email": tStr, "phone": tStr, "company": tStr,
-			"job_title": tStr, "source": tStr, "notes": tStr,
-			"success": tBool, "data": props(nil, obj{"id": tNInt, "submission_id": tNInt}), "message": tStr,
-		}),
-		"Submission": obj{"type": "object"},
-		"Mailbox": props([]string{"host", "username", "password"}, obj{"id": tRO, "owner_id": tRO, "host": tStr,
-			"port": obj{"type": "integer"}, "tls": tBool, "username": tStr,
-			"password": obj{"type": "string", "writeOnly": true}, "folder": tStr,
-			"status":         obj{"type": "string", "readOnly": true, "enum": []string{"pending", "ok", "error"}},
-			"last_error":     obj{"type": []string{"string", "null"}, "readOnly": true},
-			"last_synced_at": obj{"type": []string{"string", "null"}, "format": "date-time", "readOnly": true}}),
-		"Email": props([]string{"message_id"}, obj{"id": tRO, "message_id": tStr, "from": tStr,
-			"to": obj{"type": "array", "items": tStr}, "cc": obj{"type": "array", "items": tStr}, "subject": tStr,
-			"body_text": tStr, "sent_at": obj{"type": "string", "format": "date-time"},
-			"direction": tStr}),
-	}
 }

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/problem"
 )
 
 func TestUserRateLimit(t *testing.T) {
@@ -325,22 +324,68 @@ func TestDocsPage(t *testing.T) {
 		t.Fatalf("docs = %d %s", r.status, r.header.Get("Content-Type"))
 	}
 	body := string(r.body)
-	if strings.Contains(strings.ToLower(body), "<script") || strings.Contains(body, "http://") || strings.Contains(body, "https://") {
-		t.Error("docs page loads or links external resources")
+	nonce := regexp.MustCompile(`<meta name="csp-nonce" content="([A-Za-z0-9+/]{24})">`).FindStringSubmatch(body)
+	if nonce == nil {
+		t.Fatalf("no csp-nonce meta element: %s", body)
 	}
-	for _, want := range []string{"/api/contacts/{id}/linked-emails", "/api/public/leads", "/api/contract-templates/tags/pdf", "payload_too_large"} {
+	if csp, want := r.header.Get("Content-Security-Policy"), docsPageCSP(nonce[1]); csp != want || !strings.HasPrefix(csp, "default-src 'self';") {
+		t.Errorf("CSP %q, want %q", csp, want)
+	}
+	if again := e.do(req{path: "/docs"}); strings.Contains(string(again.body), nonce[1]) {
+		t.Error("two pages share a nonce")
+	}
+	if strings.Contains(body, "http://") || strings.Contains(body, "https://") || strings.Contains(body, "<style") {
+		t.Error("docs page loads external resources or inline style")
+	}
+	for _, want := range []string{`<script src="/docs/assets/redoc.standalone.js"></script>`, `spec-url="/openapi.json"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("docs lack %q", want)
 		}
 	}
-	style := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(body)
-	if style == nil {
-		t.Fatal("no style element")
+	tests := []struct{ path, ctype string }{
+		{"/docs/assets/redoc.standalone.js", "text/javascript; charset=utf-8"},
+		{"/docs/assets/redoc.standalone.js.LICENSE.txt", "text/plain; charset=utf-8"},
+		{"/docs/assets/docs.css", "text/css; charset=utf-8"},
+		{"/docs/problems", "text/html; charset=utf-8"},
 	}
-	sum := sha256.Sum256([]byte(style[1]))
-	want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, want) || !strings.HasPrefix(csp, "default-src 'none'") {
-		t.Errorf("CSP %q, want it to allow exactly the page's style (%s)", csp, want)
+	for _, tc := range tests {
+		r := e.do(req{path: tc.path})
+		if r.status != http.StatusOK || r.header.Get("Content-Type") != tc.ctype || len(r.body) == 0 {
+			t.Errorf("GET %s = %d %q (%d bytes), want 200 %q", tc.path, r.status, r.header.Get("Content-Type"), len(r.body), tc.ctype)
+		}
+	}
+	for _, p := range []string{"/docs/assets/nope.js", "/docs/assets/..%2fdocs.go"} {
+		if r := e.do(req{path: p}); r.status != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", p, r.status)
+		}
+	}
+}
+
+// TestProblemPages checks that every problem type URI the API emits
+// resolves to a section of /docs/problems, and that the OpenAPI document's
+// problem responses name only codes explained there.
+func TestProblemPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	page := string(e.do(req{path: "/docs/problems"}).body)
+	codes := []string{"bad_request", "malformed_json", "unauthenticated", "forbidden", "not_found", "method_not_allowed",
+		"request_timeout", "conflict", "invalid_transition", "already_qualified", "qualification_in_progress", "stage_in_use",
+		"template_in_use", "idempotency_key_reused", "request_in_progress", "payload_too_large", "unsupported_media_type",
+		"validation_failed", "rate_limited", "internal", "upstream_unavailable", "upstream_timeout"}
+	for _, code := range codes {
+		uri := problem.TypeURI(code)
+		frag := uri[strings.IndexByte(uri, '#')+1:]
+		if !strings.HasPrefix(uri, "/docs/problems#") || !strings.Contains(page, `<section id="`+frag+`">`) {
+			t.Errorf("problem type %s does not resolve to a section of /docs/problems", uri)
+		}
+	}
+	for status, desc := range problemCodes {
+		code, _, _ := strings.Cut(desc, ":")
+		for _, c := range strings.FieldsFunc(code, func(r rune) bool { return r == ',' || r == ' ' }) {
+			if strings.Contains(c, "_") && !strings.Contains(page, `id="`+c+`"`) {
+				t.Errorf("response %s names %s, which /docs/problems does not explain", status, c)
+			}
+		}
 	}
 }
 

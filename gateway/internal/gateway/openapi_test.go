@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// doc returns the generated document as plain JSON values.
+func doc(t *testing.T) map[string]any {
+	t.Helper()
+	d, err := OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// at follows a path of keys through nested JSON objects.
+func at(v any, keys ...string) any {
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+func TestOpenAPISchemas(t *testing.T) {
+	t.Parallel()
+	d := doc(t)
+	s := at(d, "components", "schemas")
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"nullable text", at(s, "Contact", "properties", "phone", "type"), []any{"string", "null"}},
+		{"nullable reference", at(s, "Contact", "properties", "company_id", "type"), []any{"integer", "null"}},
+		{"name limit", at(s, "ContactInput", "properties", "first_name", "maxLength"), 100.0},
+		{"text limit", at(s, "ContactInput", "properties", "email", "maxLength"), 255.0},
+		{"content limit", at(s, "LeadInput", "properties", "notes", "maxLength"), 100000.0},
+		{"status enum", at(s, "Lead", "properties", "status", "enum"), []any{"new", "contacted", "qualified", "disqualified"}},
+		{"nullable enum lists null", at(s, "LeadInput", "properties", "status", "enum"), []any{"new", "contacted", "qualified", "disqualified", nil}},
+		{"date-time", at(s, "Deal", "properties", "created_at", "format"), "date-time"},
+		{"date", at(s, "Deal", "properties", "expected_close_date", "format"), "date"},
+		{"email", at(s, "User", "properties", "email", "format"), "email"},
+		{"allowed_origins", at(s, "APIKey", "properties", "allowed_origins", "type"), "array"},
+		{"stage outcome", at(s, "Stage", "properties", "outcome", "enum"), []any{"open", "won", "lost"}},
+		{"qualify answer", at(s, "Qualified", "required"), []any{"success", "message", "contact_id", "company_id", "deal_id", "data"}},
+		{"login request", at(s, "LoginRequest", "required"), []any{"email", "password"}},
+		{"session answer", at(s, "Session", "properties", "user", "$ref"), "#/components/schemas/User"},
+		{"page size", at(s, "ContactPage", "properties", "per_page", "maximum"), 100.0},
+		{"nullable record", at(s, "Contract", "properties", "executed_file", "anyOf"), []any{
+			map[string]any{"$ref": "#/components/schemas/ExecutedFile"}, map[string]any{"type": "null"}}},
+		{"decimal as number or string", at(s, "DealInput", "properties", "value", "type"), []any{"number", "string", "null"}},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+func TestOpenAPIOperations(t *testing.T) {
+	t.Parallel()
+	d := doc(t)
+	params := map[string]any{}
+	for _, p := range at(d, "paths", "/contacts", "get", "parameters").([]any) {
+		params[at(p, "name").(string)] = at(p, "schema")
+	}
+	if diff := cmp.Diff(100.0, at(params["per_page"], "maximum")); diff != "" {
+		t.Errorf("per_page maximum (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"me", "team", "company"}, at(params["scope"], "enum")); diff != "" {
+		t.Errorf("scope enum (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"name", "email", "phone", "company_name", "status", "created_at"}, at(params["sort_by"], "enum")); diff != "" {
+		t.Errorf("sort_by enum (-want +got):\n%s", diff)
+	}
+	for path, item := range at(d, "paths").(map[string]any) {
+		for method, o := range item.(map[string]any) {
+			name := strings.ToUpper(method) + " " + path
+			responses := at(o, "responses").(map[string]any)
+			if responses["500"] == nil || responses["429"] == nil {
+				t.Errorf("%s: no 500 or 429", name)
+			}
+			for code, r := range responses {
+				if code == "201" && at(r, "headers", "Location") == nil {
+					t.Errorf("%s: 201 without Location", name)
+				}
+				if strings.HasPrefix(code, "2") && at(r, "headers", "RateLimit-Remaining") == nil {
+					t.Errorf("%s: %s without RateLimit headers", name, code)
+				}
+				if mt := at(r, "content", "application/json"); mt != nil && at(mt, "example") == nil {
+					t.Errorf("%s: %s answer without an example", name, code)
+				}
+			}
+			if mt := at(o, "requestBody", "content", "application/json"); mt != nil && at(mt, "example") == nil {
+				t.Errorf("%s: request without an example", name)
+			}
+		}
+	}
+	if diff := cmp.Diff("#/components/headers/Retry-After", at(d, "components", "responses", "429", "headers", "Retry-After", "$ref")); diff != "" {
+		t.Errorf("429 Retry-After (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,275 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/intakeapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/mailapi"
+	"github.com/swaggest/jsonschema-go"
+)
+
+// resource is a record type of the public API with its envelopes and its
+// write body, as Go values the schemas are reflected from.
+type resource struct {
+	page, list, record, input any
+}
+
+func res[T, I any]() resource {
+	var in any
+	if reflect.TypeFor[I]() != reflect.TypeFor[struct{}]() {
+		in = *new(I)
+	}
+	return resource{envelope.Page[T]{}, envelope.List[T]{}, envelope.Record[T]{}, in}
+}
+
+// resources maps the operations table's schema names to Go wire types.
+var resources = map[string]resource{
+	"User":             res[identityapi.User, identityapi.UserInput](),
+	"Team":             res[identityapi.Team, identityapi.TeamInput](),
+	"APIKey":           res[identityapi.APIKey, identityapi.APIKeyInput](),
+	"Contact":          res[contactsapi.Contact, contactsapi.ContactInput](),
+	"Company":          res[contactsapi.Company, contactsapi.CompanyInput](),
+	"CompanyMatch":     res[contactsapi.CompanyMatch, struct{}](),
+	"Note":             res[contactsapi.Note, contactsapi.NoteInput](),
+	"Task":             res[contactsapi.Task, contactsapi.TaskInput](),
+	"Lead":             res[leadsapi.Lead, leadsapi.LeadInput](),
+	"DealStage":        res[dealsapi.Stage, dealsapi.StageInput](),
+	"Deal":             res[dealsapi.Deal, dealsapi.DealInput](),
+	"Quote":            res[dealsapi.Quote, dealsapi.QuoteInput](),
+	"Contract":         res[contractsapi.Contract, contractsapi.ContractInput](),
+	"ContractTemplate": res[contractsapi.Template, contractsapi.TemplateInput](),
+	"Submission":       res[intakeapi.Submission, struct{}](),
+	"Email":            res[mailapi.Email, mailapi.EmailInput](),
+	"EmailSummary":     res[mailapi.EmailSummary, struct{}](),
+	"Mailbox":          res[mailapi.Mailbox, mailapi.MailboxInput](),
+	"RotatedKey":       res[identityapi.RotatedKey, struct{}](),
+}
+
+// bodies overrides an operation's request (in) or success response (out)
+// where it is not the resource's plain envelope.
+var bodies = map[string]struct{ in, out any }{
+	"POST /auth/login":             {identityapi.LoginRequest{}, envelope.Record[identityapi.Session]{}},
+	"POST /auth/refresh":           {identityapi.RefreshRequest{}, envelope.Record[identityapi.Session]{}},
+	"POST /auth/logout":            {identityapi.RefreshRequest{}, nil},
+	"GET /auth/jwks":               {nil, identityapi.JWKS{}},
+	"PUT /users/{id}":              {identityapi.UserUpdate{}, nil},
+	"POST /leads/{id}/qualify":     {leadsapi.QualifyInput{}, leadsapi.Qualified{}},
+	"PUT /leads/{id}/disqualify":   {leadsapi.DisqualifyInput{}, nil},
+	"POST /public/leads":           {intakeapi.LeadSubmission{}, intakeapi.SubmissionAnswer{}},
+	"POST /contacts/import":        {nil, envelope.ImportResult{}},
+	"POST /leads/import":           {nil, envelope.ImportResult{}},
+	"GET /contract-templates/tags": {nil, contractsapi.MergeTags{}},
+	"POST /contacts/{id}/notes":    {contactsapi.NoteInput{}, nil},
+	"POST /leads/{id}/notes":       {contactsapi.NoteInput{}, nil},
+	"POST /contracts/{id}/notes":   {contactsapi.NoteInput{}, nil},
+}
+
+// schemaSet reflects Go types into components.schemas, named after the Go
+// type (envelopes after their record: ContactPage, DealRecord).
+type schemaSet struct {
+	r    jsonschema.Reflector
+	defs map[string]jsonschema.Schema
+	err  error
+}
+
+func newSchemaSet() *schemaSet {
+	return &schemaSet{defs: map[string]jsonschema.Schema{}}
+}
+
+// defName names a type's schema: Contact, ContactPage, Problem.
+func defName(t reflect.Type, _ string) string {
+	name := t.Name()
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		inner := name[i+1 : len(name)-1]
+		inner = inner[strings.LastIndexByte(inner, '.')+1:]
+		return inner + name[:i]
+	}
+	return name
+}
+
+// ref returns a $ref to the schema of v, reflecting it on first use.
+func (s *schemaSet) ref(v any) obj {
+	sch, err := s.r.Reflect(v,
+		jsonschema.RootRef,
+		jsonschema.DefinitionsPrefix("#/components/schemas/"),
+		jsonschema.InterceptDefName(defName),
+		jsonschema.CollectDefinitions(func(name string, sc jsonschema.Schema) { s.defs[name] = sc }),
+		jsonschema.InterceptProp(interceptProp),
+	)
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("reflect %T: %w", v, err)
+	}
+	if sch.Ref == nil {
+		s.err = fmt.Errorf("reflect %T: no named schema", v)
+		return obj{}
+	}
+	return obj{"$ref": *sch.Ref}
+}
+
+// interceptProp applies the conventions of the wire types: a field
+// without omitempty is always sent, so it is required; `types` lists the
+// JSON types of a field that accepts several (a decimal as number or
+// string).
+func interceptProp(p jsonschema.InterceptPropParams) error {
+	if !p.Processed || p.Name == "" {
+		return nil
+	}
+	if types := p.Field.Tag.Get("types"); types != "" {
+		var st []jsonschema.SimpleType
+		for _, t := range strings.Split(types, ",") {
+			st = append(st, jsonschema.SimpleType(t))
+		}
+		p.PropertySchema.Type = (&jsonschema.Type{}).WithSliceOfSimpleTypeValues(st...)
+	}
+	tag := p.Field.Tag.Get("json")
+	if p.Field.Type.Kind() == reflect.Pointer && p.PropertySchema.Ref != nil && !strings.Contains(tag, ",omitempty") {
+		// A nil pointer to a record is sent as null.
+		ref := *p.PropertySchema
+		*p.PropertySchema = jsonschema.Schema{AnyOf: []jsonschema.SchemaOrBool{
+			ref.ToSchemaOrBool(), jsonschema.Null.ToSchemaOrBool(),
+		}}
+	}
+	if !strings.Contains(tag, ",omitempty") && !slices.Contains(p.ParentSchema.Required, p.Name) {
+		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
+	}
+	return nil
+}
+
+// components returns the collected schemas as plain JSON values, with a
+// nullable enum also listing null (a JSON Schema enum is checked even
+// when the type allows null).
+func (s *schemaSet) components() (obj, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	raw, err := json.Marshal(s.defs)
+	if err != nil {
+		return nil, err
+	}
+	var out obj
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	for _, v := range out {
+		walkSchemas(v, func(m obj) {
+			// ["string","null"]: the type first, null after it.
+			if t, ok := m["type"].([]any); ok && len(t) > 1 && t[0] == "null" {
+				m["type"] = append(t[1:], "null")
+			}
+			enum, ok := m["enum"].([]any)
+			if ok && allowsNull(m) && !slices.Contains(enum, nil) {
+				m["enum"] = append(enum, nil)
+			}
+		})
+	}
+	return out, nil
+}
+
+func allowsNull(m obj) bool {
+	switch t := m["type"].(type) {
+	case string:
+		return t == "null"
+	case []any:
+		return slices.Contains(t, any("null"))
+	}
+	return false
+}
+
+// walkSchemas calls f on every object of a JSON value, depth first.
+func walkSchemas(v any, f func(obj)) {
+	switch t := v.(type) {
+	case obj:
+		f(t)
+		for _, c := range t {
+			walkSchemas(c, f)
+		}
+	case []any:
+		for _, c := range t {
+			walkSchemas(c, f)
+		}
+	}
+}
+
+// example builds an example value of a schema from its examples, consts,
+// enums, formats and types, following $refs into defs.
+func example(s any, defs obj, depth int, request bool) any {
+	m, ok := s.(obj)
+	if !ok || depth > 8 {
+		return nil
+	}
+	if r, ok := m["$ref"].(string); ok {
+		return example(defs[strings.TrimPrefix(r, "#/components/schemas/")], defs, depth+1, request)
+	}
+	if ex, ok := m["examples"].([]any); ok && len(ex) > 0 {
+		return ex[0]
+	}
+	if c, ok := m["const"]; ok {
+		return c
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	typ := ""
+	switch t := m["type"].(type) {
+	case string:
+		typ = t
+	case []any:
+		for _, x := range t {
+			if x != "null" {
+				typ = x.(string)
+				break
+			}
+		}
+	}
+	switch typ {
+	case "object":
+		out := obj{}
+		props, _ := m["properties"].(obj)
+		for name, p := range props {
+			// A request shows no server-set field, an answer no secret.
+			if pm, _ := p.(obj); (request && pm["readOnly"] == true) || (!request && pm["writeOnly"] == true) {
+				continue
+			}
+			out[name] = example(p, defs, depth+1, request)
+		}
+		if ap, ok := m["additionalProperties"].(obj); ok && len(props) == 0 {
+			out["key"] = example(ap, defs, depth+1, request)
+		}
+		return out
+	case "array":
+		if it := example(m["items"], defs, depth+1, request); it != nil {
+			return []any{it}
+		}
+		return []any{}
+	case "integer":
+		if v, ok := m["minimum"].(float64); ok {
+			return v
+		}
+		return 1
+	case "number":
+		return 1.5
+	case "boolean":
+		return true
+	case "string":
+		switch m["format"] {
+		case "date-time":
+			return "2026-11-24T09:30:00.000000Z"
+		case "date":
+			return "2026-11-24"
+		case "email":
+			return "user@example.com"
+		}
+		return "text"
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package contactsapi
+
+import "time"
+
+// Contact is a person of the CRM, as GET /contacts/{id} answers it.
+// Optional text fields are null when empty.
+type Contact struct {
+	ID             int64     `json:"id" minimum:"1" example:"42"`
+	FirstName      string    `json:"first_name" maxLength:"100" example:"Ada"`
+	LastName       string    `json:"last_name" maxLength:"100" example:"Lovelace"`
+	Email          *string   `json:"email" format:"email" maxLength:"255" example:"ada@example.com"`
+	Phone          *string   `json:"phone" maxLength:"255" example:"+44 20 7946 0018"`
+	Mobile         *string   `json:"mobile" maxLength:"255"`
+	JobTitle       *string   `json:"job_title" maxLength:"255" example:"Analyst"`
+	CompanyID      *int64    `json:"company_id" minimum:"1" example:"7"`
+	CompanyName    *string   `json:"company_name" readOnly:"true" example:"Analytical Engines Ltd"`
+	AddressStreet  *string   `json:"address_street" maxLength:"255"`
+	AddressCity    *string   `json:"address_city" maxLength:"255" example:"London"`
+	AddressState   *string   `json:"address_state" maxLength:"255"`
+	AddressZip     *string   `json:"address_zip" maxLength:"255"`
+	AddressCountry *string   `json:"address_country" maxLength:"255" example:"GB"`
+	Notes          *string   `json:"notes" maxLength:"100000"`
+	Tags           *string   `json:"tags" maxLength:"255" description:"Comma-separated." example:"vip,partner"`
+	Status         string    `json:"status" enum:"active,inactive" example:"active"`
+	Source         *string   `json:"source" maxLength:"255" example:"referral"`
+	AssignedTo     *int64    `json:"assigned_to" minimum:"1" description:"User id of the owner." example:"3"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// ContactInput is the body of POST /contacts and PUT /contacts/{id}. The
+// names are required on both; an absent optional field is left unchanged
+// on update, null or "" clears it.
+type ContactInput struct {
+	FirstName      string  `json:"first_name" minLength:"1" maxLength:"100" example:"Ada"`
+	LastName       string  `json:"last_name" minLength:"1" maxLength:"100" example:"Lovelace"`
+	Email          *string `json:"email,omitempty" nullable:"true" maxLength:"255" description:"A valid address, or empty to clear." example:"ada@example.com"`
+	Phone          *string `json:"phone,omitempty" nullable:"true" maxLength:"255"`
+	Mobile         *string `json:"mobile,omitempty" nullable:"true" maxLength:"255"`
+	JobTitle       *string `json:"job_title,omitempty" nullable:"true" maxLength:"255"`
+	CompanyID      *int64  `json:"company_id,omitempty" nullable:"true" minimum:"1"`
+	AddressStreet  *string `json:"address_street,omitempty" nullable:"true" maxLength:"255"`
+	AddressCity    *string `json:"address_city,omitempty" nullable:"true" maxLength:"255"`
+	AddressState   *string `json:"address_state,omitempty" nullable:"true" maxLength:"255"`
+	AddressZip     *string `json:"address_zip,omitempty" nullable:"true" maxLength:"255"`
+	AddressCountry *string `json:"address_country,omitempty" nullable:"true" maxLength:"255"`
+	Notes          *string `json:"notes,omitempty" nullable:"true" maxLength:"100000"`
+	Tags           *string `json:"tags,omitempty" nullable:"true" maxLength:"255"`
+	Status         *string `json:"status,omitempty" enum:"active,inactive"`
+	Source         *string `json:"source,omitempty" nullable:"true" maxLength:"255"`
+	AssignedTo     *int64  `json:"assigned_to,omitempty" nullable:"true" minimum:"1"`
+}
+
+// Company is an organisation contacts and deals belong to.
+type Company struct {
+	ID             int64     `json:"id" minimum:"1" example:"7"`
+	Name           string    `json:"name" maxLength:"255" example:"Analytical Engines Ltd"`
+	Domain         *string   `json:"domain" maxLength:"255" example:"engines.example"`
+	Website        *string   `json:"website" maxLength:"255"`
+	Phone          *string   `json:"phone" maxLength:"255"`
+	Industry       *string   `json:"industry" maxLength:"255" example:"Machinery"`
+	AddressStreet  *string   `json:"address_street" maxLength:"255"`
+	AddressCity    *string   `json:"address_city" maxLength:"255"`
+	AddressState   *string   `json:"address_state" maxLength:"255"`
+	AddressZip     *string   `json:"address_zip" maxLength:"255"`
+	AddressCountry *string   `json:"address_country" maxLength:"255"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// CompanyInput is the body of POST /companies and PUT /companies/{id}.
+type CompanyInput struct {
+	Name           string  `json:"name" minLength:"1" maxLength:"255" example:"Analytical Engines Ltd"`
+	Domain         *string `json:"domain,omitempty" nullable:"true" maxLength:"255"`
+	Website        *string `json:"website,omitempty" nullable:"true" maxLength:"255"`
+	Phone          *string `json:"phone,omitempty" nullable:"true" maxLength:"255"`
+	Industry       *string `json:"industry,omitempty" nullable:"true" maxLength:"255"`
+	AddressStreet  *string `json:"address_street,omitempty" nullable:"true" maxLength:"255"`
+	AddressCity    *string `json:"address_city,omitempty" nullable:"true" maxLength:"255"`
+	AddressState   *string `json:"address_state,omitempty" nullable:"true" maxLength:"255"`
+	AddressZip     *string `json:"address_zip,omitempty" nullable:"true" maxLength:"255"`
+	AddressCountry *string `json:"address_country,omitempty" nullable:"true" maxLength:"255"`
+}
+
+// CompanyMatch is a company whose name resembles the one asked for.
+type CompanyMatch struct {
+	Company
+	Score float64 `json:"score" minimum:"0" maximum:"1" example:"0.82"`
+}

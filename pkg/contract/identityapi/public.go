@@ -1,0 +1,109 @@
+package identityapi
+
+import "time"
+
+// User is an account of the CRM.
+type User struct {
+	ID        int64     `json:"id" minimum:"1" example:"3"`
+	Name      string    `json:"name" maxLength:"100" example:"Sam Sales"`
+	Email     string    `json:"email" format:"email" maxLength:"255" example:"sam@example.com"`
+	Role      string    `json:"role" enum:"admin,user" example:"user"`
+	TeamID    *int64    `json:"team_id" minimum:"1"`
+	Active    bool      `json:"active" example:"true"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// UserInput is the body of POST /users.
+type UserInput struct {
+	Name     string `json:"name" minLength:"1" maxLength:"100" example:"Sam Sales"`
+	Email    string `json:"email" minLength:"1" maxLength:"255" format:"email" example:"sam@example.com"`
+	Password string `json:"password" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
+	Role     string `json:"role,omitempty" enum:"admin,user" description:"Default user."`
+	TeamID   *int64 `json:"team_id,omitempty" nullable:"true" minimum:"1"`
+}
+
+// UserUpdate is the body of PUT /users/{id}; name and email are required,
+// the rest unchanged when absent.
+type UserUpdate struct {
+	Name     string  `json:"name" minLength:"1" maxLength:"100"`
+	Email    string  `json:"email" minLength:"1" maxLength:"255" format:"email"`
+	Password *string `json:"password,omitempty" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
+	Role     *string `json:"role,omitempty" enum:"admin,user"`
+	TeamID   *int64  `json:"team_id,omitempty" nullable:"true" minimum:"1"`
+	Active   *bool   `json:"active,omitempty"`
+}
+
+// Team groups users for scope=team.
+type Team struct {
+	ID        int64     `json:"id" minimum:"1" example:"1"`
+	Name      string    `json:"name" maxLength:"100" example:"Sales EMEA"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TeamInput is the body of POST /teams and PUT /teams/{id}.
+type TeamInput struct {
+	Name string `json:"name" minLength:"1" maxLength:"100" example:"Sales EMEA"`
+}
+
+// APIKey is a key for the public intake API. key, the secret, is present
+// only in the answer to its creation.
+type APIKey struct {
+	ID                 int64      `json:"id" minimum:"1" example:"4"`
+	Name               string     `json:"name" maxLength:"100" example:"website"`
+	Prefix             string     `json:"prefix" example:"crm_3fA9"`
+	RateLimitPerMinute int        `json:"rate_limit_per_minute" minimum:"1" maximum:"100000" example:"60"`
+	AllowedOrigins     []string   `json:"allowed_origins" nullable:"false" maxItems:"50" description:"Browser origins allowed to use the key; empty allows any." example:"[\"https://www.example.com\"]"`
+	CreatedBy          *int64     `json:"created_by" minimum:"1"`
+	CreatedAt          time.Time  `json:"created_at"`
+	RevokedAt          *time.Time `json:"revoked_at"`
+	Key                string     `json:"key,omitempty" readOnly:"true" description:"The secret; returned once, on create."`
+}
+
+// APIKeyInput is the body of POST /api-keys.
+type APIKeyInput struct {
+	Name               string   `json:"name" minLength:"1" maxLength:"100" example:"website"`
+	RateLimitPerMinute *int     `json:"rate_limit_per_minute,omitempty" nullable:"true" minimum:"1" maximum:"100000" example:"60"`
+	AllowedOrigins     []string `json:"allowed_origins,omitempty" maxItems:"50" example:"[\"https://www.example.com\"]"`
+}
+
+// LoginRequest is the body of POST /auth/login.
+type LoginRequest struct {
+	Email    string `json:"email" minLength:"1" example:"admin@example.com"`
+	Password string `json:"password" minLength:"1" writeOnly:"true" example:"correct horse battery"`
+}
+
+// RefreshRequest is the body of POST /auth/refresh and POST /auth/logout.
+type RefreshRequest struct {
+	RefreshToken string `json:"refresh_token" minLength:"1" example:"rt_9c1f..."`
+}
+
+// Session is a token pair with its user.
+type Session struct {
+	AccessToken  string `json:"access_token" example:"eyJhbGciOiJFZERTQSJ9..."`
+	TokenType    string `json:"token_type" enum:"Bearer" example:"Bearer"`
+	ExpiresIn    int    `json:"expires_in" minimum:"1" description:"Seconds the access token lives." example:"900"`
+	RefreshToken string `json:"refresh_token" example:"rt_9c1f..."`
+	User         User   `json:"user"`
+}
+
+// JWK is one Ed25519 public key of the token signer.
+type JWK struct {
+	Kty string `json:"kty" example:"OKP"`
+	Crv string `json:"crv" example:"Ed25519"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg" example:"EdDSA"`
+	Use string `json:"use" example:"sig"`
+}
+
+// JWKS answers GET /auth/jwks.
+type JWKS struct {
+	Keys []JWK `json:"keys" nullable:"false"`
+}
+
+// RotatedKey answers POST /auth/keys/rotate.
+type RotatedKey struct {
+	Kid string `json:"kid"`
+}

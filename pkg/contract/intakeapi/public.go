@@ -1,0 +1,54 @@
+package intakeapi
+
+import "time"
+
+// LeadSubmission is the body of POST /public/leads, sent by a web form or
+// another system with an API key. website is a honeypot: leave it empty.
+type LeadSubmission struct {
+	FirstName string `json:"first_name" minLength:"1" maxLength:"100" example:"Wendy"`
+	LastName  string `json:"last_name" minLength:"1" maxLength:"100" example:"Web"`
+	Email     string `json:"email" minLength:"1" maxLength:"255" format:"email" example:"wendy@example.com"`
+	Phone     string `json:"phone,omitempty" maxLength:"255"`
+	Company   string `json:"company,omitempty" maxLength:"255"`
+	JobTitle  string `json:"job_title,omitempty" maxLength:"255"`
+	Source    string `json:"source,omitempty" maxLength:"255" example:"website"`
+	Notes     string `json:"notes,omitempty" maxLength:"100000"`
+	Website   string `json:"website,omitempty" maxLength:"255" description:"Honeypot; a filled value is accepted and dropped."`
+}
+
+// SubmissionRef is the data of a POST /public/leads answer: id is the lead
+// (null while it waits, 202), submission_id the stored submission.
+type SubmissionRef struct {
+	ID           *int64 `json:"id" minimum:"1" example:"88"`
+	SubmissionID int64  `json:"submission_id,omitempty" minimum:"1" example:"301"`
+}
+
+// SubmissionAnswer answers POST /public/leads (201 created, 202 queued).
+type SubmissionAnswer struct {
+	Success bool          `json:"success" const:"true"`
+	Data    SubmissionRef `json:"data"`
+	Message string        `json:"message" example:"Lead created"`
+}
+
+// Submission is one stored public lead submission and its delivery state.
+type Submission struct {
+	ID            int64      `json:"id" minimum:"1" example:"301"`
+	APIKeyID      int64      `json:"api_key_id" minimum:"1"`
+	Status        string     `json:"status" enum:"pending,delivered,failed,spam" example:"delivered"`
+	FirstName     string     `json:"first_name"`
+	LastName      string     `json:"last_name"`
+	Email         string     `json:"email"`
+	Phone         string     `json:"phone"`
+	Company       string     `json:"company"`
+	JobTitle      string     `json:"job_title"`
+	Source        string     `json:"source"`
+	Notes         string     `json:"notes"`
+	Origin        string     `json:"origin"`
+	LeadID        *int64     `json:"lead_id" minimum:"1"`
+	Attempts      int        `json:"attempts" minimum:"0"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+	LastError     string     `json:"last_error"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	DeliveredAt   *time.Time `json:"delivered_at"`
+}

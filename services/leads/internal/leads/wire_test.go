@@ -1,0 +1,29 @@
+package leads
+
+import (
+	"testing"
+
+	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+)
+
+// TestWireTypes keeps the records this package encodes and the bodies it
+// decodes equal to the public wire types the OpenAPI document is
+// generated from (pkg/contract): same JSON fields, same nullability.
+func TestWireTypes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		service, wire any
+		namesOnly     bool
+	}{
+		{"Lead", Lead{}, leadsapi.Lead{}, false},
+		{"LeadInput", Input{}, leadsapi.LeadInput{}, true},
+		{"QualifyInput", QualifyInput{}, leadsapi.QualifyInput{}, true},
+	}
+	for _, tc := range tests {
+		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
+			t.Errorf("%s: %s", tc.name, m)
+		}
+	}
+}
