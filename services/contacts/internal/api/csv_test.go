@@ -57,6 +57,7 @@ func TestImport(t *testing.T) {
 			"Row 6: duplicate email ADA@x.test (already in row 2)",
 			"Row 9: status must be one of active, inactive",
 		},
+		"encoding": "UTF-8 with BOM", "delimiter": ";", "ignored_columns": []any{"Unknown Column"}, "dry_run": false,
 	}
 	if diff := cmp.Diff(want, r.Body); diff != "" {
 		t.Errorf("import answer (-want +got):\n%s", diff)
