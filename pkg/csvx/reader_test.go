@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -263,5 +265,22 @@ func checkProblem422(t *testing.T, err error, field string) {
 	}
 	if field != "" && p.Errors[0].Field != field {
 		t.Fatalf("field %q, want %q", p.Errors[0].Field, field)
+	}
+}
+
+// TestLabelsDocumented: docs/import.md lists every label of the table, so
+// the documentation cannot fall behind the one table it describes.
+func TestLabelsDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "import.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range csvx.LabelKeys() {
+		for _, l := range csvx.Labels(key) {
+			if !strings.Contains(string(doc), "“"+l+"”") {
+				t.Errorf("docs/import.md does not list %s label %q", key, l)
+			}
+		}
 	}
 }
