@@ -42,9 +42,11 @@ func seedContacts(b *testing.B, c *pgx.Conn, n int) {
 }
 
 // contactCase is one list request; where is its filter as plain SQL and
-// order its ORDER BY, for the raw baseline of the broad cases (count(*)
-// of the filter plus the same page), "" for the cases judged by the
-// absolute target alone.
+// order its ORDER BY, for the raw baseline (count(*) of the filter plus
+// the same page), "" where none is run. Broad searches and multi-filter
+// lists ("(broad)", "(multi-filter)" in the name) are judged by the ratio
+// to that baseline, every other case by p95 < 50 ms, its raw time shown
+// to tell the database's share from the service's.
 type contactCase struct{ name, query, where, order string }
 
 // searchSQL is the search filter as the contacts service states it: the
@@ -83,14 +85,14 @@ func benchContactList(b *testing.B, c *pgx.Conn, n int) {
 		{"status+assigned_to+source (multi-filter)", "status=active&assigned_to=1&source=event",
 			"status = 'active' AND assigned_to = 1 AND source = 'event'", "sort_name, id"},
 		{"status+company_id (multi-filter)", "status=inactive&company_id=78", "status = 'inactive' AND company_id = 78", "sort_name, id"},
-		{"search full name", "search=" + url.QueryEscape("dora4 garcia"), "", ""},
-		{"search email", "search=user12345%40", "", ""},
-		{"search phone", "search=555%200012", "", ""},
-		{"search company", "search=" + url.QueryEscape("company 77 "), "", ""},
-		{"status", "status=inactive", "", ""},
-		{"company_id", "company_id=78", "", ""},
-		{"assigned_to", "assigned_to=1", "", ""},
-		{"source", "source=event", "", ""},
+		{"search full name", "search=" + url.QueryEscape("dora4 garcia"), searchSQL("dora4 garcia"), "sort_name, id"},
+		{"search email", "search=user12345%40", searchSQL("user12345@"), "sort_name, id"},
+		{"search phone", "search=555%200012", searchSQL("555 0012"), "sort_name, id"},
+		{"search company", "search=" + url.QueryEscape("company 77 "), searchSQL("company 77 "), "sort_name, id"},
+		{"status", "status=inactive", "status = 'inactive'", "sort_name, id"},
+		{"company_id", "company_id=78", "company_id = 78", "sort_name, id"},
+		{"assigned_to", "assigned_to=1", "assigned_to = 1", "sort_name, id"},
+		{"source", "source=event", "source = 'event'", "sort_name, id"},
 		{"date range", "date_from=" + day + "&date_to=" + day, "", ""},
 		{"scope=me", "scope=me", "", ""},
 		{"scope=team", "scope=team", "", ""},
@@ -121,6 +123,7 @@ func benchContactList(b *testing.B, c *pgx.Conn, n int) {
 		}
 		p95 := pct(latencies(b, 40, get), 0.95)
 		raw, ratio, verdict := "—", "—", "yes"
+		r := 0.0
 		if lc.where != "" {
 			count := "SELECT count(*) FROM contacts.contacts WHERE " + lc.where
 			page := "SELECT id, first_name, last_name, email, phone, mobile, job_title, company_id, company_name, status, source, created_at FROM contacts.contacts WHERE " +
@@ -134,12 +137,11 @@ func benchContactList(b *testing.B, c *pgx.Conn, n int) {
 				_, err := c.Exec(context.Background(), page)
 				return err
 			}), 0.95)
-			r := float64(p95) / float64(rp95)
+			r = float64(p95) / float64(rp95)
 			raw, ratio = ms(rp95), fmt.Sprintf("%.2f", r)
-			if r > 1.25 && p95 >= 50*time.Millisecond {
-				verdict = "no"
-			}
-		} else if p95 >= 50*time.Millisecond {
+		}
+		broad := strings.Contains(lc.name, "(broad)") || strings.Contains(lc.name, "(multi-filter)")
+		if p95 >= 50*time.Millisecond && (!broad || r > 1.25) {
 			verdict = "no"
 		}
 		if verdict == "no" {
@@ -151,7 +153,7 @@ func benchContactList(b *testing.B, c *pgx.Conn, n int) {
 	exec1(b, c, `RESET jit`)
 	report(b, fmt.Sprintf("Contacts list through the gateway (%d contacts, 40 requests per case)", n),
 		[]string{"case", "query", "total", "gateway p95 ms", "raw count(*) + page p95 ms", "ratio", "met"}, rows)
-	note(fmt.Sprintf("Target: p95 < 50 ms, or for the broad and multi-filter cases (raw column) p95 ≤ 1.25 × raw. %d of %d cases missed.", missed, len(cases)))
+	note(fmt.Sprintf("Targets: broad and multi-filter cases p95 ≤ 1.25 × raw (or < 50 ms); every other case p95 < 50 ms, its raw column the database's own share. %d of %d cases missed.", missed, len(cases)))
 	b.ReportMetric(float64(missed), "missed")
 }
 
