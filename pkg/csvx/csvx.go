@@ -80,6 +80,22 @@ func Attachment(w http.ResponseWriter, name string) {
 	h.Set("Cache-Control", "no-store")
 }
 
+// HelpLink is the Link header of an import template download: the API
+// documentation, which explains recognised labels and the mapping and
+// dry_run form fields (docs/import.md in the repository).
+const HelpLink = `</docs>; rel="help"`
+
+// Template writes an import template download: the header line, with a
+// link to the import's documentation.
+func Template(w http.ResponseWriter, name string, header []string) {
+	Attachment(w, name)
+	w.Header().Set("Link", HelpLink)
+	cw := NewWriter(w)
+	if err := cw.WriteHeader(header); err == nil {
+		_ = cw.Flush()
+	}
+}
+
 // Escape neutralises a cell a spreadsheet would run as a formula.
 func Escape(cell string) string {
 	if cell == "" {

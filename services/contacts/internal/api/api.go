@@ -294,12 +294,7 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) {
 // template serves GET /contacts/template (admin): the import header line
 // as a CSV download (contacts-template.csv). 403 for non-admins.
 func (a *API) template(w http.ResponseWriter, r *http.Request) {
-	csvx.Attachment(w, "contacts-template.csv")
-	cw := csvx.NewWriter(w)
-	if err := cw.WriteHeader(contacts.ImportHeader()); err != nil {
-		return
-	}
-	_ = cw.Flush()
+	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader())
 }
 
 // ExportHeader is the export's column layout (DESIGN 8).

@@ -24,7 +24,7 @@ func TestCSVAdminOnly(t *testing.T) {
 	wantStatus(t, r, 200)
 	want := "first_name,last_name,email,phone,mobile,job_title,company_name,address_street,address_city,address_state,address_zip,address_country,notes,tags,status,source\n"
 	if string(r.Raw) != want || r.Header.Get("Content-Type") != "text/csv; charset=utf-8" ||
-		!strings.Contains(r.Header.Get("Content-Disposition"), "attachment") {
+		!strings.Contains(r.Header.Get("Content-Disposition"), "attachment") || r.Header.Get("Link") != `</docs>; rel="help"` {
 		t.Errorf("template %q %v", r.Raw, r.Header)
 	}
 }

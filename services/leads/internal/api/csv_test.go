@@ -84,6 +84,9 @@ func TestCSVDownloads(t *testing.T) {
 				if body != header {
 					t.Errorf("template body = %q, want %q", body, header)
 				}
+				if link := r.header.Get("Link"); link != `</docs>; rel="help"` {
+					t.Errorf("template Link = %q", link)
+				}
 				return
 			}
 			if !strings.HasPrefix(body, exportHeader) || strings.Count(body, "\n") != tc.lines {

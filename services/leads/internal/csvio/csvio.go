@@ -68,11 +68,7 @@ func New(d *db.DB, st *store.Store) (*CSV, error) {
 
 // Template answers the empty import template: the header line.
 func (c *CSV) Template(w http.ResponseWriter, r *http.Request) {
-	csvx.Attachment(w, "leads-template.csv")
-	cw := csvx.NewWriter(w)
-	if err := cw.WriteHeader(Header); err == nil {
-		_ = cw.Flush()
-	}
+	csvx.Template(w, "leads-template.csv", Header)
 }
 
 // Export streams every lead matching the list filters (in the list's
