@@ -151,6 +151,8 @@ func TestExport(t *testing.T) {
 	a := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "=cmd|' /C calc'!A0", "last_name": "Evil",
 		"notes": "line1\nline2, \"q\"", "company_id": co, "status": "inactive"}))
 	b := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "Plain", "last_name": "Person", "email": "p@x.test", "phone": "+44 1"}))
+	// A leading ";" splits the cell in semicolon-locale spreadsheets.
+	semi := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": ";=1+1", "last_name": "Semi"}))
 
 	r := e.do(t, "GET", "/contacts/export", e.admin, nil)
 	wantStatus(t, r, 200)
@@ -165,6 +167,7 @@ func TestExport(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("%d,'=cmd|' /C calc'!A0,Evil,,,,,\"'=HYPERLINK(\"\"x\"\")\",,,,,,\"line1\nline2, \"\"q\"\"\",,inactive,,", a),
 		fmt.Sprintf("%d,Plain,Person,p@x.test,'+44 1,,,,,,,,,,,active,,", b),
+		fmt.Sprintf("%d,';=1+1,Semi,,,,,,,,,,,,,active,,", semi),
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("export lacks %q:\n%s", want, body)
