@@ -168,57 +168,6 @@ func benchAdmin(b *testing.B) *Client {
 	return c.With(tok)
 }
 
-// BenchmarkContactsList: issue 3, 1,000,000 contacts, search and every
-// filter and sort through the gateway.
-func BenchmarkContactsList(b *testing.B) {
-	n := benchRows()
-	c := superuser(b)
-	seedOnce(b, "contacts", func() {
-		// The schema's triggers name its tables unqualified, as the service does.
-		exec1(b, c, `SET search_path = contacts, public`)
-		exec1(b, c, `INSERT INTO contacts.companies (name, domain) SELECT 'Company ' || g || ' Ltd', 'c' || g || '.example'
-			FROM generate_series(1, 2000) g`)
-		exec1(b, c, fmt.Sprintf(`INSERT INTO contacts.contacts (first_name, last_name, email, phone, company_id, status, source,
-				assigned_to, created_at)
-			SELECT (ARRAY['Ann','Bob','Cid','Dora','Eve','Finn','Gus','Hana','Ivan','Jade'])[1 + g %% 10] || g,
-				(ARRAY['Smith','Jones','Nguyen','Garcia','Müller','Rossi','Kowalski','Tanaka'])[1 + g %% 8],
-				'user' || g || '@mail' || (g %% 100) || '.example',
-				'+1 555 ' || lpad((g %% 10000000)::text, 7, '0'),
-				1 + g %% 2000,
-				CASE WHEN g %% 5 = 0 THEN 'inactive' ELSE 'active' END,
-				(ARRAY['web','referral','event','partner'])[1 + g %% 4],
-				CASE WHEN g %% 3 = 0 THEN NULL ELSE 1 END,
-				now() - (g %% 730) * interval '1 day'
-			FROM generate_series(1, %d) g`, n))
-		exec1(b, c, `VACUUM (ANALYZE) contacts.contacts`)
-		exec1(b, c, `VACUUM (ANALYZE) contacts.companies`)
-	})
-	day := time.Now().AddDate(0, 0, -30).Format(time.DateOnly)
-	cases := []listCase{
-		{"no filter", "", "SELECT count(*) FROM contacts.contacts"},
-		{"search name", "search=smith", ""},
-		{"search full name", "search=" + url.QueryEscape("dora4 garcia"), ""},
-		{"search email", "search=user12345%40", ""},
-		{"search phone", "search=555%200012", ""},
-		{"search company", "search=" + url.QueryEscape("company 77"), ""},
-		{"status", "status=inactive", "SELECT count(*) FROM contacts.contacts WHERE status = 'inactive'"},
-		{"company_id", "company_id=78", "SELECT count(*) FROM contacts.contacts WHERE company_id = 78"},
-		{"assigned_to", "assigned_to=1", "SELECT count(*) FROM contacts.contacts WHERE assigned_to = 1"},
-		{"source", "source=event", "SELECT count(*) FROM contacts.contacts WHERE source = 'event'"},
-		{"date range", "date_from=" + day + "&date_to=" + day, ""},
-		{"scope=me", "scope=me", ""},
-		{"scope=team", "scope=team", ""},
-		{"status+source+sort", "status=active&source=web&sort_by=created_at&sort_dir=desc", ""},
-		{"search+sort", "search=nguyen&sort_by=email", ""},
-	}
-	for _, key := range []string{"name", "email", "phone", "company_name", "status", "created_at"} {
-		for _, dir := range []string{"asc", "desc"} {
-			cases = append(cases, listCase{"sort " + key + " " + dir, "sort_by=" + key + "&sort_dir=" + dir, ""})
-		}
-	}
-	benchList(b, fmt.Sprintf("Contacts list through the gateway (%d contacts)", n), "/contacts", cases)
-}
-
 // BenchmarkLeadsList: issue 5, 1,000,000 leads, search and each sort
 // (including assigned_to_name) through the gateway.
 func BenchmarkLeadsList(b *testing.B) {

@@ -14,13 +14,28 @@ export CRM_BENCH_OUT=$out
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out"
 
-echo "== gateway suite (deploy/e2e): lists at ${CRM_BENCH_ROWS:-1000000} rows, qualification, intake" | tee -a "$out"
-go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -timeout 90m ./deploy/e2e/ | tee -a "$out.log"
+# measured runs a step and fails it when no benchmark result line came
+# out (a -bench pattern that matches nothing passes silently otherwise).
+measured() {
+	local name=$1 log
+	shift
+	log=$(mktemp)
+	"$@" | tee "$log"
+	if ! grep -Eq '^Benchmark[^ ]+[[:space:]]+[0-9]+' "$log"; then
+		echo "bench: step \"$name\" measured nothing" | tee -a "$out" >&2
+		rm -f "$log"
+		exit 1
+	fi
+	rm -f "$log"
+}
 
-echo "== contacts import/export (services/contacts)" | tee -a "$out"
-(cd services/contacts && CRM_BENCH_ROWS=${CRM_BENCH_ROWS:-1000000} go test -tags bench -run '^$' -bench 'Import|Export' -benchtime 1x -timeout 60m ./internal/api/) | tee -a "$out"
+echo "== gateway suite (deploy/e2e): contacts list/export/import at ${CRM_BENCH_ROWS:-1000000} rows, leads, qualification, intake, PDF" | tee -a "$out"
+measured "gateway suite" go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -timeout 90m ./deploy/e2e/ | tee -a "$out.log"
+
+echo "== contacts list/export/import100k (services/contacts, service level)" | tee -a "$out"
+measured "contacts" bash -c "cd services/contacts && CRM_BENCH_ROWS=${CRM_BENCH_ROWS:-1000000} go test -tags bench -run '^\$' -bench '^BenchmarkContacts\$' -benchtime 1x -timeout 60m ./internal/api/" | tee -a "$out"
 
 echo "== render worker (services/render): PDF vs bare chromedp, cached download, DOCX" | tee -a "$out"
-make -s -C services/render bench | tee -a "$out"
+measured "render" make -s -C services/render bench | tee -a "$out"
 
 echo "results: $out"

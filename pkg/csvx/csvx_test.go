@@ -92,7 +92,9 @@ func TestReaderRejects(t *testing.T) {
 		{"empty", "", csvx.Limits{}, 422, "the file is empty"},
 		{"blank", "\xEF\xBB\xBF \n\n", csvx.Limits{}, 422, "the file is empty"},
 		{"binary", "PK\x03\x04\x00\x00binary", csvx.Limits{}, 422, "the file is not a CSV text file"},
-		{"invalid utf8", "first_name,last_name\n\xff\xfe,x\n", csvx.Limits{}, 422, "the file is not a CSV text file"},
+		{"neither utf8 nor windows-1252", "first_name,last_name\n\x81\x8d,x\n", csvx.Limits{}, 422, "the file is neither UTF-8 nor Windows-1252 text"},
+		{"utf-16 without bom", "f\x00i\x00r\x00s\x00t\x00", csvx.Limits{}, 422, "the file is not a CSV text file"},
+		{"pdf", "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", csvx.Limits{}, 422, "the file is not a CSV text file"},
 		{"missing required", "first_name,email\nA,a@x.io\n", csvx.Limits{}, 422, "the header is missing the required column(s): last_name"},
 		{"unclosed quote", "first_name,last_name\nA,\"B\nC,D\n", csvx.Limits{}, 422, "Row 2: a quoted cell is not closed (or has a stray quote) starting at line 2"},
 		{"bare quote", "first_name,last_name\nA,B\"x\n", csvx.Limits{}, 422, "Row 2: a quote appears inside an unquoted cell at line 2"},
@@ -146,7 +148,7 @@ func TestWriterEscapesAndFlushes(t *testing.T) {
 	if err := w.WriteHeader([]string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
-	rows := [][]string{{"=1+1", "+x"}, {"-2", "@SUM(A1)"}, {"\tx", "\rx"}, {"ok, \"q\"", "multi\nline"}}
+	rows := [][]string{{"=1+1", "+x"}, {"-2", "@SUM(A1)"}, {"\tx", "\rx"}, {"ok, \"q\"", "multi\nline"}, {";=1+1", "a;b"}}
 	for _, r := range rows {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -158,7 +160,7 @@ func TestWriterEscapesAndFlushes(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := "a,b\n'=1+1,'+x\n'-2,'@SUM(A1)\n'\tx,\"'\rx\"\n\"ok, \"\"q\"\"\",\"multi\nline\"\n"
+	want := "a,b\n'=1+1,'+x\n'-2,'@SUM(A1)\n'\tx,\"'\rx\"\n\"ok, \"\"q\"\"\",\"multi\nline\"\n';=1+1,a;b\n"
 	if got := buf.String(); got != want {
 		t.Errorf("output (-want +got):\n- %q\n+ %q", want, got)
 	}
@@ -248,7 +250,7 @@ func FuzzWriterRoundTrip(f *testing.F) {
 			if got[i] != esc {
 				t.Fatalf("cell %d: got %q want %q", i, got[i], esc)
 			}
-			if len(got[i]) > 0 && strings.ContainsRune("=+-@\t\r", rune(got[i][0])) {
+			if len(got[i]) > 0 && strings.ContainsRune("=+-@;\t\r", rune(got[i][0])) {
 				t.Fatalf("cell %d starts with a formula character: %q", i, got[i])
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"path"
 	"strconv"
@@ -293,12 +294,7 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) {
 // template serves GET /contacts/template (admin): the import header line
 // as a CSV download (contacts-template.csv). 403 for non-admins.
 func (a *API) template(w http.ResponseWriter, r *http.Request) {
-	csvx.Attachment(w, "contacts-template.csv")
-	cw := csvx.NewWriter(w)
-	if err := cw.WriteHeader(contacts.ImportHeader()); err != nil {
-		return
-	}
-	_ = cw.Flush()
+	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader())
 }
 
 // ExportHeader is the export's column layout (DESIGN 8).
@@ -377,11 +373,14 @@ func isTooLarge(err error) bool {
 }
 
 // importCSV serves POST /contacts/import (admin): multipart/form-data with
-// the CSV in field "file" (template layout; header aliases, BOM, comma or
-// semicolon accepted). 200: {"success":true,"message","imported","skipped",
-// "errors":["Row N: ..."]}. A file that cannot be imported as a whole —
-// missing, not CSV, empty, missing first_name/last_name columns, broken
-// quoting — is 422 (field "file") and over 20 MB or 100,000 rows is 413;
+// the CSV in field "file" (template layout or another system's export:
+// see docs/import.md), optionally preceded by "mapping" (JSON object,
+// header label → field, "" ignores) and "dry_run" (true: validate and
+// count, write nothing). 200: {"success":true,"message","imported",
+// "skipped","errors":["Row N: ..."],"encoding","delimiter",
+// "ignored_columns","dry_run"}. A file that cannot be imported as a whole
+// — missing, not text, empty, missing first_name/last_name columns, broken
+// quoting, a bad mapping — is 422 and over 20 MB or 100,000 rows is 413;
 // either way nothing is written. 403 for non-admins.
 func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > contacts.MaxImportBytes+importSlack {
@@ -399,42 +398,55 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, csvx.Invalid("the upload is not a valid multipart form"))
 		return
 	}
-	for {
-		part, err := mr.NextPart()
-		if err != nil {
-			if isTooLarge(err) {
-				err = tooLarge()
-			} else {
-				err = csvx.Invalid("is required")
-			}
-			httpx.Error(w, r, err)
-			return
+	res, err := a.importUpload(r, mr)
+	if err != nil {
+		if isTooLarge(err) {
+			err = tooLarge()
 		}
-		if part.FormName() != "file" {
-			_ = part.Close()
-			continue
-		}
-		if ext := strings.ToLower(path.Ext(part.FileName())); ext != "" && ext != ".csv" && ext != ".txt" {
-			httpx.Error(w, r, csvx.Invalid("the file is not a CSV file"))
-			return
-		}
-		res, err := a.svc.Import(r.Context(), part)
-		if err != nil {
-			if isTooLarge(err) {
-				err = tooLarge()
-			}
-			httpx.Error(w, r, err)
-			return
-		}
-		httpx.JSON(w, http.StatusOK, map[string]any{
-			"success":  true,
-			"message":  "Imported " + strconv.Itoa(res.Imported) + " contacts, skipped " + strconv.Itoa(res.Skipped),
-			"imported": res.Imported,
-			"skipped":  res.Skipped,
-			"errors":   res.Errors,
-		})
+		httpx.Error(w, r, err)
 		return
 	}
+	verb := "Imported "
+	if res.DryRun {
+		verb = "Dry run: would import "
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{
+		"success":         true,
+		"message":         verb + strconv.Itoa(res.Imported) + " contacts, skipped " + strconv.Itoa(res.Skipped),
+		"imported":        res.Imported,
+		"skipped":         res.Skipped,
+		"errors":          res.Errors,
+		"encoding":        res.Encoding,
+		"delimiter":       res.Delimiter,
+		"ignored_columns": res.IgnoredColumns,
+		"dry_run":         res.DryRun,
+	})
+}
+
+func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {
+	up, err := csvx.ReadUpload(mr)
+	if err != nil {
+		var p *problem.Error
+		if isTooLarge(err) || errors.As(err, &p) {
+			return contacts.ImportResult{}, err
+		}
+		return contacts.ImportResult{}, csvx.Invalid("is required")
+	}
+	if ext := strings.ToLower(path.Ext(up.File.FileName())); ext != "" && ext != ".csv" && ext != ".txt" && ext != ".tsv" {
+		return contacts.ImportResult{}, csvx.Invalid("the file is not a CSV file")
+	}
+	rows, res, err := contacts.ParseImport(up.File, contacts.ImportOptions{Mapping: up.Mapping, DryRun: up.DryRun})
+	if err != nil {
+		return contacts.ImportResult{}, err
+	}
+	if err := up.Rest(); err != nil {
+		var p *problem.Error
+		if isTooLarge(err) || errors.As(err, &p) {
+			return contacts.ImportResult{}, err
+		}
+		return contacts.ImportResult{}, csvx.Invalid("the upload is not a valid multipart form")
+	}
+	return a.svc.Import(r.Context(), rows, res)
 }
 
 // listCompanies serves GET /companies.

@@ -203,7 +203,7 @@ func BenchmarkContacts(b *testing.B) {
 		// GIN pending-list limit on, every index and trigger) and the 100
 		// contacts.imported events, rolled back.
 		raw := file("raw")
-		rows, _, err := contacts.ParseImport(bytes.NewReader(raw))
+		rows, _, err := contacts.ParseImport(bytes.NewReader(raw), contacts.ImportOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func BenchmarkContacts(b *testing.B) {
 
 		buf := file("imported")
 		start := time.Now()
-		_, _, err = contacts.ParseImport(bytes.NewReader(buf))
+		_, _, err = contacts.ParseImport(bytes.NewReader(buf), contacts.ImportOptions{})
 		parse := time.Since(start)
 		if err != nil {
 			b.Fatal(err)

@@ -24,7 +24,7 @@ func TestCSVAdminOnly(t *testing.T) {
 	wantStatus(t, r, 200)
 	want := "first_name,last_name,email,phone,mobile,job_title,company_name,address_street,address_city,address_state,address_zip,address_country,notes,tags,status,source\n"
 	if string(r.Raw) != want || r.Header.Get("Content-Type") != "text/csv; charset=utf-8" ||
-		!strings.Contains(r.Header.Get("Content-Disposition"), "attachment") {
+		!strings.Contains(r.Header.Get("Content-Disposition"), "attachment") || r.Header.Get("Link") != `</docs>; rel="help"` {
 		t.Errorf("template %q %v", r.Raw, r.Header)
 	}
 }
@@ -57,6 +57,7 @@ func TestImport(t *testing.T) {
 			"Row 6: duplicate email ADA@x.test (already in row 2)",
 			"Row 9: status must be one of active, inactive",
 		},
+		"encoding": "UTF-8 with BOM", "delimiter": ";", "ignored_columns": []any{"Unknown Column"}, "dry_run": false,
 	}
 	if diff := cmp.Diff(want, r.Body); diff != "" {
 		t.Errorf("import answer (-want +got):\n%s", diff)
@@ -150,6 +151,8 @@ func TestExport(t *testing.T) {
 	a := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "=cmd|' /C calc'!A0", "last_name": "Evil",
 		"notes": "line1\nline2, \"q\"", "company_id": co, "status": "inactive"}))
 	b := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "Plain", "last_name": "Person", "email": "p@x.test", "phone": "+44 1"}))
+	// A leading ";" splits the cell in semicolon-locale spreadsheets.
+	semi := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": ";=1+1", "last_name": "Semi"}))
 
 	r := e.do(t, "GET", "/contacts/export", e.admin, nil)
 	wantStatus(t, r, 200)
@@ -164,6 +167,7 @@ func TestExport(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("%d,'=cmd|' /C calc'!A0,Evil,,,,,\"'=HYPERLINK(\"\"x\"\")\",,,,,,\"line1\nline2, \"\"q\"\"\",,inactive,,", a),
 		fmt.Sprintf("%d,Plain,Person,p@x.test,'+44 1,,,,,,,,,,,active,,", b),
+		fmt.Sprintf("%d,';=1+1,Semi,,,,,,,,,,,,,active,,", semi),
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("export lacks %q:\n%s", want, body)

@@ -300,5 +300,5 @@ type Store interface {
 
 	// Import bulk-inserts rows in one transaction, finding or creating
 	// their companies, and skips rows whose email is already stored.
-	Import(ctx context.Context, rows []ImportRow) (imported int, skipped []RowError, err error)
+	Import(ctx context.Context, rows []ImportRow, dryRun bool) (imported int, skipped []RowError, err error)
 }

@@ -273,25 +273,45 @@ const (
 	MaxImportErrs  = 1000
 )
 
-// ImportColumns is the contact CSV layout (DESIGN 8), in template order,
-// with the header spellings spreadsheets and other CRMs commonly use.
+// ImportColumns is the contact CSV layout, in template order. Each column
+// takes the header labels of other systems' exports from csvx's one label
+// table (docs/import.md).
 var ImportColumns = []csvx.Column{
-	{Name: "first_name", Aliases: []string{"First", "Firstname", "Given Name", "Forename"}, Required: true},
-	{Name: "last_name", Aliases: []string{"Last", "Lastname", "Surname", "Family Name"}, Required: true},
-	{Name: "email", Aliases: []string{"E-mail", "Email Address", "E-mail Address", "Mail"}},
-	{Name: "phone", Aliases: []string{"Phone Number", "Telephone", "Tel", "Work Phone", "Business Phone"}},
-	{Name: "mobile", Aliases: []string{"Mobile Phone", "Mobile Number", "Cell", "Cell Phone"}},
-	{Name: "job_title", Aliases: []string{"Title", "Position", "Job"}},
-	{Name: "company_name", Aliases: []string{"Company", "Organization", "Organisation", "Account", "Account Name"}},
-	{Name: "address_street", Aliases: []string{"Street", "Address", "Street Address"}},
-	{Name: "address_city", Aliases: []string{"City", "Town"}},
-	{Name: "address_state", Aliases: []string{"State", "Region", "Province", "County"}},
-	{Name: "address_zip", Aliases: []string{"Zip", "Zip Code", "Postal Code", "Postcode"}},
-	{Name: "address_country", Aliases: []string{"Country"}},
-	{Name: "notes", Aliases: []string{"Note", "Description", "Comments"}},
-	{Name: "tags", Aliases: []string{"Tag", "Labels"}},
-	{Name: "status", Aliases: []string{"Contact Status"}},
-	{Name: "source", Aliases: []string{"Lead Source", "Origin"}},
+	{Name: "first_name", Labels: csvx.KeyFirstName, Required: true},
+	{Name: "last_name", Labels: csvx.KeyLastName, Required: true},
+	{Name: "email", Labels: csvx.KeyEmail},
+	{Name: "phone", Labels: csvx.KeyPhone},
+	{Name: "mobile", Labels: csvx.KeyMobile},
+	{Name: "job_title", Labels: csvx.KeyJobTitle},
+	{Name: "company_name", Labels: csvx.KeyCompany},
+	{Name: "address_street", Labels: csvx.KeyStreet},
+	{Name: "address_city", Labels: csvx.KeyCity},
+	{Name: "address_state", Labels: csvx.KeyState},
+	{Name: "address_zip", Labels: csvx.KeyZip},
+	{Name: "address_country", Labels: csvx.KeyCountry},
+	{Name: "notes", Labels: csvx.KeyNotes},
+	{Name: "tags", Labels: csvx.KeyTags},
+	{Name: "status", Labels: csvx.KeyContactStatus},
+	{Name: "source", Labels: csvx.KeySource},
+}
+
+// importName splits a single full-name column when the file has no
+// first and last name columns.
+var importName = &csvx.FullName{First: "first_name", Last: "last_name"}
+
+// ImportOptions are an import's form fields besides the file.
+type ImportOptions struct {
+	// Mapping overrides header recognition (csvx.Options.Mapping).
+	Mapping map[string]string
+	// DryRun validates everything and writes nothing.
+	DryRun bool
+}
+
+// ImportStatus maps a status cell onto a contact status: active and
+// inactive in any case; anything else is returned lower-cased, for
+// validation to refuse.
+func ImportStatus(s string) string {
+	return strings.ToLower(strings.TrimSpace(s))
 }
 
 // ImportHeader is the template's header line and the export's middle columns.
@@ -312,12 +332,15 @@ type ImportRow struct {
 	CompanyName string
 }
 
-// ImportResult is the spec's import answer.
+// ImportResult is the import answer: the spec's counts and errors, and
+// how the file was read (encoding, delimiter, ignored columns).
 type ImportResult struct {
 	Imported int      `json:"imported"`
 	Skipped  int      `json:"skipped"`
 	Errors   []string `json:"errors"`
-	rowErrs  []RowError
+	csvx.Report
+	DryRun  bool `json:"dry_run"`
+	rowErrs []RowError
 }
 
 // RowError is why one row was skipped.
@@ -345,9 +368,13 @@ func (r *ImportResult) Finish() {
 // structural problem (not CSV, missing columns, unclosed quote, limits)
 // rejects the file before anything is written. Duplicate emails within the
 // file are skipped here; against the table, in Store.Import.
-func ParseImport(src io.Reader) ([]ImportRow, ImportResult, error) {
-	res := ImportResult{}
-	r, err := csvx.NewReader(src, ImportColumns, csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows})
+func ParseImport(src io.Reader, opt ImportOptions) ([]ImportRow, ImportResult, error) {
+	res := ImportResult{DryRun: opt.DryRun}
+	r, err := csvx.Open(src, ImportColumns, csvx.Options{
+		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
+		Mapping:  opt.Mapping,
+		FullName: importName,
+	})
 	if err != nil {
 		return nil, res, err
 	}
@@ -380,8 +407,7 @@ func ParseImport(src io.Reader) ([]ImportRow, ImportResult, error) {
 		} {
 			f.dst.Set, f.dst.Value = true, rec.Get(f.col)
 		}
-		status := strings.ToLower(strings.TrimSpace(rec.Get("status")))
-		in.Status.Set, in.Status.Value = true, status
+		in.Status.Set, in.Status.Value = true, ImportStatus(rec.Get("status"))
 		var c Contact
 		v := ApplyContact(in, &c)
 		company := strings.TrimSpace(rec.Get("company_name"))
@@ -403,6 +429,7 @@ func ParseImport(src io.Reader) ([]ImportRow, ImportResult, error) {
 	if data == 0 {
 		return nil, res, csvx.Invalid("the file has no data rows")
 	}
+	res.Report = r.Report()
 	return rows, res, nil
 }
 
@@ -415,13 +442,10 @@ func fieldErrors(err error) string {
 	return strings.Join(parts, "; ")
 }
 
-// Import parses a file and bulk-writes its valid rows in one transaction.
-func (s *Service) Import(ctx context.Context, src io.Reader) (ImportResult, error) {
-	rows, res, err := ParseImport(src)
-	if err != nil {
-		return ImportResult{}, err
-	}
-	imported, skipped, err := s.store.Import(ctx, rows)
+// Import bulk-writes the valid rows ParseImport read, in one transaction
+// (nothing with res.DryRun), and completes res.
+func (s *Service) Import(ctx context.Context, rows []ImportRow, res ImportResult) (ImportResult, error) {
+	imported, skipped, err := s.store.Import(ctx, rows, res.DryRun)
 	if err != nil {
 		return ImportResult{}, err
 	}

@@ -732,8 +732,9 @@ func (s *Store) PrimaryContact(ctx context.Context, companyID int64) (*contacts.
 // so each row is written complete (company name included) by one COPY into
 // contacts; the outbox gets one contacts.imported event per
 // contacts.ImportEventIDs ids. Trigram entries wait in the GIN pending list
-// and are merged in the background after commit (cleanSearchIndex).
-func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []contacts.RowError, error) {
+// and are merged in the background after commit (cleanSearchIndex). A
+// dry run stops after the duplicate check: it counts, writes nothing.
+func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow, dryRun bool) (int, []contacts.RowError, error) {
 	var skipped []contacts.RowError
 	imported := 0
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
@@ -771,7 +772,8 @@ func (s *Store) Import(ctx context.Context, rows []contacts.ImportRow) (int, []c
 			}
 			keep = append(keep, r)
 		}
-		if len(keep) == 0 {
+		if len(keep) == 0 || dryRun {
+			imported = len(keep)
 			return nil
 		}
 		companies, err := resolveCompanies(ctx, tx, keep)

@@ -84,6 +84,9 @@ func TestCSVDownloads(t *testing.T) {
 				if body != header {
 					t.Errorf("template body = %q, want %q", body, header)
 				}
+				if link := r.header.Get("Link"); link != `</docs>; rel="help"` {
+					t.Errorf("template Link = %q", link)
+				}
 				return
 			}
 			if !strings.HasPrefix(body, exportHeader) || strings.Count(body, "\n") != tc.lines {
@@ -122,6 +125,7 @@ func TestCSVImportExport(t *testing.T) {
 			"Row 6: status must be one of new, contacted, qualified, disqualified",
 			"Row 7: email must be a valid email address",
 		},
+		"encoding": "UTF-8 with BOM", "delimiter": ";", "ignored_columns": []any{}, "dry_run": false,
 	}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Fatalf("import result (-want +got):\n%s", diff)
@@ -205,13 +209,14 @@ func TestCSVImportConcurrent(t *testing.T) {
 		want map[string]any
 	}{
 		{"first", <-first, map[string]any{"success": true, "imported": 3.0, "skipped": 0.0,
-			"message": "Imported 3 leads, skipped 0", "errors": []any{}}},
+			"message": "Imported 3 leads, skipped 0", "errors": []any{}, "encoding": "UTF-8", "delimiter": ",",
+			"ignored_columns": []any{}, "dry_run": false}},
 		{"second", <-second, map[string]any{"success": true, "imported": 0.0, "skipped": 3.0,
 			"message": "Imported 0 leads, skipped 3", "errors": []any{
 				"Row 2: a lead with email ann@x.example already exists",
 				"Row 3: a lead with email Bob@x.example already exists",
 				"Row 4: a lead with email cy@x.example already exists",
-			}}},
+			}, "encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": false}},
 	} {
 		if tc.got.status != 200 {
 			t.Fatalf("%s import: %d %s", tc.name, tc.got.status, tc.got.body)
@@ -264,7 +269,8 @@ func TestCSVImportStatusCase(t *testing.T) {
 	}
 	want := map[string]any{
 		"success": true, "imported": 5.0, "skipped": 1.0, "message": "Imported 5 leads, skipped 1",
-		"errors": []any{"Row 7: status must be one of new, contacted, qualified, disqualified"},
+		"errors":   []any{"Row 7: status must be one of new, contacted, qualified, disqualified"},
+		"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": false,
 	}
 	if diff := cmp.Diff(want, r.json(t)); diff != "" {
 		t.Fatalf("import result (-want +got):\n%s", diff)
@@ -355,6 +361,7 @@ func TestCSVImportErrorOrder(t *testing.T) {
 			want := map[string]any{
 				"success": true, "imported": float64(imported), "skipped": float64(tc.skipped),
 				"message": fmt.Sprintf("Imported %d leads, skipped %d", imported, tc.skipped), "errors": toAny(errs),
+				"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": false,
 			}
 			if diff := cmp.Diff(want, r.json(t)); diff != "" {
 				t.Fatalf("import result (-want +got):\n%s", diff)

@@ -33,20 +33,24 @@ const (
 // Header is the lead column layout of the template and the import.
 var Header = []string{"first_name", "last_name", "email", "phone", "company", "job_title", "source", "status", "notes", "tags"}
 
-// Columns are the import's columns with the header spellings spreadsheets
-// and other CRMs commonly export.
+// Columns are the import's columns. Each takes the header labels of other
+// systems' exports from csvx's one label table (docs/import.md).
 var Columns = []csvx.Column{
-	{Name: "first_name", Aliases: []string{"First", "First Name", "Firstname", "Given Name", "Forename"}, Required: true},
-	{Name: "last_name", Aliases: []string{"Last", "Last Name", "Lastname", "Surname", "Family Name"}, Required: true},
-	{Name: "email", Aliases: []string{"E-mail", "Email Address", "E-mail Address", "Mail"}},
-	{Name: "phone", Aliases: []string{"Phone Number", "Telephone", "Tel", "Mobile", "Phone 1"}},
-	{Name: "company", Aliases: []string{"Company Name", "Organization", "Organisation", "Account", "Account Name"}},
-	{Name: "job_title", Aliases: []string{"Title", "Job", "Position", "Role"}},
-	{Name: "source", Aliases: []string{"Lead Source", "Origin"}},
-	{Name: "status", Aliases: []string{"Lead Status", "Stage"}},
-	{Name: "notes", Aliases: []string{"Note", "Description", "Comments", "Comment"}},
-	{Name: "tags", Aliases: []string{"Tag", "Labels", "Label"}},
+	{Name: "first_name", Labels: csvx.KeyFirstName, Required: true},
+	{Name: "last_name", Labels: csvx.KeyLastName, Required: true},
+	{Name: "email", Labels: csvx.KeyEmail},
+	{Name: "phone", Labels: csvx.KeyPhone, Aliases: []string{"Mobile", "Mobile Phone", "Mobile Phone Number", "MobilePhone"}},
+	{Name: "company", Labels: csvx.KeyCompany},
+	{Name: "job_title", Labels: csvx.KeyJobTitle},
+	{Name: "source", Labels: csvx.KeySource},
+	{Name: "status", Labels: csvx.KeyLeadStatus},
+	{Name: "notes", Labels: csvx.KeyNotes},
+	{Name: "tags", Labels: csvx.KeyTags},
 }
+
+// fullName splits a single full-name column when the file has no first
+// and last name columns.
+var fullName = &csvx.FullName{First: "first_name", Last: "last_name"}
 
 // CSV implements api.CSV.
 type CSV struct {
@@ -64,11 +68,7 @@ func New(d *db.DB, st *store.Store) (*CSV, error) {
 
 // Template answers the empty import template: the header line.
 func (c *CSV) Template(w http.ResponseWriter, r *http.Request) {
-	csvx.Attachment(w, "leads-template.csv")
-	cw := csvx.NewWriter(w)
-	if err := cw.WriteHeader(Header); err == nil {
-		_ = cw.Flush()
-	}
+	csvx.Template(w, "leads-template.csv", Header)
 }
 
 // Export streams every lead matching the list filters (in the list's
@@ -129,19 +129,25 @@ func exportRow(l leads.Lead) []string {
 	}
 }
 
-// Result is the import answer (the spec's contact import shape).
+// Result is the import answer: the spec's contact import shape plus how
+// the file was read.
 type Result struct {
 	Success  bool     `json:"success"`
 	Message  string   `json:"message"`
 	Imported int      `json:"imported"`
 	Skipped  int      `json:"skipped"`
 	Errors   []string `json:"errors"`
+	csvx.Report
+	DryRun bool `json:"dry_run"`
 }
 
-// Import reads the multipart field "file" whole before writing anything
-// (a rejected file, or one without data rows, imports nothing), skips
-// invalid rows and duplicate emails with "Row N: ..." messages listed in
-// row order, and COPYs the valid rows.
+// Import streams the multipart field "file" (optionally preceded by
+// "mapping" and "dry_run", see docs/import.md) into the store in one
+// transaction: a rejected file, or one without data rows, imports
+// nothing. Invalid rows and duplicate emails are skipped with "Row N: ..."
+// messages in row order. Memory stays bounded whatever the file's size:
+// rows go to the database as they are read, and only the first MaxErrors
+// messages are kept.
 func (c *CSV) Import(w http.ResponseWriter, r *http.Request) {
 	res, err := c.importFile(w, r)
 	if err != nil {
@@ -151,122 +157,115 @@ func (c *CSV) Import(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, res)
 }
 
+type rowErr struct {
+	n   int
+	msg string
+}
+
 func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error) {
 	claims := auth.FromContext(r.Context())
 	// Room for the multipart envelope around a file at the limit.
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBytes+1<<20)
-	part, err := filePart(r)
+	mr, err := r.MultipartReader()
 	if err != nil {
-		return Result{}, err
+		return Result{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
-	rd, err := csvx.NewReader(part, Columns, csvx.Limits{MaxBytes: MaxBytes, MaxRows: MaxRows})
+	up, err := csvx.ReadUpload(mr)
+	if errors.Is(err, io.EOF) {
+		return Result{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+	}
 	if err != nil {
 		return Result{}, tooLargeBody(err)
 	}
-	res := Result{Success: true}
-	// Every skipped row's reason, sorted by row and cut to MaxErrors at
-	// the end: the table's duplicates are only known after the file.
-	type rowErr struct {
-		n   int
-		msg string
+	rd, err := csvx.Open(up.File, Columns, csvx.Options{
+		Limits:   csvx.Limits{MaxBytes: MaxBytes, MaxRows: MaxRows},
+		Mapping:  up.Mapping,
+		FullName: fullName,
+	})
+	if err != nil {
+		return Result{}, tooLargeBody(err)
 	}
+	res := Result{Success: true, DryRun: up.DryRun}
+	// The first MaxErrors invalid rows (they come in row order) and how
+	// many there were.
 	var errs []rowErr
-	skip := func(n int, msg string) {
-		res.Skipped++
-		errs = append(errs, rowErr{n, msg})
-	}
-	type row struct {
-		n    int
-		lead leads.Lead
-	}
-	var rows []row
-	seen := map[string]int{}
+	invalid := 0
 	noUsers := func(context.Context, int64) (bool, error) { return false, nil }
 	createdBy := claims.UserID()
 	data := 0
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Result{}, tooLargeBody(err)
-		}
-		if rec.Blank() {
-			continue
-		}
-		data++
-		in := leads.Input{FirstName: patch.Of(rec.Get("first_name")), LastName: patch.Of(rec.Get("last_name"))}
-		for name, f := range map[string]*patch.Field[string]{
-			"email": &in.Email, "phone": &in.Phone, "company": &in.Company, "job_title": &in.JobTitle,
-			"source": &in.Source, "status": &in.Status, "notes": &in.Notes, "tags": &in.Tags,
-		} {
-			if rd.Has(name) {
-				*f = patch.Of(rec.Get(name))
+	next := func() (store.ImportRow, bool, error) {
+		for {
+			rec, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				if data == 0 {
+					return store.ImportRow{}, false, csvx.Invalid("the file has no data rows")
+				}
+				return store.ImportRow{}, false, nil
 			}
-		}
-		// Status values are case-insensitive in a file, as in contacts'.
-		in.Status.Value = strings.ToLower(in.Status.Value)
-		l := leads.Lead{CreatedBy: &createdBy}
-		if err := leads.Apply(r.Context(), &l, in, noUsers); err != nil {
-			skip(rec.Row, rowError(rec.Row, err))
-			continue
-		}
-		if l.Email != nil {
-			key := strings.ToLower(*l.Email)
-			if first, dup := seen[key]; dup {
-				skip(rec.Row, fmt.Sprintf("Row %d: duplicate email %s (same as row %d)", rec.Row, *l.Email, first))
+			if err != nil {
+				return store.ImportRow{}, false, tooLargeBody(err)
+			}
+			if rec.Blank() {
 				continue
 			}
-			seen[key] = rec.Row
+			data++
+			in := leads.Input{FirstName: patch.Of(rec.Get("first_name")), LastName: patch.Of(rec.Get("last_name"))}
+			for _, f := range []struct {
+				name string
+				dst  *patch.Field[string]
+			}{
+				{"email", &in.Email}, {"phone", &in.Phone}, {"company", &in.Company}, {"job_title", &in.JobTitle},
+				{"source", &in.Source}, {"status", &in.Status}, {"notes", &in.Notes}, {"tags", &in.Tags},
+			} {
+				if rd.Has(f.name) {
+					*f.dst = patch.Of(rec.Get(f.name))
+				}
+			}
+			in.Status.Value = leads.ImportStatus(in.Status.Value)
+			l := leads.Lead{CreatedBy: &createdBy}
+			if err := leads.Apply(r.Context(), &l, in, noUsers); err != nil {
+				if invalid++; len(errs) < MaxErrors {
+					errs = append(errs, rowErr{rec.Row, rowError(rec.Row, err)})
+				}
+				continue
+			}
+			return store.ImportRow{Row: rec.Row, Lead: l}, true, nil
 		}
-		rows = append(rows, row{n: rec.Row, lead: l})
 	}
-	if data == 0 {
-		return Result{}, csvx.Invalid("the file has no data rows")
-	}
-	// Emails already in the table are checked inside the import's
-	// transaction, under its lock, so a concurrent import of the same
-	// file cannot slip between the check and the write.
-	batch := make([]leads.Lead, len(rows))
-	for i, x := range rows {
-		batch[i] = x.lead
-	}
-	n, existing, err := c.store.Import(r.Context(), batch)
+	out, err := c.store.Import(r.Context(), next, store.ImportOptions{
+		DryRun:   up.DryRun,
+		MaxSkips: MaxErrors,
+		BeforeWrite: func() error {
+			if err := up.Rest(); err != nil {
+				return tooLargeBody(err)
+			}
+			return nil
+		},
+	})
 	if err != nil {
 		return Result{}, err
 	}
-	for _, i := range existing {
-		skip(rows[i].n, fmt.Sprintf("Row %d: a lead with email %s already exists", rows[i].n, *rows[i].lead.Email))
+	for _, s := range out.Skips {
+		msg := fmt.Sprintf("Row %d: a lead with email %s already exists", s.Row, s.Email)
+		if s.DupOf > 0 {
+			msg = fmt.Sprintf("Row %d: duplicate email %s (same as row %d)", s.Row, s.Email, s.DupOf)
+		}
+		errs = append(errs, rowErr{s.Row, msg})
 	}
 	slices.SortStableFunc(errs, func(a, b rowErr) int { return a.n - b.n })
-	res.Errors = make([]string, 0, min(len(errs), MaxErrors))
-	for _, e := range errs[:min(len(errs), MaxErrors)] {
-		res.Errors = append(res.Errors, e.msg)
+	errs = errs[:min(len(errs), MaxErrors)]
+	res.Errors = make([]string, len(errs))
+	for i, e := range errs {
+		res.Errors[i] = e.msg
 	}
-	res.Imported = n
-	res.Message = fmt.Sprintf("Imported %d leads, skipped %d", res.Imported, res.Skipped)
+	res.Report = rd.Report()
+	res.Imported, res.Skipped = out.Imported, invalid+out.Skipped
+	verb := "Imported"
+	if res.DryRun {
+		verb = "Dry run: would import"
+	}
+	res.Message = fmt.Sprintf("%s %d leads, skipped %d", verb, res.Imported, res.Skipped)
 	return res, nil
-}
-
-// filePart finds the multipart field "file" without buffering the upload.
-func filePart(r *http.Request) (io.Reader, error) {
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
-	}
-	for {
-		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			return nil, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
-		}
-		if err != nil {
-			return nil, tooLargeBody(err)
-		}
-		if p.FormName() == csvx.FileField {
-			return p, nil
-		}
-	}
 }
 
 // tooLargeBody maps the request body limit to 413; other problems pass.

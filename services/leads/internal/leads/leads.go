@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/patch"
@@ -199,4 +200,29 @@ func ParseFilter(values url.Values, callerID int64) (Filter, error) {
 	f.Source = q.String("source")
 	f.AssignedTo = q.Int64("assigned_to")
 	return f, q.Err()
+}
+
+// importStatuses maps the lead status values of other systems' exports
+// (folded with csvx.Normalize) onto ours: Salesforce's defaults, HubSpot's
+// lead statuses and Zoho CRM's. docs/import.md lists them.
+var importStatuses = map[string]string{
+	"new": StatusNew, "open": StatusNew, "opennotcontacted": StatusNew, "notcontacted": StatusNew,
+	"contacted": StatusContacted, "workingcontacted": StatusContacted, "working": StatusContacted,
+	"inprogress": StatusContacted, "attemptedtocontact": StatusContacted, "connected": StatusContacted,
+	"contactinfuture": StatusContacted, "prequalified": StatusContacted,
+	"qualified": StatusQualified, "closedconverted": StatusQualified, "converted": StatusQualified,
+	"opendeal":     StatusQualified,
+	"disqualified": StatusDisqualified, "closednotconverted": StatusDisqualified, "unqualified": StatusDisqualified,
+	"notqualified": StatusDisqualified, "junklead": StatusDisqualified, "lostlead": StatusDisqualified,
+	"badtiming": StatusDisqualified,
+}
+
+// ImportStatus maps a status cell of an imported file onto a lead status;
+// a value it does not know is returned trimmed and lower-cased, for
+// validation to refuse with the list of ours.
+func ImportStatus(s string) string {
+	if st, ok := importStatuses[csvx.Normalize(s)]; ok {
+		return st
+	}
+	return strings.ToLower(strings.TrimSpace(s))
 }

@@ -29,7 +29,7 @@ func TestCreateEmail(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreMapEntries(func(k string, _ any) bool { return k == "id" || k == "created_at" })
 	wantData := map[string]any{
-		"message_id": "m-1@example.com", "from": "ann@example.com",
+		"message_id": "<m-1@example.com>", "from": "ann@example.com",
 		"to": []any{"bob@example.org"}, "cc": []any{"carol@example.org"},
 		"subject": "Hello", "body_text": "Hi Bob,\n\n  see   you\ttomorrow.", "snippet": "Hi Bob, see you tomorrow.",
 		"sent_at": "2026-03-01T10:00:00.000000Z", "direction": "outbound", "mailbox_id": nil,
@@ -190,14 +190,14 @@ func TestLinkedEmails(t *testing.T) {
 
 	got := e.linked(tok, "/contacts/10/linked-emails")
 	want := page{Success: true, Data: []summary{
-		{MessageID: "m2", Snippet: "third message"}, {MessageID: "m3", Snippet: "second"}, {MessageID: "m1", Snippet: "first"},
+		{MessageID: "<m2>", Snippet: "third message"}, {MessageID: "<m3>", Snippet: "second"}, {MessageID: "<m1>", Snippet: "first"},
 	}, CurrentPage: 1, LastPage: 1, PerPage: 25, Total: 3}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("contact's linked emails (-want +got):\n%s", diff)
 	}
 
 	got = e.linked(tok, "/contacts/10/linked-emails?page=2&per_page=2")
-	want = page{Success: true, Data: []summary{{MessageID: "m1", Snippet: "first"}}, CurrentPage: 2, LastPage: 2, PerPage: 2, Total: 3}
+	want = page{Success: true, Data: []summary{{MessageID: "<m1>", Snippet: "first"}}, CurrentPage: 2, LastPage: 2, PerPage: 2, Total: 3}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("page 2 (-want +got):\n%s", diff)
 	}
@@ -206,13 +206,13 @@ func TestLinkedEmails(t *testing.T) {
 		t.Errorf("page past the end = %+v", got)
 	}
 
-	if diff := cmp.Diff([]string{"m4", "m3"}, ids(e.linked(tok, "/leads/20/linked-emails"))); diff != "" {
+	if diff := cmp.Diff([]string{"<m4>", "<m3>"}, ids(e.linked(tok, "/leads/20/linked-emails"))); diff != "" {
 		t.Errorf("lead's linked emails (-want +got):\n%s", diff)
 	}
 
 	// A new message shows up at once for both.
 	e.post(tok, "m5", "dave@example.net", []string{"bob@example.org"}, nil, "2026-01-05T09:00:00Z", "")
-	if diff := cmp.Diff([]string{"m5", "m2", "m3", "m1"}, ids(e.linked(tok, "/contacts/10/linked-emails"))); diff != "" {
+	if diff := cmp.Diff([]string{"<m5>", "<m2>", "<m3>", "<m1>"}, ids(e.linked(tok, "/contacts/10/linked-emails"))); diff != "" {
 		t.Errorf("contact after a new message (-want +got):\n%s", diff)
 	}
 }

@@ -365,11 +365,11 @@ func TestMailboxSyncEndToEnd(t *testing.T) {
 	if got.LastSyncedAt == nil {
 		t.Error("last_synced_at not set")
 	}
-	if diff := cmp.Diff([]string{"alt-1@example.org", "plain-1@example.com"}, ids(e.linked(tok, "/contacts/1/linked-emails"))); diff != "" {
+	if diff := cmp.Diff([]string{"<alt-1@example.org>", "<plain-1@example.com>"}, ids(e.linked(tok, "/contacts/1/linked-emails"))); diff != "" {
 		t.Errorf("contact's synced emails (-want +got):\n%s", diff)
 	}
 	lead := e.linked(tok, "/leads/2/linked-emails")
-	if diff := cmp.Diff([]summary{{MessageID: "latin1-1@example.fr", Snippet: "Café à Paris, déjà vu."}}, lead.Data); diff != "" {
+	if diff := cmp.Diff([]summary{{MessageID: "<latin1-1@example.fr>", Snippet: "Café à Paris, déjà vu."}}, lead.Data); diff != "" {
 		t.Errorf("lead's synced emails (-want +got):\n%s", diff)
 	}
 
@@ -381,7 +381,7 @@ func TestMailboxSyncEndToEnd(t *testing.T) {
 		t.Fatalf("sync: status = %d, body %s", r.status, r.body)
 	}
 	e.waitMailbox(tok, mb.ID, "manual sync", func(m mailbox) bool { return m.LastUID == 5 })
-	if diff := cmp.Diff([]string{"later@example.org", "alt-1@example.org", "plain-1@example.com"}, ids(e.linked(tok, "/contacts/1/linked-emails"))); diff != "" {
+	if diff := cmp.Diff([]string{"<later@example.org>", "<alt-1@example.org>", "<plain-1@example.com>"}, ids(e.linked(tok, "/contacts/1/linked-emails"))); diff != "" {
 		t.Errorf("contact's emails after the manual sync (-want +got):\n%s", diff)
 	}
 

@@ -32,7 +32,7 @@ func (e *env) ownedMailbox(owner int64) int64 {
 func (e *env) synced(mailboxID int64, messageID, from string, to []string, body string) int64 {
 	e.t.Helper()
 	m, created, err := e.store.CreateMessage(context.Background(), mail.NewMessage{
-		MessageID: messageID, From: from, To: to, Subject: "Subject of " + messageID, BodyText: body,
+		MessageID: mail.NormalizeMessageID(messageID), From: from, To: to, Subject: "Subject of " + messageID, BodyText: body,
 		SentAt: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), Direction: mail.Inbound, MailboxID: &mailboxID,
 	})
 	if err != nil || !created {
@@ -49,7 +49,7 @@ func messageBody(id int64, messageID, from string, to []string, body string, mai
 		toAny = append(toAny, a)
 	}
 	return map[string]any{"success": true, "data": map[string]any{
-		"id": float64(id), "message_id": messageID, "from": from, "to": toAny, "cc": []any{},
+		"id": float64(id), "message_id": mail.NormalizeMessageID(messageID), "from": from, "to": toAny, "cc": []any{},
 		"subject": "Subject of " + messageID, "snippet": body, "body_text": body,
 		"sent_at": "2026-03-01T10:00:00.000000Z", "direction": "inbound", "mailbox_id": mailboxID,
 		"created_at": "<set>",
@@ -186,8 +186,8 @@ func TestPrivateMailboxMessages(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/contacts/10/linked-emails", []string{"deal@example.org"}},
-		{"/leads/20/linked-emails", []string{"lead@example.net"}},
+		{"/contacts/10/linked-emails", []string{"<deal@example.org>"}},
+		{"/leads/20/linked-emails", []string{"<lead@example.net>"}},
 		{"/contacts/11/linked-emails", []string{}},
 	} {
 		if diff := cmp.Diff(tt.want, ids(e.linked(bobTok, tt.path))); diff != "" {
@@ -227,7 +227,7 @@ func TestCreateEmailDuplicateOfPrivate(t *testing.T) {
 		want  map[string]any
 	}{
 		{"another user", bobTok, map[string]any{"success": true, "message": "email already stored",
-			"data": map[string]any{"id": float64(id), "message_id": "private@example.com"}}},
+			"data": map[string]any{"id": float64(id), "message_id": "<private@example.com>"}}},
 		{"the owner", annTok, stored},
 		{"an admin", adminTok, stored},
 	}

@@ -51,7 +51,7 @@ func Parse(raw []byte) Parsed {
 	if id, err := h.MessageID(); err == nil && id != "" {
 		p.MessageID = id
 	} else if v := strings.TrimSpace(h.Get("Message-Id")); v != "" {
-		p.MessageID = mail.NormalizeMessageID(v)
+		p.MessageID = v
 	}
 	if p.MessageID == "" {
 		p.MessageID = syntheticID(raw)
@@ -78,7 +78,9 @@ func Parse(raw []byte) Parsed {
 	p.Body = strings.ReplaceAll(p.Body, "\r\n", "\n")
 	p.Body = mail.Truncate(mail.Clean(p.Body), mail.MaxBodyBytes)
 	p.Subject = mail.TruncateRunes(strings.TrimSpace(mail.Clean(p.Subject)), mail.MaxSubject)
-	p.MessageID = mail.TruncateRunes(mail.Clean(p.MessageID), mail.MaxMessageID)
+	// Stored as POST /emails stores it: "<left@right>", brackets included
+	// in the length limit.
+	p.MessageID = mail.NormalizeMessageID(mail.TruncateRunes(mail.Clean(mail.NormalizeMessageID(p.MessageID)), mail.MaxMessageID))
 	return p
 }
 

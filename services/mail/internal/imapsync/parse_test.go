@@ -26,28 +26,28 @@ func TestParse(t *testing.T) {
 		want Parsed
 	}{
 		{"plain.eml", Parsed{
-			MessageID: "plain-1@example.com", From: "ann@example.com",
+			MessageID: "<plain-1@example.com>", From: "ann@example.com",
 			To: []string{"bob@example.org", "Carol@Example.org"}, Cc: []string{"dave@example.net"},
 			Subject: "Plain hello", Body: "Hello Bob,\n\nthis is   plain.",
 			Date: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC),
 		}},
 		{"alternative.eml", Parsed{
-			MessageID: "alt-1@example.org", From: "bob@example.org", To: []string{"ann@example.com"},
+			MessageID: "<alt-1@example.org>", From: "bob@example.org", To: []string{"ann@example.com"},
 			Subject: "Grüße", Body: "Grüße aus Köln, this line is soft wrapped.",
 			Date: time.Date(2026, 3, 3, 10, 0, 0, 0, time.UTC),
 		}},
 		{"latin1.eml", Parsed{
-			MessageID: "latin1-1@example.fr", From: "rene@example.fr", To: []string{"ann@example.com"},
+			MessageID: "<latin1-1@example.fr>", From: "rene@example.fr", To: []string{"ann@example.com"},
 			Subject: "Résumé", Body: "Café à Paris, déjà vu.",
 			Date: time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC),
 		}},
 		{"broken.eml", Parsed{
-			MessageID: "broken-1@example.com", From: "eve@example.com", To: []string{"ann@example.com"},
+			MessageID: "<broken-1@example.com>", From: "eve@example.com", To: []string{"ann@example.com"},
 			Subject: "Broken", Body: "Readable part.",
 			Date: time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC),
 		}},
 		{"html-noid.eml", Parsed{
-			MessageID: syntheticID(readFixture(t, "html-noid.eml")), From: "ann@example.com", To: []string{"frank@example.com"},
+			MessageID: "<" + syntheticID(readFixture(t, "html-noid.eml")) + ">", From: "ann@example.com", To: []string{"frank@example.com"},
 			Subject: "HTML only, no id", Body: "Hi & welcome\nSecond\nline",
 			Date: time.Date(2026, 3, 6, 10, 0, 0, 0, time.UTC),
 		}},

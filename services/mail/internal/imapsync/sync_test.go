@@ -145,8 +145,8 @@ func TestSyncStoresParsedMessages(t *testing.T) {
 	if diff := cmp.Diff(state{Status: "ok", UIDValidity: 1, LastUID: 5, Synced: true}, stateOf(got)); diff != "" {
 		t.Errorf("mailbox state (-want +got):\n%s", diff)
 	}
-	noID := "@no-message-id.invalid"
-	want := []string{"", "broken-1@example.com", "latin1-1@example.fr", "alt-1@example.org", "plain-1@example.com"}
+	noID := "@no-message-id.invalid>"
+	want := []string{"", "<broken-1@example.com>", "<latin1-1@example.fr>", "<alt-1@example.org>", "<plain-1@example.com>"}
 	ids := e.linked(user)
 	if len(ids) == 5 && strings.HasSuffix(ids[0], noID) {
 		want[0] = ids[0]
@@ -155,10 +155,10 @@ func TestSyncStoresParsedMessages(t *testing.T) {
 		t.Errorf("messages linked to the mailbox owner, newest first (-want +got):\n%s", diff)
 	}
 	// Every participant role links, case-insensitively.
-	if diff := cmp.Diff([]string{"plain-1@example.com"}, e.linked("carol@example.org")); diff != "" {
+	if diff := cmp.Diff([]string{"<plain-1@example.com>"}, e.linked("carol@example.org")); diff != "" {
 		t.Errorf("linked to a To address (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"plain-1@example.com"}, e.linked("dave@example.net")); diff != "" {
+	if diff := cmp.Diff([]string{"<plain-1@example.com>"}, e.linked("dave@example.net")); diff != "" {
 		t.Errorf("linked to a Cc address (-want +got):\n%s", diff)
 	}
 
@@ -180,10 +180,10 @@ func TestSyncStoresParsedMessages(t *testing.T) {
 	}
 	wantRows := []row{
 		{"no-id", "HTML only, no id", "Hi & welcome Second line", "outbound"},
-		{"broken-1@example.com", "Broken", "Readable part.", "inbound"},
-		{"latin1-1@example.fr", "Résumé", "Café à Paris, déjà vu.", "inbound"},
-		{"alt-1@example.org", "Grüße", "Grüße aus Köln, this line is soft wrapped.", "inbound"},
-		{"plain-1@example.com", "Plain hello", "Hello Bob, this is plain.", "outbound"},
+		{"<broken-1@example.com>", "Broken", "Readable part.", "inbound"},
+		{"<latin1-1@example.fr>", "Résumé", "Café à Paris, déjà vu.", "inbound"},
+		{"<alt-1@example.org>", "Grüße", "Grüße aus Köln, this line is soft wrapped.", "inbound"},
+		{"<plain-1@example.com>", "Plain hello", "Hello Bob, this is plain.", "outbound"},
 	}
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("stored messages (-want +got):\n%s", diff)
@@ -207,7 +207,7 @@ func TestSyncIsIncremental(t *testing.T) {
 	}
 	// A message posted through the API first is not stored twice.
 	if _, created, err := e.store.CreateMessage(context.Background(), mail.NewMessage{
-		MessageID: "broken-1@example.com", From: "eve@example.com", To: []string{user},
+		MessageID: "<broken-1@example.com>", From: "eve@example.com", To: []string{user},
 		SentAt: time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC), Direction: mail.Inbound,
 	}); err != nil || !created {
 		t.Fatalf("CreateMessage: created=%v err=%v", created, err)
@@ -219,7 +219,7 @@ func TestSyncIsIncremental(t *testing.T) {
 	if diff := cmp.Diff(state{Status: "ok", UIDValidity: 1, LastUID: 4, Synced: true}, stateOf(got)); diff != "" {
 		t.Errorf("mailbox state (-want +got):\n%s", diff)
 	}
-	want := []string{"broken-1@example.com", "latin1-1@example.fr", "alt-1@example.org", "plain-1@example.com"}
+	want := []string{"<broken-1@example.com>", "<latin1-1@example.fr>", "<alt-1@example.org>", "<plain-1@example.com>"}
 	if diff := cmp.Diff(want, e.linked(user)); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
@@ -249,7 +249,7 @@ func TestSyncUIDValidityChangeResyncs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mailbox state (-want +got):\n%s", diff)
 	}
-	wantIDs := []string{"broken-1@example.com", "latin1-1@example.fr", "alt-1@example.org", "plain-1@example.com"}
+	wantIDs := []string{"<broken-1@example.com>", "<latin1-1@example.fr>", "<alt-1@example.org>", "<plain-1@example.com>"}
 	if diff := cmp.Diff(wantIDs, e.linked(user)); diff != "" {
 		t.Errorf("messages after resync, deduplicated (-want +got):\n%s", diff)
 	}

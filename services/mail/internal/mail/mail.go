@@ -177,15 +177,20 @@ func Snippet(body string) string {
 	return b.String()
 }
 
-// NormalizeMessageID strips whitespace and one pair of angle brackets, so
-// "<a@b>" posted by a client and the same header synced over IMAP are one
-// message.
+// NormalizeMessageID gives a message id its RFC 5322 form, "<left@right>":
+// whitespace trimmed and angle brackets added when the caller left them
+// out, so "a@b" and "<a@b>" are one message and an integration that
+// matches its own Message-ID header finds it as it sent it. "" stays ""
+// (the id is required).
 func NormalizeMessageID(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) >= 2 && s[0] == '<' && s[len(s)-1] == '>' {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
-	return s
+	if s == "" {
+		return ""
+	}
+	return "<" + s + ">"
 }
 
 // Clean makes text storable: valid UTF-8 and no NUL bytes, which

@@ -68,7 +68,7 @@ func TestMessageInputValidate(t *testing.T) {
 		{
 			name: "minimal defaults",
 			in:   MessageInput{MessageID: " <abc@x.example> ", From: "Ann <Ann@X.example>"},
-			want: NewMessage{MessageID: "abc@x.example", From: "Ann@X.example", To: []string{}, Cc: []string{},
+			want: NewMessage{MessageID: "<abc@x.example>", From: "Ann@X.example", To: []string{}, Cc: []string{},
 				SentAt: now, Direction: Inbound},
 		},
 		{
@@ -76,7 +76,7 @@ func TestMessageInputValidate(t *testing.T) {
 			in: MessageInput{MessageID: "m1", From: "a@x.example", To: []string{"b@y.example", "Bob <c@y.example>"},
 				Cc: []string{"d@z.example"}, Subject: " Hi\x00 ", BodyText: "body", SentAt: "2026-02-01T10:00:00+01:00",
 				Direction: Outbound},
-			want: NewMessage{MessageID: "m1", From: "a@x.example", To: []string{"b@y.example", "c@y.example"},
+			want: NewMessage{MessageID: "<m1>", From: "a@x.example", To: []string{"b@y.example", "c@y.example"},
 				Cc: []string{"d@z.example"}, Subject: "Hi", BodyText: "body",
 				SentAt: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC), Direction: Outbound},
 		},

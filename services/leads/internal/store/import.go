@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/services/leads/internal/leads"
+)
+
+// ImportRow is one valid row of a file, with its spreadsheet row number.
+type ImportRow struct {
+	Row  int
+	Lead leads.Lead
+}
+
+// ImportSkip is a valid row the table or the file already had.
+type ImportSkip struct {
+	Row   int
+	Email string
+	// DupOf is the earlier row of the file with the same email; 0 when
+	// the email is already in the table.
+	DupOf int
+}
+
+// ImportOutcome is what an import wrote or, in a dry run, would write.
+type ImportOutcome struct {
+	Imported int
+	// Skipped counts every duplicate; Skips holds the first max of them,
+	// by row.
+	Skipped int
+	Skips   []ImportSkip
+}
+
+// ImportOptions steer Import.
+type ImportOptions struct {
+	// DryRun counts and checks duplicates, writes nothing.
+	DryRun bool
+	// MaxSkips bounds ImportOutcome.Skips.
+	MaxSkips int
+	// BeforeWrite runs once the rows are staged, before the lock and any
+	// write; its error aborts the import (the rest of an upload refused).
+	BeforeWrite func() error
+}
+
+// importChunk is how many created leads are read back at a time for
+// their lead.created events.
+const importChunk = 2000
+
+// Import streams the rows next yields into a temporary staging table with
+// COPY — the file is never held in memory — then, under the import lock,
+// skips emails an earlier row of the file or a lead in the table already
+// has (case-insensitive), inserts the rest in row order and writes their
+// lead.created events. next returns ok=false at the end; its error (a
+// rejected file) aborts everything: one transaction, nothing written.
+// Imports run one at a time: the duplicate check runs after the lock, so
+// it sees every earlier import.
+func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error), opt ImportOptions) (ImportOutcome, error) {
+	var out ImportOutcome
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		out = ImportOutcome{}
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE lead_import (
+				row int PRIMARY KEY, first_name text, last_name text, email text, phone text, company text,
+				job_title text, source text, status text, notes text, tags text, created_by bigint,
+				dup_of int, existing bool NOT NULL DEFAULT false) ON COMMIT DROP`); err != nil {
+			return fmt.Errorf("import leads: stage: %w", err)
+		}
+		src := &rowSource{next: next}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lead_import"}, []string{"row", "first_name", "last_name", "email",
+			"phone", "company", "job_title", "source", "status", "notes", "tags", "created_by"}, src); err != nil {
+			if src.err != nil {
+				return src.err // the file's own problem, not the database's
+			}
+			return fmt.Errorf("import leads: stage: %w", err)
+		}
+		if opt.BeforeWrite != nil {
+			if err := opt.BeforeWrite(); err != nil {
+				return err
+			}
+		}
+		if !opt.DryRun {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, ImportLock); err != nil {
+				return fmt.Errorf("import leads: lock: %w", err)
+			}
+		}
+		if err := markDuplicates(ctx, tx); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE dup_of IS NULL AND NOT existing),
+				count(*) FILTER (WHERE dup_of IS NOT NULL OR existing) FROM lead_import`).Scan(&out.Imported, &out.Skipped); err != nil {
+			return fmt.Errorf("import leads: count: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT row, email, coalesce(dup_of, 0) FROM lead_import
+			WHERE dup_of IS NOT NULL OR existing ORDER BY row LIMIT $1`, opt.MaxSkips)
+		if err != nil {
+			return fmt.Errorf("import leads: skips: %w", err)
+		}
+		if out.Skips, err = pgx.CollectRows(rows, pgx.RowToStructByPos[ImportSkip]); err != nil {
+			return fmt.Errorf("import leads: skips: %w", err)
+		}
+		if opt.DryRun || out.Imported == 0 {
+			return nil
+		}
+		return insertStaged(ctx, tx)
+	})
+	if err != nil {
+		return ImportOutcome{}, err
+	}
+	return out, nil
+}
+
+// markDuplicates flags staged rows whose email an earlier row has, then
+// the remaining ones whose email a lead in the table has.
+func markDuplicates(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET dup_of = f.first
+		FROM (SELECT row, first_value(row) OVER (PARTITION BY lower(email) ORDER BY row) AS first
+			FROM lead_import WHERE email IS NOT NULL) f
+		WHERE i.row = f.row AND f.first <> f.row`); err != nil {
+		return fmt.Errorf("import leads: duplicates in file: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET existing = true
+		WHERE i.dup_of IS NULL AND i.email IS NOT NULL
+			AND EXISTS (SELECT 1 FROM leads l WHERE lower(l.email) = lower(i.email))`); err != nil {
+		return fmt.Errorf("import leads: existing emails: %w", err)
+	}
+	return nil
+}
+
+// insertStaged inserts the kept rows in row order and adds a lead.created
+// event per lead, reading the leads back a chunk at a time.
+func insertStaged(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `INSERT INTO leads (first_name, last_name, email, phone, company, job_title, source,
+			status, notes, tags, created_by)
+		SELECT first_name, last_name, email, phone, company, job_title, source, status, notes, tags, created_by
+		FROM lead_import WHERE dup_of IS NULL AND NOT existing ORDER BY row
+		RETURNING id`)
+	if err != nil {
+		return fmt.Errorf("import leads: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("import leads: %w", err)
+	}
+	slices.Sort(ids)
+	for chunk := range slices.Chunk(ids, importChunk) {
+		rows, err := tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1) ORDER BY id`, chunk)
+		if err != nil {
+			return fmt.Errorf("import leads: %w", err)
+		}
+		created, err := pgx.CollectRows(rows, Scan)
+		if err != nil {
+			return fmt.Errorf("import leads: %w", err)
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"stream", "type", "aggregate_id", "payload"},
+			pgx.CopyFromSlice(len(created), func(i int) ([]any, error) {
+				payload, err := json.Marshal(created[i])
+				if err != nil {
+					return nil, err
+				}
+				return []any{leads.Stream, leads.EventCreated, strconv.FormatInt(created[i].ID, 10), json.RawMessage(payload)}, nil
+			}))
+		if err != nil {
+			return fmt.Errorf("import leads: events: %w", err)
+		}
+	}
+	return nil
+}
+
+// rowSource feeds COPY from the file as it is read.
+type rowSource struct {
+	next func() (ImportRow, bool, error)
+	cur  ImportRow
+	err  error
+}
+
+func (s *rowSource) Next() bool {
+	r, ok, err := s.next()
+	if err != nil {
+		s.err = err
+		return false
+	}
+	s.cur = r
+	return ok
+}
+
+func (s *rowSource) Values() ([]any, error) {
+	l := &s.cur.Lead
+	return []any{s.cur.Row, l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status,
+		l.Notes, l.Tags, l.CreatedBy}, nil
+}
+
+func (s *rowSource) Err() error { return s.err }
