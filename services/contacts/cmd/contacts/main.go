@@ -13,6 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -58,7 +59,11 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
-	st, err := store.New(d)
+	users, err := directory.NewUsers(d, identityapi.New(s.IdentityURL, s.InternalSecret))
+	if err != nil {
+		return err
+	}
+	st, err := store.New(d, users)
 	if err != nil {
 		return err
 	}

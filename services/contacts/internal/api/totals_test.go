@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
-	"github.com/opencrm/crm/services/contacts/internal/store"
 )
 
 // totalCases pairs a list query with the count(*) its total must equal.
@@ -61,10 +60,7 @@ func TestTotalsStayExact(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	st, err := store.New(e.db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := e.store
 	acme := id(t, e.do(t, "POST", "/companies", e.admin, map[string]any{"name": "Acme"}))
 	navy := id(t, e.do(t, "POST", "/companies", e.admin, map[string]any{"name": "Navy"}))
 	e.wantTotals(t, "empty", acme, navy)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -61,7 +62,11 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, pool, rdb := rt.Log, rt.DB, rt.Redis
 
-	st, err := store.New(pool)
+	users, err := directory.NewUsers(pool, identityapi.New(cfg.IdentityURL, cfg.InternalSecret))
+	if err != nil {
+		return err
+	}
+	st, err := store.New(pool, users)
 	if err != nil {
 		return err
 	}

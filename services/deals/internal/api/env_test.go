@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -90,7 +91,12 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		contactsURL = down.URL
 		down.Close()
 	}
-	st, err := store.New(d)
+	_, idc := identityapitest.NewFake(secret).Start(t)
+	users, err := directory.NewUsers(d, idc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, users)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -66,7 +67,14 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
-	st := store.New(d)
+	users, err := directory.NewUsers(d, identityapi.New(s.IdentityURL, s.InternalSecret))
+	if err != nil {
+		return err
+	}
+	st, err := store.New(d, users)
+	if err != nil {
+		return err
+	}
 	svc, err := leads.NewService(st,
 		upstream.NewContacts(s.ContactsURL, s.InternalSecret),
 		upstream.NewDeals(s.DealsURL, s.InternalSecret))

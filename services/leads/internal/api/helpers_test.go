@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -40,6 +41,7 @@ type env struct {
 	issuer   *authtest.Issuer
 	contacts *fakeContacts
 	deals    *fakeDeals
+	identity *identityapitest.Fake
 	user     string // token of user 1 (regular)
 	admin    string // token of user 2 (admin)
 }
@@ -47,7 +49,16 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
-	st := store.New(d)
+	idf := identityapitest.NewFake(secret)
+	_, idc := idf.Start(t)
+	users, err := directory.NewUsers(d, idc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, users)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fc := newFakeContacts(t)
 	fd := newFakeDeals(t, fc)
 	svc, err := leads.NewService(st, upstream.NewContacts(fc.URL, secret), upstream.NewDeals(fd.URL(), secret))
@@ -81,7 +92,7 @@ func newEnv(t testing.TB) *env {
 		}
 	}
 	return &env{
-		t: t, h: ops.Handler(h), store: st, issuer: iss, contacts: fc, deals: fd,
+		t: t, h: ops.Handler(h), store: st, issuer: iss, contacts: fc, deals: fd, identity: idf,
 		user: iss.Token(t, 1, "user", &team), admin: iss.Admin(t, 2),
 	}
 }

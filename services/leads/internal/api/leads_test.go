@@ -324,3 +324,24 @@ func jsonNum(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestFreshUserAssignableAtOnce: a user identity created a moment ago,
+// whose user.created event this service has not consumed, is a valid
+// assignee at once (the read model asks identity on a miss); an id
+// identity does not know stays a 422.
+func TestFreshUserAssignableAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hire := e.identity.AddUser(directory.User{ID: 4242, Name: "New Hire", Email: "hire@example.com", Role: "user", Active: true})
+	r := e.do("POST", "/leads", e.user, map[string]any{"first_name": "A", "last_name": "B", "assigned_to": hire.ID})
+	if r.status != http.StatusCreated {
+		t.Fatalf("create assigned to a fresh user: %d %s", r.status, r.body)
+	}
+	lead := r.json(t)["data"].(map[string]any)
+	got := map[string]any{"assigned_to": lead["assigned_to"], "assigned_to_name": lead["assigned_to_name"]}
+	if diff := cmp.Diff(map[string]any{"assigned_to": 4242.0, "assigned_to_name": "New Hire"}, got); diff != "" {
+		t.Fatalf("assignee (-want +got):\n%s", diff)
+	}
+	wantProblem(t, e.do("POST", "/leads", e.user, map[string]any{"first_name": "A", "last_name": "B", "assigned_to": 4243}),
+		http.StatusUnprocessableEntity, "validation_failed", "assigned_to")
+}
