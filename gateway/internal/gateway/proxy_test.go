@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
 
 func TestRoutingStripsAPIAndKeepsQuery(t *testing.T) {
@@ -159,7 +161,7 @@ func TestBodyLimits(t *testing.T) {
 	e := newEnv(t, nil)
 	user, admin := e.iss.User(t, 7), e.iss.Admin(t, 1)
 	key := "crm_live_body_limits"
-	e.identity.set(key, true)
+	e.identity.AddKey(key, identityapi.VerifiedKey{})
 	tests := []struct {
 		name, method, path, token string
 		header                    map[string]string
