@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
@@ -104,7 +105,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	keys, err := apikey.New(svcclient.New("identity", s.IdentityURL, s.InternalSecret), s.KeyCacheTTL)
+	keys, err := apikey.New(identityapi.New(s.IdentityURL, s.InternalSecret), s.KeyCacheTTL)
 	if err != nil {
 		return err
 	}

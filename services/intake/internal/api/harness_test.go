@@ -21,6 +21,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
@@ -45,64 +47,6 @@ func TestMain(m *testing.M) {
 }
 
 func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "intake", migrations.FS) }
-
-// fakeIdentity implements POST /internal/api-keys/verify over a map.
-type fakeIdentity struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	keys  map[string]intake.Key
-	calls int
-}
-
-func newFakeIdentity(t *testing.T) *fakeIdentity {
-	t.Helper()
-	f := &fakeIdentity{keys: map[string]intake.Key{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/internal/api-keys/verify" || r.Header.Get(auth.InternalHeader) != secret {
-			http.Error(w, "bad call", http.StatusBadRequest)
-			return
-		}
-		var body struct {
-			Key string `json:"key"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		f.calls++
-		k, ok := f.keys[body.Key]
-		f.mu.Unlock()
-		if !ok {
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"status":401,"code":"unauthenticated"}`))
-			return
-		}
-		if k.AllowedOrigins == nil {
-			k.AllowedOrigins = []string{}
-		}
-		httpx.JSON(w, http.StatusOK, map[string]any{"data": k})
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeIdentity) add(secret string, k intake.Key) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if k.Name == "" {
-		k.Name = "form"
-	}
-	k.Prefix = secret[:min(len(secret), 12)]
-	f.keys[secret] = k
-}
-
-func (f *fakeIdentity) revoke(secret string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.keys, secret)
-}
 
 // fakeLeads implements POST /internal/leads/batch with in-memory
 // idempotency per item key. It can be stopped (its listener closed) and
@@ -246,14 +190,15 @@ func (f *fakeLeads) idemKeys() []string {
 // env is one intake service wired to fakes, a fresh database and a
 // private Redis key prefix.
 type env struct {
-	t        *testing.T
-	srv      *httptest.Server
-	identity *fakeIdentity
-	leads    *fakeLeads
-	svc      *intake.Service
-	store    *store.Store
-	ops      *httpx.Ops
-	issuer   *authtest.Issuer
+	t           *testing.T
+	srv         *httptest.Server
+	identity    *identityapitest.Fake
+	identitySrv *httptest.Server
+	leads       *fakeLeads
+	svc         *intake.Service
+	store       *store.Store
+	ops         *httpx.Ops
+	issuer      *authtest.Issuer
 }
 
 type envOpt func(*envConfig)
@@ -284,7 +229,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		}
 		_ = rdb.Close()
 	})
-	identity := newFakeIdentity(t)
+	identity := identityapitest.NewFake(secret)
+	identitySrv, identityClient := identity.Start(t)
 	leads := newFakeLeads(t)
 	cfg := intake.Config{
 		ForwardTimeout: 2 * time.Second,
@@ -324,7 +270,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	finDone := make(chan struct{})
 	go func() { defer close(finDone); svc.RunFinisher(finCtx) }()
 	t.Cleanup(func() { stopFin(); <-finDone })
-	keys, err := apikey.New(svcclient.New("identity", identity.srv.URL, secret), ec.cacheTTL)
+	keys, err := apikey.New(identityClient, ec.cacheTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +288,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	srv := httptest.NewServer(ops.Handler(h))
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, identity: identity, leads: leads, svc: svc, store: st, ops: ops, issuer: issuer}
+	return &env{t: t, srv: srv, identity: identity, identitySrv: identitySrv, leads: leads, svc: svc, store: st, ops: ops, issuer: issuer}
 }
 
 func randHex(n int) string {
@@ -354,7 +300,7 @@ func randHex(n int) string {
 // newKey registers a fresh API key with the fake identity.
 func (e *env) newKey(id int64, limit int, origins ...string) string {
 	s := "crm_live_" + randHex(16)
-	e.identity.add(s, intake.Key{ID: id, RateLimitPerMinute: limit, AllowedOrigins: origins})
+	e.identity.AddKey(s, identityapi.VerifiedKey{ID: id, RateLimitPerMinute: limit, AllowedOrigins: origins})
 	return s
 }
 
