@@ -4,11 +4,9 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/activity"
@@ -292,7 +290,7 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 	items := make([]leads.BatchItem, len(req.Items))
 	for i, it := range req.Items {
 		items[i].Key = it.Key
-		items[i].Err = decodeItem(it.Lead, &items[i].Input)
+		items[i].Err = httpx.DecodeBytes(it.Lead, &items[i].Input, 0)
 	}
 	outs, err := h.svc.CreateManyOnce(r.Context(), items)
 	if err != nil {
@@ -315,20 +313,6 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 		data[i] = batchResult{Status: o.Status, Body: o.Body, Replayed: o.Replayed}
 	}
 	httpx.OK(w, data)
-}
-
-// decodeItem decodes one item's lead exactly as POST /internal/leads decodes
-// its body (httpx.Decode: same limit, same 400/413/422 answers and field
-// names), so an item fails alone and with the single call's answer.
-func decodeItem(raw json.RawMessage, dst *leads.Input) error {
-	r := &http.Request{
-		Header:        http.Header{"Content-Type": {"application/json"}},
-		Body:          io.NopCloser(bytes.NewReader(raw)),
-		ContentLength: int64(len(raw)),
-	}
-	// No ResponseWriter: an oversized item is its own 413, and must not
-	// mark the batch's connection for closing.
-	return httpx.Decode(nil, r, dst, 0)
 }
 
 func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) {
