@@ -13,6 +13,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
@@ -25,7 +27,6 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
-	"github.com/opencrm/crm/services/leads/internal/upstream"
 )
 
 func main() {
@@ -76,8 +77,8 @@ func run(ctx context.Context) error {
 		return err
 	}
 	svc, err := leads.NewService(st,
-		upstream.NewContacts(s.ContactsURL, s.InternalSecret),
-		upstream.NewDeals(s.DealsURL, s.InternalSecret))
+		contactsapi.New(s.ContactsURL, s.InternalSecret),
+		dealsapi.New(s.DealsURL, s.InternalSecret))
 	if err != nil {
 		return err
 	}

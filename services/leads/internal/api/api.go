@@ -11,6 +11,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -83,9 +84,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	acts.Register(mux, "/leads", jwt)
 
-	mux.Handle("POST /internal/leads", internal(http.HandlerFunc(h.internalCreate)))
-	mux.Handle("POST /internal/leads/batch", internal(http.HandlerFunc(h.internalCreateBatch)))
-	mux.Handle("GET /internal/leads/{id}", internal(http.HandlerFunc(h.internalGet)))
+	mux.Handle(leadsapi.RouteCreateLead, internal(http.HandlerFunc(h.internalCreate)))
+	mux.Handle(leadsapi.RouteBatch, internal(http.HandlerFunc(h.internalCreateBatch)))
+	mux.Handle(leadsapi.RouteLead, internal(http.HandlerFunc(h.internalGet)))
 	return httpx.Routes(mux), nil
 }
 
@@ -266,23 +267,14 @@ const maxBatchBody = 4 << 20
 // batchResult is one item's answer in a batch: what POST /internal/leads
 // would have answered for it (status and body), and whether it is a stored
 // answer replayed.
-type batchResult struct {
-	Status   int             `json:"status"`
-	Body     json.RawMessage `json:"body"`
-	Replayed bool            `json:"replayed,omitempty"`
-}
+type batchResult = leadsapi.BatchResult
 
 // internalCreateBatch is POST /internal/leads for up to leads.MaxBatch
 // leads, each with its own key: {"items":[{"key":"...","lead":{...}}]} →
 // 200 {"success":true,"data":[{"status":201,"body":{...}},...]} in item
 // order. Items fail alone; only a malformed batch fails the request.
 func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Items []struct {
-			Key  string          `json:"key"`
-			Lead json.RawMessage `json:"lead"`
-		} `json:"items"`
-	}
+	var req leadsapi.BatchRequest
 	if err := httpx.Decode(w, r, &req, maxBatchBody); err != nil {
 		httpx.Error(w, r, err)
 		return

@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -28,7 +30,6 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
-	"github.com/opencrm/crm/services/leads/internal/upstream"
 )
 
 const secret = "test-internal-secret-123"
@@ -61,7 +62,7 @@ func newEnv(t testing.TB) *env {
 	}
 	fc := newFakeContacts(t)
 	fd := newFakeDeals(t, fc)
-	svc, err := leads.NewService(st, upstream.NewContacts(fc.URL, secret), upstream.NewDeals(fd.URL(), secret))
+	svc, err := leads.NewService(st, contactsapi.New(fc.URL, secret), dealsapi.New(fd.URL(), secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,11 +285,11 @@ func newFakeContacts(t testing.TB) *fakeContacts {
 			httpx.JSON(w, 200, map[string]any{"data": rec})
 		}
 	}
-	mux.HandleFunc("POST /internal/contacts", create("contact", f.contacts, "first_name"))
-	mux.HandleFunc("POST /internal/companies", create("company", f.companies, "name"))
-	mux.HandleFunc("GET /internal/contacts/{id}", get(f.contacts))
-	mux.HandleFunc("GET /internal/companies/{id}", get(f.companies))
-	mux.HandleFunc("GET /internal/companies/match", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(contactsapi.RouteCreateContact, create("contact", f.contacts, "first_name"))
+	mux.HandleFunc(contactsapi.RouteCreateCompany, create("company", f.companies, "name"))
+	mux.HandleFunc(contactsapi.RouteContact, get(f.contacts))
+	mux.HandleFunc(contactsapi.RouteCompany, get(f.companies))
+	mux.HandleFunc(contactsapi.RouteMatchCompanies, func(w http.ResponseWriter, r *http.Request) {
 		want := normName(r.URL.Query().Get("name"))
 		out := []map[string]any{}
 		f.mu.Lock()
@@ -300,7 +301,7 @@ func newFakeContacts(t testing.TB) *fakeContacts {
 		f.mu.Unlock()
 		httpx.JSON(w, 200, map[string]any{"data": out})
 	})
-	mux.HandleFunc("GET /internal/contacts/match", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(contactsapi.RouteMatchContacts, func(w http.ResponseWriter, r *http.Request) {
 		want := strings.ToLower(r.URL.Query().Get("email"))
 		out := []map[string]any{}
 		f.mu.Lock()
@@ -379,7 +380,7 @@ func (f *fakeDeals) start(addr string) {
 	}
 	f.addr = ln.Addr().String()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /internal/deals", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(dealsapi.RouteCreateDeal, func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
 		f.sent = append(f.sent, string(raw))
@@ -414,6 +415,13 @@ func (f *fakeDeals) start(addr string) {
 			return
 		}
 		f.idem.run(w, r, raw, f.create)
+	})
+	mux.HandleFunc(dealsapi.RouteStage, func(w http.ResponseWriter, r *http.Request) {
+		if id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64); id < 1 || id > 6 {
+			problem.Write(w, r, problem.NotFound("stage"))
+			return
+		}
+		httpx.OK(w, map[string]any{"id": r.PathValue("id")})
 	})
 	f.srv = &http.Server{Handler: mux}
 	go func() { _ = f.srv.Serve(ln) }()

@@ -468,8 +468,9 @@ func TestUpdateQualifiedLead(t *testing.T) {
 // saved body only when that body was sent for the first time (nothing can
 // have been created). A resend after a lost answer, or a 409
 // idempotency_key_reused, keeps it: every later attempt resends the same
-// body, whatever it asks, so the deal made under the key is never
-// orphaned by a lead marked qualified without it.
+// body, and a retry that asks for something else is a 409
+// qualification_pending naming the earlier parameters, so the deal made
+// under the key is never orphaned by a lead marked qualified without it.
 func TestQualifyStepRefused(t *testing.T) {
 	t.Parallel()
 	type attempt struct {
@@ -486,6 +487,19 @@ func TestQualifyStepRefused(t *testing.T) {
 	}
 	contactGone := problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"contact_id", "does not exist"})
 	keyReused := problemJSON(409, "idempotency_key_reused", "other body")
+	// pending is the 409 for a retry asking for something else than the
+	// interrupted qualification: earlier is what it asked.
+	pending := func(earlier map[string]any) map[string]any {
+		p := problemJSON(409, "qualification_pending", "an interrupted qualification of this lead with other parameters "+
+			"has already created records; retry with the same parameters to finish it")
+		in := map[string]any{"create_company": false, "create_deal": false, "deal_name": nil, "deal_value": nil,
+			"deal_stage_id": nil, "contact_id": nil, "company_id": nil}
+		for k, v := range earlier {
+			in[k] = v
+		}
+		p["pending"] = in
+		return p
+	}
 	for _, tc := range []struct {
 		name     string
 		attempts []attempt
@@ -499,8 +513,8 @@ func TestQualifyStepRefused(t *testing.T) {
 				{before: func(e *env, _ int64) { e.deals.loseNextAnswer() }, body: map[string]any{"create_deal": true, "deal_name": "Big one"},
 					want: problemJSON(504, "upstream_timeout", "deals did not answer in time")},
 				{before: deleteContact, body: map[string]any{"create_deal": true, "deal_name": "Big one"}, want: contactGone},
-				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: contactGone},
-				{body: map[string]any{}, want: contactGone},
+				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: pending(map[string]any{"create_deal": true, "deal_name": "Big one"})},
+				{body: map[string]any{}, want: pending(map[string]any{"create_deal": true, "deal_name": "Big one"})},
 			},
 			status: "new", deals: 1, sameBody: true,
 		},
@@ -512,8 +526,9 @@ func TestQualifyStepRefused(t *testing.T) {
 					e.deals.idem.answers[leads.IdempotencyKey(id, "deal")] = idemAnswer{status: 201, body: []byte(`{"data":{"id":77}}`)}
 					e.deals.idem.mu.Unlock()
 				}, body: map[string]any{"create_deal": true}, want: keyReused},
-				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: keyReused},
-				{body: map[string]any{}, want: keyReused},
+				{body: map[string]any{"create_deal": true}, want: keyReused},
+				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: pending(map[string]any{"create_deal": true})},
+				{body: map[string]any{}, want: pending(map[string]any{"create_deal": true})},
 			},
 			status: "new", deals: 0, sameBody: true,
 		},
@@ -581,4 +596,41 @@ func pick(m map[string]any, keys ...string) map[string]any {
 		out[k] = m[k]
 	}
 	return out
+}
+
+// TestQualifyChecksEveryInputFirst: a wrong id or value anywhere in the
+// request is a 422 with nothing created in contacts or deals, whatever
+// step it belongs to.
+func TestQualifyChecksEveryInputFirst(t *testing.T) {
+	t.Parallel()
+	invalid := func(field, msg string) map[string]any {
+		return problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{field, msg})
+	}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		want map[string]any
+	}{
+		{"unknown stage", map[string]any{"create_company": true, "create_deal": true, "deal_stage_id": 99},
+			invalid("deal_stage_id", "is not an existing stage")},
+		{"unknown contact", map[string]any{"create_company": true, "create_deal": true, "contact_id": 9999},
+			invalid("contact_id", "is not an existing contact")},
+		{"unknown company", map[string]any{"create_deal": true, "company_id": 9999},
+			invalid("company_id", "is not an existing company")},
+		{"too many decimals", map[string]any{"create_company": true, "create_deal": true, "deal_value": "10.005"},
+			invalid("deal_value", "must have at most 2 decimal places")},
+		{"too large", map[string]any{"create_company": true, "create_deal": true, "deal_value": "1000000000000000"},
+			invalid("deal_value", "must be less than 1000000000000000")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.createLead(map[string]any{"first_name": "Ann", "last_name": "Lee", "company": "Acme"})
+			wantExactProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, tc.body), tc.want)
+			contacts, companies := e.contacts.counts()
+			if got := [3]int{contacts, companies, e.deals.count()}; got != [3]int{} {
+				t.Errorf("created (contacts, companies, deals) = %v, want none", got)
+			}
+		})
+	}
 }
