@@ -25,7 +25,7 @@ import (
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
-	"github.com/opencrm/crm/services/contracts/internal/dealsapi"
+	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/store"
 	"github.com/opencrm/crm/services/contracts/migrations"
 )
@@ -135,7 +135,7 @@ func newEnvAt(t *testing.T, now func() time.Time) *env {
 	}
 	t.Cleanup(func() { _ = rq.Close() })
 	svc, err := contracts.NewService(contracts.Deps{
-		Store: store.New(d), Deals: dealsapi.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
+		Store: store.New(d), Deals: dealmerge.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func (e *env) createContract(t *testing.T, dealID, templateID int64, extra map[s
 
 func idOf(m map[string]any) int64 { return int64(m["id"].(float64)) }
 
-func dealsDownClient(url string) contracts.Deals { return dealsapi.New(url, internalSecret) }
+func dealsDownClient(url string) contracts.Deals { return dealmerge.New(url, internalSecret) }
 
 // noRenderer is a renderer that is never reached in the tests using it.
 type noRenderer struct{}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/intake/internal/api"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
 	"github.com/opencrm/crm/services/intake/internal/intake"
@@ -101,7 +101,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	leads, err := upstream.NewLeads(svcclient.New("leads", s.LeadsURL, s.InternalSecret))
+	leads, err := upstream.NewLeads(leadsapi.New(s.LeadsURL, s.InternalSecret))
 	if err != nil {
 		return err
 	}

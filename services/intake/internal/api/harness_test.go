@@ -23,10 +23,10 @@ import (
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/intake/internal/api"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
@@ -119,7 +119,7 @@ func (f *fakeLeads) restart() {
 }
 
 func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/internal/leads/batch" || r.Header.Get(auth.InternalHeader) != secret {
+	if r.Method != http.MethodPost || r.URL.Path != leadsapi.PathBatch || r.Header.Get(auth.InternalHeader) != secret {
 		http.Error(w, "bad call", http.StatusBadRequest)
 		return
 	}
@@ -257,7 +257,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := upstream.NewLeads(svcclient.New("leads", leads.url(), secret))
+	up, err := upstream.NewLeads(leadsapi.New(leads.url(), secret))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/leads/internal/api"
 	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
@@ -86,8 +85,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	refs := activity.RemoteReferences(svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
-		svcclient.New("deals", s.DealsURL, s.InternalSecret))
+	refs := activity.RemoteReferences(contactsapi.New(s.ContactsURL, s.InternalSecret),
+		dealsapi.New(s.DealsURL, s.InternalSecret))
 	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
 		CSV: csv, TaskReferences: refs})
 	if err != nil {

@@ -23,9 +23,10 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/mail/internal/api"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
@@ -124,8 +125,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e := &env{t: t, db: d, store: st, issuer: authtest.New(t),
 		contacts: newFakeRecords(t, "contacts"), leads: newFakeRecords(t, "leads")}
 	records, err := upstream.New(
-		svcclient.New("contacts", e.contacts.srv.URL, internalSecret),
-		svcclient.New("leads", e.leads.srv.URL, internalSecret))
+		contactsapi.New(e.contacts.srv.URL, internalSecret),
+		leadsapi.New(e.leads.srv.URL, internalSecret))
 	if err != nil {
 		t.Fatal(err)
 	}
