@@ -72,6 +72,7 @@ func TestInternalErrors(t *testing.T) {
 		{"unknown stage", map[string]any{"title": "x", "stage_id": 999999}, []string{"stage_id"}},
 		{"unknown company", map[string]any{"title": "x", "company_id": 999}, []string{"company_id"}},
 		{"unknown assignee", map[string]any{"title": "x", "assigned_to": 999}, []string{"assigned_to"}},
+		{"unknown source lead", map[string]any{"title": "x", "source_lead_id": 999}, []string{"source_lead_id"}},
 		{"bad value", map[string]any{"title": "x", "value": "1.999"}, []string{"value"}},
 		{"no title", map[string]any{}, []string{"title"}},
 	}
