@@ -72,7 +72,7 @@ func TestNotFound(t *testing.T) {
 	e := newEnv(t, nil)
 	admin := e.iss.Admin(t, 1)
 	for _, p := range []string{
-		"/api/internal/x", "/internal/users", "/api/internal/api-keys/verify", "/api/Internal/users",
+		"/api/internal/x", identityapi.PathUsers, "/api" + identityapi.PathVerifyKey, "/api/Internal/users",
 		"/api/contacts/%2e%2e/internal/users", "/api/contacts/../internal/users", "/api/nope", "/api", "/api/",
 		"/", "/contactsx", "/api/contactsx", "/API/contacts",
 	} {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -87,7 +88,7 @@ func TestTotalsStayExact(t *testing.T) {
 	e.wantTotals(t, "updated", acme, navy)
 
 	wantStatus(t, e.do(t, "DELETE", fmt.Sprintf("/contacts/%d", ids[1]), e.admin, nil), 200)
-	wantStatus(t, e.internal(t, "POST", "/internal/contacts", "key-1", map[string]any{
+	wantStatus(t, e.internal(t, "POST", contactsapi.PathContacts, "key-1", map[string]any{
 		"first_name": "In", "last_name": "Ternal", "source": "web", "assigned_to": 2}), 201)
 	e.wantTotals(t, "deleted and internal", acme, navy)
 

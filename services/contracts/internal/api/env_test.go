@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -39,7 +40,9 @@ func migrate(ctx context.Context, d *db.DB) error {
 	return activity.Migrate(ctx, d)
 }
 
-// fakeDeals implements GET /internal/deals/{id}/merge from a map.
+// fakeDeals answers deals' merge data from a map: contracts reads it
+// into its own projection, so the fake serves the rich shape contracts'
+// templates need (dealsapitest's fake serves only the deal).
 type fakeDeals struct {
 	mu    sync.Mutex
 	deals map[int64]map[string]any
@@ -58,7 +61,7 @@ func (f *fakeDeals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var id int64
-	if _, err := fmt.Sscanf(r.URL.Path, "/internal/deals/%d/merge", &id); err != nil || r.Method != http.MethodGet {
+	if _, err := fmt.Sscanf(r.URL.Path, dealsapi.PathDeals+"/%d/merge", &id); err != nil || r.Method != http.MethodGet {
 		problem.Write(w, r, problem.NotFound("route"))
 		return
 	}

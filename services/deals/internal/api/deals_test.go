@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 )
 
 var timestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -218,5 +220,5 @@ func TestContactsDown(t *testing.T) {
 	wantProblem(t, e.do("POST", "/deals", e.user, map[string]any{"title": "x", "contact_id": 500}), http.StatusServiceUnavailable, "upstream_unavailable")
 	// A deal without references does not need contacts.
 	d := e.createDeal(map[string]any{"title": "standalone"})
-	e.data(e.internal("GET", path("/internal/deals/%d/merge", d.ID), nil), http.StatusOK, nil)
+	e.data(e.internal("GET", dealsapi.MergePath(d.ID), nil), http.StatusOK, nil)
 }

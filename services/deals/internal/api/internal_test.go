@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/outbox"
 )
 
@@ -19,20 +20,20 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 	body := map[string]any{"title": "Acme deal", "value": 2500, "currency": "EUR", "stage_id": nil,
 		"company_id": 100, "contact_id": 500, "assigned_to": userID, "source_lead_id": 7}
 
-	first := e.internal("POST", "/internal/deals", body, "Idempotency-Key", "lead-7-deal")
+	first := e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal")
 	var d dealJSON
 	e.data(first, http.StatusCreated, &d)
 	if d.StageID != st["Prospecting"].ID || d.Value != "2500.00" || d.Currency != "EUR" || *d.CompanyName != "Acme" || *d.SourceLeadID != 7 {
 		t.Errorf("internal deal = %+v", d)
 	}
-	again := e.internal("POST", "/internal/deals", body, "Idempotency-Key", "lead-7-deal")
+	again := e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal")
 	var d2 dealJSON
 	e.data(again, http.StatusCreated, &d2)
 	if d2.ID != d.ID || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay gave deal %d (replayed=%q), want %d", d2.ID, again.Header.Get("Idempotent-Replayed"), d.ID)
 	}
 	body["title"] = "Another title"
-	wantProblem(t, e.internal("POST", "/internal/deals", body, "Idempotency-Key", "lead-7-deal"), http.StatusConflict, "idempotency_key_reused")
+	wantProblem(t, e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal"), http.StatusConflict, "idempotency_key_reused")
 
 	// Concurrent retries of one key create one deal.
 	concurrent := map[string]any{"title": "Race", "value": "1"}
@@ -42,7 +43,7 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := e.internal("POST", "/internal/deals", concurrent, "Idempotency-Key", "race")
+			r := e.internal("POST", dealsapi.PathDeals, concurrent, "Idempotency-Key", "race")
 			var x struct{ Data dealJSON }
 			_ = json.Unmarshal(r.Body, &x)
 			ids[i] = x.Data.ID
@@ -62,8 +63,8 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 func TestInternalErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	wantProblem(t, e.do("POST", "/internal/deals", e.admin, map[string]any{"title": "x"}), http.StatusUnauthorized, "unauthenticated")
-	wantProblem(t, e.do("GET", "/internal/deals/1/merge", "", nil, "X-Internal-Token", "wrong-secret-wrong-secret"), http.StatusUnauthorized, "unauthenticated")
+	wantProblem(t, e.do("POST", dealsapi.PathDeals, e.admin, map[string]any{"title": "x"}), http.StatusUnauthorized, "unauthenticated")
+	wantProblem(t, e.do("GET", dealsapi.MergePath(1), "", nil, "X-Internal-Token", "wrong-secret-wrong-secret"), http.StatusUnauthorized, "unauthenticated")
 	tests := []struct {
 		name   string
 		body   map[string]any
@@ -78,10 +79,10 @@ func TestInternalErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantProblem(t, e.internal("POST", "/internal/deals", tc.body, "Idempotency-Key", tc.name), http.StatusUnprocessableEntity, "validation_failed", tc.fields...)
+			wantProblem(t, e.internal("POST", dealsapi.PathDeals, tc.body, "Idempotency-Key", tc.name), http.StatusUnprocessableEntity, "validation_failed", tc.fields...)
 		})
 	}
-	wantProblem(t, e.internal("GET", "/internal/deals/999999/merge", nil), http.StatusNotFound, "not_found")
+	wantProblem(t, e.internal("GET", dealsapi.MergePath(999999), nil), http.StatusNotFound, "not_found")
 }
 
 type mergeJSON struct {
@@ -96,7 +97,7 @@ type mergeJSON struct {
 func (e *env) merge(id int64) mergeJSON {
 	e.t.Helper()
 	var m mergeJSON
-	e.data(e.internal("GET", path("/internal/deals/%d/merge", id), nil), http.StatusOK, &m)
+	e.data(e.internal("GET", dealsapi.MergePath(id), nil), http.StatusOK, &m)
 	return m
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/outbox"
 )
@@ -159,7 +160,7 @@ func TestAuth(t *testing.T) {
 	wantProblem(t, e.do("GET", "/leads", "garbage.token.here", nil), 401, "unauthenticated")
 	wantProblem(t, e.do("GET", "/leads/template", e.user, nil), 403, "forbidden")
 	wantProblem(t, e.do("GET", "/leads/export", e.user, nil), 403, "forbidden")
-	wantProblem(t, e.do("GET", "/internal/leads/1", e.user, nil), 401, "unauthenticated")
+	wantProblem(t, e.do("GET", leadsapi.LeadPath(1), e.user, nil), 401, "unauthenticated")
 	wantProblem(t, e.do("GET", "/nowhere", e.user, nil), 404, "not_found")
 }
 
@@ -289,7 +290,7 @@ func TestInternalLeads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	send := func(key string, body string) resp {
-		req := httptest.NewRequest("POST", "/internal/leads", strings.NewReader(body))
+		req := httptest.NewRequest("POST", leadsapi.PathLeads, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Internal-Token", secret)
 		req.Header.Set("Idempotency-Key", key)
@@ -308,7 +309,7 @@ func TestInternalLeads(t *testing.T) {
 	wantProblem(t, send("intake-1", `{"first_name":"Other","last_name":"Body"}`), 409, "idempotency_key_reused")
 	wantProblem(t, send("intake-2", `{"first_name":"","last_name":"Body"}`), 422, "validation_failed", "first_name")
 
-	req := httptest.NewRequest("GET", "/internal/leads/"+jsonNum(id1), nil)
+	req := httptest.NewRequest("GET", leadsapi.PathLeads+"/"+jsonNum(id1), nil)
 	req.Header.Set("X-Internal-Token", secret)
 	r := e.serve(req)
 	if r.status != 200 || r.json(t)["data"].(map[string]any)["source"] != "public-api" {
