@@ -204,6 +204,16 @@ func (f *Fake) matchContacts(w http.ResponseWriter, r *http.Request) {
 // (contactsapi.PathContacts or PathCompanies).
 func (f *Fake) Reserve(path, key string) { f.idem.Reserve(path, key) }
 
+// PutContact stores a contact under a chosen id, as if created earlier.
+func (f *Fake) PutContact(id int64, rec map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := copyMap(rec)
+	c["id"] = id
+	f.contacts[id] = c
+	f.nextID = max(f.nextID, id)
+}
+
 // HasContact tells whether contact id exists.
 func (f *Fake) HasContact(id int64) bool { return f.has(f.contacts, id) }
 
