@@ -62,6 +62,13 @@ func (f *Fake) AddLead(id int64, lead map[string]any) {
 	f.leads[id] = rec
 }
 
+// RemoveLead deletes a lead, as DELETE /leads/{id} does.
+func (f *Fake) RemoveLead(id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.leads, id)
+}
+
 // ServeHTTP implements leads' internal lookups behind the internal secret.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.h.ServeHTTP(w, r) }
 

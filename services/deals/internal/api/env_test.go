@@ -65,6 +65,7 @@ type env struct {
 	user   string
 	other  string
 	issuer *authtest.Issuer
+	leads  *leadsapitest.Fake
 }
 
 type envOpt struct{ contactsDown bool }
@@ -126,7 +127,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	return &env{
-		t: t, db: d, store: st, h: ops.Handler(h), issuer: iss,
+		t: t, db: d, store: st, h: ops.Handler(h), issuer: iss, leads: fl,
 		admin: iss.Token(t, adminID, "admin", &ten),
 		user:  iss.Token(t, userID, "user", &ten),
 		other: iss.Token(t, otherID, "user", &twenty),

@@ -181,3 +181,24 @@ func TestCompanyRenameEvent(t *testing.T) {
 		t.Errorf("search by new company name found %d", p.Total)
 	}
 }
+
+// TestSourceLeadMustExist: a new source_lead_id is asked of leads; an
+// unchanged one is not, so a deal keeps its source after the lead is
+// deleted and an unrelated edit still works.
+func TestSourceLeadMustExist(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var d dealJSON
+	e.data(e.do("POST", "/deals", e.user, map[string]any{"title": "From a lead", "source_lead_id": knownLeads[1]}), http.StatusCreated, &d)
+	e.leads.RemoveLead(knownLeads[1])
+	var after dealJSON
+	e.data(e.do("PUT", path("/deals/%d", d.ID), e.user,
+		map[string]any{"title": "Renamed", "source_lead_id": knownLeads[1]}), http.StatusOK, &after)
+	if after.SourceLeadID == nil || *after.SourceLeadID != knownLeads[1] || after.Title != "Renamed" {
+		t.Errorf("deal after an unrelated edit: %+v", after)
+	}
+	r := e.do("PUT", path("/deals/%d", d.ID), e.user, map[string]any{"title": "Renamed", "source_lead_id": knownLeads[0] + 1000})
+	wantBody(t, r, http.StatusUnprocessableEntity, `{"type":"/docs/problems#validation_failed","title":"Unprocessable Entity","status":422,`+
+		`"detail":"one or more fields are invalid","code":"validation_failed","request_id":"…",`+
+		`"errors":[{"field":"source_lead_id","message":"does not exist"}]}`+"\n")
+}

@@ -633,3 +633,36 @@ func TestQualifyChecksEveryInputFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestQualifyRetryMustRepeatItsParameters: after an attempt that created
+// the contact and lost deals, a retry asking for another deal is a 409
+// naming what the interrupted attempt asked; the same request finishes it.
+func TestQualifyRetryMustRepeatItsParameters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.createLead(map[string]any{"first_name": "Ann", "last_name": "Lee"})
+	first := map[string]any{"create_deal": true, "deal_name": "Alpha", "deal_value": "10.50"}
+	e.deals.stop()
+	wantProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, first), http.StatusServiceUnavailable, "upstream_unavailable")
+	e.deals.restart()
+	for _, other := range []map[string]any{
+		{"create_deal": true, "deal_name": "Beta", "deal_value": "10.50"},
+		{"create_deal": true, "deal_name": "Alpha", "deal_value": "11"},
+		{},
+	} {
+		p := wantProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, other), http.StatusConflict, "qualification_pending")
+		want := map[string]any{"create_company": false, "create_deal": true, "deal_name": "Alpha", "deal_value": "10.5",
+			"deal_stage_id": nil, "contact_id": nil, "company_id": nil}
+		if diff := cmp.Diff(want, p["pending"]); diff != "" {
+			t.Errorf("pending (-want +got):\n%s", diff)
+		}
+	}
+	// The same request, an equal amount written otherwise, finishes it.
+	r := e.do("POST", path("/leads/{id}/qualify", id), e.user, map[string]any{"create_deal": true, "deal_name": " Alpha ", "deal_value": 10.5})
+	if r.status != http.StatusOK {
+		t.Fatalf("retry with the same parameters: %d %s", r.status, r.body)
+	}
+	if c, _ := e.contacts.Counts(); c != 1 || e.deals.fake.Count() != 1 {
+		t.Errorf("contacts %d, deals %d; want one each", c, e.deals.fake.Count())
+	}
+}
