@@ -92,12 +92,12 @@ func NewClient(c *svcclient.Client) (*Client, error) {
 	return &Client{c: c}, nil
 }
 
-type envelope[T any] struct {
+type internalAnswer[T any] struct {
 	Data T `json:"data"`
 }
 
 func (c *Client) create(ctx context.Context, path, key string, body json.RawMessage) (int64, error) {
-	var out envelope[CreatedRecord]
+	var out internalAnswer[CreatedRecord]
 	if err := c.c.Do(ctx, http.MethodPost, path, key, body, &out); err != nil {
 		return 0, err
 	}
@@ -140,7 +140,7 @@ func (c *Client) SendCompany(ctx context.Context, key string, body json.RawMessa
 // get decodes the answer's data into out; ErrNotFound (wrapping the 404
 // problem) for an unknown id.
 func (c *Client) get(ctx context.Context, path string, out any) error {
-	var body envelope[json.RawMessage]
+	var body internalAnswer[json.RawMessage]
 	err := c.c.Do(ctx, http.MethodGet, path, "", nil, &body)
 	var p *problem.Error
 	switch {
@@ -185,7 +185,7 @@ func (c *Client) CompanyExists(ctx context.Context, id int64) (bool, error) {
 
 // MatchContacts lists the contacts whose email equals email ignoring case.
 func (c *Client) MatchContacts(ctx context.Context, email string) ([]json.RawMessage, error) {
-	var out envelope[[]json.RawMessage]
+	var out internalAnswer[[]json.RawMessage]
 	err := c.c.Do(ctx, http.MethodGet, PathMatchContacts+"?"+url.Values{"email": {email}}.Encode(), "", nil, &out)
 	return out.Data, err
 }
@@ -193,7 +193,7 @@ func (c *Client) MatchContacts(ctx context.Context, email string) ([]json.RawMes
 // MatchCompanies lists up to limit companies whose name resembles name,
 // best first, each with a "score".
 func (c *Client) MatchCompanies(ctx context.Context, name string, limit int) ([]json.RawMessage, error) {
-	var out envelope[[]json.RawMessage]
+	var out internalAnswer[[]json.RawMessage]
 	q := url.Values{"name": {name}, "limit": {strconv.Itoa(limit)}}
 	err := c.c.Do(ctx, http.MethodGet, PathMatchCompanies+"?"+q.Encode(), "", nil, &out)
 	return out.Data, err

@@ -75,7 +75,7 @@ func NewClient(c *svcclient.Client) (*Client, error) {
 	return &Client{c: c}, nil
 }
 
-type envelope[T any] struct {
+type internalAnswer[T any] struct {
 	Data T `json:"data"`
 }
 
@@ -92,7 +92,7 @@ func (c *Client) CreateDeal(ctx context.Context, key string, req CreateDealReque
 // SendDeal sends an encoded CreateDealRequest byte for byte: a saga
 // resending the body it persisted before an answer was lost.
 func (c *Client) SendDeal(ctx context.Context, key string, body json.RawMessage) (int64, error) {
-	var out envelope[struct {
+	var out internalAnswer[struct {
 		ID int64 `json:"id"`
 	}]
 	if err := c.c.Do(ctx, http.MethodPost, PathDeals, key, body, &out); err != nil {
@@ -128,7 +128,7 @@ func (c *Client) DealExists(ctx context.Context, id int64) (bool, error) {
 // Merge decodes the merge data of deal id into out (the caller's own
 // projection); ErrNotFound when deals does not know it.
 func (c *Client) Merge(ctx context.Context, id int64, out any) error {
-	var body envelope[json.RawMessage]
+	var body internalAnswer[json.RawMessage]
 	err := c.c.Do(ctx, http.MethodGet, MergePath(id), "", nil, &body)
 	var p *problem.Error
 	switch {

@@ -77,13 +77,13 @@ func New(baseURL, secret string) *Client {
 	return &Client{c: svcclient.New("identity", baseURL, secret)}
 }
 
-type envelope[T any] struct {
+type internalAnswer[T any] struct {
 	Data T `json:"data"`
 }
 
 // Users is the snapshot of every user (GET /internal/users).
 func (c *Client) Users(ctx context.Context) ([]DirectoryUser, error) {
-	var out envelope[[]DirectoryUser]
+	var out internalAnswer[[]DirectoryUser]
 	if err := c.c.Do(ctx, http.MethodGet, PathUsers, "", nil, &out); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (c *Client) Users(ctx context.Context) ([]DirectoryUser, error) {
 // User is one user's directory entry (GET /internal/users/{id});
 // ErrUserNotFound when identity does not know id.
 func (c *Client) User(ctx context.Context, id int64) (DirectoryUser, error) {
-	var out envelope[DirectoryUser]
+	var out internalAnswer[DirectoryUser]
 	err := c.c.Do(ctx, http.MethodGet, UserPath(id), "", nil, &out)
 	var p *problem.Error
 	switch {
@@ -111,7 +111,7 @@ func (c *Client) User(ctx context.Context, id int64) (DirectoryUser, error) {
 // for an unknown or revoked key, a problem error (503, 504, 502) when
 // identity cannot answer. Edges use KeyVerifier, which caches.
 func (c *Client) VerifyKey(ctx context.Context, secret string) (VerifiedKey, error) {
-	var out envelope[VerifiedKey]
+	var out internalAnswer[VerifiedKey]
 	err := c.c.Do(ctx, http.MethodPost, PathVerifyKey, "", VerifyKeyRequest{Key: secret}, &out)
 	var p *problem.Error
 	var st *svcclient.StatusErr
