@@ -13,7 +13,6 @@ require (
 	github.com/swaggest/jsonschema-go v0.3.74
 	github.com/valyala/fasthttp v1.51.0
 	golang.org/x/net v0.62.0
-	golang.org/x/sync v0.24.0
 )
 
 require (
@@ -33,6 +32,7 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

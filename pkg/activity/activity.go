@@ -8,7 +8,6 @@ import (
 	"context"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,11 +15,12 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity/migrations"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -94,21 +94,10 @@ type References struct {
 	Contact, Company, Deal func(ctx context.Context, id int64) (bool, error)
 }
 
-// RemoteReferences checks contacts and companies through the contacts
-// service's internal API and deals through the deals service's.
-func RemoteReferences(contacts, deals *svcclient.Client) References {
-	return References{
-		Contact: Remote(contacts, "/internal/contacts/"),
-		Company: Remote(contacts, "/internal/companies/"),
-		Deal:    Remote(deals, "/internal/deals/"),
-	}
-}
-
-// Remote checks ids with GET prefix+id on another service (404 = absent).
-func Remote(c *svcclient.Client, prefix string) func(ctx context.Context, id int64) (bool, error) {
-	return func(ctx context.Context, id int64) (bool, error) {
-		return c.Exists(ctx, prefix+strconv.FormatInt(id, 10))
-	}
+// RemoteReferences checks contacts and companies with the contacts
+// context's typed client and deals with the deals context's.
+func RemoteReferences(contacts *contactsapi.Client, deals *dealsapi.Client) References {
+	return References{Contact: contacts.ContactExists, Company: contacts.CompanyExists, Deal: deals.DealExists}
 }
 
 // Handlers serves notes and tasks of one parent type.

@@ -1,23 +1,25 @@
 // Package directory keeps a context's local read model of identity's users
 // (name, role, team, active) up to date from identity's events, with a
 // snapshot sync at start-up so a context that starts late, or after Redis
-// lost its streams, still knows every user. It also defines the identity
-// event contract that feeds it.
+// lost its streams, still knows every user. A lookup that misses an id asks
+// identity itself (Users.Exists) before saying no, so a user created a
+// moment ago can be assigned before its event arrives. It also defines the
+// identity event contract that feeds it.
 package directory
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory/migrations"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/svcclient"
 )
 
 // Stream is identity's event stream.
@@ -33,16 +35,9 @@ const (
 	TeamDeleted = "team.deleted"
 )
 
-// User is the data of every user.* event and of the snapshot.
-type User struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Email     string    `json:"email"`
-	Role      string    `json:"role"`
-	TeamID    *int64    `json:"team_id"`
-	Active    bool      `json:"active"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+// User is the data of every user.* event and of the snapshot; identity's
+// contract owns its shape.
+type User = identityapi.DirectoryUser
 
 // TeamEvent is the data of team.* events.
 type TeamEvent struct {
@@ -93,17 +88,14 @@ func Handle(q db.Querier) outbox.Handler {
 	}
 }
 
-// Sync loads identity's snapshot (GET {identityURL}/internal/users) into the
-// read model, through the same internal client (secret, request id, error
-// categories, bounded body) as every other cross-context call.
+// Sync loads identity's snapshot into the read model, through identity's
+// typed client (secret, request id, error categories, bounded body).
 func Sync(ctx context.Context, q db.Querier, identityURL, internalSecret string) error {
-	var body struct {
-		Data []User `json:"data"`
-	}
-	if err := svcclient.New("identity", identityURL, internalSecret).Do(ctx, http.MethodGet, "/internal/users", "", nil, &body); err != nil {
+	users, err := identityapi.New(identityURL, internalSecret).Users(ctx)
+	if err != nil {
 		return fmt.Errorf("directory sync: %w", err)
 	}
-	for _, u := range body.Data {
+	for _, u := range users {
 		if err := Upsert(ctx, q, u); err != nil {
 			return err
 		}
@@ -111,12 +103,57 @@ func Sync(ctx context.Context, q db.Querier, identityURL, internalSecret string)
 	return nil
 }
 
-// UserExists reports whether id is a known user (active or not: records
-// may stay assigned to a deactivated user).
+// UserExists reports whether id is in the read model (active or not:
+// records may stay assigned to a deactivated user). Validation of an
+// assignee uses Users.Exists, which also asks identity on a miss.
 func UserExists(ctx context.Context, q db.Querier, id int64) (bool, error) {
 	var ok bool
 	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM directory_users WHERE id = $1)`, id).Scan(&ok)
 	return ok, err
+}
+
+// Owner is the source of truth a miss asks: identity's typed client.
+type Owner interface {
+	User(ctx context.Context, id int64) (identityapi.DirectoryUser, error)
+}
+
+// Users answers "is this a user?" from the read model, and on a miss from
+// identity, storing what identity answers so the next lookup (and the
+// joins that show the assignee's name) finds it locally. The event that
+// follows is then a no-op or a newer state, never a rollback (Upsert keeps
+// the newest).
+type Users struct {
+	q     db.Querier
+	owner Owner
+}
+
+// NewUsers reads q's model and asks owner on a miss.
+func NewUsers(q db.Querier, owner Owner) (*Users, error) {
+	if q == nil || owner == nil {
+		return nil, errors.New("directory: users needs a database and identity's client")
+	}
+	return &Users{q: q, owner: owner}, nil
+}
+
+// Exists reports whether id is a user, active or not. An id identity does
+// not know either is false; identity unreachable is its error (503/504),
+// not a false "unknown user".
+func (u *Users) Exists(ctx context.Context, id int64) (bool, error) {
+	ok, err := UserExists(ctx, u.q, id)
+	if err != nil || ok {
+		return ok, err
+	}
+	fresh, err := u.owner.User(ctx, id)
+	switch {
+	case errors.Is(err, identityapi.ErrUserNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("directory: ask identity for user %d: %w", id, err)
+	}
+	if err := Upsert(ctx, u.q, fresh); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // SyncWithRetry runs Sync until it succeeds or ctx ends, backing off from

@@ -4,6 +4,7 @@
 package httpx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,23 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64) err
 	if r.ContentLength > maxBytes {
 		return bodyTooLarge(maxBytes)
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBytes)
+	return decodeFrom(http.MaxBytesReader(w, r.Body, maxBytes), dst, maxBytes)
+}
+
+// DecodeBytes decodes one JSON value already read (an item of a batch)
+// with Decode's rules and answers (413 over maxBytes, 400 malformed, 422
+// wrong type), so an item fails alone and as its single call would.
+func DecodeBytes(raw []byte, dst any, maxBytes int64) error {
+	if maxBytes <= 0 {
+		maxBytes = MaxJSONBody
+	}
+	if int64(len(raw)) > maxBytes {
+		return bodyTooLarge(maxBytes)
+	}
+	return decodeFrom(bytes.NewReader(raw), dst, maxBytes)
+}
+
+func decodeFrom(body io.Reader, dst any, maxBytes int64) error {
 	dec := json.NewDecoder(body)
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {

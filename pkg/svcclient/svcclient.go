@@ -131,9 +131,26 @@ func (c *Client) StatusError(status int, raw []byte) error {
 	case http.StatusGatewayTimeout:
 		return problem.Timeout(c.Name + " did not answer in time")
 	default:
-		return fmt.Errorf("%s answered %d: %w", c.Name, status, problem.BadGateway(c.Name+" failed"))
+		return &StatusErr{Service: c.Name, Status: status, err: problem.BadGateway(c.Name + " failed")}
 	}
 }
+
+// StatusErr is an answer no caller passes on (401, 403, 5xx...): a 502 to
+// whoever asked, but a typed client that gives one of these statuses a
+// meaning (identity's 401 for an unknown API key) can read it with
+// errors.As.
+type StatusErr struct {
+	Service string
+	Status  int
+	err     *problem.Error
+}
+
+func (e *StatusErr) Error() string {
+	return fmt.Sprintf("%s answered %d: %v", e.Service, e.Status, e.err)
+}
+
+// Unwrap is the 502 problem, so the edge renders it as before.
+func (e *StatusErr) Unwrap() error { return e.err }
 
 func (c *Client) transportError(err error) error {
 	// The URL error names the request's full URL, query included (an email

@@ -77,9 +77,9 @@ func TestExists(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/internal/deals/4":
+		case "/records/4":
 			httpx.OK(w, map[string]any{"id": 4})
-		case "/internal/deals/5":
+		case "/records/5":
 			problem.Write(w, r, problem.NotFound("deal"))
 		default:
 			problem.Write(w, r, problem.Unavailable("down", 5))
@@ -92,9 +92,9 @@ func TestExists(t *testing.T) {
 		want   bool
 		status int
 	}{
-		{"/internal/deals/4", true, 0},
-		{"/internal/deals/5", false, 0},
-		{"/internal/deals/6", false, 503},
+		{"/records/4", true, 0},
+		{"/records/5", false, 0},
+		{"/records/6", false, 503},
 	}
 	for _, tt := range tests {
 		got, err := c.Exists(context.Background(), tt.path)
@@ -115,7 +115,7 @@ func TestTransportErrorKeepsTheQueryOut(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
 	c := svcclient.New("contacts", srv.URL, "secret")
-	err := c.Do(context.Background(), http.MethodGet, "/internal/contacts/match?email=alice.private%40example.com", "", nil, nil)
+	err := c.Do(context.Background(), http.MethodGet, "/records/match?email=alice.private%40example.com", "", nil, nil)
 	if err == nil || problem.From(err).Status != 503 {
 		t.Fatalf("err = %v, want a 503", err)
 	}

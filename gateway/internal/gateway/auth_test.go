@@ -14,6 +14,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
 
 func claimsFor(mut func(*auth.Claims)) auth.Claims {
@@ -173,8 +174,8 @@ func TestKeyRoutes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	const good, revoked = "crm_live_good_key_0001", "crm_live_revoked_key_02"
-	e.identity.set(good, true)
-	e.identity.set(revoked, false)
+	e.identity.AddKey(good, identityapi.VerifiedKey{})
+	e.identity.RevokeKey(revoked)
 
 	tests := []struct {
 		name   string
@@ -215,21 +216,21 @@ func TestRevokedKeyIsRefusedOnceTheCacheExpires(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	const key = "crm_live_soon_revoked"
-	e.identity.set(key, true)
+	e.identity.AddKey(key, identityapi.VerifiedKey{})
 	clock := &fakeClock{now: time.Now()}
-	e.g.keys.now = clock.Now
+	e.g.keys.SetClock(clock.Now)
 	post := func() response {
 		return e.do(req{method: "POST", path: "/api/public/leads", header: map[string]string{"X-API-Key": key}, body: strings.NewReader(`{}`)})
 	}
 	echoed(t, post())
 	echoed(t, post())
-	if n := e.identity.verifyCalls(); n != 1 {
+	if n := e.identity.Verifications(); n != 1 {
 		t.Errorf("identity verified %d times, want 1 (cached)", n)
 	}
-	e.identity.set(key, false)
+	e.identity.RevokeKey(key)
 	clock.Add(e.cfg.APIKeyCacheTTL)
 	wantProblem(t, post(), http.StatusUnauthorized, "unauthenticated")
-	if n := e.identity.verifyCalls(); n != 2 {
+	if n := e.identity.Verifications(); n != 2 {
 		t.Errorf("identity verified %d times, want 2", n)
 	}
 	if e.cfg.APIKeyCacheTTL > 5*time.Second {
@@ -244,11 +245,9 @@ func TestConcurrentMissesAskIdentityOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	const key = "crm_live_busy"
-	e.identity.set(key, true)
+	e.identity.AddKey(key, identityapi.VerifiedKey{})
 	gate := make(chan struct{})
-	e.identity.mu.Lock()
-	e.identity.gate = gate
-	e.identity.mu.Unlock()
+	e.identity.Hold(gate)
 	const n = 20
 	statuses := make(chan int, n)
 	for range n {
@@ -264,7 +263,7 @@ func TestConcurrentMissesAskIdentityOnce(t *testing.T) {
 			t.Errorf("status = %d, want 200", s)
 		}
 	}
-	if got := e.identity.verifyCalls(); got != 1 {
+	if got := e.identity.Verifications(); got != 1 {
 		t.Errorf("identity verified %d times for %d concurrent requests, want 1", got, n)
 	}
 }
@@ -272,9 +271,7 @@ func TestConcurrentMissesAskIdentityOnce(t *testing.T) {
 func TestKeyVerificationUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.identity.mu.Lock()
-	e.identity.down = true
-	e.identity.mu.Unlock()
+	e.identity.FailWith(http.StatusInternalServerError)
 	r := e.do(req{method: "POST", path: "/api/public/leads", header: map[string]string{"X-API-Key": "crm_live_x"}, body: strings.NewReader(`{}`)})
 	wantProblem(t, r, http.StatusServiceUnavailable, "upstream_unavailable")
 	if r.header.Get("Retry-After") == "" {

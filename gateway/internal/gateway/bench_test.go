@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
 
 // BenchmarkProxyJWT measures a JWT-authenticated GET through the gateway
@@ -67,7 +69,7 @@ func BenchmarkProxyContactList(b *testing.B) {
 // 201, whose Location the gateway adds.
 func BenchmarkProxyPublicLead(b *testing.B) {
 	e := newEnv(b, func(c *Config) { c.UserPerMinute, c.IPPerMinute = 1_000_000, 1_000_000 })
-	e.identity.set("crm_bench", true)
+	e.identity.AddKey("crm_bench", identityapi.VerifiedKey{})
 	const body = `{"first_name":"Wendy","last_name":"Web","email":"wendy@example.com","source":"website"}`
 	benchGateway(b, func() *http.Request {
 		hr, _ := http.NewRequest("POST", e.base+"/api/public/leads?created=1", strings.NewReader(body))

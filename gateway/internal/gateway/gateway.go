@@ -30,6 +30,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -58,7 +59,7 @@ type Gateway struct {
 	transport *http.Transport
 	verifier  *auth.Verifier
 	jwks      *auth.JWKS
-	keys      *KeyVerifier
+	keys      *identityapi.KeyVerifier
 	rdb       *redis.Client
 	limiter   *Limiter
 	metrics   *metrics
@@ -128,11 +129,15 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
+	keys, err := newKeyVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{
 		cfg: cfg, log: log, table: Table,
 		transport: newTransport(cfg.UpstreamTimeout),
 		verifier:  verifier, jwks: jwks,
-		keys:    NewKeyVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
+		keys:    keys,
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
 		metrics: m, openapi: specJSON,
@@ -412,7 +417,7 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 {
 			return keyProblem("bearer tokens are not accepted on the public API: send the API key in X-API-Key")
 		}
-		if _, err := g.keys.Verify(ctx, c.Get("X-API-Key")); err != nil {
+		if err := g.verifyKey(ctx, c.Get("X-API-Key")); err != nil {
 			return err
 		}
 	}

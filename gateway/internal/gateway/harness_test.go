@@ -20,9 +20,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 )
 
 const testSecret = "test-internal-secret-0123456789"
@@ -52,7 +53,7 @@ func newUpstream(t testing.TB, name string, extra http.Handler) *upstream {
 	t.Helper()
 	u := &upstream{name: name}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if extra != nil && strings.HasPrefix(r.URL.Path, "/internal/") {
+		if extra != nil && (r.URL.Path == identityapi.PathVerifyKey || strings.HasPrefix(r.URL.Path, identityapi.PathUsers)) {
 			extra.ServeHTTP(w, r)
 			return
 		}
@@ -109,64 +110,12 @@ func (u *upstream) calls() int {
 	return len(u.got)
 }
 
-// fakeIdentity answers /internal/api-keys/verify from a set of keys.
-type fakeIdentity struct {
-	mu       sync.Mutex
-	keys     map[string]bool // true: valid, false: revoked
-	verifies int
-	down     bool
-	gate     chan struct{} // when set, answers wait for it to close
-}
-
-func (f *fakeIdentity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/internal/api-keys/verify" || r.Method != http.MethodPost {
-		http.NotFound(w, r)
-		return
-	}
-	if r.Header.Get(auth.InternalHeader) != testSecret {
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	var in struct{ Key string }
-	_ = json.NewDecoder(r.Body).Decode(&in)
-	f.mu.Lock()
-	f.verifies++
-	valid, down, gate := f.keys[in.Key], f.down, f.gate
-	f.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	if down {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	if !valid {
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"success":true,"data":{"id":1,"name":"web form","prefix":"crm_live_ab","rate_limit_per_minute":60,"allowed_origins":[]}}`)
-}
-
-func (f *fakeIdentity) set(key string, valid bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.keys[key] = valid
-}
-
-func (f *fakeIdentity) verifyCalls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.verifies
-}
-
 // env is one running gateway with its fake services.
 type env struct {
 	t        testing.TB
 	iss      *authtest.Issuer
 	ups      map[string]*upstream
-	identity *fakeIdentity
+	identity *identityapitest.Fake
 	g        *Gateway
 	cfg      Config
 	base     string
@@ -215,7 +164,7 @@ func (b *logBuffer) messages(t testing.TB, level string) []string {
 func newEnv(t testing.TB, mutate func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, iss: authtest.New(t), ups: map[string]*upstream{},
-		identity: &fakeIdentity{keys: map[string]bool{}}}
+		identity: identityapitest.NewFake(testSecret)}
 	vars := map[string]string{"CRM_INTERNAL_SECRET": testSecret, "REDIS_URL": "redis://127.0.0.1:6379/0"}
 	for _, s := range serviceEnv {
 		var extra http.Handler

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -425,7 +426,7 @@ func TestMatch(t *testing.T) {
 			t.Errorf("%s %s: %s %s %d, want %s %s %d", tc.method, tc.path, rt.Service, rt.Policy, rt.Limit(), tc.service, tc.policy, tc.limit)
 		}
 	}
-	for _, p := range []string{"/", "", "/internal/users", "/INTERNAL/x", "/contactsx", "/contacts-x/1", "/unknown/1"} {
+	for _, p := range []string{"/", "", identityapi.PathUsers, "/INTERNAL/x", "/contactsx", "/contacts-x/1", "/unknown/1"} {
 		if rt := Match(Table, "GET", p); rt != nil {
 			t.Errorf("GET %q routed to %s %s", p, rt.Service, rt.Pattern)
 		}

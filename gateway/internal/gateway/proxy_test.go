@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
 
 func TestRoutingStripsAPIAndKeepsQuery(t *testing.T) {
@@ -70,7 +72,7 @@ func TestNotFound(t *testing.T) {
 	e := newEnv(t, nil)
 	admin := e.iss.Admin(t, 1)
 	for _, p := range []string{
-		"/api/internal/x", "/internal/users", "/api/internal/api-keys/verify", "/api/Internal/users",
+		"/api/internal/x", identityapi.PathUsers, "/api" + identityapi.PathVerifyKey, "/api/Internal/users",
 		"/api/contacts/%2e%2e/internal/users", "/api/contacts/../internal/users", "/api/nope", "/api", "/api/",
 		"/", "/contactsx", "/api/contactsx", "/API/contacts",
 	} {
@@ -159,7 +161,7 @@ func TestBodyLimits(t *testing.T) {
 	e := newEnv(t, nil)
 	user, admin := e.iss.User(t, 7), e.iss.Admin(t, 1)
 	key := "crm_live_body_limits"
-	e.identity.set(key, true)
+	e.identity.AddKey(key, identityapi.VerifiedKey{})
 	tests := []struct {
 		name, method, path, token string
 		header                    map[string]string

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
 
 // scriptedIntake answers every request with status, headers and body
@@ -89,7 +91,7 @@ func TestUpstreamRateLimitHeaders(t *testing.T) {
 			t.Parallel()
 			// One gateway per case: each request is the first of its IP window.
 			e := newEnv(t, func(c *Config) { c.IPPerMinute = 6000; c.Services[SvcIntake] = intake })
-			e.identity.set("crm_live_rl", true)
+			e.identity.AddKey("crm_live_rl", identityapi.VerifiedKey{})
 			r := e.do(req{method: "POST", path: "/api/public/leads", body: strings.NewReader(`{}`),
 				header: map[string]string{"X-API-Key": "crm_live_rl", "X-Script": tc.script}})
 			if r.status != tc.wantStatus || string(r.body) != tc.wantBody {
@@ -124,7 +126,7 @@ func TestPublicCORSFollowsTheService(t *testing.T) {
 	}
 	intake := scriptedIntake(t, answers)
 	e := newEnv(t, func(c *Config) { c.CORSOrigins = []string{"*"}; c.Services[SvcIntake] = intake })
-	e.identity.set("crm_live_cors", true)
+	e.identity.AddKey("crm_live_cors", identityapi.VerifiedKey{})
 	tests := []struct {
 		name       string
 		script     string

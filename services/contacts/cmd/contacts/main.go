@@ -11,14 +11,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/contacts/internal/api"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 	"github.com/opencrm/crm/services/contacts/internal/store"
@@ -58,7 +58,11 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
-	st, err := store.New(d)
+	users, err := directory.NewUsers(d, identityapi.New(s.IdentityURL, s.InternalSecret))
+	if err != nil {
+		return err
+	}
+	st, err := store.New(d, users)
 	if err != nil {
 		return err
 	}
@@ -67,7 +71,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
-		DealExists: activity.Remote(svcclient.New("deals", s.DealsURL, s.InternalSecret), "/internal/deals/")})
+		DealExists: dealsapi.New(s.DealsURL, s.InternalSecret).DealExists})
 	if err != nil {
 		return err
 	}

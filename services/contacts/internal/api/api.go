@@ -21,6 +21,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -124,18 +125,18 @@ func New(cfg Config) (http.Handler, error) {
 	// write fields as POST /contacts. 201: {"data":contact}; a replay
 	// answers the stored body with Idempotent-Replayed: true; the same key
 	// with another body is 409.
-	mux.Handle("POST /internal/contacts", in(createOnce(svc.CreateContactOnce)))
-	mux.Handle("GET /internal/contacts/match", in(a.internalMatchContacts))
+	mux.Handle(contactsapi.RouteCreateContact, in(createOnce(svc.CreateContactOnce)))
+	mux.Handle(contactsapi.RouteMatchContacts, in(a.internalMatchContacts))
 	// GET /internal/contacts/{id}. 200: {"data":contact}; 404.
-	mux.Handle("GET /internal/contacts/{id}", in(read("contact", svc.GetContact, data)))
+	mux.Handle(contactsapi.RouteContact, in(read("contact", svc.GetContact, data)))
 	// POST /internal/companies (Idempotency-Key): company write fields.
 	// 201: {"data":company}; 409 on a reused key.
-	mux.Handle("POST /internal/companies", in(createOnce(svc.CreateCompanyOnce)))
-	mux.Handle("GET /internal/companies/match", in(a.internalMatchCompanies))
+	mux.Handle(contactsapi.RouteCreateCompany, in(createOnce(svc.CreateCompanyOnce)))
+	mux.Handle(contactsapi.RouteMatchCompanies, in(a.internalMatchCompanies))
 	// GET /internal/companies/{id}. 200: {"data":{...company,
 	// "primary_contact":contact|null}} where the primary contact is the
 	// company's earliest-created contact; 404.
-	mux.Handle("GET /internal/companies/{id}", in(read("company", svc.CompanyWithPrimary, data)))
+	mux.Handle(contactsapi.RouteCompany, in(read("company", svc.CompanyWithPrimary, data)))
 
 	return httpx.Routes(mux), nil
 }

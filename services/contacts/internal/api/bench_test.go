@@ -81,7 +81,7 @@ func BenchmarkContacts(b *testing.B) {
 	n := benchRows()
 	seed(b, e, n)
 	ctx := context.Background()
-	st, _ := store.New(e.db)
+	st := e.store
 
 	queries := []string{
 		"", "search=surname1234", "search=person4242", "search=555%200001", "search=company%2077",

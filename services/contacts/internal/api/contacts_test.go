@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 )
 
 var tsShape = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -111,7 +113,7 @@ func TestContactValidation(t *testing.T) {
 			t.Parallel()
 			wantProblem(t, e.do(t, "POST", "/contacts", e.user, tc.body), 422, "validation_failed", tc.fields...)
 			wantProblem(t, e.do(t, "PUT", fmt.Sprintf("/contacts/%d", existing), e.user, tc.body), 422, "validation_failed", tc.fields...)
-			wantProblem(t, e.internal(t, "POST", "/internal/contacts", "", tc.body), 422, "validation_failed", tc.fields...)
+			wantProblem(t, e.internal(t, "POST", contactsapi.PathContacts, "", tc.body), 422, "validation_failed", tc.fields...)
 		})
 	}
 	t.Run("malformed json", func(t *testing.T) {
@@ -312,72 +314,72 @@ func TestInternalAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	// Unauthenticated without the secret.
-	req := e.do(t, "GET", "/internal/contacts/1", e.admin, nil)
+	req := e.do(t, "GET", contactsapi.ContactPath(1), e.admin, nil)
 	wantProblem(t, req, 401, "unauthenticated")
 
 	body := map[string]any{"name": "Acme, Inc.", "domain": "acme.test"}
-	r := e.internal(t, "POST", "/internal/companies", "co-1", body)
+	r := e.internal(t, "POST", contactsapi.PathCompanies, "co-1", body)
 	wantStatus(t, r, 201)
 	acme := id(t, r)
 	if _, ok := r.Body["success"]; ok {
 		t.Errorf("internal body should be {data}: %s", r.Raw)
 	}
-	again := e.internal(t, "POST", "/internal/companies", "co-1", body)
+	again := e.internal(t, "POST", contactsapi.PathCompanies, "co-1", body)
 	wantStatus(t, again, 201)
 	if again.Header.Get("Idempotent-Replayed") != "true" || id(t, again) != acme {
 		t.Errorf("replay: %v %s", again.Header, again.Raw)
 	}
-	wantProblem(t, e.internal(t, "POST", "/internal/companies", "co-1", map[string]any{"name": "Other"}), 409, "idempotency_key_reused")
+	wantProblem(t, e.internal(t, "POST", contactsapi.PathCompanies, "co-1", map[string]any{"name": "Other"}), 409, "idempotency_key_reused")
 	if n := e.count(t, `SELECT count(*) FROM companies`); n != 1 {
 		t.Errorf("%d companies after replay", n)
 	}
-	e.internal(t, "POST", "/internal/companies", "co-2", map[string]any{"name": "Acme Holdings International"})
-	e.internal(t, "POST", "/internal/companies", "co-3", map[string]any{"name": "Globex"})
+	e.internal(t, "POST", contactsapi.PathCompanies, "co-2", map[string]any{"name": "Acme Holdings International"})
+	e.internal(t, "POST", contactsapi.PathCompanies, "co-3", map[string]any{"name": "Globex"})
 
-	r = e.internal(t, "GET", "/internal/companies/match?name="+url.QueryEscape("ACME inc."), "", nil)
+	r = e.internal(t, "GET", contactsapi.PathMatchCompanies+"?name="+url.QueryEscape("ACME inc."), "", nil)
 	wantStatus(t, r, 200)
 	matches := r.Body["data"].([]any)
 	if len(matches) != 1 || matches[0].(map[string]any)["name"] != "Acme, Inc." || matches[0].(map[string]any)["score"] != 1.0 {
 		t.Errorf("matches %s", r.Raw)
 	}
-	r = e.internal(t, "GET", "/internal/companies/match?name=acme&limit=5", "", nil)
+	r = e.internal(t, "GET", contactsapi.PathMatchCompanies+"?name=acme&limit=5", "", nil)
 	matches = r.Body["data"].([]any)
 	if len(matches) != 2 || matches[0].(map[string]any)["name"] != "Acme, Inc." || matches[1].(map[string]any)["name"] != "Acme Holdings International" {
 		t.Errorf("matches of a prefix %s", r.Raw)
 	}
-	wantProblem(t, e.internal(t, "GET", "/internal/companies/match", "", nil), 422, "validation_failed", "name")
-	wantProblem(t, e.internal(t, "GET", "/internal/companies/match?name=a&limit=0", "", nil), 422, "validation_failed", "limit")
-	wantProblem(t, e.internal(t, "GET", "/internal/companies/match?name=a&limit=x", "", nil), 422, "validation_failed", "limit")
+	wantProblem(t, e.internal(t, "GET", contactsapi.PathMatchCompanies, "", nil), 422, "validation_failed", "name")
+	wantProblem(t, e.internal(t, "GET", contactsapi.PathMatchCompanies+"?name=a&limit=0", "", nil), 422, "validation_failed", "limit")
+	wantProblem(t, e.internal(t, "GET", contactsapi.PathMatchCompanies+"?name=a&limit=x", "", nil), 422, "validation_failed", "limit")
 
 	// The company's primary contact is its earliest.
-	r = e.internal(t, "GET", fmt.Sprintf("/internal/companies/%d", acme), "", nil)
+	r = e.internal(t, "GET", contactsapi.CompanyPath(acme), "", nil)
 	if d := dataOf(t, r); d["primary_contact"] != nil || d["name"] != "Acme, Inc." {
 		t.Errorf("company without contacts %s", r.Raw)
 	}
 	cbody := map[string]any{"first_name": "Wile", "last_name": "Coyote", "email": "Wile@Acme.test", "company_id": acme}
-	first := e.internal(t, "POST", "/internal/contacts", "c-1", cbody)
+	first := e.internal(t, "POST", contactsapi.PathContacts, "c-1", cbody)
 	wantStatus(t, first, 201)
-	wantStatus(t, e.internal(t, "POST", "/internal/contacts", "c-1", cbody), 201)
-	wantStatus(t, e.internal(t, "POST", "/internal/contacts", "c-2", map[string]any{"first_name": "Road", "last_name": "Runner", "company_id": acme}), 201)
-	r = e.internal(t, "GET", fmt.Sprintf("/internal/companies/%d", acme), "", nil)
+	wantStatus(t, e.internal(t, "POST", contactsapi.PathContacts, "c-1", cbody), 201)
+	wantStatus(t, e.internal(t, "POST", contactsapi.PathContacts, "c-2", map[string]any{"first_name": "Road", "last_name": "Runner", "company_id": acme}), 201)
+	r = e.internal(t, "GET", contactsapi.CompanyPath(acme), "", nil)
 	if pc, _ := dataOf(t, r)["primary_contact"].(map[string]any); pc == nil || pc["id"] != float64(id(t, first)) {
 		t.Errorf("primary contact %s", r.Raw)
 	}
-	r = e.internal(t, "GET", "/internal/contacts/match?email=wile@acme.TEST", "", nil)
+	r = e.internal(t, "GET", contactsapi.PathMatchContacts+"?email=wile@acme.TEST", "", nil)
 	if l := r.Body["data"].([]any); len(l) != 1 {
 		t.Errorf("email match %s", r.Raw)
 	}
-	r = e.internal(t, "GET", "/internal/contacts/match?email=nobody@acme.test", "", nil)
+	r = e.internal(t, "GET", contactsapi.PathMatchContacts+"?email=nobody@acme.test", "", nil)
 	if l, ok := r.Body["data"].([]any); !ok || len(l) != 0 {
 		t.Errorf("no match should be [] %s", r.Raw)
 	}
-	wantProblem(t, e.internal(t, "GET", "/internal/contacts/match", "", nil), 422, "validation_failed", "email")
-	r = e.internal(t, "GET", fmt.Sprintf("/internal/contacts/%d", id(t, first)), "", nil)
+	wantProblem(t, e.internal(t, "GET", contactsapi.PathMatchContacts, "", nil), 422, "validation_failed", "email")
+	r = e.internal(t, "GET", contactsapi.ContactPath(id(t, first)), "", nil)
 	if dataOf(t, r)["company_name"] != "Acme, Inc." {
 		t.Errorf("internal read %s", r.Raw)
 	}
-	wantProblem(t, e.internal(t, "GET", "/internal/contacts/99999", "", nil), 404, "not_found")
-	wantProblem(t, e.internal(t, "GET", "/internal/companies/99999", "", nil), 404, "not_found")
+	wantProblem(t, e.internal(t, "GET", contactsapi.ContactPath(99999), "", nil), 404, "not_found")
+	wantProblem(t, e.internal(t, "GET", contactsapi.CompanyPath(99999), "", nil), 404, "not_found")
 	if n := e.count(t, `SELECT count(*) FROM contacts`); n != 2 {
 		t.Errorf("%d contacts after replay, want 2", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -36,6 +37,7 @@ const (
 type env struct {
 	t       testing.TB
 	db      *db.DB
+	store   *store.Store
 	h       http.Handler
 	iss     *authtest.Issuer
 	admin   string
@@ -48,7 +50,12 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	d := testdb.New(t, store.Schema, store.Migrate, store.MigrationSets...)
 	iss := authtest.New(t)
-	st, err := store.New(d)
+	_, idc := identityapitest.NewFake(secret).Start(t)
+	users, err := directory.NewUsers(d, idc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, users)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +80,7 @@ func newEnv(t testing.TB) *env {
 			t.Fatal(err)
 		}
 	}
-	return &env{t: t, db: d, h: httpx.Chain(h, httpx.RequestID), iss: iss,
+	return &env{t: t, db: d, store: st, h: httpx.Chain(h, httpx.RequestID), iss: iss,
 		admin: iss.Token(t, adminID, "admin", &ten), user: iss.Token(t, userID, "user", &ten),
 		other: iss.Token(t, otherID, "user", &twenty), teamTen: ten}
 }

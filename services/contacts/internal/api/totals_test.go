@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
-	"github.com/opencrm/crm/services/contacts/internal/store"
 )
 
 // totalCases pairs a list query with the count(*) its total must equal.
@@ -61,10 +61,7 @@ func TestTotalsStayExact(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	st, err := store.New(e.db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := e.store
 	acme := id(t, e.do(t, "POST", "/companies", e.admin, map[string]any{"name": "Acme"}))
 	navy := id(t, e.do(t, "POST", "/companies", e.admin, map[string]any{"name": "Navy"}))
 	e.wantTotals(t, "empty", acme, navy)
@@ -91,7 +88,7 @@ func TestTotalsStayExact(t *testing.T) {
 	e.wantTotals(t, "updated", acme, navy)
 
 	wantStatus(t, e.do(t, "DELETE", fmt.Sprintf("/contacts/%d", ids[1]), e.admin, nil), 200)
-	wantStatus(t, e.internal(t, "POST", "/internal/contacts", "key-1", map[string]any{
+	wantStatus(t, e.internal(t, "POST", contactsapi.PathContacts, "key-1", map[string]any{
 		"first_name": "In", "last_name": "Ternal", "source": "web", "assigned_to": 2}), 201)
 	e.wantTotals(t, "deleted and internal", acme, navy)
 

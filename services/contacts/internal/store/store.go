@@ -29,17 +29,19 @@ var Stream = outbox.Stream("contacts")
 
 // Store implements contacts.Store and contacts.IdempotentStore.
 type Store struct {
-	db  *db.DB
-	log *slog.Logger // background work after a response (index cleanup)
+	db    *db.DB
+	users *directory.Users
+	log   *slog.Logger // background work after a response (index cleanup)
 }
 
-// New wraps a pool opened on the contacts schema. Background work logs
+// New wraps a pool opened on the contacts schema; users answers whether an
+// assignee exists (the read model, then identity). Background work logs
 // through slog.Default(), which main sets to the service's logger.
-func New(d *db.DB) (*Store, error) {
-	if d == nil {
-		return nil, errors.New("store: db is required")
+func New(d *db.DB, users *directory.Users) (*Store, error) {
+	if d == nil || users == nil {
+		return nil, errors.New("store: db and users are required")
 	}
-	return &Store{db: d, log: slog.Default()}, nil
+	return &Store{db: d, users: users, log: slog.Default()}, nil
 }
 
 var (
@@ -163,9 +165,9 @@ func (s *Store) CompanyExists(ctx context.Context, id int64) (bool, error) {
 	return s.exists(ctx, "companies", id)
 }
 
-// UserExists checks the directory read model.
+// UserExists checks the directory read model, and identity on a miss.
 func (s *Store) UserExists(ctx context.Context, id int64) (bool, error) {
-	return directory.UserExists(ctx, s.db, id)
+	return s.users.Exists(ctx, id)
 }
 
 // UserTeam returns the user's team from the read model (nil when none).

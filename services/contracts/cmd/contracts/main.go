@@ -14,16 +14,18 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
-	"github.com/opencrm/crm/services/contracts/internal/dealsapi"
+	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/expiry"
 	"github.com/opencrm/crm/services/contracts/internal/store"
 	"github.com/opencrm/crm/services/contracts/migrations"
@@ -83,16 +85,20 @@ func run(ctx context.Context) error {
 
 	st := store.New(d)
 	svc, err := contracts.NewService(contracts.Deps{
-		Store: st, Deals: dealsapi.New(s.DealsURL, s.InternalSecret), Renderer: renderer,
+		Store: st, Deals: dealmerge.New(s.DealsURL, s.InternalSecret), Renderer: renderer,
 	})
+	if err != nil {
+		return err
+	}
+	users, err := directory.NewUsers(d, identityapi.New(s.IdentityURL, s.InternalSecret))
 	if err != nil {
 		return err
 	}
 	act, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
-		UserExists: func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, d, id) },
-		References: activity.RemoteReferences(svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
-			svcclient.New("deals", s.DealsURL, s.InternalSecret)),
+		UserExists: users.Exists,
+		References: activity.RemoteReferences(contactsapi.New(s.ContactsURL, s.InternalSecret),
+			dealsapi.New(s.DealsURL, s.InternalSecret)),
 	})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -25,7 +26,7 @@ import (
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
-	"github.com/opencrm/crm/services/contracts/internal/dealsapi"
+	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/store"
 	"github.com/opencrm/crm/services/contracts/migrations"
 )
@@ -39,7 +40,9 @@ func migrate(ctx context.Context, d *db.DB) error {
 	return activity.Migrate(ctx, d)
 }
 
-// fakeDeals implements GET /internal/deals/{id}/merge from a map.
+// fakeDeals answers deals' merge data from a map: contracts reads it
+// into its own projection, so the fake serves the rich shape contracts'
+// templates need (dealsapitest's fake serves only the deal).
 type fakeDeals struct {
 	mu    sync.Mutex
 	deals map[int64]map[string]any
@@ -58,7 +61,7 @@ func (f *fakeDeals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var id int64
-	if _, err := fmt.Sscanf(r.URL.Path, "/internal/deals/%d/merge", &id); err != nil || r.Method != http.MethodGet {
+	if _, err := fmt.Sscanf(r.URL.Path, dealsapi.PathDeals+"/%d/merge", &id); err != nil || r.Method != http.MethodGet {
 		problem.Write(w, r, problem.NotFound("route"))
 		return
 	}
@@ -135,7 +138,7 @@ func newEnvAt(t *testing.T, now func() time.Time) *env {
 	}
 	t.Cleanup(func() { _ = rq.Close() })
 	svc, err := contracts.NewService(contracts.Deps{
-		Store: store.New(d), Deals: dealsapi.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
+		Store: store.New(d), Deals: dealmerge.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +288,7 @@ func (e *env) createContract(t *testing.T, dealID, templateID int64, extra map[s
 
 func idOf(m map[string]any) int64 { return int64(m["id"].(float64)) }
 
-func dealsDownClient(url string) contracts.Deals { return dealsapi.New(url, internalSecret) }
+func dealsDownClient(url string) contracts.Deals { return dealmerge.New(url, internalSecret) }
 
 // noRenderer is a renderer that is never reached in the tests using it.
 type noRenderer struct{}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -38,6 +40,7 @@ func main() {
 type settings struct {
 	platform.Settings
 	ContactsURL string
+	LeadsURL    string
 }
 
 func load() (settings, error) {
@@ -45,6 +48,7 @@ func load() (settings, error) {
 	s := settings{
 		Settings:    platform.Load(l, ":8084"),
 		ContactsURL: l.URL("CONTACTS_URL", "http://localhost:8082"),
+		LeadsURL:    l.URL("LEADS_URL", "http://localhost:8083"),
 	}
 	return s, l.Err()
 }
@@ -61,7 +65,11 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, pool, rdb := rt.Log, rt.DB, rt.Redis
 
-	st, err := store.New(pool)
+	users, err := directory.NewUsers(pool, identityapi.New(cfg.IdentityURL, cfg.InternalSecret))
+	if err != nil {
+		return err
+	}
+	st, err := store.New(pool, users)
 	if err != nil {
 		return err
 	}
@@ -69,7 +77,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	svc, err := deals.NewService(st, cc)
+	svc, err := deals.NewService(st, cc, leadsapi.New(cfg.LeadsURL, cfg.InternalSecret))
 	if err != nil {
 		return err
 	}

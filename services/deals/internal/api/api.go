@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
@@ -63,9 +64,10 @@ func New(cfg Config) (http.Handler, error) {
 	user("PUT /quotes/{id}", write(h.svc.UpdateQuote, httpx.Updated, "Quote updated"))
 	user("DELETE /quotes/{id}", remove(h.svc.DeleteQuote, "Quote deleted"))
 
-	mux.Handle("POST /internal/deals", internal(http.HandlerFunc(h.createInternal)))
-	mux.Handle("GET /internal/deals/{id}", internal(read(h.svc.GetDeal)))
-	mux.Handle("GET /internal/deals/{id}/merge", internal(read(h.svc.Merge)))
+	mux.Handle(dealsapi.RouteCreateDeal, internal(http.HandlerFunc(h.createInternal)))
+	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
+	mux.Handle(dealsapi.RouteDeal, internal(read(h.svc.GetDeal)))
+	mux.Handle(dealsapi.RouteMerge, internal(read(h.svc.Merge)))
 
 	return httpx.Routes(mux), nil
 }

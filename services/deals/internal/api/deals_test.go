@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 )
 
 var timestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -157,6 +159,9 @@ func TestDealValidation(t *testing.T) {
 		{"unknown company", "POST", "/deals", map[string]any{"title": "x", "company_id": 999}, []string{"company_id"}},
 		{"unknown contact", "POST", "/deals", map[string]any{"title": "x", "contact_id": 999}, []string{"contact_id"}},
 		{"unknown assignee", "POST", "/deals", map[string]any{"title": "x", "assigned_to": 999}, []string{"assigned_to"}},
+		{"unknown source lead", "POST", "/deals", map[string]any{"title": "x", "source_lead_id": 999}, []string{"source_lead_id"}},
+		{"source lead not positive", "POST", "/deals", map[string]any{"title": "x", "source_lead_id": 0}, []string{"source_lead_id"}},
+		{"update to an unknown source lead", "PUT", path("/deals/%d", d.ID), map[string]any{"title": "x", "source_lead_id": 998}, []string{"source_lead_id"}},
 		{"bad status", "POST", "/deals", map[string]any{"title": "x", "status": "pending"}, []string{"status"}},
 		{"status against stage", "POST", "/deals", map[string]any{"title": "x", "status": "won", "stage_id": 1}, []string{"status"}},
 		{"bad date", "POST", "/deals", map[string]any{"title": "x", "expected_close_date": "31/12/2026"}, []string{"expected_close_date"}},
@@ -215,5 +220,5 @@ func TestContactsDown(t *testing.T) {
 	wantProblem(t, e.do("POST", "/deals", e.user, map[string]any{"title": "x", "contact_id": 500}), http.StatusServiceUnavailable, "upstream_unavailable")
 	// A deal without references does not need contacts.
 	d := e.createDeal(map[string]any{"title": "standalone"})
-	e.data(e.internal("GET", path("/internal/deals/%d/merge", d.ID), nil), http.StatusOK, nil)
+	e.data(e.internal("GET", dealsapi.MergePath(d.ID), nil), http.StatusOK, nil)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -60,6 +65,7 @@ type env struct {
 	user   string
 	other  string
 	issuer *authtest.Issuer
+	leads  *leadsapitest.Fake
 }
 
 type envOpt struct{ contactsDown bool }
@@ -90,7 +96,12 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		contactsURL = down.URL
 		down.Close()
 	}
-	st, err := store.New(d)
+	_, idc := identityapitest.NewFake(secret).Start(t)
+	users, err := directory.NewUsers(d, idc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, users)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +109,11 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := deals.NewService(st, cc)
+	fl := leadsapitest.NewFake(secret)
+	for _, id := range knownLeads {
+		fl.AddLead(id, map[string]any{"first_name": "Lead", "last_name": strconv.FormatInt(id, 10)})
+	}
+	svc, err := deals.NewService(st, cc, leadsapi.New(fl.Start(t).URL, secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,12 +127,15 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	return &env{
-		t: t, db: d, store: st, h: ops.Handler(h), issuer: iss,
+		t: t, db: d, store: st, h: ops.Handler(h), issuer: iss, leads: fl,
 		admin: iss.Token(t, adminID, "admin", &ten),
 		user:  iss.Token(t, userID, "user", &ten),
 		other: iss.Token(t, otherID, "user", &twenty),
 	}
 }
+
+// knownLeads are the leads the fake leads service knows.
+var knownLeads = []int64{7, 42}
 
 // fakeContacts implements the two internal routes deals reads, with the
 // shapes of docs/architecture.md: company 100 (Acme, primary contact 500),
@@ -155,8 +173,8 @@ func fakeContacts(t testing.TB) *httptest.Server {
 			httpx.JSON(w, http.StatusOK, map[string]any{"data": rec})
 		})
 	}
-	mux.HandleFunc("GET /internal/companies/{id}", serve(companies))
-	mux.HandleFunc("GET /internal/contacts/{id}", serve(people))
+	mux.HandleFunc(contactsapi.RouteCompany, serve(companies))
+	mux.HandleFunc(contactsapi.RouteContact, serve(people))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/outbox"
 )
 
@@ -19,20 +20,20 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 	body := map[string]any{"title": "Acme deal", "value": 2500, "currency": "EUR", "stage_id": nil,
 		"company_id": 100, "contact_id": 500, "assigned_to": userID, "source_lead_id": 7}
 
-	first := e.internal("POST", "/internal/deals", body, "Idempotency-Key", "lead-7-deal")
+	first := e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal")
 	var d dealJSON
 	e.data(first, http.StatusCreated, &d)
 	if d.StageID != st["Prospecting"].ID || d.Value != "2500.00" || d.Currency != "EUR" || *d.CompanyName != "Acme" || *d.SourceLeadID != 7 {
 		t.Errorf("internal deal = %+v", d)
 	}
-	again := e.internal("POST", "/internal/deals", body, "Idempotency-Key", "lead-7-deal")
+	again := e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal")
 	var d2 dealJSON
 	e.data(again, http.StatusCreated, &d2)
 	if d2.ID != d.ID || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay gave deal %d (replayed=%q), want %d", d2.ID, again.Header.Get("Idempotent-Replayed"), d.ID)
 	}
 	body["title"] = "Another title"
-	wantProblem(t, e.internal("POST", "/internal/deals", body, "Idempotency-Key", "lead-7-deal"), http.StatusConflict, "idempotency_key_reused")
+	wantProblem(t, e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal"), http.StatusConflict, "idempotency_key_reused")
 
 	// Concurrent retries of one key create one deal.
 	concurrent := map[string]any{"title": "Race", "value": "1"}
@@ -42,7 +43,7 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := e.internal("POST", "/internal/deals", concurrent, "Idempotency-Key", "race")
+			r := e.internal("POST", dealsapi.PathDeals, concurrent, "Idempotency-Key", "race")
 			var x struct{ Data dealJSON }
 			_ = json.Unmarshal(r.Body, &x)
 			ids[i] = x.Data.ID
@@ -62,8 +63,8 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 func TestInternalErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	wantProblem(t, e.do("POST", "/internal/deals", e.admin, map[string]any{"title": "x"}), http.StatusUnauthorized, "unauthenticated")
-	wantProblem(t, e.do("GET", "/internal/deals/1/merge", "", nil, "X-Internal-Token", "wrong-secret-wrong-secret"), http.StatusUnauthorized, "unauthenticated")
+	wantProblem(t, e.do("POST", dealsapi.PathDeals, e.admin, map[string]any{"title": "x"}), http.StatusUnauthorized, "unauthenticated")
+	wantProblem(t, e.do("GET", dealsapi.MergePath(1), "", nil, "X-Internal-Token", "wrong-secret-wrong-secret"), http.StatusUnauthorized, "unauthenticated")
 	tests := []struct {
 		name   string
 		body   map[string]any
@@ -72,15 +73,16 @@ func TestInternalErrors(t *testing.T) {
 		{"unknown stage", map[string]any{"title": "x", "stage_id": 999999}, []string{"stage_id"}},
 		{"unknown company", map[string]any{"title": "x", "company_id": 999}, []string{"company_id"}},
 		{"unknown assignee", map[string]any{"title": "x", "assigned_to": 999}, []string{"assigned_to"}},
+		{"unknown source lead", map[string]any{"title": "x", "source_lead_id": 999}, []string{"source_lead_id"}},
 		{"bad value", map[string]any{"title": "x", "value": "1.999"}, []string{"value"}},
 		{"no title", map[string]any{}, []string{"title"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantProblem(t, e.internal("POST", "/internal/deals", tc.body, "Idempotency-Key", tc.name), http.StatusUnprocessableEntity, "validation_failed", tc.fields...)
+			wantProblem(t, e.internal("POST", dealsapi.PathDeals, tc.body, "Idempotency-Key", tc.name), http.StatusUnprocessableEntity, "validation_failed", tc.fields...)
 		})
 	}
-	wantProblem(t, e.internal("GET", "/internal/deals/999999/merge", nil), http.StatusNotFound, "not_found")
+	wantProblem(t, e.internal("GET", dealsapi.MergePath(999999), nil), http.StatusNotFound, "not_found")
 }
 
 type mergeJSON struct {
@@ -95,7 +97,7 @@ type mergeJSON struct {
 func (e *env) merge(id int64) mergeJSON {
 	e.t.Helper()
 	var m mergeJSON
-	e.data(e.internal("GET", path("/internal/deals/%d/merge", id), nil), http.StatusOK, &m)
+	e.data(e.internal("GET", dealsapi.MergePath(id), nil), http.StatusOK, &m)
 	return m
 }
 
@@ -178,4 +180,25 @@ func TestCompanyRenameEvent(t *testing.T) {
 	if p := e.list("?search=corp", e.user); p.Total != 1 {
 		t.Errorf("search by new company name found %d", p.Total)
 	}
+}
+
+// TestSourceLeadMustExist: a new source_lead_id is asked of leads; an
+// unchanged one is not, so a deal keeps its source after the lead is
+// deleted and an unrelated edit still works.
+func TestSourceLeadMustExist(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var d dealJSON
+	e.data(e.do("POST", "/deals", e.user, map[string]any{"title": "From a lead", "source_lead_id": knownLeads[1]}), http.StatusCreated, &d)
+	e.leads.RemoveLead(knownLeads[1])
+	var after dealJSON
+	e.data(e.do("PUT", path("/deals/%d", d.ID), e.user,
+		map[string]any{"title": "Renamed", "source_lead_id": knownLeads[1]}), http.StatusOK, &after)
+	if after.SourceLeadID == nil || *after.SourceLeadID != knownLeads[1] || after.Title != "Renamed" {
+		t.Errorf("deal after an unrelated edit: %+v", after)
+	}
+	r := e.do("PUT", path("/deals/%d", d.ID), e.user, map[string]any{"title": "Renamed", "source_lead_id": knownLeads[0] + 1000})
+	wantBody(t, r, http.StatusUnprocessableEntity, `{"type":"/docs/problems#validation_failed","title":"Unprocessable Entity","status":422,`+
+		`"detail":"one or more fields are invalid","code":"validation_failed","request_id":"…",`+
+		`"errors":[{"field":"source_lead_id","message":"does not exist"}]}`+"\n")
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 )
 
 // requestID is the one part of a problem body that differs per request.
@@ -88,7 +90,7 @@ func TestDealValueTwoPlacesEveryCurrency(t *testing.T) {
 				var got dealJSON
 				e.data(e.do("GET", path("/deals/%d", d.ID), e.user, nil), http.StatusOK, &got)
 				var internal dealJSON
-				e.data(e.internal("GET", path("/internal/deals/%d", d.ID), nil), http.StatusOK, &internal)
+				e.data(e.internal("GET", dealsapi.DealPath(d.ID), nil), http.StatusOK, &internal)
 				listed := ""
 				for _, x := range e.list("", e.user).Data {
 					if x.ID == d.ID {
@@ -130,7 +132,7 @@ func TestDealValueTwoPlacesEveryCurrency(t *testing.T) {
 				http.StatusUnprocessableEntity, want)
 			wantBody(t, e.do("PUT", path("/deals/%d", d.ID), e.user, map[string]any{"title": "x", "value": tc.bad}),
 				http.StatusUnprocessableEntity, want)
-			wantBody(t, e.internal("POST", "/internal/deals", map[string]any{"title": "x", "currency": tc.currency, "value": tc.bad},
+			wantBody(t, e.internal("POST", dealsapi.PathDeals, map[string]any{"title": "x", "currency": tc.currency, "value": tc.bad},
 				"Idempotency-Key", "bad-"+tc.currency), http.StatusUnprocessableEntity, want)
 			reads(tc.updated) // the refused update changed nothing
 			if total := e.list("", e.user).Total; total != 2 {
@@ -138,7 +140,7 @@ func TestDealValueTwoPlacesEveryCurrency(t *testing.T) {
 			}
 
 			// The internal create (lead qualification) renders the same way.
-			r := e.internal("POST", "/internal/deals", map[string]any{"title": "Lead", "currency": tc.currency, "value": tc.create},
+			r := e.internal("POST", dealsapi.PathDeals, map[string]any{"title": "Lead", "currency": tc.currency, "value": tc.create},
 				"Idempotency-Key", "lead-"+tc.currency)
 			var in dealJSON
 			e.data(r, http.StatusCreated, &in)

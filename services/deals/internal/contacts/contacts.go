@@ -1,6 +1,6 @@
-// Package contacts reads companies and contacts from the contacts
-// context's internal API (docs/architecture.md), implementing
-// deals.Contacts. An id contacts does not know is deals.ErrRemoteNotFound;
+// Package contacts reads companies and contacts through contactsapi, the
+// contacts context's typed client, into deals' own projections,
+// implementing deals.Contacts. An id contacts does not know is deals.ErrRemoteNotFound;
 // contacts being down stays a 503/504 problem from svcclient.
 package contacts
 
@@ -9,17 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/problem"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
-// Client is the contacts internal API client.
-type Client struct{ c *svcclient.Client }
+// Client is deals' projection of contacts' typed client.
+type Client struct{ c *contactsapi.Client }
 
 var _ deals.Contacts = (*Client)(nil)
 
@@ -28,33 +26,24 @@ func New(baseURL, secret string) (*Client, error) {
 	if baseURL == "" || secret == "" {
 		return nil, errors.New("contacts: base URL and internal secret are required")
 	}
-	return &Client{c: svcclient.New("contacts", baseURL, secret)}, nil
+	return &Client{c: contactsapi.New(baseURL, secret)}, nil
 }
 
-func (c *Client) get(ctx context.Context, path string) (json.RawMessage, error) {
-	var body struct {
-		Data json.RawMessage `json:"data"`
+// notFound maps contacts' ErrNotFound onto deals'.
+func notFound(err error) error {
+	if errors.Is(err, contactsapi.ErrNotFound) {
+		return deals.ErrRemoteNotFound
 	}
-	err := c.c.Do(ctx, http.MethodGet, path, "", nil, &body)
-	if err != nil {
-		if problem.From(err).Status == http.StatusNotFound {
-			return nil, deals.ErrRemoteNotFound
-		}
-		return nil, err
-	}
-	if len(body.Data) == 0 || string(body.Data) == "null" {
-		return nil, fmt.Errorf("contacts: empty answer for %s: %w", path, problem.BadGateway("contacts answered without data"))
-	}
-	return body.Data, nil
+	return err
 }
 
-// Company returns GET /internal/companies/{id}: its name, version
+// Company returns the company: its name, version
 // (updated_at; nil when absent or unreadable), the record, and its primary
 // contact (JSON null when it has none).
 func (c *Client) Company(ctx context.Context, id int64) (deals.Company, error) {
-	raw, err := c.get(ctx, "/internal/companies/"+strconv.FormatInt(id, 10))
-	if err != nil {
-		return deals.Company{}, err
+	var raw json.RawMessage
+	if err := c.c.Company(ctx, id, &raw); err != nil {
+		return deals.Company{}, notFound(err)
 	}
 	var head struct {
 		Name           string          `json:"name"`
@@ -81,7 +70,11 @@ func version(raw json.RawMessage) *time.Time {
 	return &t
 }
 
-// Contact returns GET /internal/contacts/{id}.
+// Contact returns the contact record.
 func (c *Client) Contact(ctx context.Context, id int64) (json.RawMessage, error) {
-	return c.get(ctx, "/internal/contacts/"+strconv.FormatInt(id, 10))
+	var raw json.RawMessage
+	if err := c.c.Contact(ctx, id, &raw); err != nil {
+		return nil, notFound(err)
+	}
+	return raw, nil
 }

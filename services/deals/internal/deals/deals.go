@@ -233,6 +233,12 @@ type Contacts interface {
 	Contact(ctx context.Context, id int64) (json.RawMessage, error)
 }
 
+// Leads answers whether a deal's source_lead_id names a lead
+// (*leadsapi.Client implements it).
+type Leads interface {
+	LeadExists(ctx context.Context, id int64) (bool, error)
+}
+
 // Store is the deals persistence.
 type Store interface {
 	ListStages(ctx context.Context) ([]Stage, error)

@@ -20,14 +20,15 @@ import (
 type Service struct {
 	store    Store
 	contacts Contacts
+	leads    Leads
 }
 
 // NewService wires the context's logic.
-func NewService(store Store, contacts Contacts) (*Service, error) {
-	if store == nil || contacts == nil {
-		return nil, errors.New("deals: service needs a store and a contacts client")
+func NewService(store Store, contacts Contacts, leads Leads) (*Service, error) {
+	if store == nil || contacts == nil || leads == nil {
+		return nil, errors.New("deals: service needs a store, a contacts client and a leads client")
 	}
-	return &Service{store: store, contacts: contacts}, nil
+	return &Service{store: store, contacts: contacts, leads: leads}, nil
 }
 
 // ---- stages ----
@@ -190,6 +191,7 @@ type dealRefs struct {
 	company    *Company
 	companyID  int64 // whose record company is: the body's, else the deal's
 	contactOK  bool  // the body's contact_id exists
+	leadOK     bool  // the body's source_lead_id exists, or is the deal's already
 }
 
 // bodyStatus returns the body's status when it is a valid one, else "".
@@ -256,6 +258,14 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 		// unrelated edit must not fail because contacts is briefly down.
 		if c, err := s.contacts.Company(ctx, *cur.CompanyID); err == nil {
 			r.company, r.companyID = &c, *cur.CompanyID
+		}
+	}
+	r.leadOK = true
+	if l := in.SourceLeadID; l.Set && !l.Null && l.Value > 0 && (cur == nil || cur.SourceLeadID == nil || *cur.SourceLeadID != l.Value) {
+		// Only a new link is checked: a deal keeps its source after the
+		// lead is deleted, and an unrelated edit must not fail on it.
+		if r.leadOK, err = s.leads.LeadExists(ctx, l.Value); err != nil {
+			return r, err
 		}
 	}
 	if in.ContactID.Set && !in.ContactID.Null && in.ContactID.Value > 0 {
@@ -328,8 +338,8 @@ func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 	}
 	if in.SourceLeadID.Set {
 		rec.SourceLeadID = in.SourceLeadID.Ptr()
-		if rec.SourceLeadID != nil {
-			errs.Positive("source_lead_id", *rec.SourceLeadID)
+		if rec.SourceLeadID != nil && errs.Positive("source_lead_id", *rec.SourceLeadID) && !refs.leadOK {
+			errs.Add("source_lead_id", "does not exist")
 		}
 	}
 

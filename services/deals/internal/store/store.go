@@ -27,16 +27,20 @@ import (
 var Stream = outbox.Stream("deals")
 
 // Store implements deals.Store.
-type Store struct{ db *db.DB }
+type Store struct {
+	db    *db.DB
+	users *directory.Users
+}
 
 var _ deals.Store = (*Store)(nil)
 
-// New returns a store on d.
-func New(d *db.DB) (*Store, error) {
-	if d == nil {
-		return nil, errors.New("store: nil database")
+// New returns a store on d; users answers whether an assignee exists (the
+// read model, then identity).
+func New(d *db.DB, users *directory.Users) (*Store, error) {
+	if d == nil || users == nil {
+		return nil, errors.New("store: nil database or users")
 	}
-	return &Store{db: d}, nil
+	return &Store{db: d, users: users}, nil
 }
 
 func dec(s string) (decimal.Decimal, error) {
@@ -689,7 +693,7 @@ func (s *Store) MergeQuote(ctx context.Context, dealID int64) (*deals.Quote, err
 
 // UserExists reports a known user (active or not).
 func (s *Store) UserExists(ctx context.Context, id int64) (bool, error) {
-	return directory.UserExists(ctx, s.db, id)
+	return s.users.Exists(ctx, id)
 }
 
 // UserName returns a user's name, nil when unknown.

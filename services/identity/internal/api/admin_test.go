@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -299,7 +300,7 @@ func TestAPIKeys(t *testing.T) {
 	}
 
 	verify := func(key, secret string) *httptest.ResponseRecorder {
-		return e.do(req{method: "POST", path: "/internal/api-keys/verify", body: mustJSON(map[string]string{"key": key}),
+		return e.do(req{method: "POST", path: identityapi.PathVerifyKey, body: mustJSON(map[string]string{"key": key}),
 			header: map[string]string{"X-Internal-Token": secret}})
 	}
 	var v envelope[map[string]any]
@@ -354,7 +355,7 @@ func TestInternalUsers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	u := e.createUser("Dir", uniqueEmail("dir"), "dir-password-1", "user", nil)
-	rec := e.do(req{method: "GET", path: "/internal/users", header: map[string]string{"X-Internal-Token": internalSecret}})
+	rec := e.do(req{method: "GET", path: identityapi.PathUsers, header: map[string]string{"X-Internal-Token": internalSecret}})
 	var body struct {
 		Data []directory.User `json:"data"`
 	}
@@ -366,9 +367,9 @@ func TestInternalUsers(t *testing.T) {
 	if diff := cmp.Diff([]string{adminEmail, u.Email}, emails); diff != "" {
 		t.Fatalf("snapshot (-want +got):\n%s", diff)
 	}
-	wantProblem(t, e.do(req{method: "GET", path: "/internal/users"}), 401, "unauthenticated")
+	wantProblem(t, e.do(req{method: "GET", path: identityapi.PathUsers}), 401, "unauthenticated")
 	// A user token is not an internal credential.
-	wantProblem(t, e.do(req{method: "GET", path: "/internal/users", token: e.admin}), 401, "unauthenticated")
+	wantProblem(t, e.do(req{method: "GET", path: identityapi.PathUsers, token: e.admin}), 401, "unauthenticated")
 }
 
 func TestOutboxEvents(t *testing.T) {

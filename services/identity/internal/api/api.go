@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
@@ -93,8 +94,9 @@ func (a *API) Routes() http.Handler {
 	mux.Handle("POST /api-keys", admin(a.createAPIKey))
 	mux.Handle("DELETE /api-keys/{id}", admin(a.revokeAPIKey))
 
-	mux.Handle("GET /internal/users", internal(handlerFunc(a.internalUsers)))
-	mux.Handle("POST /internal/api-keys/verify", internal(handlerFunc(a.verifyAPIKey)))
+	mux.Handle(identityapi.RouteUsers, internal(handlerFunc(a.internalUsers)))
+	mux.Handle(identityapi.RouteUser, internal(handlerFunc(a.internalUser)))
+	mux.Handle(identityapi.RouteVerifyKey, internal(handlerFunc(a.verifyAPIKey)))
 
 	return httpx.Routes(mux)
 }
@@ -440,18 +442,23 @@ func (a *API) internalUsers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type verifyJSON struct {
-	ID                 int64    `json:"id"`
-	Name               string   `json:"name"`
-	Prefix             string   `json:"prefix"`
-	RateLimitPerMinute int      `json:"rate_limit_per_minute"`
-	AllowedOrigins     []string `json:"allowed_origins"`
+// internalUser is one user's directory entry, for a read model that
+// misses an id (a user created a moment ago, its event not yet consumed).
+func (a *API) internalUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	u, err := a.svc.User(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, u.Directory())
+	return nil
 }
 
 func (a *API) verifyAPIKey(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Key string `json:"key"`
-	}
+	var in identityapi.VerifyKeyRequest
 	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
 		return err
 	}
@@ -463,7 +470,7 @@ func (a *API) verifyAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := apiKeyOut(k)
-	httpx.OK(w, verifyJSON{ID: out.ID, Name: out.Name, Prefix: out.Prefix,
+	httpx.OK(w, identityapi.VerifiedKey{ID: out.ID, Name: out.Name, Prefix: out.Prefix,
 		RateLimitPerMinute: out.RateLimitPerMinute, AllowedOrigins: out.AllowedOrigins})
 	return nil
 }

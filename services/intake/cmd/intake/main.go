@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/intake/internal/api"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
 	"github.com/opencrm/crm/services/intake/internal/intake"
@@ -100,11 +101,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	leads, err := upstream.NewLeads(svcclient.New("leads", s.LeadsURL, s.InternalSecret))
+	leads, err := upstream.NewLeads(leadsapi.New(s.LeadsURL, s.InternalSecret))
 	if err != nil {
 		return err
 	}
-	keys, err := apikey.New(svcclient.New("identity", s.IdentityURL, s.InternalSecret), s.KeyCacheTTL)
+	keys, err := apikey.New(identityapi.New(s.IdentityURL, s.InternalSecret), s.KeyCacheTTL)
 	if err != nil {
 		return err
 	}

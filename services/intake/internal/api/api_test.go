@@ -112,7 +112,7 @@ func TestSubmitBadInput(t *testing.T) {
 	e := newEnv(t)
 	key := e.newKey(1, 1000)
 	revoked := e.newKey(2, 1000)
-	e.identity.revoke(revoked)
+	e.identity.RevokeKey(revoked)
 	long := func(n int) string { return strings.Repeat("x", n) }
 	tests := []struct {
 		name   string
@@ -197,7 +197,7 @@ func TestRevokedKeyRefusedAfterCache(t *testing.T) {
 	if r := e.post(key, validBody); r.status != http.StatusCreated {
 		t.Fatalf("status = %d, body %s", r.status, r.body)
 	}
-	e.identity.revoke(key)
+	e.identity.RevokeKey(key)
 	var last result
 	eventually(t, "revoked key refused", func() bool {
 		last = e.post(key, validBody)
@@ -215,9 +215,7 @@ func TestKeyVerifyCached(t *testing.T) {
 			t.Fatalf("status = %d, body %s", r.status, r.body)
 		}
 	}
-	e.identity.mu.Lock()
-	calls := e.identity.calls
-	e.identity.mu.Unlock()
+	calls := e.identity.Verifications()
 	if calls != 1 {
 		t.Errorf("identity verify calls = %d, want 1 (cached)", calls)
 	}
@@ -226,7 +224,7 @@ func TestKeyVerifyCached(t *testing.T) {
 func TestIdentityDown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.identity.srv.Close()
+	e.identitySrv.Close()
 	wantProblem(t, e.post("crm_live_x", validBody), 503, "upstream_unavailable")
 }
 

@@ -19,12 +19,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/intake/internal/api"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
@@ -46,64 +48,6 @@ func TestMain(m *testing.M) {
 
 func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "intake", migrations.FS) }
 
-// fakeIdentity implements POST /internal/api-keys/verify over a map.
-type fakeIdentity struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	keys  map[string]intake.Key
-	calls int
-}
-
-func newFakeIdentity(t *testing.T) *fakeIdentity {
-	t.Helper()
-	f := &fakeIdentity{keys: map[string]intake.Key{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/internal/api-keys/verify" || r.Header.Get(auth.InternalHeader) != secret {
-			http.Error(w, "bad call", http.StatusBadRequest)
-			return
-		}
-		var body struct {
-			Key string `json:"key"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		f.calls++
-		k, ok := f.keys[body.Key]
-		f.mu.Unlock()
-		if !ok {
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"status":401,"code":"unauthenticated"}`))
-			return
-		}
-		if k.AllowedOrigins == nil {
-			k.AllowedOrigins = []string{}
-		}
-		httpx.JSON(w, http.StatusOK, map[string]any{"data": k})
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeIdentity) add(secret string, k intake.Key) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if k.Name == "" {
-		k.Name = "form"
-	}
-	k.Prefix = secret[:min(len(secret), 12)]
-	f.keys[secret] = k
-}
-
-func (f *fakeIdentity) revoke(secret string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.keys, secret)
-}
-
 // fakeLeads implements POST /internal/leads/batch with in-memory
 // idempotency per item key. It can be stopped (its listener closed) and
 // restarted on the same address.
@@ -113,19 +57,16 @@ type fakeLeads struct {
 
 	mu      sync.Mutex
 	srv     *http.Server
-	byKey   map[string]int64
-	leads   []intake.LeadFields
-	keys    []string
-	nextID  int64
-	loseNow int           // answer 503 after creating, this many times
-	refuse  bool          // answer 422
-	block   chan struct{} // when set, wait for it to close before answering
-	entered chan struct{} // receives when a blocked request arrived
+	fake    *leadsapitest.Fake // leads' own fake: per-item answers and idempotency
+	loseNow int                // answer 503 after creating, this many times
+	refuse  bool               // answer 422
+	block   chan struct{}      // when set, wait for it to close before answering
+	entered chan struct{}      // receives when a blocked request arrived
 }
 
 func newFakeLeads(t *testing.T) *fakeLeads {
 	t.Helper()
-	f := &fakeLeads{t: t, byKey: map[string]int64{}, nextID: 1000}
+	f := &fakeLeads{t: t, fake: leadsapitest.NewFake(secret)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -174,86 +115,76 @@ func (f *fakeLeads) restart() {
 	f.serve(ln)
 }
 
+// handle serves leads' fake, with this test's faults around it: a
+// blocked answer, an answer lost after the leads were created (503), or
+// every item refused.
 func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/internal/leads/batch" || r.Header.Get(auth.InternalHeader) != secret {
-		http.Error(w, "bad call", http.StatusBadRequest)
-		return
-	}
-	var in struct {
-		Items []struct {
-			Key  string            `json:"key"`
-			Lead intake.LeadFields `json:"lead"`
-		} `json:"items"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || len(in.Items) == 0 {
-		http.Error(w, "bad body", http.StatusBadRequest)
-		return
-	}
+	raw, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(raw))
 	f.mu.Lock()
-	block, entered := f.block, f.entered
-	f.mu.Unlock()
-	if block != nil {
-		entered <- struct{}{}
-		<-block
-	}
-	type answer struct {
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
-	}
-	answers := make([]answer, len(in.Items))
-	f.mu.Lock()
-	for i, it := range in.Items {
-		if f.refuse {
-			answers[i] = answer{http.StatusUnprocessableEntity,
-				json.RawMessage(`{"status":422,"code":"validation_failed","detail":"refused","errors":[{"field":"email","message":"is blocked"}]}`)}
-			continue
-		}
-		id, ok := f.byKey[it.Key]
-		if !ok {
-			f.nextID++
-			id = f.nextID
-			f.byKey[it.Key] = id
-			f.leads = append(f.leads, it.Lead)
-			f.keys = append(f.keys, it.Key)
-		}
-		body, _ := json.Marshal(map[string]any{"data": map[string]any{"id": id, "first_name": it.Lead.FirstName}})
-		answers[i] = answer{http.StatusCreated, body}
-	}
+	block, entered, refuse := f.block, f.entered, f.refuse
 	lose := f.loseNow > 0
 	if lose {
 		f.loseNow--
 	}
 	f.mu.Unlock()
+	if block != nil {
+		entered <- struct{}{}
+		<-block
+	}
+	if refuse {
+		var in leadsapi.BatchRequest
+		_ = json.Unmarshal(raw, &in)
+		answers := make([]leadsapi.BatchResult, len(in.Items))
+		for i := range answers {
+			answers[i] = leadsapi.BatchResult{Status: http.StatusUnprocessableEntity,
+				Body: json.RawMessage(`{"status":422,"code":"validation_failed","detail":"refused","errors":[{"field":"email","message":"is blocked"}]}`)}
+		}
+		httpx.OK(w, answers)
+		return
+	}
 	if lose {
+		f.fake.ServeHTTP(httptest.NewRecorder(), r)
 		http.Error(w, "lost", http.StatusServiceUnavailable)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"success": true, "data": answers})
+	f.fake.ServeHTTP(w, r)
 }
 
 func (f *fakeLeads) created() []intake.LeadFields {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]intake.LeadFields(nil), f.leads...)
+	leads, _ := f.fake.Created()
+	out := []intake.LeadFields{}
+	for _, l := range leads {
+		var lf intake.LeadFields
+		b, _ := json.Marshal(l)
+		if err := json.Unmarshal(b, &lf); err != nil {
+			f.t.Fatal(err)
+		}
+		out = append(out, lf)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func (f *fakeLeads) idemKeys() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.keys...)
+	_, keys := f.fake.Created()
+	return keys
 }
 
 // env is one intake service wired to fakes, a fresh database and a
 // private Redis key prefix.
 type env struct {
-	t        *testing.T
-	srv      *httptest.Server
-	identity *fakeIdentity
-	leads    *fakeLeads
-	svc      *intake.Service
-	store    *store.Store
-	ops      *httpx.Ops
-	issuer   *authtest.Issuer
+	t           *testing.T
+	srv         *httptest.Server
+	identity    *identityapitest.Fake
+	identitySrv *httptest.Server
+	leads       *fakeLeads
+	svc         *intake.Service
+	store       *store.Store
+	ops         *httpx.Ops
+	issuer      *authtest.Issuer
 }
 
 type envOpt func(*envConfig)
@@ -284,7 +215,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		}
 		_ = rdb.Close()
 	})
-	identity := newFakeIdentity(t)
+	identity := identityapitest.NewFake(secret)
+	identitySrv, identityClient := identity.Start(t)
 	leads := newFakeLeads(t)
 	cfg := intake.Config{
 		ForwardTimeout: 2 * time.Second,
@@ -311,7 +243,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := upstream.NewLeads(svcclient.New("leads", leads.url(), secret))
+	up, err := upstream.NewLeads(leadsapi.New(leads.url(), secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +256,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	finDone := make(chan struct{})
 	go func() { defer close(finDone); svc.RunFinisher(finCtx) }()
 	t.Cleanup(func() { stopFin(); <-finDone })
-	keys, err := apikey.New(svcclient.New("identity", identity.srv.URL, secret), ec.cacheTTL)
+	keys, err := apikey.New(identityClient, ec.cacheTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +274,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	srv := httptest.NewServer(ops.Handler(h))
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, identity: identity, leads: leads, svc: svc, store: st, ops: ops, issuer: issuer}
+	return &env{t: t, srv: srv, identity: identity, identitySrv: identitySrv, leads: leads, svc: svc, store: st, ops: ops, issuer: issuer}
 }
 
 func randHex(n int) string {
@@ -354,7 +286,7 @@ func randHex(n int) string {
 // newKey registers a fresh API key with the fake identity.
 func (e *env) newKey(id int64, limit int, origins ...string) string {
 	s := "crm_live_" + randHex(16)
-	e.identity.add(s, intake.Key{ID: id, RateLimitPerMinute: limit, AllowedOrigins: origins})
+	e.identity.AddKey(s, identityapi.VerifiedKey{ID: id, RateLimitPerMinute: limit, AllowedOrigins: origins})
 	return s
 }
 

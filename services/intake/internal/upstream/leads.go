@@ -1,4 +1,4 @@
-// Package upstream adapts the leads context's internal API to intake.Leads.
+// Package upstream adapts leads' typed client (leadsapi) to intake.Leads.
 package upstream
 
 import (
@@ -6,18 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
-	"github.com/opencrm/crm/pkg/problem"
-	"github.com/opencrm/crm/pkg/svcclient"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
-// Leads calls POST {LEADS_URL}/internal/leads/batch.
-type Leads struct{ client *svcclient.Client }
+// Leads forwards submissions to the leads context in batches.
+type Leads struct{ client *leadsapi.Client }
 
-// NewLeads wraps a svcclient for the leads service.
-func NewLeads(c *svcclient.Client) (*Leads, error) {
+// NewLeads wraps leads' client.
+func NewLeads(c *leadsapi.Client) (*Leads, error) {
 	if c == nil {
 		return nil, errors.New("upstream: needs a leads client")
 	}
@@ -26,50 +24,28 @@ func NewLeads(c *svcclient.Client) (*Leads, error) {
 
 var _ intake.Leads = (*Leads)(nil)
 
-type batchItem struct {
-	Key  string            `json:"key"`
-	Lead intake.LeadFields `json:"lead"`
-}
-
-// created is the part of leads' 201 body intake needs.
-type created struct {
-	Data struct {
-		ID int64 `json:"id"`
-	} `json:"data"`
-}
-
 // CreateMany implements intake.Leads with one call for the whole batch;
 // leads answers a status and body per item, as its single create would.
 func (l *Leads) CreateMany(ctx context.Context, calls []intake.LeadCall) ([]intake.LeadResult, error) {
-	items := make([]batchItem, len(calls))
+	items := make([]leadsapi.BatchItem, len(calls))
 	for i, c := range calls {
-		items[i] = batchItem{Key: c.Key, Lead: c.Fields}
+		lead, err := json.Marshal(c.Fields)
+		if err != nil {
+			return nil, fmt.Errorf("leads: encode lead: %w", err)
+		}
+		items[i] = leadsapi.BatchItem{Key: c.Key, Lead: lead}
 	}
-	var out struct {
-		Data []struct {
-			Status int             `json:"status"`
-			Body   json.RawMessage `json:"body"`
-		} `json:"data"`
-	}
-	if err := l.client.Do(ctx, http.MethodPost, "/internal/leads/batch", "", map[string]any{"items": items}, &out); err != nil {
+	answers, errs, err := l.client.CreateBatch(ctx, items)
+	if err != nil {
 		return nil, err
 	}
-	if len(out.Data) != len(calls) {
-		return nil, fmt.Errorf("leads: %d answers for %d leads: %w", len(out.Data), len(calls),
-			problem.BadGateway("leads answered a batch with the wrong number of items"))
-	}
 	res := make([]intake.LeadResult, len(calls))
-	for i, a := range out.Data {
-		if a.Status != http.StatusCreated {
-			res[i].Err = l.client.StatusError(a.Status, a.Body)
+	for i, a := range answers {
+		if errs[i] != nil {
+			res[i].Err = errs[i]
 			continue
 		}
-		var c created
-		if err := json.Unmarshal(a.Body, &c); err != nil || c.Data.ID <= 0 {
-			res[i].Err = fmt.Errorf("leads: answer without a lead id: %w", problem.BadGateway("leads answered without a lead id"))
-			continue
-		}
-		res[i].ID = c.Data.ID
+		res[i].ID, res[i].Err = leadsapi.CreatedID(a.Body)
 	}
 	return res, nil
 }

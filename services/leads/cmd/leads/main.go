@@ -13,18 +13,19 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/leads/internal/api"
 	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
-	"github.com/opencrm/crm/services/leads/internal/upstream"
 )
 
 func main() {
@@ -66,10 +67,17 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
-	st := store.New(d)
+	users, err := directory.NewUsers(d, identityapi.New(s.IdentityURL, s.InternalSecret))
+	if err != nil {
+		return err
+	}
+	st, err := store.New(d, users)
+	if err != nil {
+		return err
+	}
 	svc, err := leads.NewService(st,
-		upstream.NewContacts(s.ContactsURL, s.InternalSecret),
-		upstream.NewDeals(s.DealsURL, s.InternalSecret))
+		contactsapi.New(s.ContactsURL, s.InternalSecret),
+		dealsapi.New(s.DealsURL, s.InternalSecret))
 	if err != nil {
 		return err
 	}
@@ -77,8 +85,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	refs := activity.RemoteReferences(svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
-		svcclient.New("deals", s.DealsURL, s.InternalSecret))
+	refs := activity.RemoteReferences(contactsapi.New(s.ContactsURL, s.InternalSecret),
+		dealsapi.New(s.DealsURL, s.InternalSecret))
 	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
 		CSV: csv, TaskReferences: refs})
 	if err != nil {

@@ -4,15 +4,14 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -85,9 +84,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	acts.Register(mux, "/leads", jwt)
 
-	mux.Handle("POST /internal/leads", internal(http.HandlerFunc(h.internalCreate)))
-	mux.Handle("POST /internal/leads/batch", internal(http.HandlerFunc(h.internalCreateBatch)))
-	mux.Handle("GET /internal/leads/{id}", internal(http.HandlerFunc(h.internalGet)))
+	mux.Handle(leadsapi.RouteCreateLead, internal(http.HandlerFunc(h.internalCreate)))
+	mux.Handle(leadsapi.RouteBatch, internal(http.HandlerFunc(h.internalCreateBatch)))
+	mux.Handle(leadsapi.RouteLead, internal(http.HandlerFunc(h.internalGet)))
 	return httpx.Routes(mux), nil
 }
 
@@ -268,23 +267,14 @@ const maxBatchBody = 4 << 20
 // batchResult is one item's answer in a batch: what POST /internal/leads
 // would have answered for it (status and body), and whether it is a stored
 // answer replayed.
-type batchResult struct {
-	Status   int             `json:"status"`
-	Body     json.RawMessage `json:"body"`
-	Replayed bool            `json:"replayed,omitempty"`
-}
+type batchResult = leadsapi.BatchResult
 
 // internalCreateBatch is POST /internal/leads for up to leads.MaxBatch
 // leads, each with its own key: {"items":[{"key":"...","lead":{...}}]} →
 // 200 {"success":true,"data":[{"status":201,"body":{...}},...]} in item
 // order. Items fail alone; only a malformed batch fails the request.
 func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Items []struct {
-			Key  string          `json:"key"`
-			Lead json.RawMessage `json:"lead"`
-		} `json:"items"`
-	}
+	var req leadsapi.BatchRequest
 	if err := httpx.Decode(w, r, &req, maxBatchBody); err != nil {
 		httpx.Error(w, r, err)
 		return
@@ -292,7 +282,7 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 	items := make([]leads.BatchItem, len(req.Items))
 	for i, it := range req.Items {
 		items[i].Key = it.Key
-		items[i].Err = decodeItem(it.Lead, &items[i].Input)
+		items[i].Err = httpx.DecodeBytes(it.Lead, &items[i].Input, 0)
 	}
 	outs, err := h.svc.CreateManyOnce(r.Context(), items)
 	if err != nil {
@@ -315,20 +305,6 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 		data[i] = batchResult{Status: o.Status, Body: o.Body, Replayed: o.Replayed}
 	}
 	httpx.OK(w, data)
-}
-
-// decodeItem decodes one item's lead exactly as POST /internal/leads decodes
-// its body (httpx.Decode: same limit, same 400/413/422 answers and field
-// names), so an item fails alone and with the single call's answer.
-func decodeItem(raw json.RawMessage, dst *leads.Input) error {
-	r := &http.Request{
-		Header:        http.Header{"Content-Type": {"application/json"}},
-		Body:          io.NopCloser(bytes.NewReader(raw)),
-		ContentLength: int64(len(raw)),
-	}
-	// No ResponseWriter: an oversized item is its own 413, and must not
-	// mark the batch's connection for closing.
-	return httpx.Decode(nil, r, dst, 0)
 }
 
 func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/problem"
 )
@@ -37,7 +38,7 @@ func (e *env) postBatch(body any, anonymous bool) resp {
 		}
 		raw = string(b)
 	}
-	req := httptest.NewRequest("POST", "/internal/leads/batch", strings.NewReader(raw))
+	req := httptest.NewRequest("POST", leadsapi.PathBatch, strings.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", batchRequestID)
 	if !anonymous {
@@ -50,7 +51,7 @@ func (e *env) postBatch(body any, anonymous bool) resp {
 func (e *env) postSingle(key string, lead map[string]any) resp {
 	e.t.Helper()
 	raw, _ := json.Marshal(lead)
-	req := httptest.NewRequest("POST", "/internal/leads", bytes.NewReader(raw))
+	req := httptest.NewRequest("POST", leadsapi.PathLeads, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Internal-Token", secret)
 	req.Header.Set("Idempotency-Key", key)

@@ -3,13 +3,11 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +17,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi/dealsapitest"
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -27,7 +30,6 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
-	"github.com/opencrm/crm/services/leads/internal/upstream"
 )
 
 const secret = "test-internal-secret-123"
@@ -40,6 +42,7 @@ type env struct {
 	issuer   *authtest.Issuer
 	contacts *fakeContacts
 	deals    *fakeDeals
+	identity *identityapitest.Fake
 	user     string // token of user 1 (regular)
 	admin    string // token of user 2 (admin)
 }
@@ -47,10 +50,19 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
-	st := store.New(d)
+	idf := identityapitest.NewFake(secret)
+	_, idc := idf.Start(t)
+	users, err := directory.NewUsers(d, idc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, users)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fc := newFakeContacts(t)
 	fd := newFakeDeals(t, fc)
-	svc, err := leads.NewService(st, upstream.NewContacts(fc.URL, secret), upstream.NewDeals(fd.URL(), secret))
+	svc, err := leads.NewService(st, contactsapi.New(fc.URL, secret), dealsapi.New(fd.URL(), secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +93,7 @@ func newEnv(t testing.TB) *env {
 		}
 	}
 	return &env{
-		t: t, h: ops.Handler(h), store: st, issuer: iss, contacts: fc, deals: fd,
+		t: t, h: ops.Handler(h), store: st, issuer: iss, contacts: fc, deals: fd, identity: idf,
 		user: iss.Token(t, 1, "user", &team), admin: iss.Admin(t, 2),
 	}
 }
@@ -174,179 +186,37 @@ func wantProblem(t testing.TB, r resp, status int, code string, fields ...string
 	return m
 }
 
-// idemStore gives a fake service real Idempotency-Key semantics: the
-// same key and body replays, another body is 409, no key runs each time.
-type idemStore struct {
-	mu      sync.Mutex
-	answers map[string]idemAnswer
-}
-
-type idemAnswer struct {
-	hash   [32]byte
-	status int
-	body   []byte
-}
-
-func (s *idemStore) run(w http.ResponseWriter, r *http.Request, raw []byte, fn func(body []byte) (int, any)) {
-	// Hash the decoded JSON so key order and spacing do not matter.
-	var v any
-	_ = json.Unmarshal(raw, &v)
-	norm, _ := json.Marshal(v)
-	sum := sha256.Sum256(norm)
-	key := r.Header.Get("Idempotency-Key")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a, ok := s.answers[key]; ok && key != "" {
-		if a.hash != sum {
-			problem.Write(w, r, problem.Conflict("idempotency_key_reused", "other body"))
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(a.status)
-		_, _ = w.Write(a.body)
-		return
-	}
-	status, out := fn(raw)
-	if p, ok := out.(error); ok {
-		problem.Write(w, r, p)
-		return
-	}
-	body, _ := json.Marshal(out)
-	if key != "" {
-		s.answers[key] = idemAnswer{hash: sum, status: status, body: body}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// fakeContacts implements the contacts internal API in memory.
+// fakeContacts is contacts' own fake (held to contacts' contract) on a
+// loopback listener.
 type fakeContacts struct {
+	*contactsapitest.Fake
 	*httptest.Server
-	idem      idemStore
-	mu        sync.Mutex
-	contacts  map[int64]map[string]any
-	companies map[int64]map[string]any
-	nextID    int64
-}
-
-var punct = regexp.MustCompile(`[^a-z0-9 ]+`)
-
-func normName(s string) string {
-	return strings.Join(strings.Fields(punct.ReplaceAllString(strings.ToLower(s), "")), " ")
 }
 
 func newFakeContacts(t testing.TB) *fakeContacts {
-	f := &fakeContacts{contacts: map[int64]map[string]any{}, companies: map[int64]map[string]any{}, nextID: 100}
-	f.idem.answers = map[string]idemAnswer{}
-	mux := http.NewServeMux()
-	create := func(kind string, m map[int64]map[string]any, required string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			f.idem.run(w, r, body, func(raw []byte) (int, any) {
-				var rec map[string]any
-				if err := json.Unmarshal(raw, &rec); err != nil {
-					return 0, problem.MalformedJSON("bad")
-				}
-				if s, _ := rec[required].(string); s == "" {
-					return 0, problem.Invalid(required, "is required")
-				}
-				f.mu.Lock()
-				defer f.mu.Unlock()
-				f.nextID++
-				rec["id"] = f.nextID
-				m[f.nextID] = rec
-				return http.StatusCreated, map[string]any{"data": rec}
-			})
-		}
-	}
-	get := func(m map[int64]map[string]any) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-			f.mu.Lock()
-			rec, ok := m[id]
-			f.mu.Unlock()
-			if !ok {
-				problem.Write(w, r, problem.NotFound(""))
-				return
-			}
-			httpx.JSON(w, 200, map[string]any{"data": rec})
-		}
-	}
-	mux.HandleFunc("POST /internal/contacts", create("contact", f.contacts, "first_name"))
-	mux.HandleFunc("POST /internal/companies", create("company", f.companies, "name"))
-	mux.HandleFunc("GET /internal/contacts/{id}", get(f.contacts))
-	mux.HandleFunc("GET /internal/companies/{id}", get(f.companies))
-	mux.HandleFunc("GET /internal/companies/match", func(w http.ResponseWriter, r *http.Request) {
-		want := normName(r.URL.Query().Get("name"))
-		out := []map[string]any{}
-		f.mu.Lock()
-		for _, c := range f.companies {
-			if n := normName(c["name"].(string)); n != "" && (strings.Contains(n, want) || strings.Contains(want, n)) {
-				out = append(out, map[string]any{"id": c["id"], "name": c["name"], "score": 1.0})
-			}
-		}
-		f.mu.Unlock()
-		httpx.JSON(w, 200, map[string]any{"data": out})
-	})
-	mux.HandleFunc("GET /internal/contacts/match", func(w http.ResponseWriter, r *http.Request) {
-		want := strings.ToLower(r.URL.Query().Get("email"))
-		out := []map[string]any{}
-		f.mu.Lock()
-		for _, c := range f.contacts {
-			if e, _ := c["email"].(string); strings.ToLower(e) == want {
-				out = append(out, c)
-			}
-		}
-		f.mu.Unlock()
-		httpx.JSON(w, 200, map[string]any{"data": out})
-	})
-	f.Server = httptest.NewServer(mux)
-	t.Cleanup(f.Close)
-	return f
+	f := contactsapitest.NewFake(secret)
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return &fakeContacts{Fake: f, Server: srv}
 }
 
-// has tells whether the contact or company id exists.
-func (f *fakeContacts) has(m map[int64]map[string]any, id int64) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ok := m[id]
-	return ok
-}
-
-// deleteContact removes a contact, as DELETE /contacts/{id} does.
-func (f *fakeContacts) deleteContact(id int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.contacts, id)
-}
-
-func (f *fakeContacts) counts() (contacts, companies int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.contacts), len(f.companies)
-}
-
-// fakeDeals implements POST /internal/deals and can be stopped (its
-// listener closed: connection refused) and restarted on the same address.
-// Like deals, it validates a body (stage, company and contact exist)
-// before it looks up the Idempotency-Key, so a replayed request whose
-// contact was deleted meanwhile is a 422.
+// fakeDeals serves deals' own fake (held to deals' contract, checking
+// companies and contacts against the contacts fake) on a listener that
+// can be stopped (connection refused) and restarted on the same address,
+// and that can lose an answer after the deal was created.
 type fakeDeals struct {
-	t        testing.TB
-	addr     string
-	idem     idemStore
-	contacts *fakeContacts
-	mu       sync.Mutex
-	deals    map[int64]map[string]any
-	sent     []string // every body received, in order
-	lose     int      // answers to lose after creating: 504 instead
-	srv      *http.Server
+	t    testing.TB
+	addr string
+	fake *dealsapitest.Fake
+	mu   sync.Mutex
+	sent []string // every create body received, in order
+	lose int      // answers to lose after creating: 504 instead
+	srv  *http.Server
 }
 
 func newFakeDeals(t testing.TB, contacts *fakeContacts) *fakeDeals {
-	f := &fakeDeals{t: t, contacts: contacts, deals: map[int64]map[string]any{}}
-	f.idem.answers = map[string]idemAnswer{}
+	f := &fakeDeals{t: t, fake: dealsapitest.NewFake(secret,
+		dealsapitest.References{Company: contacts.HasCompany, Contact: contacts.HasContact})}
 	f.start("127.0.0.1:0")
 	t.Cleanup(f.stop)
 	return f
@@ -367,9 +237,13 @@ func (f *fakeDeals) start(addr string) {
 		f.t.Fatalf("fake deals: %v", err)
 	}
 	f.addr = ln.Addr().String()
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /internal/deals", func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != dealsapi.PathDeals {
+			f.fake.ServeHTTP(w, r)
+			return
+		}
 		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
 		f.mu.Lock()
 		f.sent = append(f.sent, string(raw))
 		lose := f.lose > 0
@@ -377,49 +251,26 @@ func (f *fakeDeals) start(addr string) {
 			f.lose--
 		}
 		f.mu.Unlock()
-		var in map[string]any
-		if err := json.Unmarshal(raw, &in); err != nil {
-			problem.Write(w, r, problem.MalformedJSON("bad"))
+		if !lose {
+			f.fake.ServeHTTP(w, r)
 			return
 		}
-		if s, ok := in["stage_id"].(float64); ok && (s < 1 || s > 6) {
-			problem.Write(w, r, problem.Invalid("stage_id", "is not an existing stage"))
-			return
-		}
-		for _, ref := range []struct {
-			field string
-			m     map[int64]map[string]any
-		}{{"company_id", f.contacts.companies}, {"contact_id", f.contacts.contacts}} {
-			if id, ok := in[ref.field].(float64); ok && !f.contacts.has(ref.m, int64(id)) {
-				problem.Write(w, r, problem.Invalid(ref.field, "does not exist"))
-				return
+		// Created and stored under the key, but the answer never reaches
+		// leads: its outcome is unknown there. A refusal is answered.
+		rec := httptest.NewRecorder()
+		f.fake.ServeHTTP(rec, r)
+		if rec.Code != http.StatusCreated {
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
 			}
-		}
-		if lose {
-			// Created and stored under the key, but the answer never
-			// reaches leads: its outcome is unknown there.
-			f.idem.run(httptest.NewRecorder(), r, raw, f.create)
-			problem.Write(w, r, problem.Timeout("deals did not answer in time"))
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
 			return
 		}
-		f.idem.run(w, r, raw, f.create)
+		problem.Write(w, r, problem.Timeout("deals did not answer in time"))
 	})
-	f.srv = &http.Server{Handler: mux}
+	f.srv = &http.Server{Handler: h}
 	go func() { _ = f.srv.Serve(ln) }()
-}
-
-// create stores a validated deal body.
-func (f *fakeDeals) create(raw []byte) (int, any) {
-	var rec map[string]any
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		return 0, problem.MalformedJSON("bad")
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	id := int64(len(f.deals) + 500)
-	rec["id"] = id
-	f.deals[id] = rec
-	return http.StatusCreated, map[string]any{"data": rec}
 }
 
 func (f *fakeDeals) stop() {
@@ -430,12 +281,6 @@ func (f *fakeDeals) stop() {
 }
 
 func (f *fakeDeals) restart() { f.start(f.addr) }
-
-func (f *fakeDeals) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.deals)
-}
 
 // loseNextAnswer makes the next creating call create the deal and then
 // answer 504, as a call that timed out after deals committed.
@@ -450,26 +295,6 @@ func (f *fakeDeals) bodies() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.sent...)
-}
-
-func (f *fakeDeals) get(id int64) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return copyMap(f.deals[id])
-}
-
-func (f *fakeContacts) contact(id int64) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return copyMap(f.contacts[id])
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // wantExactProblem checks status, problem+json and the whole body against

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/outbox"
 )
@@ -159,7 +160,7 @@ func TestAuth(t *testing.T) {
 	wantProblem(t, e.do("GET", "/leads", "garbage.token.here", nil), 401, "unauthenticated")
 	wantProblem(t, e.do("GET", "/leads/template", e.user, nil), 403, "forbidden")
 	wantProblem(t, e.do("GET", "/leads/export", e.user, nil), 403, "forbidden")
-	wantProblem(t, e.do("GET", "/internal/leads/1", e.user, nil), 401, "unauthenticated")
+	wantProblem(t, e.do("GET", leadsapi.LeadPath(1), e.user, nil), 401, "unauthenticated")
 	wantProblem(t, e.do("GET", "/nowhere", e.user, nil), 404, "not_found")
 }
 
@@ -289,7 +290,7 @@ func TestInternalLeads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	send := func(key string, body string) resp {
-		req := httptest.NewRequest("POST", "/internal/leads", strings.NewReader(body))
+		req := httptest.NewRequest("POST", leadsapi.PathLeads, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Internal-Token", secret)
 		req.Header.Set("Idempotency-Key", key)
@@ -308,7 +309,7 @@ func TestInternalLeads(t *testing.T) {
 	wantProblem(t, send("intake-1", `{"first_name":"Other","last_name":"Body"}`), 409, "idempotency_key_reused")
 	wantProblem(t, send("intake-2", `{"first_name":"","last_name":"Body"}`), 422, "validation_failed", "first_name")
 
-	req := httptest.NewRequest("GET", "/internal/leads/"+jsonNum(id1), nil)
+	req := httptest.NewRequest("GET", leadsapi.PathLeads+"/"+jsonNum(id1), nil)
 	req.Header.Set("X-Internal-Token", secret)
 	r := e.serve(req)
 	if r.status != 200 || r.json(t)["data"].(map[string]any)["source"] != "public-api" {
@@ -323,4 +324,25 @@ func TestInternalLeads(t *testing.T) {
 func jsonNum(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestFreshUserAssignableAtOnce: a user identity created a moment ago,
+// whose user.created event this service has not consumed, is a valid
+// assignee at once (the read model asks identity on a miss); an id
+// identity does not know stays a 422.
+func TestFreshUserAssignableAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hire := e.identity.AddUser(directory.User{ID: 4242, Name: "New Hire", Email: "hire@example.com", Role: "user", Active: true})
+	r := e.do("POST", "/leads", e.user, map[string]any{"first_name": "A", "last_name": "B", "assigned_to": hire.ID})
+	if r.status != http.StatusCreated {
+		t.Fatalf("create assigned to a fresh user: %d %s", r.status, r.body)
+	}
+	lead := r.json(t)["data"].(map[string]any)
+	got := map[string]any{"assigned_to": lead["assigned_to"], "assigned_to_name": lead["assigned_to_name"]}
+	if diff := cmp.Diff(map[string]any{"assigned_to": 4242.0, "assigned_to_name": "New Hire"}, got); diff != "" {
+		t.Fatalf("assignee (-want +got):\n%s", diff)
+	}
+	wantProblem(t, e.do("POST", "/leads", e.user, map[string]any{"first_name": "A", "last_name": "B", "assigned_to": 4243}),
+		http.StatusUnprocessableEntity, "validation_failed", "assigned_to")
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strconv"
 	"testing"
@@ -34,10 +35,10 @@ func TestQualify(t *testing.T) {
 	companyID, contactID, dealID := m["company_id"].(float64), m["contact_id"].(float64), m["deal_id"].(float64)
 
 	// The contact is linked to the company; the deal to both, named after the company.
-	if got := e.contacts.contact(int64(contactID))["company_id"]; got != companyID {
+	if got := e.contacts.Contact(int64(contactID))["company_id"]; got != companyID {
 		t.Fatalf("contact company_id = %v, want %v", got, companyID)
 	}
-	deal := e.deals.get(int64(dealID))
+	deal := e.deals.fake.Deal(int64(dealID))
 	want := map[string]any{"id": int64(dealID), "title": "Acme, Inc. deal", "value": "1500.5", "stage_id": 2.0,
 		"company_id": companyID, "contact_id": contactID, "assigned_to": 1.0, "source_lead_id": float64(id)}
 	if diff := cmp.Diff(want, deal); diff != "" {
@@ -55,8 +56,8 @@ func TestQualify(t *testing.T) {
 	if p["contact_id"] != contactID || p["company_id"] != companyID || p["deal_id"] != dealID {
 		t.Fatalf("409 lacks ids: %v", p)
 	}
-	if c, co := e.contacts.counts(); c != 1 || co != 1 || e.deals.count() != 1 {
-		t.Fatalf("created %d contacts, %d companies, %d deals", c, co, e.deals.count())
+	if c, co := e.contacts.Counts(); c != 1 || co != 1 || e.deals.fake.Count() != 1 {
+		t.Fatalf("created %d contacts, %d companies, %d deals", c, co, e.deals.fake.Count())
 	}
 }
 
@@ -90,10 +91,10 @@ func TestQualifyMinimalAndReuse(t *testing.T) {
 	if m["contact_id"] != float64(existingContact) || m["company_id"] != companyID {
 		t.Fatalf("reuse ids: %s", r.body)
 	}
-	if title := e.deals.get(int64(m["deal_id"].(float64)))["title"]; title != "Re Use deal" {
+	if title := e.deals.fake.Deal(int64(m["deal_id"].(float64)))["title"]; title != "Re Use deal" {
 		t.Fatalf("deal title = %v", title)
 	}
-	if c, co := e.contacts.counts(); c != 2 || co != 1 {
+	if c, co := e.contacts.Counts(); c != 2 || co != 1 {
 		t.Fatalf("contacts %d companies %d", c, co)
 	}
 }
@@ -131,11 +132,11 @@ func TestQualifyBadInput(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("corrected retry: %d %s", r.status, r.body)
 	}
-	if c, co := e.contacts.counts(); c != 1 || co != 1 {
+	if c, co := e.contacts.Counts(); c != 1 || co != 1 {
 		t.Fatalf("contacts %d companies %d", c, co)
 	}
-	if e.deals.count() != 1 {
-		t.Fatalf("deals = %d", e.deals.count())
+	if e.deals.fake.Count() != 1 {
+		t.Fatalf("deals = %d", e.deals.fake.Count())
 	}
 }
 
@@ -155,7 +156,7 @@ func TestQualifySagaRecovers(t *testing.T) {
 	if lead["status"] != "new" || lead["contact_id"] != nil {
 		t.Fatalf("lead after failed attempt: %v", lead)
 	}
-	if c, co := e.contacts.counts(); c != 1 || co != 1 {
+	if c, co := e.contacts.Counts(); c != 1 || co != 1 {
 		t.Fatalf("first attempt created %d contacts, %d companies", c, co)
 	}
 
@@ -164,11 +165,11 @@ func TestQualifySagaRecovers(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("retry: %d %s", r.status, r.body)
 	}
-	if c, co := e.contacts.counts(); c != 1 || co != 1 || e.deals.count() != 1 {
-		t.Fatalf("after retry: %d contacts, %d companies, %d deals; want 1 each", c, co, e.deals.count())
+	if c, co := e.contacts.Counts(); c != 1 || co != 1 || e.deals.fake.Count() != 1 {
+		t.Fatalf("after retry: %d contacts, %d companies, %d deals; want 1 each", c, co, e.deals.fake.Count())
 	}
 	m := r.json(t)
-	if m["data"].(map[string]any)["status"] != "qualified" || e.deals.get(int64(m["deal_id"].(float64)))["title"] != "Big one" {
+	if m["data"].(map[string]any)["status"] != "qualified" || e.deals.fake.Deal(int64(m["deal_id"].(float64)))["title"] != "Big one" {
 		t.Fatalf("retry body: %s", r.body)
 	}
 }
@@ -248,7 +249,7 @@ func TestDisqualifyFromAnyState(t *testing.T) {
 				t.Fatalf("disqualify: %d %s", r.status, r.body)
 			}
 			got := r.json(t)
-			lead := copyMap(before)
+			lead := maps.Clone(before)
 			lead["status"], lead["disqualify_reason"] = "disqualified", tc.reason
 			updated, _ := got["data"].(map[string]any)["updated_at"].(string)
 			if updated < before["updated_at"].(string) {
@@ -330,8 +331,8 @@ func TestQualifyDisqualifiedLead(t *testing.T) {
 			if diff := cmp.Diff(want, pick(lead, "status", "contact_id", "company_id", "deal_id")); diff != "" {
 				t.Errorf("lead after qualify (-want +got):\n%s", diff)
 			}
-			contacts, companies := e.contacts.counts()
-			if diff := cmp.Diff([3]int{1, 1, 1}, [3]int{contacts, companies, e.deals.count()}); diff != "" {
+			contacts, companies := e.contacts.Counts()
+			if diff := cmp.Diff([3]int{1, 1, 1}, [3]int{contacts, companies, e.deals.fake.Count()}); diff != "" {
 				t.Errorf("contacts, companies, deals created (-want +got):\n%s", diff)
 			}
 		})
@@ -468,8 +469,9 @@ func TestUpdateQualifiedLead(t *testing.T) {
 // saved body only when that body was sent for the first time (nothing can
 // have been created). A resend after a lost answer, or a 409
 // idempotency_key_reused, keeps it: every later attempt resends the same
-// body, whatever it asks, so the deal made under the key is never
-// orphaned by a lead marked qualified without it.
+// body, and a retry that asks for something else is a 409
+// qualification_pending naming the earlier parameters, so the deal made
+// under the key is never orphaned by a lead marked qualified without it.
 func TestQualifyStepRefused(t *testing.T) {
 	t.Parallel()
 	type attempt struct {
@@ -482,10 +484,23 @@ func TestQualifyStepRefused(t *testing.T) {
 		if err := json.Unmarshal([]byte(e.deals.bodies()[0]), &sent); err != nil {
 			e.t.Fatal(err)
 		}
-		e.contacts.deleteContact(int64(sent["contact_id"].(float64)))
+		e.contacts.DeleteContact(int64(sent["contact_id"].(float64)))
 	}
 	contactGone := problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"contact_id", "does not exist"})
-	keyReused := problemJSON(409, "idempotency_key_reused", "other body")
+	keyReused := problemJSON(409, "idempotency_key_reused", "this Idempotency-Key was used with a different request")
+	// pending is the 409 for a retry asking for something else than the
+	// interrupted qualification: earlier is what it asked.
+	pending := func(earlier map[string]any) map[string]any {
+		p := problemJSON(409, "qualification_pending", "an interrupted qualification of this lead with other parameters "+
+			"has already created records; retry with the same parameters to finish it")
+		in := map[string]any{"create_company": false, "create_deal": false, "deal_name": nil, "deal_value": nil,
+			"deal_stage_id": nil, "contact_id": nil, "company_id": nil}
+		for k, v := range earlier {
+			in[k] = v
+		}
+		p["pending"] = in
+		return p
+	}
 	for _, tc := range []struct {
 		name     string
 		attempts []attempt
@@ -499,8 +514,8 @@ func TestQualifyStepRefused(t *testing.T) {
 				{before: func(e *env, _ int64) { e.deals.loseNextAnswer() }, body: map[string]any{"create_deal": true, "deal_name": "Big one"},
 					want: problemJSON(504, "upstream_timeout", "deals did not answer in time")},
 				{before: deleteContact, body: map[string]any{"create_deal": true, "deal_name": "Big one"}, want: contactGone},
-				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: contactGone},
-				{body: map[string]any{}, want: contactGone},
+				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: pending(map[string]any{"create_deal": true, "deal_name": "Big one"})},
+				{body: map[string]any{}, want: pending(map[string]any{"create_deal": true, "deal_name": "Big one"})},
 			},
 			status: "new", deals: 1, sameBody: true,
 		},
@@ -508,12 +523,11 @@ func TestQualifyStepRefused(t *testing.T) {
 			name: "first send refused as key reused",
 			attempts: []attempt{
 				{before: func(e *env, id int64) {
-					e.deals.idem.mu.Lock()
-					e.deals.idem.answers[leads.IdempotencyKey(id, "deal")] = idemAnswer{status: 201, body: []byte(`{"data":{"id":77}}`)}
-					e.deals.idem.mu.Unlock()
+					e.deals.fake.Reserve(leads.IdempotencyKey(id, "deal"))
 				}, body: map[string]any{"create_deal": true}, want: keyReused},
-				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: keyReused},
-				{body: map[string]any{}, want: keyReused},
+				{body: map[string]any{"create_deal": true}, want: keyReused},
+				{body: map[string]any{"create_deal": true, "deal_name": "Other name"}, want: pending(map[string]any{"create_deal": true})},
+				{body: map[string]any{}, want: pending(map[string]any{"create_deal": true})},
 			},
 			status: "new", deals: 0, sameBody: true,
 		},
@@ -548,7 +562,7 @@ func TestQualifyStepRefused(t *testing.T) {
 			if diff := cmp.Diff(map[string]any{"status": tc.status, "deal_id": nil}, pick(lead, "status", "deal_id")); diff != "" {
 				t.Errorf("lead (-want +got):\n%s", diff)
 			}
-			if n := e.deals.count(); n != tc.deals {
+			if n := e.deals.fake.Count(); n != tc.deals {
 				t.Errorf("deals created = %d, want %d", n, tc.deals)
 			}
 			// Compared as JSON: the saga keeps a pending body in jsonb,
@@ -581,4 +595,74 @@ func pick(m map[string]any, keys ...string) map[string]any {
 		out[k] = m[k]
 	}
 	return out
+}
+
+// TestQualifyChecksEveryInputFirst: a wrong id or value anywhere in the
+// request is a 422 with nothing created in contacts or deals, whatever
+// step it belongs to.
+func TestQualifyChecksEveryInputFirst(t *testing.T) {
+	t.Parallel()
+	invalid := func(field, msg string) map[string]any {
+		return problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{field, msg})
+	}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		want map[string]any
+	}{
+		{"unknown stage", map[string]any{"create_company": true, "create_deal": true, "deal_stage_id": 99},
+			invalid("deal_stage_id", "is not an existing stage")},
+		{"unknown contact", map[string]any{"create_company": true, "create_deal": true, "contact_id": 9999},
+			invalid("contact_id", "is not an existing contact")},
+		{"unknown company", map[string]any{"create_deal": true, "company_id": 9999},
+			invalid("company_id", "is not an existing company")},
+		{"too many decimals", map[string]any{"create_company": true, "create_deal": true, "deal_value": "10.005"},
+			invalid("deal_value", "must have at most 2 decimal places")},
+		{"too large", map[string]any{"create_company": true, "create_deal": true, "deal_value": "1000000000000000"},
+			invalid("deal_value", "must be less than 1000000000000000")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.createLead(map[string]any{"first_name": "Ann", "last_name": "Lee", "company": "Acme"})
+			wantExactProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, tc.body), tc.want)
+			contacts, companies := e.contacts.Counts()
+			if got := [3]int{contacts, companies, e.deals.fake.Count()}; got != [3]int{} {
+				t.Errorf("created (contacts, companies, deals) = %v, want none", got)
+			}
+		})
+	}
+}
+
+// TestQualifyRetryMustRepeatItsParameters: after an attempt that created
+// the contact and lost deals, a retry asking for another deal is a 409
+// naming what the interrupted attempt asked; the same request finishes it.
+func TestQualifyRetryMustRepeatItsParameters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.createLead(map[string]any{"first_name": "Ann", "last_name": "Lee"})
+	first := map[string]any{"create_deal": true, "deal_name": "Alpha", "deal_value": "10.50"}
+	e.deals.stop()
+	wantProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, first), http.StatusServiceUnavailable, "upstream_unavailable")
+	e.deals.restart()
+	for _, other := range []map[string]any{
+		{"create_deal": true, "deal_name": "Beta", "deal_value": "10.50"},
+		{"create_deal": true, "deal_name": "Alpha", "deal_value": "11"},
+		{},
+	} {
+		p := wantProblem(t, e.do("POST", path("/leads/{id}/qualify", id), e.user, other), http.StatusConflict, "qualification_pending")
+		want := map[string]any{"create_company": false, "create_deal": true, "deal_name": "Alpha", "deal_value": "10.5",
+			"deal_stage_id": nil, "contact_id": nil, "company_id": nil}
+		if diff := cmp.Diff(want, p["pending"]); diff != "" {
+			t.Errorf("pending (-want +got):\n%s", diff)
+		}
+	}
+	// The same request, an equal amount written otherwise, finishes it.
+	r := e.do("POST", path("/leads/{id}/qualify", id), e.user, map[string]any{"create_deal": true, "deal_name": " Alpha ", "deal_value": 10.5})
+	if r.status != http.StatusOK {
+		t.Fatalf("retry with the same parameters: %d %s", r.status, r.body)
+	}
+	if c, _ := e.contacts.Counts(); c != 1 || e.deals.fake.Count() != 1 {
+		t.Errorf("contacts %d, deals %d; want one each", c, e.deals.fake.Count())
+	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -68,9 +70,12 @@ type Step struct {
 
 // Saga is the persisted progress of a lead's qualification.
 type Saga struct {
-	Company Step `json:"company"`
-	Contact Step `json:"contact"`
-	Deal    Step `json:"deal"`
+	// Input is the request the saga was started with; a retry must ask
+	// for the same outcome.
+	Input   *QualifyInput `json:"input,omitempty"`
+	Company Step          `json:"company"`
+	Contact Step          `json:"contact"`
+	Deal    Step          `json:"deal"`
 }
 
 // Qualified is the outcome of a qualification.
@@ -108,8 +113,16 @@ func (in QualifyInput) validate(l Lead) error {
 	if in.DealName != nil {
 		v.MaxLen("deal_name", strings.TrimSpace(*in.DealName), validate.MaxString)
 	}
-	if in.DealValue != nil && in.DealValue.IsNegative() {
-		v.Add("deal_value", "must be zero or more")
+	if in.DealValue != nil {
+		d := in.DealValue.Decimal
+		switch {
+		case d.IsNegative():
+			v.Add("deal_value", "must be zero or more")
+		case !d.Equal(d.Truncate(dealsapi.ValuePlaces)):
+			v.Add("deal_value", "must have at most %d decimal places", dealsapi.ValuePlaces)
+		case d.GreaterThanOrEqual(dealsapi.MaxValue):
+			v.Add("deal_value", "must be less than %s", dealsapi.MaxValue.String())
+		}
 	}
 	if in.CreateCompany && in.CompanyID == nil && (l.Company == nil || strings.TrimSpace(*l.Company) == "") {
 		v.Add("create_company", "needs a company name on the lead or a company_id")
@@ -117,10 +130,91 @@ func (in QualifyInput) validate(l Lead) error {
 	return v.Err()
 }
 
+// checkReferences looks up every id the input names before the first
+// step, so a wrong id is a 422 with nothing created. Steps the saga has
+// already done are not asked again.
+func (s *Service) checkReferences(ctx context.Context, in QualifyInput, saga Saga) error {
+	var v validate.Errors
+	check := func(field, msg string, exists func(context.Context, int64) (bool, error), id *int64) error {
+		if id == nil {
+			return nil
+		}
+		ok, err := exists(ctx, *id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			v.Add(field, "%s", msg)
+		}
+		return nil
+	}
+	if saga.Company.ID == nil && saga.Company.Pending == nil && !in.CreateCompany {
+		if err := check("company_id", "is not an existing company", s.contacts.CompanyExists, in.CompanyID); err != nil {
+			return err
+		}
+	}
+	if saga.Contact.ID == nil && saga.Contact.Pending == nil {
+		if err := check("contact_id", "is not an existing contact", s.contacts.ContactExists, in.ContactID); err != nil {
+			return err
+		}
+	}
+	if in.CreateDeal && saga.Deal.ID == nil && saga.Deal.Pending == nil {
+		if err := check("deal_stage_id", "is not an existing stage", s.deals.StageExists, in.DealStageID); err != nil {
+			return err
+		}
+	}
+	return v.Err()
+}
+
+// same tells whether two qualification requests ask for the same
+// outcome (names trimmed, amounts compared as numbers).
+func (in QualifyInput) same(o QualifyInput) bool {
+	eqID := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	name := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return strings.TrimSpace(*p)
+	}
+	value := func(a *Amount) decimal.Decimal {
+		if a == nil {
+			return decimal.Zero
+		}
+		return a.Decimal
+	}
+	return in.CreateCompany == o.CreateCompany && in.CreateDeal == o.CreateDeal && name(in.DealName) == name(o.DealName) &&
+		value(in.DealValue).Equal(value(o.DealValue)) && eqID(in.DealStageID, o.DealStageID) &&
+		eqID(in.ContactID, o.ContactID) && eqID(in.CompanyID, o.CompanyID)
+}
+
+// started tells a saga that has done or sent something: its parameters
+// bind every retry.
+func (g Saga) started() bool {
+	for _, st := range []Step{g.Company, g.Contact, g.Deal} {
+		if st.ID != nil || st.Pending != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// QualificationPending is the 409 for a retry that asks for something
+// else than the interrupted qualification it would finish: finishing it
+// would silently answer the earlier records. It carries the parameters
+// the retry must repeat.
+func QualificationPending(earlier QualifyInput) error {
+	return problem.Conflict("qualification_pending",
+		"an interrupted qualification of this lead with other parameters has already created records; "+
+			"retry with the same parameters to finish it").With("pending", earlier)
+}
+
 // Qualify converts the lead into a contact, optionally a company and a
-// deal (DESIGN 6). Each step is an idempotent call keyed by the lead, and
-// progress is saved after each step, so a failure part-way (503/504/502)
-// leaves the lead unqualified and a retry finishes without duplicates.
+// deal (docs/architecture.md). Every input is checked, the ids it names
+// included, before the first step. Each step is an idempotent call keyed
+// by the lead, and progress is saved after each step, so a failure
+// part-way (503/504/502) leaves the lead unqualified and a retry with the
+// same parameters finishes without duplicates; a retry with other
+// parameters is a 409 qualification_pending.
 func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Qualified, error) {
 	l, err := s.store.Get(ctx, id)
 	if err != nil {
@@ -144,6 +238,13 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 			_ = s.store.ReleaseQualification(context.WithoutCancel(ctx), id, saga)
 		}
 	}()
+	if saga.started() && saga.Input != nil && !saga.Input.same(in) {
+		return Qualified{}, QualificationPending(*saga.Input)
+	}
+	if err := s.checkReferences(ctx, in, saga); err != nil {
+		return Qualified{}, err
+	}
+	saga.Input = &in
 	// Progress must survive a client that hangs up mid-way.
 	save := func() error { return s.store.SaveQualification(context.WithoutCancel(ctx), id, saga) }
 
@@ -153,20 +254,17 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 		case saga.Company.Pending != nil || (in.CreateCompany && in.CompanyID == nil):
 			body := saga.Company.Pending
 			if body == nil {
-				if body, err = encode(map[string]any{"name": strings.TrimSpace(deref(l.Company))}); err != nil {
+				if body, err = encode(contactsapi.CreateCompanyRequest{Name: strings.TrimSpace(deref(l.Company))}); err != nil {
 					return Qualified{}, err
 				}
 			}
 			err := s.step(ctx, &saga.Company, body, save, func(ctx context.Context) (int64, error) {
-				return s.contacts.CreateCompany(ctx, IdempotencyKey(id, "company"), body)
+				return s.contacts.SendCompany(ctx, IdempotencyKey(id, "company"), body)
 			})
 			if err != nil {
-				return Qualified{}, renameFields(err, map[string]string{"name": "company"})
+				return Qualified{}, asQualifyFields(err, map[string]string{contactsapi.FieldCompanyName: "company"})
 			}
 		case in.CompanyID != nil:
-			if err := s.contacts.CompanyExists(ctx, *in.CompanyID); err != nil {
-				return Qualified{}, notFoundAs(err, "company_id", "is not an existing company")
-			}
 			cid := *in.CompanyID
 			saga.Company.ID = &cid
 		}
@@ -175,9 +273,6 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 	if saga.Contact.ID == nil {
 		switch {
 		case saga.Contact.Pending == nil && in.ContactID != nil:
-			if err := s.contacts.ContactExists(ctx, *in.ContactID); err != nil {
-				return Qualified{}, notFoundAs(err, "contact_id", "is not an existing contact")
-			}
 			cid := *in.ContactID
 			saga.Contact.ID = &cid
 		default:
@@ -187,17 +282,17 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 				if l.Source != nil {
 					source = *l.Source
 				}
-				body, err = encode(map[string]any{
-					"first_name": l.FirstName, "last_name": l.LastName, "email": l.Email,
-					"phone": l.Phone, "job_title": l.JobTitle, "company_id": saga.Company.ID,
-					"notes": l.Notes, "tags": l.Tags, "source": source, "assigned_to": l.AssignedTo,
+				body, err = encode(contactsapi.CreateContactRequest{
+					FirstName: l.FirstName, LastName: l.LastName, Email: l.Email,
+					Phone: l.Phone, JobTitle: l.JobTitle, CompanyID: saga.Company.ID,
+					Notes: l.Notes, Tags: l.Tags, Source: source, AssignedTo: l.AssignedTo,
 				})
 				if err != nil {
 					return Qualified{}, err
 				}
 			}
 			err := s.step(ctx, &saga.Contact, body, save, func(ctx context.Context) (int64, error) {
-				return s.contacts.CreateContact(ctx, IdempotencyKey(id, "contact"), body)
+				return s.contacts.SendContact(ctx, IdempotencyKey(id, "contact"), body)
 			})
 			if err != nil {
 				return Qualified{}, err
@@ -212,21 +307,21 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 			if in.DealValue != nil {
 				value = in.DealValue.Decimal
 			}
-			body, err = encode(map[string]any{
-				"title": dealTitle(l, in), "value": value.String(), "stage_id": in.DealStageID,
-				"company_id": saga.Company.ID, "contact_id": saga.Contact.ID,
-				"assigned_to": l.AssignedTo, "source_lead_id": l.ID,
+			body, err = encode(dealsapi.CreateDealRequest{
+				Title: dealTitle(l, in), Value: value.String(), StageID: in.DealStageID,
+				CompanyID: saga.Company.ID, ContactID: saga.Contact.ID,
+				AssignedTo: l.AssignedTo, SourceLeadID: l.ID,
 			})
 			if err != nil {
 				return Qualified{}, err
 			}
 		}
 		err := s.step(ctx, &saga.Deal, body, save, func(ctx context.Context) (int64, error) {
-			return s.deals.CreateDeal(ctx, IdempotencyKey(id, "deal"), body)
+			return s.deals.SendDeal(ctx, IdempotencyKey(id, "deal"), body)
 		})
 		if err != nil {
-			return Qualified{}, renameFields(err, map[string]string{
-				"stage_id": "deal_stage_id", "value": "deal_value", "title": "deal_name"})
+			return Qualified{}, asQualifyFields(err, map[string]string{
+				dealsapi.FieldStageID: "deal_stage_id", dealsapi.FieldValue: "deal_value", dealsapi.FieldTitle: "deal_name"})
 		}
 	}
 
@@ -288,17 +383,12 @@ func dealTitle(l Lead, in QualifyInput) string {
 	return l.FirstName + " " + l.LastName + " deal"
 }
 
-// notFoundAs turns an upstream 404 for a referenced id into a 422 on field.
-func notFoundAs(err error, field, msg string) error {
-	var p *problem.Error
-	if errors.As(err, &p) && p.Status == 404 {
-		return problem.Invalid(field, msg)
-	}
-	return err
-}
-
-// renameFields maps an upstream 422's field names onto this API's names.
-func renameFields(err error, names map[string]string) error {
+// asQualifyFields names the fields of a provider's refusal as this API
+// does: names maps the contract's field constants (contactsapi.Field*,
+// dealsapi.Field*) to the qualify request's fields they come from. Inputs
+// are checked before the first step, so this answers only a refusal the
+// checks could not foresee (a stage deleted meanwhile).
+func asQualifyFields(err error, names map[string]string) error {
 	var p *problem.Error
 	if !errors.As(err, &p) || len(p.Errors) == 0 {
 		return err

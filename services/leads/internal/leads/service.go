@@ -51,19 +51,22 @@ type Store interface {
 }
 
 // Contacts is the part of the contacts context's internal API leads use.
+// *contactsapi.Client implements it; the bodies sent are encoded
+// contactsapi requests, persisted by the saga before each call.
 type Contacts interface {
-	CreateContact(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
-	CreateCompany(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
-	// ContactExists and CompanyExists return problem.NotFound when absent.
-	ContactExists(ctx context.Context, id int64) error
-	CompanyExists(ctx context.Context, id int64) error
-	MatchCompanies(ctx context.Context, name string) ([]json.RawMessage, error)
+	SendContact(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+	SendCompany(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+	ContactExists(ctx context.Context, id int64) (bool, error)
+	CompanyExists(ctx context.Context, id int64) (bool, error)
+	MatchCompanies(ctx context.Context, name string, limit int) ([]json.RawMessage, error)
 	MatchContacts(ctx context.Context, email string) ([]json.RawMessage, error)
 }
 
 // Deals is the part of the deals context's internal API leads use.
+// *dealsapi.Client implements it.
 type Deals interface {
-	CreateDeal(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+	SendDeal(ctx context.Context, idemKey string, body json.RawMessage) (int64, error)
+	StageExists(ctx context.Context, id int64) (bool, error)
 }
 
 // Service holds the context's use cases.
@@ -242,9 +245,14 @@ func (s *Service) Disqualify(ctx context.Context, id int64, reason *string) (Lea
 	return s.store.Disqualify(ctx, id, reason)
 }
 
+// MatchLimit bounds how many similar companies are returned.
+const MatchLimit = 10
+
 // MatchCompanies finds existing companies similar to name, best first.
 func (s *Service) MatchCompanies(ctx context.Context, name string) ([]json.RawMessage, error) {
-	return match(ctx, "company", name, s.contacts.MatchCompanies)
+	return match(ctx, "company", name, func(ctx context.Context, name string) ([]json.RawMessage, error) {
+		return s.contacts.MatchCompanies(ctx, name, MatchLimit)
+	})
 }
 
 // MatchContacts finds existing contacts with the email (case-insensitive).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
@@ -14,7 +16,15 @@ func TestCounterStaysExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
-	st := store.New(d)
+	_, idc := identityapitest.NewFake("test-internal-secret-0123456789").Start(t)
+	users, err := directory.NewUsers(d, idc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(d, users)
+	if err != nil {
+		t.Fatal(err)
+	}
 	check := func(step string) {
 		t.Helper()
 		var sum, count int

@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -44,10 +45,19 @@ func Migrate(ctx context.Context, d *db.DB) error {
 }
 
 // Store implements leads.Store.
-type Store struct{ db *db.DB }
+type Store struct {
+	db    *db.DB
+	users *directory.Users
+}
 
-// New returns a store on d.
-func New(d *db.DB) *Store { return &Store{db: d} }
+// New returns a store on d; users answers whether an assignee exists (the
+// read model, then identity).
+func New(d *db.DB, users *directory.Users) (*Store, error) {
+	if d == nil || users == nil {
+		return nil, errors.New("store: nil database or users")
+	}
+	return &Store{db: d, users: users}, nil
+}
 
 var _ leads.Store = (*Store)(nil)
 
@@ -290,9 +300,9 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 	})
 }
 
-// UserExists consults the directory read model.
+// UserExists consults the directory read model, and identity on a miss.
 func (s *Store) UserExists(ctx context.Context, id int64) (bool, error) {
-	ok, err := directory.UserExists(ctx, s.db, id)
+	ok, err := s.users.Exists(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("user exists: %w", err)
 	}

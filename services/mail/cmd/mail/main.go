@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/mail/internal/api"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
 	"github.com/opencrm/crm/services/mail/internal/jobs"
@@ -96,8 +97,8 @@ func run(ctx context.Context) error {
 		return err
 	}
 	records, err := upstream.New(
-		svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
-		svcclient.New("leads", s.LeadsURL, s.InternalSecret),
+		contactsapi.New(s.ContactsURL, s.InternalSecret),
+		leadsapi.New(s.LeadsURL, s.InternalSecret),
 	)
 	if err != nil {
 		return err

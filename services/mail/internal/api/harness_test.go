@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,11 +20,13 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/mail/internal/api"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
@@ -46,46 +47,43 @@ func TestMain(m *testing.M) {
 
 func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "mail", migrations.FS) }
 
-// fakeRecords implements contacts' and leads' GET /internal/{kind}/{id}
-// over a map; down makes it answer 503 as a dependency that is down.
+// fakeRecords serves contacts' or leads' own fake (each held to its
+// provider's contract); down makes it answer 503 as a dependency that is
+// down.
 type fakeRecords struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	emails map[int64]*string
-	down   bool
+	srv  *httptest.Server
+	put  func(id int64, rec map[string]any)
+	mu   sync.Mutex
+	down bool
 }
 
 func newFakeRecords(t *testing.T, kind string) *fakeRecords {
 	t.Helper()
-	f := &fakeRecords{emails: map[int64]*string{}}
-	mux := http.NewServeMux()
-	mux.Handle("GET /internal/"+kind+"/{id}", auth.RequireInternal(internalSecret)(http.HandlerFunc(
-		func(w http.ResponseWriter, r *http.Request) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.down {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				return
-			}
-			id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-			email, ok := f.emails[id]
-			if !ok {
-				w.Header().Set("Content-Type", "application/problem+json")
-				w.WriteHeader(http.StatusNotFound)
-				_, _ = w.Write([]byte(`{"status":404,"code":"not_found","detail":"not found"}`))
-				return
-			}
-			httpx.JSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "first_name": "X", "email": email}})
-		})))
-	f.srv = httptest.NewServer(mux)
+	f := &fakeRecords{}
+	var h http.Handler
+	if kind == "contacts" {
+		c := contactsapitest.NewFake(internalSecret)
+		h, f.put = c, c.PutContact
+	} else {
+		l := leadsapitest.NewFake(internalSecret)
+		h, f.put = l, l.AddLead
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		down := f.down
+		f.mu.Unlock()
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
 func (f *fakeRecords) set(id int64, email *string) {
-	f.mu.Lock()
-	f.emails[id] = email
-	f.mu.Unlock()
+	f.put(id, map[string]any{"first_name": "X", "email": email})
 }
 
 func (f *fakeRecords) setDown(down bool) {
@@ -124,8 +122,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e := &env{t: t, db: d, store: st, issuer: authtest.New(t),
 		contacts: newFakeRecords(t, "contacts"), leads: newFakeRecords(t, "leads")}
 	records, err := upstream.New(
-		svcclient.New("contacts", e.contacts.srv.URL, internalSecret),
-		svcclient.New("leads", e.leads.srv.URL, internalSecret))
+		contactsapi.New(e.contacts.srv.URL, internalSecret),
+		leadsapi.New(e.leads.srv.URL, internalSecret))
 	if err != nil {
 		t.Fatal(err)
 	}

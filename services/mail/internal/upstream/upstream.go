@@ -1,53 +1,56 @@
 // Package upstream asks the contacts and leads contexts for the email of a
-// record through their internal APIs; mail never reads their schemas.
+// record through their typed clients (contactsapi, leadsapi); mail never
+// reads their schemas.
 package upstream
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/problem"
-	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
-// Records implements mail.Records over GET /internal/contacts/{id} and
-// GET /internal/leads/{id}.
+// Records implements mail.Records.
 type Records struct {
-	contacts, leads *svcclient.Client
+	contacts *contactsapi.Client
+	leads    *leadsapi.Client
 }
 
 var _ mail.Records = (*Records)(nil)
 
 // New returns the lookup over the two clients.
-func New(contacts, leads *svcclient.Client) (*Records, error) {
+func New(contacts *contactsapi.Client, leads *leadsapi.Client) (*Records, error) {
 	if contacts == nil || leads == nil {
 		return nil, errors.New("upstream: contacts and leads clients are required")
 	}
 	return &Records{contacts: contacts, leads: leads}, nil
 }
 
+// withEmail is mail's projection of a contact or a lead.
+type withEmail struct {
+	Email *string `json:"email"`
+}
+
 // Email returns the record's email ("" when it has none). A 404 upstream
-// is this API's 404 for the record; anything but an answer is 503/504/502
-// from svcclient.
+// is this API's 404 for the record; anything but an answer is 503/504/502.
 func (r *Records) Email(ctx context.Context, kind mail.Kind, id int64) (string, error) {
-	c, path, name := r.contacts, "/internal/contacts/", "contact"
+	var out withEmail
+	var err error
+	name, notFound := "contact", contactsapi.ErrNotFound
 	if kind == mail.KindLead {
-		c, path, name = r.leads, "/internal/leads/", "lead"
+		name, notFound = "lead", leadsapi.ErrNotFound
+		err = r.leads.Lead(ctx, id, &out)
+	} else {
+		err = r.contacts.Contact(ctx, id, &out)
 	}
-	var out struct {
-		Data struct {
-			Email *string `json:"email"`
-		} `json:"data"`
-	}
-	err := c.Do(ctx, http.MethodGet, path+strconv.FormatInt(id, 10), "", nil, &out)
 	var p *problem.Error
 	switch {
 	case err == nil:
-	case errors.As(err, &p) && p.Status == http.StatusNotFound:
+	case errors.Is(err, notFound):
 		return "", problem.NotFound(name)
 	case errors.As(err, &p) && p.Status < 500:
 		// Any other 4xx means we called it wrongly: our fault, and the
@@ -56,8 +59,8 @@ func (r *Records) Email(ctx context.Context, kind mail.Kind, id int64) (string, 
 	default:
 		return "", err
 	}
-	if out.Data.Email == nil {
+	if out.Email == nil {
 		return "", nil
 	}
-	return *out.Data.Email, nil
+	return *out.Email, nil
 }

@@ -1,0 +1,200 @@
+package contactsapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/svcclient"
+)
+
+// Paths of the contacts internal API.
+const (
+	PathContacts       = "/internal/contacts"
+	PathCompanies      = "/internal/companies"
+	PathMatchContacts  = PathContacts + "/match"
+	PathMatchCompanies = PathCompanies + "/match"
+
+	RouteCreateContact  = "POST " + PathContacts
+	RouteMatchContacts  = "GET " + PathMatchContacts
+	RouteContact        = "GET " + PathContacts + "/{id}"
+	RouteCreateCompany  = "POST " + PathCompanies
+	RouteMatchCompanies = "GET " + PathMatchCompanies
+	RouteCompany        = "GET " + PathCompanies + "/{id}"
+)
+
+// ContactPath is one contact's path.
+func ContactPath(id int64) string { return PathContacts + "/" + strconv.FormatInt(id, 10) }
+
+// CompanyPath is one company's path (the answer carries its primary contact).
+func CompanyPath(id int64) string { return PathCompanies + "/" + strconv.FormatInt(id, 10) }
+
+// CreateContactRequest is what another context may send to
+// POST /internal/contacts (with an Idempotency-Key): a subset of the
+// contact write fields, null meaning unset.
+type CreateContactRequest struct {
+	FirstName  string  `json:"first_name"`
+	LastName   string  `json:"last_name"`
+	Email      *string `json:"email"`
+	Phone      *string `json:"phone"`
+	JobTitle   *string `json:"job_title"`
+	CompanyID  *int64  `json:"company_id"`
+	Notes      *string `json:"notes"`
+	Tags       *string `json:"tags"`
+	Source     string  `json:"source"`
+	AssignedTo *int64  `json:"assigned_to"`
+}
+
+// CreateCompanyRequest is the body of POST /internal/companies.
+type CreateCompanyRequest struct {
+	Name string `json:"name"`
+}
+
+// Field names a contacts refusal (422) can carry for these requests.
+const (
+	FieldCompanyName = "name"
+	FieldFirstName   = "first_name"
+	FieldLastName    = "last_name"
+	FieldEmail       = "email"
+	FieldCompanyID   = "company_id"
+	FieldAssignedTo  = "assigned_to"
+)
+
+// CreatedRecord is the part of a 201 answer a creator needs.
+type CreatedRecord struct {
+	ID int64 `json:"id"`
+}
+
+// ErrNotFound is an id contacts does not know (404).
+var ErrNotFound = errors.New("contactsapi: not found")
+
+// MaxMatchLimit bounds GET /internal/companies/match's limit.
+const MaxMatchLimit = 50
+
+// Client calls the contacts internal API.
+type Client struct{ c *svcclient.Client }
+
+// New calls contacts at baseURL with the internal secret.
+func New(baseURL, secret string) *Client {
+	return &Client{c: svcclient.New("contacts", baseURL, secret)}
+}
+
+// NewClient calls contacts through c.
+func NewClient(c *svcclient.Client) (*Client, error) {
+	if c == nil {
+		return nil, errors.New("contactsapi: needs a service client")
+	}
+	return &Client{c: c}, nil
+}
+
+type internalAnswer[T any] struct {
+	Data T `json:"data"`
+}
+
+func (c *Client) create(ctx context.Context, path, key string, body json.RawMessage) (int64, error) {
+	var out internalAnswer[CreatedRecord]
+	if err := c.c.Do(ctx, http.MethodPost, path, key, body, &out); err != nil {
+		return 0, err
+	}
+	if out.Data.ID <= 0 {
+		return 0, fmt.Errorf("contacts%s answered without an id: %w", path, problem.BadGateway("contacts failed"))
+	}
+	return out.Data.ID, nil
+}
+
+// CreateContact creates a contact once per key: the same key and body
+// answer the same contact, another body under the key is a 409.
+func (c *Client) CreateContact(ctx context.Context, key string, req CreateContactRequest) (int64, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return 0, fmt.Errorf("contactsapi: encode: %w", err)
+	}
+	return c.SendContact(ctx, key, b)
+}
+
+// SendContact sends an encoded CreateContactRequest byte for byte: a saga
+// resending the body it persisted before an answer was lost.
+func (c *Client) SendContact(ctx context.Context, key string, body json.RawMessage) (int64, error) {
+	return c.create(ctx, PathContacts, key, body)
+}
+
+// CreateCompany creates a company once per key.
+func (c *Client) CreateCompany(ctx context.Context, key string, req CreateCompanyRequest) (int64, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return 0, fmt.Errorf("contactsapi: encode: %w", err)
+	}
+	return c.SendCompany(ctx, key, b)
+}
+
+// SendCompany sends an encoded CreateCompanyRequest byte for byte.
+func (c *Client) SendCompany(ctx context.Context, key string, body json.RawMessage) (int64, error) {
+	return c.create(ctx, PathCompanies, key, body)
+}
+
+// get decodes the answer's data into out; ErrNotFound (wrapping the 404
+// problem) for an unknown id.
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	var body internalAnswer[json.RawMessage]
+	err := c.c.Do(ctx, http.MethodGet, path, "", nil, &body)
+	var p *problem.Error
+	switch {
+	case errors.As(err, &p) && p.Status == http.StatusNotFound:
+		return fmt.Errorf("%w: %w", ErrNotFound, p)
+	case err != nil:
+		return err
+	case len(body.Data) == 0 || string(body.Data) == "null":
+		return fmt.Errorf("contacts: empty answer for %s: %w", path, problem.BadGateway("contacts answered without data"))
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = body.Data
+		return nil
+	}
+	if err := json.Unmarshal(body.Data, out); err != nil {
+		return fmt.Errorf("contacts: %s: %v: %w", path, err, problem.BadGateway("contacts answered with an unreadable body"))
+	}
+	return nil
+}
+
+// Contact decodes contact id into out (a caller's own projection, or a
+// *json.RawMessage); ErrNotFound when contacts does not know it.
+func (c *Client) Contact(ctx context.Context, id int64, out any) error {
+	return c.get(ctx, ContactPath(id), out)
+}
+
+// Company decodes company id, with its "primary_contact" (the earliest
+// created contact, or null), into out; ErrNotFound when unknown.
+func (c *Client) Company(ctx context.Context, id int64, out any) error {
+	return c.get(ctx, CompanyPath(id), out)
+}
+
+// ContactExists reports whether contact id exists.
+func (c *Client) ContactExists(ctx context.Context, id int64) (bool, error) {
+	return c.c.Exists(ctx, ContactPath(id))
+}
+
+// CompanyExists reports whether company id exists.
+func (c *Client) CompanyExists(ctx context.Context, id int64) (bool, error) {
+	return c.c.Exists(ctx, CompanyPath(id))
+}
+
+// MatchContacts lists the contacts whose email equals email ignoring case.
+func (c *Client) MatchContacts(ctx context.Context, email string) ([]json.RawMessage, error) {
+	var out internalAnswer[[]json.RawMessage]
+	err := c.c.Do(ctx, http.MethodGet, PathMatchContacts+"?"+url.Values{"email": {email}}.Encode(), "", nil, &out)
+	return out.Data, err
+}
+
+// MatchCompanies lists up to limit companies whose name resembles name,
+// best first, each with a "score".
+func (c *Client) MatchCompanies(ctx context.Context, name string, limit int) ([]json.RawMessage, error) {
+	var out internalAnswer[[]json.RawMessage]
+	q := url.Values{"name": {name}, "limit": {strconv.Itoa(limit)}}
+	err := c.c.Do(ctx, http.MethodGet, PathMatchCompanies+"?"+q.Encode(), "", nil, &out)
+	return out.Data, err
+}

@@ -1,0 +1,138 @@
+package contactsapitest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Backend is a contacts service the contract runs against: the Fake, or
+// contacts' real handlers over its database.
+type Backend interface {
+	Client() *contactsapi.Client
+}
+
+// Run is the contacts internal API contract, through the typed client.
+func Run(t *testing.T, b Backend) {
+	ctx := context.Background()
+	c := b.Client()
+	wantProblem := func(t *testing.T, err error, status int, code string, fields ...string) {
+		t.Helper()
+		var p *problem.Error
+		if !errors.As(err, &p) {
+			t.Fatalf("err = %v, want a %d problem", err, status)
+		}
+		var got []string
+		for _, fe := range p.Errors {
+			got = append(got, fe.Field)
+		}
+		if diff := cmp.Diff(append([]any{status, code}, toAny(fields)...), append([]any{p.Status, p.Code}, toAny(got)...)); diff != "" {
+			t.Errorf("problem (-want +got):\n%s", diff)
+		}
+	}
+
+	acme, err := c.CreateCompany(ctx, "contract-co-1", contactsapi.CreateCompanyRequest{Name: "Acme, Inc."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.CreateCompany(ctx, "contract-co-1", contactsapi.CreateCompanyRequest{Name: "Acme, Inc."})
+	if err != nil || again != acme {
+		t.Errorf("replay: %d, %v; want %d", again, err, acme)
+	}
+	_, err = c.CreateCompany(ctx, "contract-co-1", contactsapi.CreateCompanyRequest{Name: "Other"})
+	wantProblem(t, err, http.StatusConflict, "idempotency_key_reused")
+	_, err = c.CreateCompany(ctx, "contract-co-2", contactsapi.CreateCompanyRequest{Name: " "})
+	wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", contactsapi.FieldCompanyName)
+
+	type company struct {
+		ID             int64           `json:"id"`
+		Name           string          `json:"name"`
+		PrimaryContact json.RawMessage `json:"primary_contact"`
+	}
+	var co company
+	if err := c.Company(ctx, acme, &co); err != nil || co.Name != "Acme, Inc." || string(co.PrimaryContact) != "null" {
+		t.Errorf("company without contacts: %+v, %v", co, err)
+	}
+
+	email := "Wile@Acme.test"
+	req := contactsapi.CreateContactRequest{FirstName: "Wile", LastName: "Coyote", Email: &email, CompanyID: &acme, Source: "lead"}
+	wile, err := c.CreateContact(ctx, "contract-c-1", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := c.CreateContact(ctx, "contract-c-1", req); err != nil || again != wile {
+		t.Errorf("contact replay: %d, %v; want %d", again, err, wile)
+	}
+	_, err = c.CreateContact(ctx, "contract-c-2", contactsapi.CreateContactRequest{Source: "lead"})
+	wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", contactsapi.FieldFirstName, contactsapi.FieldLastName)
+
+	var pc struct {
+		ID int64 `json:"id"`
+	}
+	if err := c.Company(ctx, acme, &co); err != nil || json.Unmarshal(co.PrimaryContact, &pc) != nil || pc.ID != wile {
+		t.Errorf("primary contact: %s, %v; want %d", co.PrimaryContact, err, wile)
+	}
+	var got struct {
+		ID        int64  `json:"id"`
+		FirstName string `json:"first_name"`
+		Email     string `json:"email"`
+	}
+	if err := c.Contact(ctx, wile, &got); err != nil || got.FirstName != "Wile" || got.Email != email {
+		t.Errorf("contact: %+v, %v", got, err)
+	}
+	for _, unknown := range []func() error{
+		func() error { return c.Contact(ctx, 99_999_999, &got) },
+		func() error { return c.Company(ctx, 99_999_999, &co) },
+	} {
+		if err := unknown(); !errors.Is(err, contactsapi.ErrNotFound) {
+			t.Errorf("unknown id: %v, want ErrNotFound", err)
+		}
+	}
+	for _, tc := range []struct {
+		exists func(context.Context, int64) (bool, error)
+		id     int64
+		want   bool
+	}{{c.ContactExists, wile, true}, {c.ContactExists, 99_999_999, false}, {c.CompanyExists, acme, true}, {c.CompanyExists, 99_999_999, false}} {
+		if ok, err := tc.exists(ctx, tc.id); err != nil || ok != tc.want {
+			t.Errorf("exists(%d) = %v, %v; want %v", tc.id, ok, err, tc.want)
+		}
+	}
+
+	if l, err := c.MatchContacts(ctx, "wile@acme.TEST"); err != nil || len(l) != 1 {
+		t.Errorf("email match: %s, %v", l, err)
+	}
+	if l, err := c.MatchContacts(ctx, "nobody@acme.test"); err != nil || l == nil || len(l) != 0 {
+		t.Errorf("no email match must be empty, not null: %v, %v", l, err)
+	}
+	if _, err := c.CreateCompany(ctx, "contract-co-3", contactsapi.CreateCompanyRequest{Name: "Acme Holdings International"}); err != nil {
+		t.Fatal(err)
+	}
+	matches, err := c.MatchCompanies(ctx, "ACME inc.", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var best struct {
+		ID    int64   `json:"id"`
+		Score float64 `json:"score"`
+	}
+	if len(matches) == 0 || json.Unmarshal(matches[0], &best) != nil || best.ID != acme || best.Score != 1 {
+		t.Errorf("company match: %s", matches)
+	}
+	_, err = c.MatchCompanies(ctx, "acme", 0)
+	wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", "limit")
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

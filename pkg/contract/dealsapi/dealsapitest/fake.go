@@ -1,0 +1,209 @@
+// Package dealsapitest is the deals context's fake for other contexts'
+// tests: its internal API answered from memory, validating a body (stage,
+// company, contact, source lead, value) before it looks up the
+// Idempotency-Key as deals does. Run is the contract both the fake and
+// deals' real handlers pass (deals' own tests run it), so the fake cannot
+// drift. Faults (a service down, a lost answer) are the consumer test's
+// plumbing around the handler.
+package dealsapitest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/internal/fakeidem"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// References answers whether the records a deal points at exist: the
+// consumer wires its contacts fake and its own leads.
+type References struct {
+	Company, Contact, Lead func(id int64) bool
+}
+
+// Stages are the pipeline stage ids the fake knows (deals seeds six).
+var Stages = []int64{1, 2, 3, 4, 5, 6}
+
+// Fake answers the deals internal API from memory.
+type Fake struct {
+	h      http.Handler
+	secret string
+	refs   References
+	idem   fakeidem.Store
+
+	mu    sync.Mutex
+	deals map[int64]map[string]any
+}
+
+// NewFake answers callers presenting the internal secret; a nil reference
+// check accepts every positive id.
+func NewFake(secret string, refs References) *Fake {
+	all := func(int64) bool { return true }
+	for _, c := range []*func(int64) bool{&refs.Company, &refs.Contact, &refs.Lead} {
+		if *c == nil {
+			*c = all
+		}
+	}
+	f := &Fake{secret: secret, refs: refs, deals: map[int64]map[string]any{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc(dealsapi.RouteCreateDeal, f.create)
+	mux.HandleFunc(dealsapi.RouteDeal, f.get(false))
+	mux.HandleFunc(dealsapi.RouteMerge, f.get(true))
+	mux.HandleFunc(dealsapi.RouteStage, f.stage)
+	f.h = auth.RequireInternal(secret)(mux)
+	return f
+}
+
+// Start serves f on a loopback listener closed when t ends.
+func (f *Fake) Start(t testing.TB) (*httptest.Server, *dealsapi.Client) {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return srv, dealsapi.New(srv.URL, f.secret)
+}
+
+// ServeHTTP implements the internal routes behind the internal secret.
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.h.ServeHTTP(w, r) }
+
+func knownStage(id int64) bool {
+	for _, s := range Stages {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// validate checks a create body as deals does, every field at once.
+func (f *Fake) validate(in map[string]any) error {
+	var v validate.Errors
+	title, _ := in[dealsapi.FieldTitle].(string)
+	if v.Required(dealsapi.FieldTitle, strings.TrimSpace(title)) {
+		v.MaxLen(dealsapi.FieldTitle, strings.TrimSpace(title), validate.MaxString)
+	}
+	if raw, ok := in[dealsapi.FieldValue]; ok && raw != nil {
+		s, _ := raw.(string)
+		if n, ok := raw.(json.Number); ok {
+			s = n.String()
+		}
+		d, err := decimal.NewFromString(s)
+		switch {
+		case err != nil:
+			v.Add(dealsapi.FieldValue, "must be a decimal number or a string holding one")
+		case d.IsNegative():
+			v.Add(dealsapi.FieldValue, "must not be negative")
+		case !d.Equal(d.Truncate(dealsapi.ValuePlaces)):
+			v.Add(dealsapi.FieldValue, "must have at most %d decimal places in this currency", dealsapi.ValuePlaces)
+		case d.GreaterThanOrEqual(dealsapi.MaxValue):
+			v.Add(dealsapi.FieldValue, "must be less than %s", dealsapi.MaxValue.String())
+		}
+	}
+	ref := func(field, msg string, exists func(int64) bool) {
+		n, ok := in[field].(json.Number)
+		if !ok {
+			return
+		}
+		id, err := n.Int64()
+		if err != nil || id <= 0 {
+			v.Add(field, "must be a positive integer")
+			return
+		}
+		if !exists(id) {
+			v.Add(field, "%s", msg)
+		}
+	}
+	ref(dealsapi.FieldStageID, "does not exist", knownStage)
+	ref(dealsapi.FieldCompanyID, "does not exist", f.refs.Company)
+	ref(dealsapi.FieldContactID, "does not exist", f.refs.Contact)
+	ref(dealsapi.FieldSourceLeadID, "does not exist", f.refs.Lead)
+	return v.Err()
+}
+
+func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, httpx.MaxJSONBody+1))
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	var in map[string]any
+	if err := httpx.DecodeBytes(raw, &in, 0); err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	if err := f.validate(in); err != nil {
+		problem.Write(w, r, err)
+		return
+	}
+	f.idem.Run(w, r, dealsapi.PathDeals, raw, func() (int, any, error) {
+		var rec map[string]any
+		_ = json.Unmarshal(raw, &rec)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		id := int64(len(f.deals) + 500)
+		rec["id"] = id
+		f.deals[id] = rec
+		return http.StatusCreated, map[string]any{"success": true, "data": rec, "message": "Deal created"}, nil
+	})
+}
+
+func (f *Fake) get(merge bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		d := f.Deal(id)
+		if d == nil {
+			problem.Write(w, r, problem.NotFound("deal"))
+			return
+		}
+		if merge {
+			httpx.OK(w, map[string]any{"deal": d})
+			return
+		}
+		httpx.OK(w, d)
+	}
+}
+
+func (f *Fake) stage(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if !knownStage(id) {
+		problem.Write(w, r, problem.NotFound("stage"))
+		return
+	}
+	httpx.OK(w, map[string]any{"id": id})
+}
+
+// Reserve makes key already used for another body.
+func (f *Fake) Reserve(key string) { f.idem.Reserve(dealsapi.PathDeals, key) }
+
+// Count is how many deals exist.
+func (f *Fake) Count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.deals)
+}
+
+// Deal returns a copy of deal id's stored body (nil when absent).
+func (f *Fake) Deal(id int64) map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.deals[id]
+	if !ok {
+		return nil
+	}
+	out := make(map[string]any, len(d))
+	for k, v := range d {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package leadsapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/svcclient"
+)
+
+// Paths of the leads internal API.
+const (
+	PathLeads = "/internal/leads"
+	PathBatch = PathLeads + "/batch"
+
+	RouteCreateLead = "POST " + PathLeads
+	RouteBatch      = "POST " + PathBatch
+	RouteLead       = "GET " + PathLeads + "/{id}"
+)
+
+// LeadPath is one lead's path.
+func LeadPath(id int64) string { return PathLeads + "/" + strconv.FormatInt(id, 10) }
+
+// BatchItem is one lead of a batch: its own Idempotency-Key and the lead
+// write body POST /internal/leads takes, already encoded.
+type BatchItem struct {
+	Key  string          `json:"key"`
+	Lead json.RawMessage `json:"lead"`
+}
+
+// BatchRequest is the body of POST /internal/leads/batch.
+type BatchRequest struct {
+	Items []BatchItem `json:"items"`
+}
+
+// BatchResult is one item's answer: what POST /internal/leads would have
+// answered for it (status and body) and whether it is a stored answer
+// replayed. The batch answers {"data":[BatchResult...]} in item order.
+type BatchResult struct {
+	Status   int             `json:"status"`
+	Body     json.RawMessage `json:"body"`
+	Replayed bool            `json:"replayed,omitempty"`
+}
+
+// ErrNotFound is a lead id leads does not know (404).
+var ErrNotFound = errors.New("leadsapi: not found")
+
+// Client calls the leads internal API.
+type Client struct{ c *svcclient.Client }
+
+// New calls leads at baseURL with the internal secret.
+func New(baseURL, secret string) *Client {
+	return &Client{c: svcclient.New("leads", baseURL, secret)}
+}
+
+// NewClient calls leads through c.
+func NewClient(c *svcclient.Client) (*Client, error) {
+	if c == nil {
+		return nil, errors.New("leadsapi: needs a service client")
+	}
+	return &Client{c: c}, nil
+}
+
+// CreatedID reads the lead id of a 201 item body.
+func CreatedID(body json.RawMessage) (int64, error) {
+	var c struct {
+		Data struct {
+			ID int64 `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil || c.Data.ID <= 0 {
+		return 0, fmt.Errorf("leads: answer without a lead id: %w", problem.BadGateway("leads answered without a lead id"))
+	}
+	return c.Data.ID, nil
+}
+
+// CreateBatch sends items in one call; each result is that item's answer,
+// in order. Err is the answer's error when it is not a 201 (its problem,
+// as a single call would have given it).
+func (c *Client) CreateBatch(ctx context.Context, items []BatchItem) ([]BatchResult, []error, error) {
+	var out struct {
+		Data []BatchResult `json:"data"`
+	}
+	if err := c.c.Do(ctx, http.MethodPost, PathBatch, "", BatchRequest{Items: items}, &out); err != nil {
+		return nil, nil, err
+	}
+	if len(out.Data) != len(items) {
+		return nil, nil, fmt.Errorf("leads: %d answers for %d leads: %w", len(out.Data), len(items),
+			problem.BadGateway("leads answered a batch with the wrong number of items"))
+	}
+	errs := make([]error, len(items))
+	for i, a := range out.Data {
+		if a.Status != http.StatusCreated {
+			errs[i] = c.c.StatusError(a.Status, a.Body)
+		}
+	}
+	return out.Data, errs, nil
+}
+
+// LeadExists reports whether lead id exists.
+func (c *Client) LeadExists(ctx context.Context, id int64) (bool, error) {
+	return c.c.Exists(ctx, LeadPath(id))
+}
+
+// Lead decodes lead id into out (the caller's own projection);
+// ErrNotFound when leads does not know it.
+func (c *Client) Lead(ctx context.Context, id int64, out any) error {
+	var body struct {
+		Data json.RawMessage `json:"data"`
+	}
+	err := c.c.Do(ctx, http.MethodGet, LeadPath(id), "", nil, &body)
+	var p *problem.Error
+	switch {
+	case errors.As(err, &p) && p.Status == http.StatusNotFound:
+		return fmt.Errorf("%w: %w", ErrNotFound, p)
+	case err != nil:
+		return err
+	}
+	if err := json.Unmarshal(body.Data, out); err != nil {
+		return fmt.Errorf("leads: lead %d: %v: %w", id, err, problem.BadGateway("leads answered with an unreadable body"))
+	}
+	return nil
+}
