@@ -22,8 +22,9 @@ import (
 // MaxSignedCopy bounds a signed copy (25 MB, DESIGN 7).
 const MaxSignedCopy = 25 << 20
 
-// Render renders a contract as PDF or DOCX through the render worker.
-func (s *Service) Render(ctx context.Context, id int64, format renderq.Format) ([]byte, Contract, error) {
+// Render renders a contract as PDF or DOCX through the render worker, as a
+// render of user (bounded per user, see renderq.Client.Render).
+func (s *Service) Render(ctx context.Context, id int64, format renderq.Format, user string) ([]byte, Contract, error) {
 	c, err := s.store.GetContract(ctx, id)
 	if err != nil {
 		return nil, Contract{}, err
@@ -31,7 +32,7 @@ func (s *Service) Render(ctx context.Context, id int64, format renderq.Format) (
 	data, err := s.renderer.Render(ctx, renderq.Job{
 		Format: format, Title: c.ContractNumber + " " + c.Title,
 		HTML: c.Content, Header: c.Header, Footer: c.Footer,
-	}, renderq.Interactive)
+	}, renderq.Interactive, user)
 	if err != nil {
 		return nil, Contract{}, fmt.Errorf("render contract %d: %w", id, err)
 	}
@@ -56,12 +57,13 @@ func (s *Service) CatalogueHTML() string {
 	return b.String()
 }
 
-// RenderCatalogue renders the catalogue as a PDF.
-func (s *Service) RenderCatalogue(ctx context.Context) ([]byte, error) {
+// RenderCatalogue renders the catalogue as a PDF, as a render of user: the
+// same bounds as a contract's PDF.
+func (s *Service) RenderCatalogue(ctx context.Context, user string) ([]byte, error) {
 	data, err := s.renderer.Render(ctx, renderq.Job{
 		Format: renderq.PDF, Title: "Contract merge tags", HTML: s.CatalogueHTML(),
 		Footer: [3]string{"", "Page {{page}} of {{pages}}", ""},
-	}, renderq.Interactive)
+	}, renderq.Interactive, user)
 	if err != nil {
 		return nil, fmt.Errorf("render tag catalogue: %w", err)
 	}

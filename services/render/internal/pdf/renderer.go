@@ -46,6 +46,9 @@ type Config struct {
 	RestartAfter int
 	// JobTimeout bounds one print.
 	JobTimeout time.Duration
+	// MaxPages bounds the pages of a document (RENDER_MAX_PAGES); a longer
+	// one is refused with *TooLongError, checked while printing.
+	MaxPages int
 	// NoSandbox passes --no-sandbox. Chromium's sandbox needs user namespaces
 	// or a setuid helper and refuses to start as root; the container runs as
 	// an unprivileged user with the sandbox on, only root needs this.
@@ -90,6 +93,9 @@ func New(cfg Config) (*Renderer, error) {
 	}
 	if cfg.JobTimeout <= 0 {
 		cfg.JobTimeout = 30 * time.Second
+	}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = 300
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -326,9 +332,29 @@ func (r *Renderer) print(ctx context.Context, b *browser, doc string, job render
 	}); err != nil {
 		return nil, fmt.Errorf("pdf: set content: %w", err)
 	}
-	res, err := chromedp.Call(tctx, page.PrintToPDF, PrintParams(job))
+	// The page cap is checked by Chromium itself while printing: it prints
+	// at most MaxPages+1 pages (ranges past the end are capped to the page
+	// count), so a document over the cap costs its layout and one page more
+	// than the cap, never its full length; a count of MaxPages+1 means "too
+	// long". Reading the count is a parse of the page tree root, well under
+	// a millisecond (docs/benchmarks.md).
+	params := PrintParams(job)
+	params.PageRanges = fmt.Sprintf("1-%d", r.cfg.MaxPages+1)
+	res, err := chromedp.Call(tctx, page.PrintToPDF, params)
 	if err != nil {
+		if tctx.Err() != nil && ctx.Err() == nil && b.ctx.Err() == nil {
+			// The print's own deadline ended while the job's context and the
+			// browser were fine: the content takes too long to lay out.
+			return nil, &ContentTimeoutError{Limit: r.cfg.JobTimeout}
+		}
 		return nil, fmt.Errorf("pdf: print: %w", err)
+	}
+	n, err := pageCount(res.Data)
+	if err != nil {
+		return nil, err
+	}
+	if n > r.cfg.MaxPages {
+		return nil, &TooLongError{MaxPages: r.cfg.MaxPages}
 	}
 	return res.Data, nil
 }

@@ -112,7 +112,7 @@ func BenchmarkWorkerPDF(b *testing.B) {
 	parallel(b, func(i int) error {
 		job := base
 		job.Title = fmt.Sprintf("%s %s-%d", base.Title, run, i)
-		_, err := client.Render(context.Background(), job, renderq.Interactive)
+		_, err := client.Render(context.Background(), job, renderq.Interactive, "")
 		return err
 	})
 }
@@ -124,14 +124,14 @@ func BenchmarkCachedDownload(b *testing.B) {
 	startWorker(b, env, os.Getenv("CHROME_PATH"))
 	client := env.Client(b)
 	job := fixture.Contract(renderq.PDF, fixture.Sections)
-	if _, err := client.Render(context.Background(), job, renderq.Interactive); err != nil {
+	if _, err := client.Render(context.Background(), job, renderq.Interactive, ""); err != nil {
 		b.Fatal(err)
 	}
 	durations := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		if _, err := client.Render(context.Background(), job, renderq.Interactive); err != nil {
+		if _, err := client.Render(context.Background(), job, renderq.Interactive, ""); err != nil {
 			b.Fatal(err)
 		}
 		durations = append(durations, time.Since(start))
