@@ -30,6 +30,10 @@ type Config struct {
 	// PerUser bounds the renders one user may have in flight at once
 	// (RENDER_USER_INFLIGHT, 2); beyond it Render returns *BusyError.
 	PerUser int
+	// Cooldown is how long a render refused for its content
+	// (*TooLongError) keeps holding its in-flight slot
+	// (RENDER_REFUSAL_COOLDOWN, 10s).
+	Cooldown time.Duration
 	// PDFTagged makes Render ask for tagged (accessible) PDFs
 	// (RENDER_PDF_TAGGED, false). It is the client's setting, not the
 	// worker's: it goes into the job and so into the job key.
@@ -46,6 +50,7 @@ func LoadConfig(l *config.Loader) Config {
 		ResultTTL: l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
 		MaxRetry:  l.Int("RENDER_MAX_RETRY", 3, 0, 10),
 		PerUser:   l.Int("RENDER_USER_INFLIGHT", DefaultPerUser, 1, 100),
+		Cooldown:  l.Duration("RENDER_REFUSAL_COOLDOWN", DefaultCooldown),
 		PDFTagged: l.Bool("RENDER_PDF_TAGGED", false),
 	}
 }
@@ -65,6 +70,12 @@ func (c *Config) defaults() {
 	}
 	if c.ResultTTL <= 0 {
 		c.ResultTTL = 24 * time.Hour
+	}
+	if c.PerUser <= 0 {
+		c.PerUser = DefaultPerUser
+	}
+	if c.Cooldown <= 0 {
+		c.Cooldown = DefaultCooldown
 	}
 }
 
@@ -129,12 +140,20 @@ func (c *Client) Render(ctx context.Context, job Job, prio Priority, user string
 	if err != nil {
 		return nil, c.timedOut(ctx, key, err)
 	}
-	defer release()
+	var cooldown time.Duration
+	defer func() { release(cooldown) }()
 	// One deadline for everything from here on: the wait is Config.Wait
 	// whatever the step, so a slow Redis cannot stretch it.
 	wctx, cancel := context.WithTimeout(ctx, c.cfg.Wait)
 	defer cancel()
 	data, err := c.submit(wctx, job, key, c.cfg.Queues.Name(prio))
+	var tooLong *TooLongError
+	if errors.As(err, &tooLong) {
+		// A document refused for its content keeps the user's slot a while:
+		// a user sending one huge document after another gets 429s instead
+		// of keeping the worker busy refusing them.
+		cooldown = c.cfg.Cooldown
+	}
 	return data, c.timedOut(ctx, key, err)
 }
 

@@ -35,12 +35,17 @@ return {1, 0}
 // prints in half a second), far before their slots would expire.
 const maxRetryAfterBusy = 5 * time.Second
 
+// DefaultCooldown is how long a render refused for its content
+// (*TooLongError) keeps its slot (RENDER_REFUSAL_COOLDOWN).
+const DefaultCooldown = 10 * time.Second
+
 // acquire takes one of the user's in-flight slots for up to hold; the
-// returned release frees it. An empty user is not limited (background
-// jobs, the caller's own batch work).
-func (c *Client) acquire(ctx context.Context, user string, hold time.Duration) (func(), error) {
-	if user == "" || c.cfg.PerUser <= 0 {
-		return func() {}, nil
+// returned release frees it, or, given a cooldown, keeps it that much
+// longer. An empty user is not limited (background jobs, the caller's own
+// batch work).
+func (c *Client) acquire(ctx context.Context, user string, hold time.Duration) (func(cooldown time.Duration), error) {
+	if user == "" {
+		return func(time.Duration) {}, nil
 	}
 	key := c.cfg.Queues.prefix() + ":inflight:" + user
 	b := make([]byte, 8)
@@ -56,10 +61,15 @@ func (c *Client) acquire(ctx context.Context, user string, hold time.Duration) (
 		wait := min(time.UnixMilli(res[1]).Sub(now), maxRetryAfterBusy)
 		return nil, &BusyError{Limit: c.cfg.PerUser, RetryAfter: max(wait, time.Second)}
 	}
-	return func() {
+	return func(cooldown time.Duration) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		// A failed release only keeps the slot until it expires.
-		_ = c.rdb.ZRem(ctx, key, member).Err()
+		if cooldown <= 0 {
+			_ = c.rdb.ZRem(ctx, key, member).Err()
+			return
+		}
+		until := time.Now().Add(cooldown).UnixMilli()
+		_ = c.rdb.ZAddXX(ctx, key, redis.Z{Score: float64(until), Member: member}).Err()
 	}, nil
 }

@@ -244,3 +244,56 @@ func TestTooLongIsProblem422(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalCooldown: a render refused for its content keeps the user's
+// slot for the cooldown, so a user sending one huge document after another
+// is answered 429 instead of keeping the worker busy; the slot frees when
+// the cooldown ends, and other users are not affected.
+func TestRefusalCooldown(t *testing.T) {
+	t.Parallel()
+	env := newStuckEnv(t, 3*time.Second)
+	env.cfg.PerUser, env.cfg.Cooldown = 1, 600*time.Millisecond
+	c := env.client(t)
+	store := renderq.NewStore(env.rdb, env.cfg.Queues, time.Minute)
+	ctx := context.Background()
+	// The stuck worker never answers; the test records the refusal as a
+	// worker would, once the task runs.
+	huge := renderq.Job{Format: renderq.PDF, HTML: "<p>huge</p>"}
+	go func() {
+		waitForTask(t, env)
+		_ = store.PutFailure(ctx, huge.Key(), renderq.Failure{Code: renderq.FailureTooLong, Message: "x", MaxPages: 300})
+	}()
+	_, err := c.Render(ctx, huge, renderq.Interactive, "dave")
+	if p := problem.From(err); p.Code != "document_too_long" {
+		t.Fatalf("huge: %v, want document_too_long", err)
+	}
+	next := renderq.Job{Format: renderq.PDF, HTML: "<p>next</p>"}
+	_, err = c.Render(ctx, next, renderq.Interactive, "dave")
+	if p := problem.From(err); p.Status != http.StatusTooManyRequests {
+		t.Errorf("right after a refusal: %v, want 429", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err = c.Render(short, next, renderq.Interactive, "erin")
+	if p := problem.From(err); p.Status != http.StatusServiceUnavailable {
+		t.Errorf("another user: %v, want 503 (rendered, timed out), not refused", err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	short2, cancel2 := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel2()
+	_, err = c.Render(short2, renderq.Job{Format: renderq.PDF, HTML: "<p>later</p>"}, renderq.Interactive, "dave")
+	if p := problem.From(err); p.Status != http.StatusServiceUnavailable {
+		t.Errorf("after the cooldown: %v, want 503 (rendered, timed out), not 429", err)
+	}
+}
+
+// waitForTask waits until a task is active on the interactive queue.
+func waitForTask(t *testing.T, env stuckEnv) {
+	insp := asynq.NewInspectorFromRedisClient(env.rdb)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if info, err := insp.GetQueueInfo(env.cfg.Queues.Name(renderq.Interactive)); err == nil && info.Active > 0 {
+			return
+		}
+	}
+	t.Error("no task became active")
+}

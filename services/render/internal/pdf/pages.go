@@ -2,11 +2,15 @@ package pdf
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 )
@@ -45,6 +49,32 @@ func pdfcpuConfig() *model.Configuration {
 }
 
 var disableConfigFile sync.Once
+
+// printableHeightPx is the content height of one printed page in CSS
+// pixels: A4 (297 mm) less the 20 mm top and bottom margins, at 96 px/in.
+const printableHeightPx = (297.0 - 40.0) / 25.4 * 96
+
+// precheck refuses, before printing, a document whose on-screen layout is
+// already far beyond the page cap: content height divided by the page's
+// printable height underestimates the printed pages (the screen tab is wider
+// than the printed column, and print only adds breaks), and the margin of
+// twice the cap covers what does not follow that rule (lengths in vw). A
+// 10,000-page template is thus refused for the price of one layout instead
+// of printing MaxPages+1 pages; documents near the cap are decided by the
+// exact count of the print. One CDP round trip for every document.
+func (r *Renderer) precheck(tctx context.Context) error {
+	m, err := chromedp.Call(tctx, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return fmt.Errorf("pdf: layout metrics: %w", err)
+	}
+	if m.CSSContentSize == nil {
+		return nil
+	}
+	if m.CSSContentSize.Height/printableHeightPx > 2*float64(r.cfg.MaxPages) {
+		return &TooLongError{MaxPages: r.cfg.MaxPages}
+	}
+	return nil
+}
 
 // pageCount reads the page count from the page tree of a PDF without
 // validating every object: the file is Chromium's own output, and the

@@ -151,9 +151,15 @@ func (r *Renderer) Close() {
 
 // Render prints the job to PDF.
 func (r *Renderer) Render(ctx context.Context, job renderq.Job) ([]byte, error) {
-	doc, err := Document(job)
+	doc, breaks, err := document(job)
 	if err != nil {
 		return nil, err
+	}
+	// Thousands of forced page breaks are refused before a tab is taken;
+	// twice the cap leaves documents near it to the exact count of the
+	// print (see precheck).
+	if breaks > 2*r.cfg.MaxPages {
+		return nil, &TooLongError{MaxPages: r.cfg.MaxPages}
 	}
 	select {
 	case r.tabs <- struct{}{}:
@@ -331,6 +337,9 @@ func (r *Renderer) print(ctx context.Context, b *browser, doc string, job render
 		FrameID: frameID, HTML: doc,
 	}); err != nil {
 		return nil, fmt.Errorf("pdf: set content: %w", err)
+	}
+	if err := r.precheck(tctx); err != nil {
+		return nil, err
 	}
 	// The page cap is checked by Chromium itself while printing: it prints
 	// at most MaxPages+1 pages (ranges past the end are capped to the page

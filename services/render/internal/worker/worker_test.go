@@ -45,8 +45,9 @@ func startWorker(t testing.TB, env rendertest.Env, chromePath string) (*counting
 	if err != nil {
 		t.Fatal(err)
 	}
+	// JobTimeout as in production (RENDER_JOB_TIMEOUT), below the wait.
 	r, err := pdf.New(pdf.Config{ChromePath: chromePath, Tabs: 4, RestartAfter: 1000, NoSandbox: os.Geteuid() == 0,
-		OnRestart: m.BrowserRestarted})
+		JobTimeout: 20 * time.Second, OnRestart: m.BrowserRestarted})
 	if err != nil {
 		t.Fatal(err)
 	}
