@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+
+	"github.com/opencrm/crm/pkg/renderq"
 )
 
 // TooLongError means the document has more pages than the renderer's
@@ -62,7 +67,14 @@ const printableHeightPx = (297.0 - 40.0) / 25.4 * 96
 // 10,000-page template is thus refused for the price of one layout instead
 // of printing MaxPages+1 pages; documents near the cap are decided by the
 // exact count of the print. One CDP round trip for every document.
-func (r *Renderer) precheck(tctx context.Context) error {
+//
+// The round trip forces the on-screen layout, ~20 ms for the seven-page
+// contract on a loaded machine (docs/benchmarks.md), so it only runs for
+// documents that could be that tall: see mayBeHuge.
+func (r *Renderer) precheck(tctx context.Context, job renderq.Job) error {
+	if !mayBeHuge(job.HTML) {
+		return nil
+	}
 	m, err := chromedp.Call(tctx, page.GetLayoutMetrics, cdp.Empty{})
 	if err != nil {
 		return fmt.Errorf("pdf: layout metrics: %w", err)
@@ -91,4 +103,48 @@ func pageCount(data []byte) (int, error) {
 		return 0, errors.New("pdf: printed document has no pages")
 	}
 	return ctx.PageCount, nil
+}
+
+// hugeHTML is the size from which content alone may lay out to hundreds of
+// pages (a page of plain text is ~3 KB of HTML).
+const hugeHTML = 64 << 10
+
+// cssLength finds lengths with a unit in style attributes and sheets.
+var cssLength = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*(mm|cm|in|pt|pc|px|q|em|rem|ex|ch|vh|vw|vmin|vmax|%)`)
+
+// mmPer converts the absolute units to millimetres; the relative ones are
+// counted generously: an em as 10 mm (the body text's is 3.7 mm), a
+// percent or viewport unit as 0.5 mm, so 100 % (a full width) is no alarm
+// but 101 % is.
+var mmPer = map[string]float64{
+	"mm": 1, "cm": 10, "q": 0.25, "in": 25.4, "pt": 25.4 / 72, "pc": 25.4 / 6, "px": 25.4 / 96,
+	"em": 10, "rem": 10, "ex": 10, "ch": 10, "vh": 0.5, "vw": 0.5, "vmin": 0.5, "vmax": 0.5, "%": 0.5,
+}
+
+// Lengths that make a document worth the layout round trip: one length
+// over bigLengthMM (a box, a font or a line that tall multiplies pages), or
+// lengths adding up to more than sumLengthMM (many boxes of a page each).
+const (
+	bigLengthMM = 50
+	sumLengthMM = 1000
+)
+
+// mayBeHuge reports whether a document could lay out far beyond the page
+// cap without thousands of page breaks: it is large, it has a style sheet,
+// or its lengths are large. A seven-page contract is none of these and
+// skips the layout round trip; a false alarm costs only that round trip.
+func mayBeHuge(html string) bool {
+	if len(html) > hugeHTML || strings.Contains(strings.ToLower(html), "<style") {
+		return true
+	}
+	sum := 0.0
+	for _, m := range cssLength.FindAllStringSubmatch(html, -1) {
+		n, err := strconv.ParseFloat(m[1], 64)
+		mm := n * mmPer[strings.ToLower(m[2])]
+		sum += mm
+		if err != nil || mm > bigLengthMM || sum > sumLengthMM {
+			return true
+		}
+	}
+	return false
 }
