@@ -17,7 +17,7 @@ require (
 	github.com/spf13/cast v1.10.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
@@ -25,6 +25,7 @@ require (
 replace github.com/opencrm/crm/pkg => ../../pkg
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/opencrm/crm/pkg v0.0.0
 	github.com/opencrm/crm/services/render v0.0.0
 )
