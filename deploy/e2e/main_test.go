@@ -35,7 +35,9 @@ func run(m *testing.M) int {
 	opts := Options{Render: true}
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Benchmarks measure the platform, not the per-user quota.
-		opts.Env = map[string]string{"CRM_RATE_LIMIT_USER_PER_MINUTE": "0", "CRM_RATE_LIMIT_IP_PER_MINUTE": "0"}
+		// The PDF benchmark renders 4 contracts at once as one user.
+		opts.Env = map[string]string{"CRM_RATE_LIMIT_USER_PER_MINUTE": "0", "CRM_RATE_LIMIT_IP_PER_MINUTE": "0",
+			"RENDER_USER_INFLIGHT": "100"}
 	}
 	stack, err = Start(ctx, bin, opts)
 	if err != nil {

@@ -46,6 +46,27 @@ redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 || die "Redis is not reachable at
 SERVICES=(identity contacts deals leads contracts intake mail)
 declare -A PORT=([identity]=8081 [contacts]=8082 [leads]=8083 [deals]=8084 [contracts]=8085 [intake]=8086 [mail]=8087 [render]=8088 [gateway]=8080)
 
+# Only the gateway faces the network, on ADDR (default :8080, every
+# interface). Every service and the render worker's ops port listen on
+# loopback: reachable from this machine only, so the gateway's limits,
+# CORS and headers cannot be bypassed from the network.
+GATEWAY_ADDR=${ADDR:-:8080}
+unset ADDR
+listen_addr() { # name
+	if [ "$1" = gateway ]; then echo "$GATEWAY_ADDR"; else echo "127.0.0.1:${PORT[$1]}"; fi
+}
+# The address to probe a listener on: a wildcard host is probed on loopback.
+probe_addr() { # name
+	local a
+	a=$(listen_addr "$1")
+	case "$a" in
+	:*) echo "127.0.0.1$a" ;;
+	0.0.0.0:*) echo "127.0.0.1:${a##*:}" ;;
+	\[::\]:*) echo "[::1]:${a##*:}" ;;
+	*) echo "$a" ;;
+	esac
+}
+
 # One schema and one login role per service; a role owns its schema and
 # nothing else, so no service can read another's tables. Falls back to the
 # given URL when the connecting user may not create roles.
@@ -71,15 +92,18 @@ stop() {
 trap stop INT TERM EXIT
 
 export REDIS_URL
-export IDENTITY_URL=http://localhost:8081 CONTACTS_URL=http://localhost:8082 LEADS_URL=http://localhost:8083
-export DEALS_URL=http://localhost:8084 CONTRACTS_URL=http://localhost:8085 INTAKE_URL=http://localhost:8086
-export MAIL_URL=http://localhost:8087
+export IDENTITY_URL=http://127.0.0.1:8081 CONTACTS_URL=http://127.0.0.1:8082 LEADS_URL=http://127.0.0.1:8083
+export DEALS_URL=http://127.0.0.1:8084 CONTRACTS_URL=http://127.0.0.1:8085 INTAKE_URL=http://127.0.0.1:8086
+export MAIL_URL=http://127.0.0.1:8087
 
 start() { # name
 	local name=$1 url=$DATABASE_URL
 	[ -x "$BIN/$name" ] || { log "$name is not built; not starting it"; return; }
 	[ "$PER_ROLE" = 1 ] && [ -n "${PORT[$name]:-}" ] && [[ " ${SERVICES[*]} " == *" $name "* ]] && url=$(service_url "$name")
-	DATABASE_URL=$url ADDR=":${PORT[$name]}" "$BIN/$name" > >(sed -u "s/^/[$name] /") 2>&1 &
+	# The gateway's ops listener (metrics) stays on loopback like the services.
+	local ops=()
+	[ "$name" = gateway ] && ops=("OPS_ADDR=${OPS_ADDR:-127.0.0.1:9080}")
+	env DATABASE_URL="$url" ADDR="$(listen_addr "$name")" "${ops[@]}" "$BIN/$name" > >(sed -u "s/^/[$name] /") 2>&1 &
 	PIDS+=($!)
 	STARTED+=("$name")
 }
@@ -87,10 +111,10 @@ start() { # name
 wait_ready() { # name
 	local name=$1 i
 	for i in $(seq 1 120); do
-		curl -fsS "http://localhost:${PORT[$name]}/readyz" >/dev/null 2>&1 && return 0
+		curl -fsS "http://$(probe_addr "$name")/readyz" >/dev/null 2>&1 && return 0
 		sleep 0.5
 	done
-	die "$name did not become ready on :${PORT[$name]}"
+	die "$name did not become ready on $(listen_addr "$name")"
 }
 
 STARTED=()
@@ -108,10 +132,10 @@ for s in "${STARTED[@]}"; do wait_ready "$s"; done
 
 cat <<MSG
 
-  CRM is up: http://localhost:8080/api   (API reference: http://localhost:8080/docs)
+  CRM is up: http://$(probe_addr gateway)/api   (API reference: http://$(probe_addr gateway)/docs)
   Dev admin: $CRM_ADMIN_EMAIL / $CRM_ADMIN_PASSWORD   (dev only; set CRM_ADMIN_EMAIL / CRM_ADMIN_PASSWORD)
 
-  curl -s localhost:8080/api/auth/login -H 'Content-Type: application/json' \\
+  curl -s $(probe_addr gateway)/api/auth/login -H 'Content-Type: application/json' \\
        -d '{"email":"$CRM_ADMIN_EMAIL","password":"$CRM_ADMIN_PASSWORD"}'
 
   Ctrl-C stops everything.

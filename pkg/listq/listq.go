@@ -5,6 +5,7 @@
 package listq
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -72,10 +73,15 @@ func Parse(values url.Values, spec Spec) *Query {
 	values = q.values
 	if v := values.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+			// A page past every integer range is past the last page: an
+			// empty page, like any other page after the end.
+			q.Page = MaxPage
+		case err != nil || n < 1:
 			q.errs.Add("page", "must be an integer of at least 1")
-		} else {
-			q.Page = n
+		default:
+			q.Page = min(n, MaxPage)
 		}
 	}
 	if v := values.Get("per_page"); v != "" {
@@ -193,12 +199,23 @@ func (q *Query) String(name string) string {
 // Err returns a 422 problem listing every bad parameter, or nil.
 func (q *Query) Err() error { return q.errs.Err() }
 
-// Offset is the row offset of the page. It saturates at MaxInt32 (far
-// past the end of any table, so the page is empty as DESIGN 3 asks) rather
+// MaxPage is the largest page number a query carries; a larger one (up to
+// any number of digits) reads as MaxPage, which is past the end of any
+// table. It keeps current_page an exact integer in every JSON reader.
+const MaxPage = math.MaxInt32
+
+// MaxOffset is the largest row offset: Offset()+PerPage still fits a
+// PostgreSQL integer (int4), so a store that adds the page size to the
+// offset in SQL (a LIMIT of offset+per_page rows per branch) never
+// overflows.
+const MaxOffset = math.MaxInt32 - MaxPerPage
+
+// Offset is the row offset of the page. It saturates at MaxOffset (far past
+// the end of any table, so the page is empty, as docs/api.md says) rather
 // than overflowing on a huge page number.
 func (q *Query) Offset() int {
-	if q.Page-1 > math.MaxInt32/q.PerPage {
-		return math.MaxInt32
+	if q.Page-1 > MaxOffset/q.PerPage {
+		return MaxOffset
 	}
 	return (q.Page - 1) * q.PerPage
 }

@@ -98,15 +98,37 @@ func TestWhere(t *testing.T) {
 // (an empty page), never an overflow into a negative or out-of-range one.
 func TestOffsetSaturates(t *testing.T) {
 	t.Parallel()
-	for _, query := range []string{"page=9223372036854775807&per_page=2", "page=100000000&per_page=100"} {
-		v, _ := url.ParseQuery(query)
+	tests := []struct {
+		query    string
+		wantPage int
+	}{
+		{"page=9223372036854775807&per_page=2", math.MaxInt32},
+		{"page=100000000&per_page=100", 100000000},
+		// 85899346 × 25 fits an int4 but the offset plus a page does not.
+		{"page=85899346", 85899346},
+		{"page=2147483648", math.MaxInt32},
+		{"page=99999999999999999999999999999", math.MaxInt32},
+	}
+	for _, tc := range tests {
+		v, _ := url.ParseQuery(tc.query)
 		q := listq.Parse(v, spec)
 		if err := q.Err(); err != nil {
-			t.Fatalf("%s: %v", query, err)
+			t.Fatalf("%s: %v", tc.query, err)
 		}
-		if got := q.Offset(); got != math.MaxInt32 {
-			t.Errorf("%s: Offset = %d, want %d", query, got, math.MaxInt32)
+		if q.Page != tc.wantPage {
+			t.Errorf("%s: Page = %d, want %d", tc.query, q.Page, tc.wantPage)
 		}
+		if got := q.Offset(); got != listq.MaxOffset {
+			t.Errorf("%s: Offset = %d, want %d", tc.query, got, listq.MaxOffset)
+		}
+		if q.Offset()+q.PerPage > math.MaxInt32 {
+			t.Errorf("%s: Offset+PerPage = %d overflows an int4", tc.query, q.Offset()+q.PerPage)
+		}
+	}
+	// A negative page past the range is still a bad page, not an empty one.
+	v, _ := url.ParseQuery("page=-99999999999999999999999")
+	if p := problem.From(listq.Parse(v, spec).Err()); p.Status != 422 {
+		t.Errorf("negative huge page: status %d, want 422", p.Status)
 	}
 }
 

@@ -27,6 +27,13 @@ type Config struct {
 	ResultTTL time.Duration
 	// MaxRetry bounds the retries of a failing task (RENDER_MAX_RETRY, 3).
 	MaxRetry int
+	// PerUser bounds the renders one user may have in flight at once
+	// (RENDER_USER_INFLIGHT, 2); beyond it Render returns *BusyError.
+	PerUser int
+	// Cooldown is how long a render refused for its content
+	// (*TooLongError) keeps holding its in-flight slot
+	// (RENDER_REFUSAL_COOLDOWN, 10s).
+	Cooldown time.Duration
 	// PDFTagged makes Render ask for tagged (accessible) PDFs
 	// (RENDER_PDF_TAGGED, false). It is the client's setting, not the
 	// worker's: it goes into the job and so into the job key.
@@ -42,6 +49,8 @@ func LoadConfig(l *config.Loader) Config {
 		Wait:      l.Duration("RENDER_WAIT", 30*time.Second),
 		ResultTTL: l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
 		MaxRetry:  l.Int("RENDER_MAX_RETRY", 3, 0, 10),
+		PerUser:   l.Int("RENDER_USER_INFLIGHT", DefaultPerUser, 1, 100),
+		Cooldown:  l.Duration("RENDER_REFUSAL_COOLDOWN", DefaultCooldown),
 		PDFTagged: l.Bool("RENDER_PDF_TAGGED", false),
 	}
 }
@@ -61,6 +70,12 @@ func (c *Config) defaults() {
 	}
 	if c.ResultTTL <= 0 {
 		c.ResultTTL = 24 * time.Hour
+	}
+	if c.PerUser <= 0 {
+		c.PerUser = DefaultPerUser
+	}
+	if c.Cooldown <= 0 {
+		c.Cooldown = DefaultCooldown
 	}
 }
 
@@ -100,21 +115,50 @@ const (
 	retryTimeout  = 10 * time.Second
 )
 
-// Render returns the rendered file of job: the stored one when the same job
-// was rendered before, else the worker's result, waiting up to Config.Wait.
-// It returns *UnavailableError when no worker is alive, the renderer is down
-// or the wait ends, *FailedError when the worker gave up on the job, and the
-// context's error when ctx ends first.
-func (c *Client) Render(ctx context.Context, job Job, prio Priority) ([]byte, error) {
+// Render returns the rendered file of job for user: the stored one when the
+// same job was rendered before, else the worker's result, waiting up to
+// Config.Wait. A stored file is served to anyone at once; a render counts
+// against the user's in-flight limit (an empty user is not limited).
+//
+// It returns *BusyError when the user already has Config.PerUser renders in
+// flight, *TooLongError when the worker refused the document for its
+// content, *UnavailableError when no worker is alive, the renderer is down
+// or the wait ends without a result (whichever deadline ends it, and
+// whatever Redis answered meanwhile), *FailedError when the worker found the
+// job invalid, and the context's error only when ctx was cancelled (the
+// caller is gone).
+func (c *Client) Render(ctx context.Context, job Job, prio Priority, user string) ([]byte, error) {
 	job = c.cfg.settle(job)
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
 	key := job.Key()
 	if data, err := c.finished(ctx, key); err != nil || data != nil {
-		return data, err
+		return data, c.timedOut(ctx, key, err)
 	}
-	queue := c.cfg.Queues.Name(prio)
+	release, err := c.acquire(ctx, user, c.cfg.Wait+5*time.Second)
+	if err != nil {
+		return nil, c.timedOut(ctx, key, err)
+	}
+	var cooldown time.Duration
+	defer func() { release(cooldown) }()
+	// One deadline for everything from here on: the wait is Config.Wait
+	// whatever the step, so a slow Redis cannot stretch it.
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.Wait)
+	defer cancel()
+	data, err := c.submit(wctx, job, key, c.cfg.Queues.Name(prio))
+	var tooLong *TooLongError
+	if errors.As(err, &tooLong) {
+		// A document refused for its content keeps the user's slot a while:
+		// a user sending one huge document after another gets 429s instead
+		// of keeping the worker busy refusing them.
+		cooldown = c.cfg.Cooldown
+	}
+	return data, c.timedOut(ctx, key, err)
+}
+
+// submit enqueues the job unless it is queued already and waits for it.
+func (c *Client) submit(ctx context.Context, job Job, key, queue string) ([]byte, error) {
 	servers, err := c.liveServers(queue)
 	if err != nil {
 		return nil, err
@@ -122,7 +166,6 @@ func (c *Client) Render(ctx context.Context, job Job, prio Priority) ([]byte, er
 	if len(servers) == 0 {
 		return nil, &UnavailableError{Reason: NoWorker, RetryAfter: retryNoWorker, Detail: "no live worker on queue " + queue}
 	}
-
 	ps, err := c.store.subscribe(ctx, key)
 	if err != nil {
 		return nil, err
@@ -136,6 +179,36 @@ func (c *Client) Render(ctx context.Context, job Job, prio Priority) ([]byte, er
 		return nil, err
 	}
 	return c.wait(ctx, ps, key, queue)
+}
+
+// timedOut turns whatever ended a render without a typed answer into the
+// answer the caller owes its client: the context's error when the caller's
+// own context was cancelled (nobody is listening), else a 503
+// *UnavailableError. A deadline (the wait's or the caller's) that ends
+// during a Redis call shows up as that call's error, not as a clean
+// ctx.Done(); before this mapping such a timeout surfaced as a 500.
+func (c *Client) timedOut(ctx context.Context, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		unavailable *UnavailableError
+		busy        *BusyError
+		tooLong     *TooLongError
+		failed      *FailedError
+	)
+	if errors.As(err, &unavailable) || errors.As(err, &busy) || errors.As(err, &tooLong) || errors.As(err, &failed) {
+		return err
+	}
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ctx.Err()
+	}
+	reason, retry := RendererDown, retryNoWorker
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		reason, retry = TimedOut, retryTimeout
+	}
+	return &UnavailableError{Reason: reason, RetryAfter: retry,
+		Detail: fmt.Sprintf("job %s: %v", key[:12], err)}
 }
 
 // enqueue adds the task unless an identical one is queued or running. A
@@ -185,9 +258,7 @@ const orphanGrace = 11 * time.Second
 // than a user waits, so the client enqueues a rescue copy under a derived id.
 // Both copies write the same key; whichever finishes second finds the stored
 // result and does nothing.
-func (c *Client) wait(ctx context.Context, ps *redis.PubSub, key, queue string) ([]byte, error) {
-	wctx, cancel := context.WithTimeout(ctx, c.cfg.Wait)
-	defer cancel()
+func (c *Client) wait(wctx context.Context, ps *redis.PubSub, key, queue string) ([]byte, error) {
 	msgs := ps.Channel()
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
@@ -200,11 +271,7 @@ func (c *Client) wait(ctx context.Context, ps *redis.PubSub, key, queue string) 
 		case <-msgs:
 		case <-poll.C:
 		case <-wctx.Done():
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			return nil, &UnavailableError{Reason: TimedOut, RetryAfter: retryTimeout,
-				Detail: fmt.Sprintf("job %s not rendered within %s", key[:12], c.cfg.Wait)}
+			return nil, fmt.Errorf("job not rendered within %s: %w", c.cfg.Wait, wctx.Err())
 		}
 		if data, err := c.finished(wctx, key); err != nil || data != nil {
 			return data, err
@@ -298,8 +365,15 @@ func failureError(f *Failure) error {
 	if f == nil {
 		return nil
 	}
-	if f.Code == FailureUnavailable {
+	switch f.Code {
+	case FailureUnavailable, FailureExhausted:
+		// Every retry failed (a lost browser, a worker killed each time):
+		// the renderer cannot serve it now, which is a 503, not a 500.
 		return &UnavailableError{Reason: RendererDown, RetryAfter: retryNoWorker, Detail: f.Message}
+	case FailureTooLong:
+		return &TooLongError{MaxPages: f.MaxPages}
+	case FailureContentTimeout:
+		return &TooLongError{}
 	}
 	return &FailedError{Code: f.Code, Message: f.Message}
 }

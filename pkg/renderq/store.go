@@ -78,6 +78,13 @@ const (
 	FailureInvalid = "invalid_job"
 	// FailureExhausted: every retry failed.
 	FailureExhausted = "retries_exhausted"
+	// FailureTooLong: the document has more pages than the worker's
+	// RENDER_MAX_PAGES; never retried.
+	FailureTooLong = "document_too_long"
+	// FailureContentTimeout: the document did not print within the
+	// worker's RENDER_JOB_TIMEOUT on a healthy browser, so its content is to
+	// blame; never retried.
+	FailureContentTimeout = "content_timeout"
 )
 
 // Store is the Redis layout shared by the worker and the client:
@@ -126,6 +133,8 @@ func (s *Store) HasResult(ctx context.Context, key string) (bool, error) {
 type Failure struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// MaxPages is the worker's page cap, with FailureTooLong.
+	MaxPages int `json:"max_pages,omitempty"`
 }
 
 // LastFailure returns the recorded failure, or nil.

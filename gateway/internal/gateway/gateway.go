@@ -370,6 +370,11 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 	if !strings.HasPrefix(full, "/api/") {
 		return problem.NotFound("route")
 	}
+	if !Canonical(string(c.Request().URI().PathOriginal())) {
+		p := *problem.NotFound("route")
+		p.Detail = "no route has this path: it is not in canonical form (an empty, '.' or '..' segment, or an encoded '/' or '\\')"
+		return &p
+	}
 	path := strings.TrimPrefix(full, "/api")
 	rt := Match(g.table, c.Method(), path)
 	if rt == nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
 
@@ -363,5 +364,67 @@ func TestExpectContinueAndHead(t *testing.T) {
 	r := e.do(req{method: "HEAD", path: "/api/contacts/7", token: user})
 	if r.status != http.StatusOK || len(r.body) != 0 || r.header.Get("X-Upstream") != SvcContacts {
 		t.Errorf("HEAD: %d %q %v", r.status, r.body, r.header)
+	}
+}
+
+// TestNonCanonicalPathsAreRefused: a path the client sent in non-canonical
+// form is 404 problem+json at the gateway and never reaches a service, so
+// the gateway's rule and the service's router cannot disagree on it (a
+// trailing "/." once matched the catch-all rule of the resource, and the
+// service answered a raw 307 text/html to a path without /api).
+func TestNonCanonicalPathsAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	admin := e.iss.Admin(t, 1)
+	const detail = "no route has this path: it is not in canonical form (an empty, '.' or '..' segment, or an encoded '/' or '\\')"
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/api/contacts/5/."},
+		{"GET", "/api/contacts/5/.."},
+		{"GET", "/api/contacts/./5"},
+		{"GET", "/api/contacts//5"},
+		{"GET", "/api//contacts"},
+		{"GET", "/api/contacts/5/"},
+		{"GET", "/api/contacts/%2e"},
+		{"GET", "/api/contacts/%2E%2E/5"},
+		{"GET", "/api/contracts/1%2Fexecuted"},
+		{"GET", "/api/contracts/1%2fexecuted"},
+		{"GET", "/api/contracts/1%5Cexecuted"},
+		{"DELETE", "/api/contracts/1/executed/."},
+		{"POST", "/api/auth/login/."},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := e.do(req{method: tc.method, path: tc.path, token: admin})
+			p := wantProblem(t, r, http.StatusNotFound, "not_found")
+			want := problemBody{Type: "/docs/problems#not_found", Title: "Not Found", Status: 404, Detail: detail, Code: "not_found", RequestID: p.RequestID}
+			if diff := cmp.Diff(want, p); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if loc := r.header.Get("Location"); loc != "" {
+				t.Errorf("Location %q: a non-canonical path is refused, never redirected", loc)
+			}
+		})
+	}
+	for name, u := range e.ups {
+		if n := u.calls(); n != 0 {
+			t.Errorf("%s received %d calls", name, n)
+		}
+	}
+	// The canonical form of the same resource is routed as usual.
+	r := e.do(req{path: "/api/contacts/5", token: admin})
+	if r.status != http.StatusOK || echoed(t, r).Path != "/contacts/5" {
+		t.Errorf("canonical path: %d %s", r.status, r.body)
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]bool{
+		"/api/contacts/5": true, "/api/contacts/5/notes": true, "/api/contacts/J%C3%BCrgen": true,
+		"/api/contacts/5%": false, "/api/contacts/%zz": false, "api/contacts": false, "/api/contacts\\5": false,
+		"/api/contacts/5/": false, "/api//contacts": false, "/api/contacts/%2e%2E": false, "/api/a%2Fb": false,
+	} {
+		if got := Canonical(raw); got != want {
+			t.Errorf("Canonical(%q) = %v, want %v", raw, got, want)
+		}
 	}
 }

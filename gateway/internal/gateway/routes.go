@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -187,4 +188,30 @@ func matchSegments(pattern, path []string) bool {
 		}
 	}
 	return len(pattern) == len(path)
+}
+
+// Canonical reports whether raw, a request path exactly as the client sent
+// it (before any decoding or cleaning), is in canonical form: no empty
+// segment (a "//" or a trailing "/"), no "." or ".." segment (also when
+// percent-encoded), no encoded or literal path separator ("%2F", "%5C",
+// "\\") and no malformed escape. The gateway matches its table against
+// the cleaned path, while a service's router sees the raw one and redirects
+// or routes it differently; refusing every non-canonical path leaves no
+// path on which the two could disagree (a "/contracts/1/executed/." once
+// matched the catch-all rule instead of the admin-only one).
+func Canonical(raw string) bool {
+	if !strings.HasPrefix(raw, "/") || strings.ContainsRune(raw, '\\') {
+		return false
+	}
+	for seg := range strings.SplitSeq(raw[1:], "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return false
+		}
+		switch {
+		case dec == "", dec == ".", dec == "..", strings.ContainsAny(dec, "/\\"):
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -213,6 +214,20 @@ func TestContactList(t *testing.T) {
 		r := e.do(t, "GET", "/contacts?page=9", e.user, nil)
 		if diff := cmp.Diff(map[string]any{"data": []any{}, "current_page": 9.0, "last_page": 1.0, "per_page": 25.0, "total": 5.0}, r.Body); diff != "" {
 			t.Errorf("past the end (-want +got):\n%s", diff)
+		}
+		// Pages past every integer range are empty pages with the true
+		// totals, never a 422 from an overflowing SQL offset.
+		for _, page := range []struct {
+			query string
+			want  float64
+		}{
+			{"page=85899346", 85899346}, {"page=85899346&sort_by=status", 85899346},
+			{"page=2147483648", math.MaxInt32}, {"page=99999999999999999999999", math.MaxInt32},
+		} {
+			r := e.do(t, "GET", "/contacts?"+page.query, e.user, nil)
+			if diff := cmp.Diff(map[string]any{"data": []any{}, "current_page": page.want, "last_page": 1.0, "per_page": 25.0, "total": 5.0}, r.Body); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", page.query, diff)
+			}
 		}
 		_, env = list(t, e.user, "per_page=1000")
 		if env["per_page"] != 100.0 {

@@ -161,7 +161,7 @@ func (a *API) tags(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) tagsPDF(w http.ResponseWriter, r *http.Request) {
-	data, err := a.svc.RenderCatalogue(r.Context())
+	data, err := a.svc.RenderCatalogue(r.Context(), renderUser(r))
 	if err != nil {
 		httpx.Error(w, r, err)
 		return
@@ -291,7 +291,7 @@ func (a *API) document(format renderq.Format) http.HandlerFunc {
 			httpx.Error(w, r, err)
 			return
 		}
-		data, c, err := a.svc.Render(r.Context(), id, format)
+		data, c, err := a.svc.Render(r.Context(), id, format, renderUser(r))
 		if err != nil {
 			httpx.Error(w, r, err)
 			return
@@ -300,6 +300,15 @@ func (a *API) document(format renderq.Format) http.HandlerFunc {
 		// template prefix is validated), so the name needs no escaping.
 		writeFile(w, format.ContentType(), `attachment; filename="`+c.ContractNumber+`.`+string(format)+`"`, data)
 	}
+}
+
+// renderUser keys the per-user limit of renders in flight: the caller's
+// user id (every render route requires a token).
+func renderUser(r *http.Request) string {
+	if id := callerID(r); id != nil {
+		return "user:" + strconv.FormatInt(*id, 10)
+	}
+	return ""
 }
 
 func writeFile(w http.ResponseWriter, contentType, disposition string, data []byte) {

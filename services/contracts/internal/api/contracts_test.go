@@ -96,6 +96,7 @@ func TestCreateContractBadInput(t *testing.T) {
 		{"deal id not a number", map[string]any{"deal_id": "one", "template_id": tpl, "title": "x"}, []string{"deal_id"}},
 		{"unknown tag in content", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "content": "<p>{{deal.nope}}</p>"}, []string{"content"}},
 		{"not draft", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "status": "active"}, []string{"status"}},
+		{"absurd length in content", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "content": `<div style="height: 9999mm">x</div>`}, []string{"content"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,6 +305,18 @@ func TestStatusTransitions(t *testing.T) {
 			}
 		})
 	}
+	t.Run("absurd length in content", func(t *testing.T) {
+		c := e.createContract(t, 1, tpl, nil)
+		r := e.do(t, http.MethodPut, fmt.Sprintf("/contracts/%d", idOf(c)), e.user, map[string]any{
+			"deal_id": 1, "template_id": tpl, "title": "x", "content": `<p>x</p><div style="padding-top: 40cm">y</div>`,
+		})
+		wantProblem(t, r, http.StatusUnprocessableEntity, "validation_failed", "content")
+		want := []any{map[string]any{"field": "content",
+			"message": `style "padding-top: 40cm" is too large: lengths are at most 297mm (the height of an A4 page)`}}
+		if diff := cmp.Diff(want, r.json(t)["errors"]); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("bad status value", func(t *testing.T) {
 		c := e.createContract(t, 1, tpl, nil)
 		r := e.do(t, http.MethodPut, fmt.Sprintf("/contracts/%d", idOf(c)), e.user, map[string]any{

@@ -293,7 +293,7 @@ func dealsDownClient(url string) contracts.Deals { return dealmerge.New(url, int
 // noRenderer is a renderer that is never reached in the tests using it.
 type noRenderer struct{}
 
-func (noRenderer) Render(context.Context, renderq.Job, renderq.Priority) ([]byte, error) {
+func (noRenderer) Render(context.Context, renderq.Job, renderq.Priority, string) ([]byte, error) {
 	return nil, &renderq.UnavailableError{Reason: renderq.NoWorker, RetryAfter: time.Second}
 }
 

@@ -20,8 +20,30 @@ import (
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
+// pdfBytes is a real one-page PDF whose page content carries body (so each
+// body gives a different file), with a correct cross-reference table.
 func pdfBytes(body string) []byte {
-	return []byte("%PDF-1.7\n" + body + "\ntrailer\n<<>>\n%%EOF\n")
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	stream := "% " + strings.ReplaceAll(body, "\n", " ") + "\n"
+	objects := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(stream), stream),
+	}
+	offsets := make([]int, len(objects))
+	for i, o := range objects {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
+	return b.Bytes()
 }
 
 // multipartBody builds a body with one part; disposition is the part's
@@ -133,6 +155,14 @@ func TestSignedCopyFilenames(t *testing.T) {
 			`attachment; filename="Vertrag M_ller.pdf"; filename*=UTF-8''Vertrag%20M%C3%BCller.pdf`},
 		{"nothing left", `form-data; name="file"; filename="..."`, "",
 			""},
+		// The content is a PDF, so the name says so: never .html, .svg or
+		// none, which a browser or desktop would open as something else.
+		{"html name", `form-data; name="file"; filename="contract.html"`, "contract.html.pdf",
+			`attachment; filename="contract.html.pdf"; filename*=UTF-8''contract.html.pdf`},
+		{"no extension", `form-data; name="file"; filename="signed"`, "signed.pdf",
+			`attachment; filename="signed.pdf"; filename*=UTF-8''signed.pdf`},
+		{"upper-case extension kept", `form-data; name="file"; filename="SIGNED.PDF"`, "SIGNED.PDF",
+			`attachment; filename="SIGNED.PDF"; filename*=UTF-8''SIGNED.PDF`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,6 +188,11 @@ func TestSignedCopyFilenames(t *testing.T) {
 			if d.header.Get("Set-Cookie") != "" {
 				t.Error("header injection reached the response")
 			}
+			for k, v := range map[string]string{"Content-Type": "application/pdf", "X-Content-Type-Options": "nosniff"} {
+				if got := d.header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
 		})
 	}
 }
@@ -180,6 +215,11 @@ func TestSignedCopyBadUploads(t *testing.T) {
 		{"empty file", "file", nil, http.StatusUnprocessableEntity, "validation_failed", []string{"file"}},
 		{"html named pdf", "file", []byte("<html><body><script>alert(1)</script></body></html>"), http.StatusUnsupportedMediaType, "unsupported_media_type", nil},
 		{"pdf header without trailer", "file", []byte("%PDF-1.7\n" + strings.Repeat("x", 3000)), http.StatusUnsupportedMediaType, "unsupported_media_type", nil},
+		// Dressed as a PDF (header and end marker) but HTML inside: it does
+		// not parse, so it is refused, never stored to be served later.
+		{"html with pdf header and end marker", "file", []byte("%PDF-1.7\n<html><body><script>alert(1)</script></body></html>\n%%EOF\n"), http.StatusUnprocessableEntity, "validation_failed", []string{"file"}},
+		{"truncated pdf", "file", pdfBytes("x")[:200], http.StatusUnsupportedMediaType, "unsupported_media_type", nil},
+		{"pdf without its catalog", "file", bytes.Replace(pdfBytes("x"), []byte("/Root 1 0 R"), []byte("/Root 9 0 R"), 1), http.StatusUnprocessableEntity, "validation_failed", []string{"file"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

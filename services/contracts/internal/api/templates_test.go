@@ -108,6 +108,13 @@ func TestTemplateValidation(t *testing.T) {
 		{"update clears name", http.MethodPut, "/contract-templates/" + id, map[string]any{"name": ""}, []string{"name"}, nil},
 		{"update unknown tag", http.MethodPut, "/contract-templates/" + id, map[string]any{"content": "{{quote.nothing}}"}, []string{"content"},
 			[]string{"unknown merge tag {{quote.nothing}}"}},
+		// Absurd lengths multiply pages; they are refused on save, not
+		// silently dropped.
+		{"absurd length", http.MethodPost, "/contract-templates", map[string]any{
+			"name": "x", "content": `<div style="height: 9999mm">{{deal.title}}</div>`,
+		}, []string{"content"}, []string{`style "height: 9999mm" is too large: lengths are at most 297mm (the height of an A4 page)`}},
+		{"update absurd length", http.MethodPut, "/contract-templates/" + id, map[string]any{"content": `<p style="line-height: 999">x</p>`}, []string{"content"},
+			[]string{`style "line-height: 999" is too large: a line height is at most 10 times the font size`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -145,9 +145,10 @@ type Deals interface {
 	Merge(ctx context.Context, dealID int64) (MergeData, error)
 }
 
-// Renderer renders a PDF or DOCX (pkg/renderq's Client).
+// Renderer renders a PDF or DOCX (pkg/renderq's Client); user is whose
+// render it is, for the per-user limit of renders in flight.
 type Renderer interface {
-	Render(ctx context.Context, job renderq.Job, prio renderq.Priority) ([]byte, error)
+	Render(ctx context.Context, job renderq.Job, prio renderq.Priority, user string) ([]byte, error)
 }
 
 // NewExecutedFile is a validated signed copy ready to store.

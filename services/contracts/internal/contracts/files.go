@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -22,8 +23,9 @@ import (
 // MaxSignedCopy bounds a signed copy (25 MB, DESIGN 7).
 const MaxSignedCopy = 25 << 20
 
-// Render renders a contract as PDF or DOCX through the render worker.
-func (s *Service) Render(ctx context.Context, id int64, format renderq.Format) ([]byte, Contract, error) {
+// Render renders a contract as PDF or DOCX through the render worker, as a
+// render of user (bounded per user, see renderq.Client.Render).
+func (s *Service) Render(ctx context.Context, id int64, format renderq.Format, user string) ([]byte, Contract, error) {
 	c, err := s.store.GetContract(ctx, id)
 	if err != nil {
 		return nil, Contract{}, err
@@ -31,7 +33,7 @@ func (s *Service) Render(ctx context.Context, id int64, format renderq.Format) (
 	data, err := s.renderer.Render(ctx, renderq.Job{
 		Format: format, Title: c.ContractNumber + " " + c.Title,
 		HTML: c.Content, Header: c.Header, Footer: c.Footer,
-	}, renderq.Interactive)
+	}, renderq.Interactive, user)
 	if err != nil {
 		return nil, Contract{}, fmt.Errorf("render contract %d: %w", id, err)
 	}
@@ -56,12 +58,13 @@ func (s *Service) CatalogueHTML() string {
 	return b.String()
 }
 
-// RenderCatalogue renders the catalogue as a PDF.
-func (s *Service) RenderCatalogue(ctx context.Context) ([]byte, error) {
+// RenderCatalogue renders the catalogue as a PDF, as a render of user: the
+// same bounds as a contract's PDF.
+func (s *Service) RenderCatalogue(ctx context.Context, user string) ([]byte, error) {
 	data, err := s.renderer.Render(ctx, renderq.Job{
 		Format: renderq.PDF, Title: "Contract merge tags", HTML: s.CatalogueHTML(),
 		Footer: [3]string{"", "Page {{page}} of {{pages}}", ""},
-	}, renderq.Interactive)
+	}, renderq.Interactive, user)
 	if err != nil {
 		return nil, fmt.Errorf("render tag catalogue: %w", err)
 	}
@@ -85,7 +88,8 @@ func (sp *spooled) close() {
 
 // spool copies r into a temporary file through a size-limited reader,
 // hashing as it goes, then checks it is a PDF by content: the "%PDF-"
-// header at the start and a "%%EOF" marker in the last kilobyte. Nothing
+// header at the start and a "%%EOF" marker in the last kilobyte (else 415),
+// then a parse of its structure (else 422: a file dressed as a PDF). Nothing
 // beyond the limit is ever read: more than max bytes is 413.
 func spool(r io.Reader, max int64) (_ *spooled, err error) {
 	f, err := os.CreateTemp("", "contract-upload-*.pdf")
@@ -126,6 +130,13 @@ func spool(r io.Reader, max int64) (_ *spooled, err error) {
 	}
 	if !ok {
 		return nil, problem.UnsupportedMediaType("the file is not a PDF document")
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if ok, why := parseablePDF(f); !ok {
+		slog.Info("signed copy refused: not a parseable PDF", "reason", why)
+		return nil, problem.Invalid("file", "is not a readable PDF document (it has a PDF header but does not parse as one)")
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
@@ -178,6 +189,7 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 	if name == "" {
 		name = SanitizeFilename(cur.ContractNumber + "-signed.pdf")
 	}
+	name = pdfName(name)
 	return s.store.PutExecutedFile(ctx, id, NewExecutedFile{
 		Filename: name, Size: sp.size, SHA256: sp.sha256, UploadedBy: uploadedBy, Data: sp.file,
 	}, func(c *Contract, replacing bool) error {
@@ -200,8 +212,13 @@ func errHasSignedCopy() error {
 // StreamExecuted streams the signed copy; start receives its metadata and
 // returns where to write (the handler sets the headers there). A missing
 // contract and a missing copy are both 404.
+// A copy stored before names were forced to ".pdf" is downloaded under its
+// ".pdf" name too.
 func (s *Service) StreamExecuted(ctx context.Context, id int64, start func(ExecutedFile) (io.Writer, error)) error {
-	return s.store.StreamExecutedFile(ctx, id, start)
+	return s.store.StreamExecutedFile(ctx, id, func(f ExecutedFile) (io.Writer, error) {
+		f.Filename = pdfName(f.Filename)
+		return start(f)
+	})
 }
 
 // DeleteExecuted removes the signed copy; an executed contract returns to

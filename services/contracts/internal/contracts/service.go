@@ -109,6 +109,9 @@ func (s *Service) check(in ContractInput, v *validate.Errors) checked {
 	}
 	if in.Content.Set && !in.Content.Null && in.Content.Value != "" {
 		if v.MaxLen("content", in.Content.Value, validate.MaxContent) {
+			if msg := CheckLengths(in.Content.Value); msg != "" {
+				v.Add("content", "%s", msg)
+			}
 			clean := s.sanitizer.HTML(in.Content.Value)
 			for _, fe := range s.catalogue.Check("content", clean, false) {
 				v.Add(fe.Field, "%s", fe.Message)

@@ -42,6 +42,9 @@ func (s *Service) applyTemplate(in TemplateInput, t *Template, create bool) erro
 	if create || in.Content.Set {
 		content := in.Content.Value
 		if v.Required("content", content) && v.MaxLen("content", content, validate.MaxContent) {
+			if msg := CheckLengths(content); msg != "" {
+				v.Add("content", "%s", msg)
+			}
 			t.Content = s.sanitizer.HTML(content)
 			for _, fe := range s.catalogue.Check("content", t.Content, false) {
 				v.Add(fe.Field, "%s", fe.Message)

@@ -43,6 +43,7 @@ type settings struct {
 	Concurrency  int
 	RestartAfter int
 	JobTimeout   time.Duration
+	MaxPages     int
 	Shutdown     httpx.Shutdown
 }
 
@@ -58,8 +59,12 @@ func load() (settings, error) {
 		NoSandbox:    l.Bool("CHROME_NO_SANDBOX", os.Geteuid() == 0),
 		Tabs:         l.Int("RENDER_TABS", 4, 1, 64),
 		RestartAfter: l.Int("RENDER_BROWSER_RESTART_AFTER", 500, 1, 1_000_000),
-		JobTimeout:   l.Duration("RENDER_JOB_TIMEOUT", 60*time.Second),
-		Shutdown:     httpx.LoadShutdown(l),
+		// Below the client's 30 s wait, so a document too heavy to lay out
+		// is refused while its user still waits, instead of holding a tab
+		// after the user got a 503 (docs/decisions.md).
+		JobTimeout: l.Duration("RENDER_JOB_TIMEOUT", 20*time.Second),
+		MaxPages:   l.Int("RENDER_MAX_PAGES", 300, 1, 100_000),
+		Shutdown:   httpx.LoadShutdown(l),
 	}
 	// DOCX jobs need no tab, so a couple of extra slots keep them flowing
 	// while every tab prints.
@@ -104,6 +109,7 @@ func run(ctx context.Context) error {
 		Tabs:         s.Tabs,
 		RestartAfter: s.RestartAfter,
 		JobTimeout:   s.JobTimeout,
+		MaxPages:     s.MaxPages,
 		NoSandbox:    s.NoSandbox,
 		Logger:       log,
 		OnRestart:    metrics.BrowserRestarted,

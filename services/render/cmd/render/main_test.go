@@ -81,7 +81,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		data, err := client.Render(t.Context(), job, renderq.Interactive)
+		data, err := client.Render(t.Context(), job, renderq.Interactive, "")
 		done <- result{data, err}
 	}()
 
@@ -116,7 +116,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := client.Render(ctx, job, renderq.Interactive); err != nil {
+	if _, err := client.Render(ctx, job, renderq.Interactive, ""); err != nil {
 		t.Errorf("cached download after recovery: %v", err)
 	}
 }

@@ -1,8 +1,10 @@
 package pdf
 
 import (
-	"html"
+	stdhtml "html"
 	"strings"
+
+	"golang.org/x/net/html"
 
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/render/internal/htmldoc"
@@ -35,18 +37,36 @@ img { max-width: 100%; }
 
 // Document wraps the sanitised fragment into the page that is printed.
 func Document(job renderq.Job) (string, error) {
-	body, err := htmldoc.Sanitize(job.HTML)
+	doc, _, err := document(job)
+	return doc, err
+}
+
+// document is Document plus the forced page breaks of the content (see
+// htmldoc.ForcedBreaks), counted on the same parse.
+func document(job renderq.Job) (string, int, error) {
+	nodes, err := htmldoc.ParseClean(job.HTML)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
+	var body strings.Builder
+	for _, n := range nodes {
+		if err := html.Render(&body, n); err != nil {
+			return "", 0, err
+		}
+	}
+	return wrap(job, body.String()), htmldoc.ForcedBreaks(nodes), nil
+}
+
+// wrap puts the sanitised body into the printed page.
+func wrap(job renderq.Job, body string) string {
 	var b strings.Builder
 	b.Grow(len(body) + 1024)
 	b.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8">`)
 	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + csp + `">`)
-	b.WriteString(`<title>` + html.EscapeString(job.Title) + `</title><style>` + pageCSS + `</style></head><body>`)
+	b.WriteString(`<title>` + stdhtml.EscapeString(job.Title) + `</title><style>` + pageCSS + `</style></head><body>`)
 	b.WriteString(body)
 	b.WriteString(`</body></html>`)
-	return b.String(), nil
+	return b.String()
 }
 
 // band renders a header or footer as Chromium's print template: three cells
@@ -64,7 +84,7 @@ func band(cells [3]string, top bool) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<div style="box-sizing: border-box; width: 100%; height: 100%; padding-left: 20mm; padding-right: 20mm; display: flex; align-items: ` +
-		valign + `; gap: 4mm; font-family: ` + html.EscapeString(fontStack) + `; font-size: 8pt; color: #333; ` + pad + `">`)
+		valign + `; gap: 4mm; font-family: ` + stdhtml.EscapeString(fontStack) + `; font-size: 8pt; color: #333; ` + pad + `">`)
 	for i, cell := range cells {
 		b.WriteString(`<div style="flex: 1 1 0; text-align: ` + align[i] + `;">`)
 		for _, part := range renderq.SplitPlaceholders(cell) {
@@ -74,7 +94,7 @@ func band(cells [3]string, top bool) string {
 			case renderq.PagesPlaceholder:
 				b.WriteString(`<span class="totalPages"></span>`)
 			default:
-				b.WriteString(html.EscapeString(part))
+				b.WriteString(stdhtml.EscapeString(part))
 			}
 		}
 		b.WriteString(`</div>`)

@@ -46,6 +46,9 @@ type Config struct {
 	RestartAfter int
 	// JobTimeout bounds one print.
 	JobTimeout time.Duration
+	// MaxPages bounds the pages of a document (RENDER_MAX_PAGES); a longer
+	// one is refused with *TooLongError, checked while printing.
+	MaxPages int
 	// NoSandbox passes --no-sandbox. Chromium's sandbox needs user namespaces
 	// or a setuid helper and refuses to start as root; the container runs as
 	// an unprivileged user with the sandbox on, only root needs this.
@@ -90,6 +93,9 @@ func New(cfg Config) (*Renderer, error) {
 	}
 	if cfg.JobTimeout <= 0 {
 		cfg.JobTimeout = 30 * time.Second
+	}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = 300
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -145,9 +151,15 @@ func (r *Renderer) Close() {
 
 // Render prints the job to PDF.
 func (r *Renderer) Render(ctx context.Context, job renderq.Job) ([]byte, error) {
-	doc, err := Document(job)
+	doc, breaks, err := document(job)
 	if err != nil {
 		return nil, err
+	}
+	// Thousands of forced page breaks are refused before a tab is taken;
+	// twice the cap leaves documents near it to the exact count of the
+	// print (see precheck).
+	if breaks > 2*r.cfg.MaxPages {
+		return nil, &TooLongError{MaxPages: r.cfg.MaxPages}
 	}
 	select {
 	case r.tabs <- struct{}{}:
@@ -326,9 +338,33 @@ func (r *Renderer) print(ctx context.Context, b *browser, doc string, job render
 	}); err != nil {
 		return nil, fmt.Errorf("pdf: set content: %w", err)
 	}
-	res, err := chromedp.Call(tctx, page.PrintToPDF, PrintParams(job))
+	if err := r.precheck(tctx, job); err != nil {
+		return nil, err
+	}
+	// The page cap is checked by Chromium itself while printing: it prints
+	// at most MaxPages+1 pages (ranges past the end are capped to the page
+	// count), so a document over the cap costs its layout and one page more
+	// than the cap, never its full length; a count of MaxPages+1 means "too
+	// long". Reading the count with pdfcpu costs ~1 ms for a seven-page
+	// contract and ~16 ms at the cap, against hundreds of milliseconds and
+	// seconds of printing (docs/benchmarks.md).
+	params := PrintParams(job)
+	params.PageRanges = fmt.Sprintf("1-%d", r.cfg.MaxPages+1)
+	res, err := chromedp.Call(tctx, page.PrintToPDF, params)
 	if err != nil {
+		if tctx.Err() != nil && ctx.Err() == nil && b.ctx.Err() == nil {
+			// The print's own deadline ended while the job's context and the
+			// browser were fine: the content takes too long to lay out.
+			return nil, &ContentTimeoutError{Limit: r.cfg.JobTimeout}
+		}
 		return nil, fmt.Errorf("pdf: print: %w", err)
+	}
+	n, err := pageCount(res.Data)
+	if err != nil {
+		return nil, err
+	}
+	if n > r.cfg.MaxPages {
+		return nil, &TooLongError{MaxPages: r.cfg.MaxPages}
 	}
 	return res.Data, nil
 }

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/hibiken/asynq"
 
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/render/fixture"
@@ -112,7 +114,7 @@ func BenchmarkWorkerPDF(b *testing.B) {
 	parallel(b, func(i int) error {
 		job := base
 		job.Title = fmt.Sprintf("%s %s-%d", base.Title, run, i)
-		_, err := client.Render(context.Background(), job, renderq.Interactive)
+		_, err := client.Render(context.Background(), job, renderq.Interactive, "")
 		return err
 	})
 }
@@ -124,14 +126,14 @@ func BenchmarkCachedDownload(b *testing.B) {
 	startWorker(b, env, os.Getenv("CHROME_PATH"))
 	client := env.Client(b)
 	job := fixture.Contract(renderq.PDF, fixture.Sections)
-	if _, err := client.Render(context.Background(), job, renderq.Interactive); err != nil {
+	if _, err := client.Render(context.Background(), job, renderq.Interactive, ""); err != nil {
 		b.Fatal(err)
 	}
 	durations := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		if _, err := client.Render(context.Background(), job, renderq.Interactive); err != nil {
+		if _, err := client.Render(context.Background(), job, renderq.Interactive, ""); err != nil {
 			b.Fatal(err)
 		}
 		durations = append(durations, time.Since(start))
@@ -149,4 +151,124 @@ func BenchmarkDOCX(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPDFUnderFlood measures what one user's flood of 10,000-page
+// templates costs another user: the p95 latency of a normal user's
+// seven-page PDF (one at a time, each a new job) alone and while the
+// flooder keeps as many huge templates in flight as it is allowed and
+// retries every 429 at once, ignoring Retry-After, as fast as the gateway
+// lets one user (CRM_RATE_LIMIT_USER_PER_MINUTE, 1200: 20 requests/s over
+// its 4 goroutines); alone and flooded rounds are interleaved so both see
+// the same machine. Reports both p95s and their ratio (target ≤ 1.5).
+//
+// Two floods: "inline" alternates the two kinds the worker refuses before
+// printing (a 10,000-page box, 10,000 inline page breaks; the shapes a
+// contract can carry), "stylesheet" sends breaks from a <style> sheet,
+// which only the capped print finds (the worker accepts <style>; the
+// contracts service's sanitiser removes it, so no user reaches it there).
+func BenchmarkPDFUnderFlood(b *testing.B) {
+	for _, flood := range []struct {
+		name  string
+		kinds []int
+	}{{"inline", []int{0, 1}}, {"stylesheet", []int{2}}} {
+		b.Run("flood="+flood.name, func(b *testing.B) { benchFlood(b, flood.kinds) })
+	}
+}
+
+func benchFlood(b *testing.B, kinds []int) {
+	env := rendertest.New(b)
+	env.Config.PerUser = renderq.DefaultPerUser
+	startWorker(b, env, os.Getenv("CHROME_PATH"))
+	client := env.Client(b)
+	base := fixture.Contract(renderq.PDF, fixture.Sections)
+	run := fmt.Sprint(time.Now().UnixNano())
+	var seq atomic.Int64
+	normal := func() (time.Duration, error) {
+		job := base
+		job.Title = fmt.Sprintf("%s %s-%d", base.Title, run, seq.Add(1))
+		start := time.Now()
+		_, err := client.Render(context.Background(), job, renderq.Interactive, "bob")
+		return time.Since(start), err
+	}
+	if _, err := normal(); err != nil { // warm the browser
+		b.Fatal(err)
+	}
+	const rounds, perRound = 3, 15
+	var alone, flooded []time.Duration
+	var refused, busy, other atomic.Int64
+	b.ResetTimer()
+	for b.Loop() {
+		for range rounds {
+			for range perRound {
+				d, err := normal()
+				if err != nil {
+					b.Fatal(err)
+				}
+				alone = append(alone, d)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						n := int(seq.Add(1))
+						job := hugeJob(n, kinds[n%len(kinds)])
+						job.Title += " " + run
+						_, err := client.Render(ctx, job, renderq.Interactive, "mallory")
+						var tl *renderq.TooLongError
+						var bz *renderq.BusyError
+						switch {
+						case errors.As(err, &tl):
+							refused.Add(1)
+						case errors.As(err, &bz):
+							busy.Add(1)
+							select {
+							case <-ctx.Done():
+							case <-time.After(200 * time.Millisecond):
+							}
+						case err != nil && ctx.Err() == nil:
+							other.Add(1)
+						}
+					}
+				})
+			}
+			for range perRound {
+				d, err := normal()
+				if err != nil {
+					b.Fatal(err)
+				}
+				flooded = append(flooded, d)
+			}
+			stop()
+			wg.Wait()
+			// Let the flood's last prints end before the next quiet round.
+			waitIdle(b, env)
+		}
+	}
+	b.StopTimer()
+	p95 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[(len(d)*95+99)/100-1].Microseconds()) / 1000
+	}
+	a, f := p95(alone), p95(flooded)
+	b.ReportMetric(a, "alone-p95-ms")
+	b.ReportMetric(f, "flood-p95-ms")
+	b.ReportMetric(f/a, "ratio")
+	b.ReportMetric(float64(refused.Load()), "huge-refused")
+	b.ReportMetric(float64(busy.Load()), "huge-429")
+	b.ReportMetric(float64(other.Load()), "huge-other-errors")
+}
+
+// waitIdle waits until no task runs or waits on the interactive queue.
+func waitIdle(t testing.TB, env rendertest.Env) {
+	t.Helper()
+	insp := asynq.NewInspectorFromRedisClient(env.Redis)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		info, err := insp.GetQueueInfo(env.Config.Queues.Name(renderq.Interactive))
+		if err == nil && info.Active == 0 && info.Pending == 0 {
+			return
+		}
+	}
+	t.Fatal("queue never became idle")
 }

@@ -126,8 +126,17 @@ func (w *Worker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 func (w *Worker) fail(ctx context.Context, key string, err error) error {
 	f := renderq.Failure{Code: renderq.FailureExhausted, Message: err.Error()}
 	permanent := false
-	if errors.Is(err, pdf.ErrUnavailable) {
+	var tooLong *pdf.TooLongError
+	var slow *pdf.ContentTimeoutError
+	switch {
+	case errors.Is(err, pdf.ErrUnavailable):
 		f.Code, permanent = renderq.FailureUnavailable, true
+	case errors.As(err, &tooLong):
+		// The content decides; a retry would print the same pages again.
+		f.Code, permanent = renderq.FailureTooLong, true
+		f.MaxPages = tooLong.MaxPages
+	case errors.As(err, &slow):
+		f.Code, permanent = renderq.FailureContentTimeout, true
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
@@ -135,14 +144,20 @@ func (w *Worker) fail(ctx context.Context, key string, err error) error {
 		w.log.Warn("render failed, will retry", "key", key, "retry", retried, "error", err.Error())
 		return err
 	}
-	w.log.Error("render failed", "key", key, "code", f.Code, "error", err.Error())
+	if f.Code == renderq.FailureTooLong || f.Code == renderq.FailureContentTimeout {
+		// The user's document, not the system: a warning, not an error.
+		w.log.Warn("render refused", "key", key, "code", f.Code, "error", err.Error())
+	} else {
+		w.log.Error("render failed", "key", key, "code", f.Code, "error", err.Error())
+	}
 	if perr := w.store.PutFailure(context.WithoutCancel(ctx), key, f); perr != nil {
 		w.log.Error("recording failure", "error", perr.Error())
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
 	// Given up and told the client: the task ends as done, so asynq deletes
 	// it instead of archiving it for 90 days with the contract's HTML (a
-	// contract's personal data) in its payload.
+	// contract's personal data) in its payload. Like asynq.SkipRetry, this
+	// is never retried; unlike it, nothing is kept.
 	return nil
 }
 

@@ -45,8 +45,9 @@ func startWorker(t testing.TB, env rendertest.Env, chromePath string) (*counting
 	if err != nil {
 		t.Fatal(err)
 	}
+	// JobTimeout as in production (RENDER_JOB_TIMEOUT), below the wait.
 	r, err := pdf.New(pdf.Config{ChromePath: chromePath, Tabs: 4, RestartAfter: 1000, NoSandbox: os.Geteuid() == 0,
-		OnRestart: m.BrowserRestarted})
+		JobTimeout: 20 * time.Second, OnRestart: m.BrowserRestarted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestRenderThroughWorker(t *testing.T) {
 			results := make([][]byte, 3)
 			errs := make([]error, 3)
 			for i := range results {
-				wg.Go(func() { results[i], errs[i] = client.Render(t.Context(), job, renderq.Interactive) })
+				wg.Go(func() { results[i], errs[i] = client.Render(t.Context(), job, renderq.Interactive, "") })
 			}
 			wg.Wait()
 			for i := range results {
@@ -105,7 +106,7 @@ func TestRenderThroughWorker(t *testing.T) {
 				}
 			}
 			// A repeated download is served from the store.
-			again, err := client.Render(t.Context(), job, renderq.Batch)
+			again, err := client.Render(t.Context(), job, renderq.Batch, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +151,7 @@ func TestTaggedIsPartOfTheResult(t *testing.T) {
 		{"tagged again", tagged, true, 2},
 	}
 	for _, tc := range tests {
-		data, err := tc.client.Render(t.Context(), job, renderq.Interactive)
+		data, err := tc.client.Render(t.Context(), job, renderq.Interactive, "")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -167,7 +168,7 @@ func TestNoWorkerIs503(t *testing.T) {
 	t.Parallel()
 	env := rendertest.New(t)
 	client := env.Client(t)
-	_, err := client.Render(t.Context(), renderq.Job{Format: renderq.PDF, HTML: "<p>x</p>"}, renderq.Interactive)
+	_, err := client.Render(t.Context(), renderq.Job{Format: renderq.PDF, HTML: "<p>x</p>"}, renderq.Interactive, "")
 	var unavailable *renderq.UnavailableError
 	if !errors.As(err, &unavailable) || unavailable.Reason != renderq.NoWorker {
 		t.Fatalf("err = %v, want UnavailableError(no_worker)", err)
@@ -185,7 +186,7 @@ func TestMissingChromiumIs503AndDOCXStillWorks(t *testing.T) {
 	client := env.Client(t)
 
 	start := time.Now()
-	_, err := client.Render(t.Context(), renderq.Job{Format: renderq.PDF, HTML: "<p>x</p>"}, renderq.Interactive)
+	_, err := client.Render(t.Context(), renderq.Job{Format: renderq.PDF, HTML: "<p>x</p>"}, renderq.Interactive, "")
 	var unavailable *renderq.UnavailableError
 	if !errors.As(err, &unavailable) || unavailable.Reason != renderq.RendererDown {
 		t.Fatalf("err = %v, want UnavailableError(renderer_unavailable)", err)
@@ -196,7 +197,7 @@ func TestMissingChromiumIs503AndDOCXStillWorks(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("missing Chromium took %s to report; the client should not wait for the timeout", took)
 	}
-	if _, err := client.Render(t.Context(), fixture.Contract(renderq.DOCX, 2), renderq.Interactive); err != nil {
+	if _, err := client.Render(t.Context(), fixture.Contract(renderq.DOCX, 2), renderq.Interactive, ""); err != nil {
 		t.Errorf("DOCX without Chromium: %v", err)
 	}
 	// The failed PDF task is not kept: its payload is the contract's HTML.
@@ -235,7 +236,7 @@ func TestTimeoutIs503(t *testing.T) {
 	startWorker(t, env, os.Getenv("CHROME_PATH"))
 	env.Config.Wait = time.Millisecond
 	client := env.Client(t)
-	_, err := client.Render(t.Context(), fixture.Contract(renderq.PDF, 40), renderq.Interactive)
+	_, err := client.Render(t.Context(), fixture.Contract(renderq.PDF, 40), renderq.Interactive, "")
 	var unavailable *renderq.UnavailableError
 	if !errors.As(err, &unavailable) || unavailable.Reason != renderq.TimedOut {
 		t.Fatalf("err = %v, want UnavailableError(timeout)", err)
