@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"regexp"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,7 +37,11 @@ type DB struct {
 	Schema string
 }
 
-// Open connects with search_path set to schema. maxConns 0 keeps pgx's default.
+// Open connects with search_path set to schema. maxConns 0 keeps pgx's
+// default. Every statement is traced (a span per query, batch and copy,
+// named by its SQL verb and carrying the statement text, never its
+// arguments) by the global tracer provider: nothing is recorded unless
+// tracing is set up (pkg/tracing).
 func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("db: invalid schema name %q", schema)
@@ -50,6 +55,7 @@ func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) 
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("db: connect: %w", err)

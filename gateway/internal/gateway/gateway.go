@@ -24,13 +24,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Server limits. Header reading is short (slow-header clients are cut
@@ -62,9 +62,13 @@ type Gateway struct {
 	rdb       *redis.Client
 	limiter   *Limiter
 	metrics   *metrics
-	openapi   []byte
-	docs      []byte
-	docsCSP   string
+	routes    *routeTemplates
+	// upstream is transport, traced: a client span per proxied request
+	// whose W3C trace context the service continues.
+	upstream http.RoundTripper
+	openapi  []byte
+	docs     []byte
+	docsCSP  string
 
 	// draining is set once Serve's context ends: /readyz answers 503 and
 	// every response closes its connection.
@@ -77,8 +81,10 @@ type Gateway struct {
 
 // reqState is what one request accumulates on its way through.
 type reqState struct {
-	requestID    string
-	route        string
+	requestID string
+	route     string
+	// path is the request path without /api, once the table matched it.
+	path         string
 	clientIP     netip.Addr
 	forwardedFor string
 	quota        *Quota
@@ -112,6 +118,9 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond, 250*time.Millisecond
 	ropts.MaxRetries = -1
 	rdb := redis.NewClient(ropts)
+	if err := tracing.Redis(rdb); err != nil {
+		return nil, err
+	}
 
 	jwks := auth.NewJWKS(cfg.JWKSURL)
 	verifier, err := auth.NewVerifier(jwks, auth.Issuer, auth.Audience)
@@ -131,10 +140,14 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
+	transport := newTransport(cfg.UpstreamTimeout)
 	g := &Gateway{
 		cfg: cfg, log: log, table: Table,
-		transport: newTransport(cfg.UpstreamTimeout),
-		verifier:  verifier, jwks: jwks,
+		transport: transport,
+		upstream: otelhttp.NewTransport(transport, otelhttp.WithPropagators(tracing.Propagator),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " upstream" })),
+		routes:   newRouteTemplates(Operations()),
+		verifier: verifier, jwks: jwks,
 		keys:    NewKeyVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
@@ -162,11 +175,6 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return c.JSON(map[string]string{"status": "ok"})
 	})
 	g.app.Get("/readyz", g.ready)
-	metricsHandler := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	g.app.Get("/metrics", func(c *fiber.Ctx) error {
-		metricsHandler(c.Context())
-		return nil
-	})
 	g.app.Get("/openapi.json", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "application/json")
 		return c.Send(g.openapi)
@@ -238,7 +246,8 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 		// Stopping: let keep-alive clients reconnect to another replica.
 		c.Context().SetConnectionClose()
 	}
-	c.SetUserContext(problem.WithRequestID(context.Background(), st.requestID))
+	ctx, span := startSpan(problem.WithRequestID(context.Background(), st.requestID), c)
+	c.SetUserContext(ctx)
 	g.securityHeaders(c)
 
 	var err error
@@ -265,12 +274,13 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 	}
 	g.finishBody(c, st)
 
-	route := st.route
+	route := g.routes.label(c.Method(), st.path, st.route)
 	if route == "" {
 		route = opsRoute(c.Route().Path)
 	}
 	status := c.Response().StatusCode()
 	method := metricMethod(c.Method())
+	endSpan(span, method, route, status)
 	g.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	g.metrics.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	g.log.LogAttrs(c.UserContext(), slog.LevelInfo, "request",
@@ -372,7 +382,7 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 	if rt == nil {
 		return problem.NotFound("route")
 	}
-	st.route = rt.Pattern
+	st.route, st.path = rt.Pattern, path
 	ctx := c.UserContext()
 
 	if rt.Policy == Key && g.cors(c) {
@@ -516,10 +526,16 @@ func (g *Gateway) allowedOrigin(origin string) string {
 // body and the gateway_dependency_up gauge without failing readiness; once
 // Serve is stopping it is 503 whatever the checks.
 func (g *Gateway) ready(c *fiber.Ctx) error {
+	status, body := g.readiness(c.UserContext())
+	return c.Status(status).JSON(body)
+}
+
+// readiness runs the checks of /readyz (public and ops listeners alike).
+func (g *Gateway) readiness(ctx context.Context) (int, map[string]any) {
 	if g.draining.Load() {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "shutting_down"})
+		return fiber.StatusServiceUnavailable, map[string]any{"status": "shutting_down"}
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	checks := map[string]string{}
 	ok := true
@@ -552,9 +568,9 @@ func (g *Gateway) ready(c *fiber.Ctx) error {
 		up("redis", true)
 	}
 	if !ok {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "unavailable", "checks": checks})
+		return fiber.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": checks}
 	}
-	return c.JSON(map[string]any{"status": "ok", "checks": checks})
+	return fiber.StatusOK, map[string]any{"status": "ok", "checks": checks}
 }
 
 // errorHandler renders every error as problem+json: the gateway's own

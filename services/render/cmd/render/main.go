@@ -18,7 +18,9 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 	"github.com/opencrm/crm/services/render/internal/worker"
 )
@@ -44,6 +46,7 @@ type settings struct {
 	RestartAfter int
 	JobTimeout   time.Duration
 	Shutdown     httpx.Shutdown
+	Tracing      tracing.Config
 }
 
 func load() (settings, error) {
@@ -60,6 +63,7 @@ func load() (settings, error) {
 		RestartAfter: l.Int("RENDER_BROWSER_RESTART_AFTER", 500, 1, 1_000_000),
 		JobTimeout:   l.Duration("RENDER_JOB_TIMEOUT", 60*time.Second),
 		Shutdown:     httpx.LoadShutdown(l),
+		Tracing:      tracing.Load(l),
 	}
 	// DOCX jobs need no tab, so a couple of extra slots keep them flowing
 	// while every tab prints.
@@ -84,8 +88,21 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
+	stopTracing, err := tracing.Setup(ctx, "render", s.Tracing)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// After the worker stopped: the last jobs' spans are flushed.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(fctx)
+	}()
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
+	if err := tracing.Redis(rdb); err != nil {
+		return err
+	}
 
 	var renderer *pdf.Renderer
 	ops, err := httpx.NewOps(
@@ -95,8 +112,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metrics, err := worker.NewMetrics(ops.Registry, asynq.NewInspectorFromRedisClient(rdb), s.Queue.Queues)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	metrics, err := worker.NewMetrics(ops.Registry, insp, s.Queue.Queues)
 	if err != nil {
+		return err
+	}
+	if err := ops.Registry.Register(platform.QueueMetrics(insp, s.Queue.Queues.All()...)); err != nil {
 		return err
 	}
 	renderer, err = pdf.New(pdf.Config{
