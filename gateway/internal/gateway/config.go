@@ -24,6 +24,9 @@ type Config struct {
 	Tracing tracing.Config
 	// RedisURL is where rate-limit counters live (REDIS_URL).
 	RedisURL string
+	// QueuesRedisURL is the Redis of the asynq queues the queues UI shows
+	// (CRM_QUEUES_REDIS_URL, default REDIS_URL).
+	QueuesRedisURL string
 	// LogLevel is debug, info, warn or error (LOG_LEVEL).
 	LogLevel string
 	// Services maps a service name to its base URL (IDENTITY_URL, ...).
@@ -91,6 +94,7 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		HSTSMaxAge:      l.Int("CRM_HSTS_MAX_AGE", 0, 0, 1<<30),
 		APIKeyCacheTTL:  5 * time.Second,
 	}
+	c.QueuesRedisURL = l.URL("CRM_QUEUES_REDIS_URL", c.RedisURL)
 	for _, s := range serviceEnv {
 		c.Services[s.name] = strings.TrimRight(l.URL(s.env, s.def), "/")
 	}

@@ -63,6 +63,7 @@ type Gateway struct {
 	limiter   *Limiter
 	metrics   *metrics
 	routes    *routeTemplates
+	queuesUI  *queuesUI
 	// upstream is transport, traced: a client span per proxied request
 	// whose W3C trace context the service continues.
 	upstream http.RoundTripper
@@ -141,8 +142,13 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	transport := newTransport(cfg.UpstreamTimeout)
+	qui, err := newQueuesUI(cfg.QueuesRedisURL)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{
-		cfg: cfg, log: log, table: Table,
+		queuesUI: qui,
+		cfg:      cfg, log: log, table: Table,
 		transport: transport,
 		upstream: otelhttp.NewTransport(transport, otelhttp.WithPropagators(tracing.Propagator),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " upstream" })),
@@ -191,9 +197,10 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 // App is the fiber application (for tests and Serve).
 func (g *Gateway) App() *fiber.App { return g.app }
 
-// Close releases Redis and idle upstream connections.
+// Close releases Redis, the queues UI's and idle upstream connections.
 func (g *Gateway) Close() error {
 	g.transport.CloseIdleConnections()
+	_ = g.queuesUI.Close()
 	return g.rdb.Close()
 }
 
@@ -378,6 +385,11 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		return problem.NotFound("route")
 	}
 	path := strings.TrimPrefix(full, "/api")
+	if isQueuesPath(path) {
+		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+		st.clientIP = clientIP(remote, forwardedFor(&c.Request().Header), g.cfg.TrustedProxies)
+		return g.queues(c, st)
+	}
 	rt := Match(g.table, c.Method(), path)
 	if rt == nil {
 		return problem.NotFound("route")
