@@ -111,7 +111,9 @@ func TestTraceOfQualification(t *testing.T) {
 		root[0].Name != "POST /leads/{id}/qualify" {
 		t.Errorf("spans under the caller's = %+v, want the gateway's server span POST /leads/{id}/qualify", root)
 	}
-	if !slices.ContainsFunc(spans, func(s span) bool { return s.Service == "deals" && s.Kind == "SPAN_KIND_CLIENT" && strings.HasPrefix(s.Name, "INSERT") }) {
+	if !slices.ContainsFunc(spans, func(s span) bool {
+		return s.Service == "deals" && s.Kind == "SPAN_KIND_CLIENT" && strings.HasPrefix(s.Name, "INSERT")
+	}) {
 		t.Error("no SQL span of deals' insert in the trace")
 	}
 }
