@@ -45,6 +45,7 @@ require (
 	github.com/opencrm/crm/pkg v0.0.0
 	github.com/opencrm/crm/services/render v0.0.0
 	go.opentelemetry.io/proto/otlp v1.11.0
+	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/protobuf v1.36.12
 )
 
