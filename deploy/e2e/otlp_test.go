@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -23,10 +24,13 @@ type span struct {
 // collector is an OTLP/HTTP trace receiver keeping spans in memory by
 // trace id; the stack's processes export to it.
 type collector struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	byTID map[string][]span
-	n     int
+	srv *httptest.Server
+	// discard drops what arrives undecoded, so a benchmark measures the
+	// services' cost of tracing rather than this receiver's.
+	discard atomic.Bool
+	mu      sync.Mutex
+	byTID   map[string][]span
+	n       int
 }
 
 // maxSpans bounds the memory of a long run; later spans are dropped.
@@ -46,6 +50,13 @@ func (c *collector) URL() string { return c.srv.URL }
 func (c *collector) export(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" {
 		http.NotFound(w, r)
+		return
+	}
+	if c.discard.Load() {
+		_, _ = io.Copy(io.Discard, r.Body)
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
 		return
 	}
 	var body io.Reader = r.Body

@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
+
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -40,8 +42,7 @@ type DB struct {
 // Open connects with search_path set to schema. maxConns 0 keeps pgx's
 // default. Every statement is traced (a span per query, batch and copy,
 // named by its SQL verb and carrying the statement text, never its
-// arguments) by the global tracer provider: nothing is recorded unless
-// tracing is set up (pkg/tracing).
+// arguments) when tracing is set up (pkg/tracing); otherwise no hook runs.
 func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("db: invalid schema name %q", schema)
@@ -55,7 +56,9 @@ func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) 
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
-	cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes())
+	if tracing.Active() {
+		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes())
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("db: connect: %w", err)

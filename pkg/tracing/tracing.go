@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
@@ -23,6 +24,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/opencrm/crm/pkg/config"
 )
@@ -61,6 +63,17 @@ func Load(l *config.Loader) Config {
 // which process called Setup (tests, tools).
 var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
+// active is set once Setup installed an exporting provider.
+var active atomic.Bool
+
+// Active reports whether this process records and exports spans. The
+// wrappers that cost allocations per call even when nothing records
+// (otelhttp's handler and transport, the pgx and Redis hooks) are
+// installed only then, by constructors running after Setup; with tracing
+// off the W3C context is still passed on by hand (Inject into headers),
+// so a client's traceparent reaches every log line.
+func Active() bool { return active.Load() }
+
 // Setup installs the W3C propagator and, when c.Endpoint is set, a tracer
 // provider that batches spans to the OTLP/HTTP exporter. shutdown flushes
 // the spans still buffered; call it once the server has drained.
@@ -78,8 +91,22 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	tp := NewProvider(res, sdktrace.NewBatchSpanProcessor(exp))
-	otel.SetTracerProvider(tp)
+	Install(tp)
 	return tp.Shutdown, nil
+}
+
+// Install makes tp the global tracer provider and tracing Active; nil
+// restores the no-op provider and turns it off. Setup calls it; benchmarks
+// and tests with their own exporter do too, before building what they
+// measure.
+func Install(tp *sdktrace.TracerProvider) {
+	if tp == nil {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		active.Store(false)
+		return
+	}
+	otel.SetTracerProvider(tp)
+	active.Store(true)
 }
 
 // NewProvider is the tracer provider Setup installs, with sp as its span
@@ -149,7 +176,10 @@ func End(span trace.Span, err error) {
 }
 
 // Redis traces rdb's commands (a client span each, inside the caller's
-// trace; the sampler drops those with no parent).
+// trace; the sampler drops those with no parent) when tracing is Active.
 func Redis(rdb *redis.Client) error {
+	if !Active() {
+		return nil
+	}
 	return redisotel.InstrumentTracing(rdb, redisotel.WithDBStatement(false))
 }

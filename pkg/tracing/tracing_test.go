@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -25,7 +24,7 @@ import (
 var rec = tracetest.NewSpanRecorder()
 
 func TestMain(m *testing.M) {
-	otel.SetTracerProvider(tracing.NewProvider(resource.Empty(), rec))
+	tracing.Install(tracing.NewProvider(resource.Empty(), rec))
 	os.Exit(m.Run())
 }
 

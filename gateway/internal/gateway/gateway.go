@@ -64,8 +64,8 @@ type Gateway struct {
 	metrics   *metrics
 	routes    *routeTemplates
 	queuesUI  *queuesUI
-	// upstream is transport, traced: a client span per proxied request
-	// whose W3C trace context the service continues.
+	// upstream is transport, traced when tracing is active: a client span
+	// per proxied request whose W3C trace context the service continues.
 	upstream http.RoundTripper
 	openapi  []byte
 	docs     []byte
@@ -142,6 +142,11 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	transport := newTransport(cfg.UpstreamTimeout)
+	var upstream http.RoundTripper = transport
+	if tracing.Active() {
+		upstream = otelhttp.NewTransport(transport, otelhttp.WithPropagators(tracing.Propagator),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " upstream" }))
+	}
 	qui, err := newQueuesUI(cfg.QueuesRedisURL)
 	if err != nil {
 		return nil, err
@@ -150,10 +155,9 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		queuesUI: qui,
 		cfg:      cfg, log: log, table: Table,
 		transport: transport,
-		upstream: otelhttp.NewTransport(transport, otelhttp.WithPropagators(tracing.Propagator),
-			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " upstream" })),
-		routes:   newRouteTemplates(Operations()),
-		verifier: verifier, jwks: jwks,
+		upstream:  upstream,
+		routes:    newRouteTemplates(Operations()),
+		verifier:  verifier, jwks: jwks,
 		keys:    NewKeyVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),

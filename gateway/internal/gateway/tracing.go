@@ -24,6 +24,13 @@ func startSpan(ctx context.Context, c *fiber.Ctx) (context.Context, trace.Span) 
 	case "/healthz", "/readyz":
 		return ctx, trace.SpanFromContext(ctx) // the no-op span
 	}
+	if !tracing.Active() {
+		// Off: only a client's context is kept, for the logs.
+		if len(c.Request().Header.Peek("Traceparent")) > 0 {
+			ctx = tracing.Propagator.Extract(ctx, headerCarrier{&c.Request().Header})
+		}
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx = tracing.Propagator.Extract(ctx, headerCarrier{&c.Request().Header})
 	return tracing.Start(ctx, c.Method(), trace.SpanKindServer)
 }
