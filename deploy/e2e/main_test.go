@@ -14,6 +14,16 @@ import (
 // before the parallel ones) and restore it before returning.
 var stack *Stack
 
+// traces receives the spans of every process. Tests run with tracing on,
+// so every flow also exercises it; benchmarks start with it off (see
+// BenchmarkTracingOverhead).
+var traces *collector
+
+// tracingEnv turns tracing on, exporting to traces within 100 ms.
+func tracingEnv() map[string]string {
+	return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": traces.URL(), "OTEL_BSP_SCHEDULE_DELAY": "100"}
+}
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	os.Exit(run(m))
@@ -32,7 +42,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	opts := Options{Render: true}
+	traces = newCollector()
+	defer traces.Close()
+	opts := Options{Render: true, Env: tracingEnv()}
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Benchmarks measure the platform, not the per-user quota.
 		// The PDF benchmark renders 4 contracts at once as one user.

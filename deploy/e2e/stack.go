@@ -53,6 +53,8 @@ type Stack struct {
 	Gateway string
 	// URLs of each process by name (base, without /api).
 	URLs map[string]string
+	// GatewayOps is the gateway's ops listener (/metrics, /healthz, /readyz).
+	GatewayOps string
 	// DatabaseURL is the fresh database (superuser), for assertions.
 	DatabaseURL string
 	// RedisURL is the logical Redis database reserved for the stack.
@@ -152,6 +154,11 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		s.URLs[n] = fmt.Sprintf("http://127.0.0.1:%d", p)
 	}
 	s.Gateway = s.URLs["gateway"] + "/api"
+	opsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.GatewayOps = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	secret := randHex(20)
 	common := []string{
 		"REDIS_URL=" + s.RedisURL,
@@ -176,6 +183,9 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		env = append(env, fmt.Sprintf("ADDR=127.0.0.1:%d", ports[n]))
 		if n != "gateway" && n != "render" {
 			env = append(env, "DATABASE_URL="+s.roleURL(n))
+		}
+		if n == "gateway" {
+			env = append(env, fmt.Sprintf("OPS_ADDR=127.0.0.1:%d", opsPort))
 		}
 		s.env[n] = env
 	}

@@ -11,10 +11,13 @@ import (
 	"io/fs"
 	"regexp"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
+
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -36,7 +39,10 @@ type DB struct {
 	Schema string
 }
 
-// Open connects with search_path set to schema. maxConns 0 keeps pgx's default.
+// Open connects with search_path set to schema. maxConns 0 keeps pgx's
+// default. Every statement is traced (a span per query, batch and copy,
+// named by its SQL verb and carrying the statement text, never its
+// arguments) when tracing is set up (pkg/tracing); otherwise no hook runs.
 func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("db: invalid schema name %q", schema)
@@ -49,6 +55,9 @@ func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) 
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if tracing.Active() {
+		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes())
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opencrm/crm/pkg/problem"
 )
@@ -20,18 +22,6 @@ import (
 const RequestIDHeader = "X-Request-Id"
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
-
-// validTraceparent is the W3C Trace Context header, version 00.
-var validTraceparent = regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
-
-type traceKey struct{}
-
-// Traceparent returns the W3C traceparent the request arrived with, so
-// calls to other services continue the same trace.
-func Traceparent(ctx context.Context) string {
-	s, _ := ctx.Value(traceKey{}).(string)
-	return s
-}
 
 // Middleware wraps a handler.
 type Middleware func(http.Handler) http.Handler
@@ -45,8 +35,8 @@ func Chain(h http.Handler, mws ...Middleware) http.Handler {
 }
 
 // RequestID accepts a well-formed X-Request-Id or generates one, echoes it,
-// and stores it in the context for logs and problem bodies; a well-formed
-// W3C traceparent is kept in the context too (see Traceparent).
+// and stores it in the context for logs and problem bodies. (The W3C trace
+// context is OpenTelemetry's: see Ops.Handler.)
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
@@ -55,11 +45,7 @@ func RequestID(next http.Handler) http.Handler {
 			r.Header.Set(RequestIDHeader, id)
 		}
 		w.Header().Set(RequestIDHeader, id)
-		ctx := problem.WithRequestID(r.Context(), id)
-		if tp := r.Header.Get("Traceparent"); validTraceparent.MatchString(tp) {
-			ctx = context.WithValue(ctx, traceKey{}, tp)
-		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(problem.WithRequestID(r.Context(), id)))
 	})
 }
 
@@ -152,6 +138,12 @@ func (m *Metrics) Observe(next http.Handler) http.Handler {
 			route = "unmatched"
 		}
 		elapsed := time.Since(start)
+		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+			// The server span was named before routing; the pattern is
+			// known only now, and keeps span names as few as the routes.
+			span.SetName(route)
+			span.SetAttributes(semconv.HTTPRoute(route))
+		}
 		if m != nil {
 			m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
 			m.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())

@@ -13,9 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Check reports whether one dependency is ready (database, Redis, ...).
@@ -62,7 +65,9 @@ func NewOps(checks ...Check) (*Ops, error) {
 }
 
 // Handler mounts /healthz, /readyz and /metrics beside api and wraps
-// everything in request id, recovery and metrics middleware.
+// everything in tracing (when Active, a server span continuing the caller's
+// W3C trace context; the ops endpoints are not traced), request id,
+// recovery and metrics middleware.
 func (o *Ops) Handler(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +76,32 @@ func (o *Ops) Handler(api http.Handler) http.Handler {
 	mux.HandleFunc("GET /readyz", o.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
 	mux.Handle("/", problemMethodNotAllowed(api))
-	return Chain(mux, RequestID, o.Metrics.Observe, Recover)
+	h := Chain(mux, RequestID, o.Metrics.Observe, Recover)
+	if !tracing.Active() {
+		return extractTrace(h)
+	}
+	return otelhttp.NewHandler(h, "http.server",
+		otelhttp.WithPropagators(tracing.Propagator),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return false
+			}
+			return true
+		}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
+	)
+}
+
+// extractTrace keeps a caller's W3C trace context in the request context
+// when tracing is off, so logs and onward calls carry it.
+func extractTrace(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Traceparent") != "" {
+			r = r.WithContext(tracing.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // problemMethodNotAllowed turns ServeMux's plain-text 405 (a known path with

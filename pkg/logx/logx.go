@@ -1,5 +1,5 @@
 // Package logx sets up structured JSON logging (slog) whose records carry the
-// request id of the context they are logged with.
+// request id and the trace of the context they are logged with.
 package logx
 
 import (
@@ -7,31 +7,37 @@ import (
 	"io"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/opencrm/crm/pkg/problem"
 )
 
 // New returns a JSON logger at the named level ("debug", "info", "warn",
-// "error"), tagged with the service name, that adds request_id from context.
+// "error"), tagged with the service name, that adds request_id, trace_id
+// and span_id from context, so a log line leads to its trace and back.
 func New(w io.Writer, service, level string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
 	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})
-	return slog.New(requestIDHandler{h}).With("service", service)
+	return slog.New(contextHandler{h}).With("service", service)
 }
 
-type requestIDHandler struct{ slog.Handler }
+type contextHandler struct{ slog.Handler }
 
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := problem.RequestID(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(as)}
+func (h contextHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return contextHandler{h.Handler.WithAttrs(as)}
 }
 
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
+func (h contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{h.Handler.WithGroup(name)}
 }

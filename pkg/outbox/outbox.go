@@ -19,9 +19,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/outbox/migrations"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Migrations is the outbox's migration set, for testdb fingerprints.
@@ -46,6 +49,9 @@ type Event struct {
 	AggregateID string          `json:"aggregate_id"`
 	OccurredAt  time.Time       `json:"occurred_at"`
 	Data        json.RawMessage `json:"data"`
+	// Trace is the W3C trace context of the change that recorded the
+	// event; the consumer's span continues that trace.
+	Trace tracing.Carrier `json:"trace,omitempty"`
 }
 
 // Add records an event inside the caller's transaction.
@@ -63,10 +69,14 @@ type Record struct {
 // AddMany records events inside the caller's transaction with one
 // statement, whatever their number, in the order given (the outbox ids, and
 // so the relay, follow that order). Nothing is written when one cannot be
-// encoded.
+// encoded. Each carries the trace context of ctx.
 func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
+	}
+	var trace []byte // NULL unless traced
+	if c := tracing.Inject(ctx); c != nil {
+		trace, _ = json.Marshal(c) // a map of strings always encodes
 	}
 	types := make([]string, len(recs))
 	ids := make([]string, len(recs))
@@ -78,9 +88,9 @@ func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) er
 		}
 		types[i], ids[i], payloads[i] = r.Type, r.AggregateID, string(raw)
 	}
-	_, err := q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload)
-		SELECT $1, t, a, p::json FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u (t, a, p, n)
-		ORDER BY n`, stream, types, ids, payloads)
+	_, err := q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload, trace)
+		SELECT $1, t, a, p::json, $5::json FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u (t, a, p, n)
+		ORDER BY n`, stream, types, ids, payloads, trace)
 	if err != nil {
 		return fmt.Errorf("outbox: add %d events: %w", len(recs), err)
 	}
@@ -159,7 +169,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err := r.DB.InTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at FROM outbox
+		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at, trace FROM outbox
 			WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
@@ -170,7 +180,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		}
 		batch, err := pgx.CollectRows(rows, func(rw pgx.CollectableRow) (row, error) {
 			var x row
-			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &x.ev.Data, &x.ev.OccurredAt)
+			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &x.ev.Data, &x.ev.OccurredAt, &x.ev.Trace)
 			return x, err
 		})
 		if err != nil || len(batch) == 0 {
@@ -290,7 +300,7 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog
 			_ = c.Redis.XAck(ctx, c.Stream, c.Group, m.ID).Err()
 			continue
 		}
-		if err := c.Handle(ctx, ev); err != nil {
+		if err := c.handle(ctx, ev); err != nil {
 			log.Warn("event handler failed; will retry", "stream", c.Stream, "type", ev.Type, "event_id", strconv.FormatInt(ev.ID, 10), "error", err.Error())
 			continue
 		}
@@ -298,6 +308,21 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog
 		// not handled a second time after a restart.
 		_ = c.Redis.XAck(context.WithoutCancel(ctx), c.Stream, c.Group, m.ID).Err()
 	}
+}
+
+// handle runs the handler under a consumer span continuing the trace that
+// recorded the event.
+func (c *Consumer) handle(ctx context.Context, ev Event) error {
+	ctx, span := tracing.Start(tracing.Extract(ctx, ev.Trace), c.Stream+" process", trace.SpanKindConsumer)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("messaging.system", "redis_streams"),
+			attribute.String("messaging.destination.name", c.Stream),
+			attribute.String("messaging.consumer.group.name", c.Group),
+			attribute.String("crm.event.type", ev.Type), attribute.Int64("crm.event.id", ev.ID))
+	}
+	err := c.Handle(ctx, ev)
+	tracing.End(span, err)
+	return err
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -19,6 +19,8 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Settings are the variables every context service reads (docs/architecture.md).
@@ -33,11 +35,13 @@ type Settings struct {
 	// Shutdown is read here so a bad value fails start-up with the rest;
 	// httpx.Serve reads the same variables.
 	Shutdown httpx.Shutdown
+	// Tracing is the OpenTelemetry exporter setting (off when unset).
+	Tracing tracing.Config
 }
 
 // Load reads ADDR, DATABASE_URL, REDIS_URL, LOG_LEVEL, IDENTITY_URL,
 // CRM_INTERNAL_SECRET (required, ≥ 16 characters), DB_MAX_CONNS,
-// CRM_SHUTDOWN_DELAY and CRM_DRAIN_TIMEOUT.
+// CRM_SHUTDOWN_DELAY, CRM_DRAIN_TIMEOUT and OTEL_EXPORTER_OTLP_ENDPOINT.
 func Load(l *config.Loader, defAddr string) Settings {
 	s := Settings{
 		Common:         l.LoadCommon(defAddr),
@@ -45,6 +49,7 @@ func Load(l *config.Loader, defAddr string) Settings {
 		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
 		DBMaxConns:     l.Int("DB_MAX_CONNS", 0, 0, 1000),
 		Shutdown:       httpx.LoadShutdown(l),
+		Tracing:        tracing.Load(l),
 	}
 	if s.InternalSecret != "" {
 		err := auth.CheckInternalSecret(s.InternalSecret)
@@ -60,20 +65,28 @@ type Runtime struct {
 	Redis    *redis.Client
 	Verifier *auth.Verifier
 	Ops      *httpx.Ops
+
+	stopTracing func(context.Context) error
 }
 
-// Open sets the default logger, connects to the database confined to
+// Open sets the default logger and tracing (pkg/tracing: spans of HTTP,
+// SQL and Redis calls, exported only when configured), connects to the database confined to
 // schema and applies migrate, connects to Redis, and prepares JWT
 // verification against identity's JWKS and the ops endpoints. Readiness
 // needs PostgreSQL only: Redis is reported (/readyz body, dependency_up)
 // but optional, since these services answer requests without it (events
 // wait in the outbox, rate limits fail open, a Redis-backed feature fails
 // alone) and every replica shares it, so failing readiness on a Redis blip
-// would take the whole API offline for nothing. Close releases it all.
+// would take the whole API offline for nothing. The metrics include the
+// pool's statistics and, when the schema has an outbox, its lag. Close
+// releases it all.
 func Open(ctx context.Context, service, schema string, s Settings, migrate func(context.Context, *db.DB) error) (*Runtime, error) {
 	rt := &Runtime{Log: logx.New(os.Stdout, service, s.LogLevel)}
 	slog.SetDefault(rt.Log)
 	var err error
+	if rt.stopTracing, err = tracing.Setup(ctx, service, s.Tracing); err != nil {
+		return nil, err
+	}
 	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns)); err != nil {
 		return nil, err
 	}
@@ -87,6 +100,10 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	rt.Redis = redis.NewClient(opt)
+	if err := tracing.Redis(rt.Redis); err != nil {
+		rt.Close()
+		return nil, err
+	}
 	if rt.Verifier, err = auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience); err != nil {
 		rt.Close()
 		return nil, err
@@ -99,11 +116,38 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 		rt.Close()
 		return nil, err
 	}
+	if err := rt.registerMetrics(ctx); err != nil {
+		rt.Close()
+		return nil, err
+	}
 	return rt, nil
 }
 
-// Close releases the connections.
+// registerMetrics adds the pool statistics and, when the service keeps an
+// outbox, its lag.
+func (rt *Runtime) registerMetrics(ctx context.Context) error {
+	if err := rt.Ops.Registry.Register(db.NewPoolCollector(rt.DB)); err != nil {
+		return err
+	}
+	var hasOutbox bool
+	if err := rt.DB.QueryRow(ctx, `SELECT to_regclass('outbox') IS NOT NULL`).Scan(&hasOutbox); err != nil {
+		return fmt.Errorf("look up the outbox: %w", err)
+	}
+	if hasOutbox {
+		return rt.Ops.Registry.Register(outbox.NewLagCollector(rt.DB))
+	}
+	return nil
+}
+
+// Close releases the connections and flushes the spans not exported yet.
 func (rt *Runtime) Close() {
+	if rt.stopTracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := rt.stopTracing(ctx); err != nil {
+			rt.Log.Warn("flushing traces failed", "error", err.Error())
+		}
+	}
 	if rt.Redis != nil {
 		_ = rt.Redis.Close()
 	}

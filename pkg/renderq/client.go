@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Config configures a Client (and the worker's view of the same queues).
@@ -96,6 +97,9 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("renderq: REDIS_URL: %w", err)
 	}
 	rdb := redis.NewClient(opt)
+	if err := tracing.Redis(rdb); err != nil {
+		return nil, err
+	}
 	return &Client{
 		cfg:       cfg,
 		rdb:       rdb,
@@ -175,7 +179,7 @@ func (c *Client) submit(ctx context.Context, job Job, key, queue string) ([]byte
 	if data, err := c.store.Result(ctx, key); err != nil || data != nil {
 		return data, err
 	}
-	if err := c.enqueue(job, key, queue); err != nil {
+	if err := c.enqueue(ctx, job, key, queue); err != nil {
 		return nil, err
 	}
 	return c.wait(ctx, ps, key, queue)
@@ -212,14 +216,15 @@ func (c *Client) timedOut(ctx context.Context, key string, err error) error {
 }
 
 // enqueue adds the task unless an identical one is queued or running. A
-// finished-and-failed (archived) task with the same id is replaced.
-func (c *Client) enqueue(job Job, taskID, queue string) error {
+// finished-and-failed (archived) task with the same id is replaced. The
+// task carries the trace context of ctx, so the job's spans join it.
+func (c *Client) enqueue(ctx context.Context, job Job, taskID, queue string) error {
 	task, err := NewTask(job)
 	if err != nil {
 		return err
 	}
 	for range 3 {
-		_, err = c.queue.Enqueue(task,
+		_, err = tracing.Enqueue(ctx, c.queue, task,
 			asynq.TaskID(taskID),
 			asynq.Queue(queue),
 			asynq.MaxRetry(c.cfg.MaxRetry),
@@ -292,7 +297,7 @@ func (c *Client) wait(wctx context.Context, ps *redis.PubSub, key, queue string)
 				continue
 			}
 			taskID = fmt.Sprintf("%s-rescue-%d", key, rescues)
-			if err := c.enqueue(job, taskID, queue); err != nil {
+			if err := c.enqueue(wctx, job, taskID, queue); err != nil {
 				return nil, err
 			}
 			missingSince = time.Time{}

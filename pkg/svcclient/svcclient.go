@@ -17,9 +17,13 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Client calls one service.
@@ -40,7 +44,14 @@ func New(name, baseURL, secret string) *Client {
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 64
 	t.IdleConnTimeout = 90 * time.Second
-	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: t}}
+	// Traced, the transport starts a client span per call and sends its
+	// W3C trace context, so the callee's spans join the caller's trace.
+	var tr http.RoundTripper = t
+	if tracing.Active() {
+		tr = otelhttp.NewTransport(t, otelhttp.WithPropagators(tracing.Propagator),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + name }))
+	}
+	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tr}}
 }
 
 // Do sends body (JSON, may be nil) and decodes a 2xx JSON answer into out
@@ -69,9 +80,9 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 	if id := problem.RequestID(ctx); id != "" {
 		req.Header.Set(httpx.RequestIDHeader, id)
 	}
-	if tp := httpx.Traceparent(ctx); tp != "" {
-		req.Header.Set("Traceparent", tp)
-	}
+	// The caller's trace context travels on (the traced transport
+	// replaces it with its client span's).
+	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return c.transportError(err)

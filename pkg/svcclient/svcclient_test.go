@@ -12,6 +12,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/svcclient"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -46,9 +47,9 @@ func TestErrorCategories(t *testing.T) {
 	// The request id and trace context of the incoming request travel on.
 	var ctx context.Context
 	in := httptest.NewRequest("GET", "/", nil)
-	in.Header.Set("Traceparent", traceparent)
 	in.Header.Set("X-Request-Id", "req-9")
 	httpx.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ctx = r.Context() })).ServeHTTP(httptest.NewRecorder(), in)
+	ctx = tracing.Extract(ctx, tracing.Carrier{"traceparent": traceparent})
 	if err := c.Do(ctx, "POST", "/ok", "k1", map[string]int{"a": 1}, &out); err != nil || out.Data.ID != 3 {
 		t.Fatalf("ok: %v %+v", err, out)
 	}

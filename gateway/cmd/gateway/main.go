@@ -10,12 +10,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/opencrm/crm/gateway/internal/gateway"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 func main() {
@@ -34,6 +38,15 @@ func run(ctx context.Context) error {
 	}
 	log := logx.New(os.Stdout, "gateway", cfg.LogLevel)
 	slog.SetDefault(log)
+	stopTracing, err := tracing.Setup(ctx, "gateway", cfg.Tracing)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(fctx)
+	}()
 	// go-redis prints connection failures itself; the rate limiter already
 	// logs them (at most once a second), so route them to debug.
 	redis.SetLogger(redisLogger{log})
@@ -46,8 +59,19 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log.Info("listening", "addr", ln.Addr().String())
-	return g.Serve(ctx, ln)
+	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String())
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() error { return g.Serve(ectx, ln) })
+	// The ops listener stops with the public one: /readyz answers 503
+	// there too during the shutdown delay.
+	ops := &httpx.Server{Handler: g.OpsHandler(), Shutdown: httpx.Shutdown{Delay: cfg.ShutdownDelay, Drain: 5 * time.Second}}
+	eg.Go(func() error { return ops.Serve(ectx, opsLn) })
+	return eg.Wait()
 }
 
 type redisLogger struct{ log *slog.Logger }

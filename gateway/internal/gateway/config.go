@@ -9,6 +9,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Config is everything the gateway reads from the environment, validated
@@ -16,8 +17,16 @@ import (
 type Config struct {
 	// Addr is the listen address (ADDR, default :8080).
 	Addr string
+	// OpsAddr is the ops listener, /metrics, /healthz and /readyz
+	// (OPS_ADDR, default :9080); /metrics is not on Addr.
+	OpsAddr string
+	// Tracing is the OpenTelemetry exporter setting (off when unset).
+	Tracing tracing.Config
 	// RedisURL is where rate-limit counters live (REDIS_URL).
 	RedisURL string
+	// QueuesRedisURL is the Redis of the asynq queues the queues UI shows
+	// (CRM_QUEUES_REDIS_URL, default REDIS_URL).
+	QueuesRedisURL string
 	// LogLevel is debug, info, warn or error (LOG_LEVEL).
 	LogLevel string
 	// Services maps a service name to its base URL (IDENTITY_URL, ...).
@@ -72,6 +81,8 @@ var serviceEnv = []struct{ name, env, def string }{
 func LoadConfig(l *config.Loader) (Config, error) {
 	c := Config{
 		Addr:            l.String("ADDR", ":8080"),
+		OpsAddr:         l.String("OPS_ADDR", ":9080"),
+		Tracing:         tracing.Load(l),
 		RedisURL:        l.URL("REDIS_URL", "redis://localhost:6379/0"),
 		LogLevel:        l.String("LOG_LEVEL", "info"),
 		Services:        map[string]string{},
@@ -83,6 +94,7 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		HSTSMaxAge:      l.Int("CRM_HSTS_MAX_AGE", 0, 0, 1<<30),
 		APIKeyCacheTTL:  5 * time.Second,
 	}
+	c.QueuesRedisURL = l.URL("CRM_QUEUES_REDIS_URL", c.RedisURL)
 	for _, s := range serviceEnv {
 		c.Services[s.name] = strings.TrimRight(l.URL(s.env, s.def), "/")
 	}

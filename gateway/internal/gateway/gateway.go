@@ -24,14 +24,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 // Server limits. Header reading is short (slow-header clients are cut
@@ -63,7 +63,12 @@ type Gateway struct {
 	rdb       *redis.Client
 	limiter   *Limiter
 	metrics   *metrics
-	openapi   []byte
+	routes    *routeTemplates
+	queuesUI  *queuesUI
+	// upstream is transport, traced when tracing is active: a client span
+	// per proxied request whose W3C trace context the service continues.
+	upstream http.RoundTripper
+	openapi  []byte
 
 	// draining is set once Serve's context ends: /readyz answers 503 and
 	// every response closes its connection.
@@ -76,8 +81,10 @@ type Gateway struct {
 
 // reqState is what one request accumulates on its way through.
 type reqState struct {
-	requestID    string
-	route        string
+	requestID string
+	route     string
+	// path is the request path without /api, once the table matched it.
+	path         string
 	clientIP     netip.Addr
 	forwardedFor string
 	quota        *Quota
@@ -111,6 +118,9 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond, 250*time.Millisecond
 	ropts.MaxRetries = -1
 	rdb := redis.NewClient(ropts)
+	if err := tracing.Redis(rdb); err != nil {
+		return nil, err
+	}
 
 	jwks := auth.NewJWKS(cfg.JWKSURL)
 	verifier, err := auth.NewVerifier(jwks, auth.Issuer, auth.Audience)
@@ -133,9 +143,22 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	transport := newTransport(cfg.UpstreamTimeout)
+	var upstream http.RoundTripper = transport
+	if tracing.Active() {
+		upstream = otelhttp.NewTransport(transport, otelhttp.WithPropagators(tracing.Propagator),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " upstream" }))
+	}
+	qui, err := newQueuesUI(cfg.QueuesRedisURL)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{
-		cfg: cfg, log: log, table: Table,
-		transport: newTransport(cfg.UpstreamTimeout),
+		queuesUI: qui,
+		cfg:      cfg, log: log, table: Table,
+		transport: transport,
+		upstream:  upstream,
+		routes:    newRouteTemplates(Operations()),
 		verifier:  verifier, jwks: jwks,
 		keys:    keys,
 		rdb:     rdb,
@@ -164,11 +187,6 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return c.JSON(map[string]string{"status": "ok"})
 	})
 	g.app.Get("/readyz", g.ready)
-	metricsHandler := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	g.app.Get("/metrics", func(c *fiber.Ctx) error {
-		metricsHandler(c.Context())
-		return nil
-	})
 	g.app.Get("/openapi.json", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "application/json")
 		return c.Send(g.openapi)
@@ -183,9 +201,10 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 // App is the fiber application (for tests and Serve).
 func (g *Gateway) App() *fiber.App { return g.app }
 
-// Close releases Redis and idle upstream connections.
+// Close releases Redis, the queues UI's and idle upstream connections.
 func (g *Gateway) Close() error {
 	g.transport.CloseIdleConnections()
+	_ = g.queuesUI.Close()
 	return g.rdb.Close()
 }
 
@@ -238,7 +257,8 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 		// Stopping: let keep-alive clients reconnect to another replica.
 		c.Context().SetConnectionClose()
 	}
-	c.SetUserContext(problem.WithRequestID(context.Background(), st.requestID))
+	ctx, span := startSpan(problem.WithRequestID(context.Background(), st.requestID), c)
+	c.SetUserContext(ctx)
 	g.securityHeaders(c)
 
 	var err error
@@ -265,12 +285,13 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 	}
 	g.finishBody(c, st)
 
-	route := st.route
+	route := g.routes.label(c.Method(), st.path, st.route)
 	if route == "" {
 		route = opsRoute(c.Route().Path)
 	}
 	status := c.Response().StatusCode()
 	method := metricMethod(c.Method())
+	endSpan(span, method, route, status)
 	g.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	g.metrics.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	g.log.LogAttrs(c.UserContext(), slog.LevelInfo, "request",
@@ -376,11 +397,16 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		return &p
 	}
 	path := strings.TrimPrefix(full, "/api")
+	if isQueuesPath(path) {
+		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+		st.clientIP = clientIP(remote, forwardedFor(&c.Request().Header), g.cfg.TrustedProxies)
+		return g.queues(c, st)
+	}
 	rt := Match(g.table, c.Method(), path)
 	if rt == nil {
 		return problem.NotFound("route")
 	}
-	st.route = rt.Pattern
+	st.route, st.path = rt.Pattern, path
 	ctx := c.UserContext()
 
 	if rt.Policy == Key && g.cors(c) {
@@ -524,10 +550,16 @@ func (g *Gateway) allowedOrigin(origin string) string {
 // body and the gateway_dependency_up gauge without failing readiness; once
 // Serve is stopping it is 503 whatever the checks.
 func (g *Gateway) ready(c *fiber.Ctx) error {
+	status, body := g.readiness(c.UserContext())
+	return c.Status(status).JSON(body)
+}
+
+// readiness runs the checks of /readyz (public and ops listeners alike).
+func (g *Gateway) readiness(ctx context.Context) (int, map[string]any) {
 	if g.draining.Load() {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "shutting_down"})
+		return fiber.StatusServiceUnavailable, map[string]any{"status": "shutting_down"}
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	checks := map[string]string{}
 	ok := true
@@ -560,9 +592,9 @@ func (g *Gateway) ready(c *fiber.Ctx) error {
 		up("redis", true)
 	}
 	if !ok {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(map[string]any{"status": "unavailable", "checks": checks})
+		return fiber.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": checks}
 	}
-	return c.JSON(map[string]any{"status": "ok", "checks": checks})
+	return fiber.StatusOK, map[string]any{"status": "ok", "checks": checks}
 }
 
 // errorHandler renders every error as problem+json: the gateway's own

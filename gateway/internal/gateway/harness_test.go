@@ -119,6 +119,7 @@ type env struct {
 	g        *Gateway
 	cfg      Config
 	base     string
+	opsBase  string
 	client   *http.Client
 	logs     *logBuffer
 	// stop ends Serve (as SIGTERM does) and returns its result; the
@@ -200,6 +201,9 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ctx, ln) }()
 	e.base = "http://" + ln.Addr().String()
+	opsSrv := httptest.NewServer(g.OpsHandler())
+	t.Cleanup(opsSrv.Close)
+	e.opsBase = opsSrv.URL
 	e.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	e.stop = sync.OnceValue(func() error {
 		cancel()
@@ -251,6 +255,21 @@ type response struct {
 	header http.Header
 	body   []byte
 	close  bool // the server closes the connection after it
+}
+
+// ops GETs path from the ops listener.
+func (e *env) ops(path string) response {
+	e.t.Helper()
+	resp, err := e.client.Get(e.opsBase + path)
+	if err != nil {
+		e.t.Fatalf("ops %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
 func (e *env) do(r req) response {

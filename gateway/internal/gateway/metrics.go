@@ -1,13 +1,19 @@
 package gateway
 
 import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // metrics are the gateway's Prometheus instruments. Requests are labelled
-// by the route table's pattern, never by the raw path, so ids do not
-// explode label cardinality.
+// by the templated route (routeTemplates), never by the raw path, so ids
+// do not explode label cardinality.
 type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
@@ -46,4 +52,85 @@ func newMetrics() (*metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// routeTemplates labels a request by the documented operation it matched
+// ("/contacts/{id}/notes"), finer than the routing table's patterns
+// ("/contacts/*") yet bounded: the label takes one value per documented
+// operation, plus the table's pattern for the few paths a service serves
+// below a catch-all without documenting them.
+type routeTemplates struct {
+	// byShape lists templates by method and segment count.
+	byShape map[string][][]string
+}
+
+func newRouteTemplates(ops []Operation) *routeTemplates {
+	t := &routeTemplates{byShape: map[string][][]string{}}
+	for _, op := range ops {
+		segs := splitPath(op.Path)
+		k := op.Method + " " + strconv.Itoa(len(segs))
+		t.byShape[k] = append(t.byShape[k], segs)
+	}
+	return t
+}
+
+// label is the templated route of method and path (without /api), or
+// fallback when no operation matches. Of several matching templates the
+// one with the most literal segments wins ("/contacts/export" over
+// "/contacts/{id}").
+func (t *routeTemplates) label(method, path, fallback string) string {
+	if fallback == "" {
+		return ""
+	}
+	if method == "HEAD" {
+		method = "GET"
+	}
+	segs := splitPath(path)
+	best, bestLit := []string(nil), -1
+	for _, tpl := range t.byShape[method+" "+strconv.Itoa(len(segs))] {
+		lit, ok := 0, true
+		for i, ps := range tpl {
+			if strings.HasPrefix(ps, "{") {
+				if segs[i] == "" {
+					ok = false
+					break
+				}
+				continue
+			}
+			if ps != segs[i] {
+				ok = false
+				break
+			}
+			lit++
+		}
+		if ok && lit > bestLit {
+			best, bestLit = tpl, lit
+		}
+	}
+	if best == nil {
+		return fallback
+	}
+	return "/" + strings.Join(best, "/")
+}
+
+// OpsHandler serves /metrics, /healthz and /readyz for the ops listener
+// (OPS_ADDR): metrics stay off the public port, where anyone could read
+// the traffic and error rates of every route.
+func (g *Gateway) OpsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		status, body := g.readiness(r.Context())
+		writeJSON(w, status, body)
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

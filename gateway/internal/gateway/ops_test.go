@@ -91,7 +91,7 @@ func TestRedisDownFailsOpenButAuthHolds(t *testing.T) {
 	// Ready: the gateway serves without Redis; Redis is reported only.
 	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
 		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "ok", "redis": "unavailable"}})
-	wantMetrics(t, e.do(req{path: "/metrics"}), `gateway_dependency_up{dependency="redis"} 0`, `gateway_dependency_up{dependency="jwks"} 1`)
+	wantMetrics(t, e.ops("/metrics"), `gateway_dependency_up{dependency="redis"} 0`, `gateway_dependency_up{dependency="jwks"} 1`)
 }
 
 // wantReadyz asserts the status and the whole /readyz body.
@@ -197,13 +197,45 @@ func TestOpsEndpoints(t *testing.T) {
 	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
 		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "ok", "redis": "ok"}})
 	echoed(t, e.do(req{path: "/api/contacts/1", token: e.iss.User(t, 7)}))
-	wantMetrics(t, e.do(req{path: "/metrics"}),
+	// Undocumented below a catch-all: labelled by the table's pattern.
+	echoed(t, e.do(req{path: "/api/contacts/1/undocumented", token: e.iss.User(t, 7)}))
+	wantMetrics(t, e.ops("/metrics"),
+		`gateway_requests_total{method="GET",route="/contacts/{id}",status="200"} 1`,
 		`gateway_requests_total{method="GET",route="/contacts/*",status="200"} 1`,
-		`gateway_upstream_duration_seconds_count{service="contacts",status="2xx"} 1`,
+		`gateway_upstream_duration_seconds_count{service="contacts",status="2xx"} 2`,
 		`gateway_dependency_up{dependency="jwks"} 1`,
 		`gateway_dependency_up{dependency="redis"} 1`,
 		`go_goroutines`,
 	)
+	// The ops listener answers the probes too; the public port serves no
+	// metrics.
+	if r := e.ops("/healthz"); r.status != http.StatusOK {
+		t.Errorf("ops healthz = %d", r.status)
+	}
+	wantReadyz(t, e.ops("/readyz"), http.StatusOK,
+		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "ok", "redis": "ok"}})
+	if r := e.do(req{path: "/metrics"}); r.status != http.StatusNotFound {
+		t.Errorf("public /metrics = %d, want 404", r.status)
+	}
+}
+
+func TestRouteLabels(t *testing.T) {
+	t.Parallel()
+	rt := newRouteTemplates(Operations())
+	tests := []struct{ method, path, fallback, want string }{
+		{"GET", "/contacts/42", "/contacts/*", "/contacts/{id}"},
+		{"HEAD", "/contacts/42", "/contacts/*", "/contacts/{id}"},
+		{"GET", "/contacts/export", "/contacts/export", "/contacts/export"},
+		{"GET", "/contacts", "/contacts/*", "/contacts"},
+		{"POST", "/public/leads", "/public/*", "/public/leads"},
+		{"GET", "/contacts/42/nothing/here", "/contacts/*", "/contacts/*"},
+		{"GET", "/anything", "", ""},
+	}
+	for _, tt := range tests {
+		if got := rt.label(tt.method, tt.path, tt.fallback); got != tt.want {
+			t.Errorf("label(%s %s) = %q, want %q", tt.method, tt.path, got, tt.want)
+		}
+	}
 }
 
 // TestReadyzNeedsJWKS: until identity's JWKS has answered once the gateway
@@ -213,7 +245,7 @@ func TestReadyzNeedsJWKS(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.JWKSURL = closedURL(t) + "/auth/jwks" })
 	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusServiceUnavailable,
 		map[string]any{"status": "unavailable", "checks": map[string]any{"jwks": "unavailable", "redis": "ok"}})
-	wantMetrics(t, e.do(req{path: "/metrics"}), `gateway_dependency_up{dependency="jwks"} 0`)
+	wantMetrics(t, e.ops("/metrics"), `gateway_dependency_up{dependency="jwks"} 0`)
 	// Without keys, a token cannot be checked: 503, not 401.
 	wantProblem(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}), http.StatusServiceUnavailable, "upstream_unavailable")
 }
@@ -250,7 +282,7 @@ func TestReadyzOnCachedKeysWhileIdentityIsDown(t *testing.T) {
 
 	wantReadyz(t, e.do(req{path: "/readyz"}), http.StatusOK,
 		map[string]any{"status": "ok", "checks": map[string]any{"jwks": "stale", "redis": "ok"}})
-	wantMetrics(t, e.do(req{path: "/metrics"}), `gateway_dependency_up{dependency="jwks"} 0`)
+	wantMetrics(t, e.ops("/metrics"), `gateway_dependency_up{dependency="jwks"} 0`)
 	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}))
 }
 

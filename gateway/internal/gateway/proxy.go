@@ -203,7 +203,7 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *Route, path string, st *reqState) erro
 	req.Header.Del(auth.InternalHeader)
 
 	start := time.Now()
-	resp, err := g.transport.RoundTrip(req)
+	resp, err := g.upstream.RoundTrip(req)
 	if err != nil {
 		cancel()
 		g.metrics.upstream.WithLabelValues(rt.Service, "error").Observe(time.Since(start).Seconds())

@@ -111,6 +111,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := rt.ExportQueues(s.Queue); err != nil {
+		return err
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return job.Run(gctx) })

@@ -28,6 +28,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -95,7 +96,7 @@ func (j *Job) EnqueueDay(ctx context.Context, day time.Time) error {
 	if err != nil {
 		return err
 	}
-	_, err = j.client.EnqueueContext(ctx, asynq.NewTask(TaskType, b),
+	_, err = tracing.Enqueue(ctx, j.client, asynq.NewTask(TaskType, b),
 		asynq.Queue(j.cfg.Queue), asynq.TaskID(j.cfg.Queue+":"+d),
 		asynq.Retention(48*time.Hour), asynq.MaxRetry(5), asynq.Timeout(30*time.Minute))
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
@@ -155,6 +156,7 @@ func (j *Job) Run(ctx context.Context) error {
 		RetryDelayFunc: j.retryDelay,
 	})
 	mux := asynq.NewServeMux()
+	mux.Use(tracing.Middleware)
 	mux.HandleFunc(TaskType, j.Handle)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("expiry: start worker: %w", err)

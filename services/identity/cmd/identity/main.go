@@ -21,6 +21,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/identity/internal/api"
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -60,6 +61,7 @@ type cfg struct {
 	AccessTTL       time.Duration
 	RefreshTTL      time.Duration
 	TrustedProxies  *api.ClientIP
+	Tracing         tracing.Config
 }
 
 func loadConfig(l *config.Loader) (cfg, error) {
@@ -82,6 +84,7 @@ func loadConfig(l *config.Loader) (cfg, error) {
 		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
 	}
 	c.Shutdown = httpx.LoadShutdown(l)
+	c.Tracing = tracing.Load(l)
 	c.LoginFailures = l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000)
 	// Bounded by memory, not only CPU: GOMAXPROCS is the node's core count
 	// when a container has no CPU limit, and 32 hashes would need 600 MiB.
@@ -103,6 +106,15 @@ func run(ctx context.Context) error {
 	}
 	log := logx.New(os.Stdout, "identity", c.LogLevel)
 	slog.SetDefault(log)
+	stopTracing, err := tracing.Setup(ctx, "identity", c.Tracing)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(fctx)
+	}()
 
 	d, err := db.Open(ctx, c.DatabaseURL, schema, 0)
 	if err != nil {
@@ -121,6 +133,9 @@ func run(ctx context.Context) error {
 	}
 	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
+	if err := tracing.Redis(rdb); err != nil {
+		return err
+	}
 
 	st := store.New(d)
 	sealer, err := identity.NewSealer(c.SecretKey)
@@ -173,6 +188,12 @@ func run(ctx context.Context) error {
 		httpx.Check{Name: "redis", Optional: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 	)
 	if err != nil {
+		return err
+	}
+	if err := ops.Registry.Register(db.NewPoolCollector(d)); err != nil {
+		return err
+	}
+	if err := ops.Registry.Register(outbox.NewLagCollector(d)); err != nil {
 		return err
 	}
 

@@ -126,6 +126,9 @@ func run(ctx context.Context) error {
 			if runner, err = jobs.NewRunner(s.RedisURL, s.Jobs, queue, syncer, st, log); err != nil {
 				return err
 			}
+			if err := rt.ExportQueues(s.Jobs.Queue); err != nil {
+				return err
+			}
 		}
 	}
 	var sq mail.SyncQueue

@@ -16,6 +16,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -81,7 +82,7 @@ func (q *Queue) EnqueueSync(ctx context.Context, mailboxID int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(TypeSyncMailbox, b),
+	_, err = tracing.Enqueue(ctx, q.client, asynq.NewTask(TypeSyncMailbox, b),
 		asynq.Queue(q.cfg.Queue), asynq.MaxRetry(2), asynq.Timeout(q.cfg.TaskTimeout),
 		asynq.Unique(q.cfg.TaskTimeout))
 	if errors.Is(err, asynq.ErrDuplicateTask) {
@@ -152,6 +153,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		},
 	})
 	mux := asynq.NewServeMux()
+	mux.Use(tracing.Middleware)
 	mux.HandleFunc(TypeSyncMailbox, r.syncMailbox)
 	mux.HandleFunc(TypeSyncAll, r.syncAll)
 	if err := srv.Start(mux); err != nil {

@@ -18,7 +18,9 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 	"github.com/opencrm/crm/services/render/internal/worker"
 )
@@ -45,6 +47,7 @@ type settings struct {
 	JobTimeout   time.Duration
 	MaxPages     int
 	Shutdown     httpx.Shutdown
+	Tracing      tracing.Config
 }
 
 func load() (settings, error) {
@@ -65,6 +68,7 @@ func load() (settings, error) {
 		JobTimeout: l.Duration("RENDER_JOB_TIMEOUT", 20*time.Second),
 		MaxPages:   l.Int("RENDER_MAX_PAGES", 300, 1, 100_000),
 		Shutdown:   httpx.LoadShutdown(l),
+		Tracing:    tracing.Load(l),
 	}
 	// DOCX jobs need no tab, so a couple of extra slots keep them flowing
 	// while every tab prints.
@@ -89,8 +93,21 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
+	stopTracing, err := tracing.Setup(ctx, "render", s.Tracing)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// After the worker stopped: the last jobs' spans are flushed.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(fctx)
+	}()
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
+	if err := tracing.Redis(rdb); err != nil {
+		return err
+	}
 
 	var renderer *pdf.Renderer
 	ops, err := httpx.NewOps(
@@ -100,8 +117,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metrics, err := worker.NewMetrics(ops.Registry, asynq.NewInspectorFromRedisClient(rdb), s.Queue.Queues)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	metrics, err := worker.NewMetrics(ops.Registry, insp, s.Queue.Queues)
 	if err != nil {
+		return err
+	}
+	if err := ops.Registry.Register(platform.QueueMetrics(insp, s.Queue.Queues.All()...)); err != nil {
 		return err
 	}
 	renderer, err = pdf.New(pdf.Config{

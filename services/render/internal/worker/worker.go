@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/renderq"
+	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/render/internal/docx"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 )
@@ -81,6 +82,7 @@ func New(rdb redis.UniversalClient, cfg Config, p PDFRenderer, m *Metrics, log *
 // Run consumes tasks until ctx ends, then shuts down gracefully.
 func (w *Worker) Run(ctx context.Context) error {
 	mux := asynq.NewServeMux()
+	mux.Use(tracing.Middleware) // the job joins the trace that enqueued it
 	mux.Handle(renderq.TaskType, w)
 	if err := w.srv.Start(mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)

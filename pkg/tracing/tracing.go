@@ -1,0 +1,185 @@
+// Package tracing sets up OpenTelemetry for a process and carries the W3C
+// trace context across the hops HTTP instrumentation cannot see: an asynq
+// task (in its headers) and an outbox event (in the event).
+//
+// Without OTEL_EXPORTER_OTLP_ENDPOINT nothing is recorded or exported: the
+// global tracer provider stays OpenTelemetry's no-op, so instrumented code
+// costs a few allocations per span at most, and only the propagator runs
+// (a traceparent a client sent is still passed on, and logged).
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/opencrm/crm/pkg/config"
+)
+
+// Name is the instrumentation scope of the spans this package and the
+// platform's middleware start.
+const Name = "github.com/opencrm/crm/pkg/tracing"
+
+// Config is the tracing part of a process's configuration.
+type Config struct {
+	// Endpoint is OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-only
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): the OTLP/HTTP collector. Empty
+	// turns tracing off. The exporter and batch processor read the rest of
+	// the standard OTEL_* variables themselves (headers, timeout,
+	// OTEL_BSP_SCHEDULE_DELAY...).
+	Endpoint string
+}
+
+// Load reads the tracing configuration; a malformed endpoint fails start-up
+// with the rest of the configuration.
+func Load(l *config.Loader) Config {
+	c := Config{Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", "")}
+	if t := l.URL("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ""); t != "" {
+		c.Endpoint = t
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		l.Check(err == nil && (u.Scheme == "http" || u.Scheme == "https"), "OTEL_EXPORTER_OTLP_ENDPOINT",
+			"must be an http or https URL (the exporter speaks OTLP over HTTP)")
+	}
+	return c
+}
+
+// Propagator reads and writes W3C traceparent, tracestate and baggage.
+// Instrumentation is given it explicitly, so propagation does not depend on
+// which process called Setup (tests, tools).
+var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// active is set once Setup installed an exporting provider.
+var active atomic.Bool
+
+// Active reports whether this process records and exports spans. The
+// wrappers that cost allocations per call even when nothing records
+// (otelhttp's handler and transport, the pgx and Redis hooks) are
+// installed only then, by constructors running after Setup; with tracing
+// off the W3C context is still passed on by hand (Inject into headers),
+// so a client's traceparent reaches every log line.
+func Active() bool { return active.Load() }
+
+// Setup installs the W3C propagator and, when c.Endpoint is set, a tracer
+// provider that batches spans to the OTLP/HTTP exporter. shutdown flushes
+// the spans still buffered; call it once the server has drained.
+func Setup(ctx context.Context, service string, c Config) (shutdown func(context.Context) error, err error) {
+	otel.SetTextMapPropagator(Propagator)
+	if c.Endpoint == "" {
+		return func(context.Context) error { return nil }, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: exporter: %w", err)
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(service)))
+	if err != nil {
+		return nil, fmt.Errorf("tracing: resource: %w", err)
+	}
+	tp := NewProvider(res, sdktrace.NewBatchSpanProcessor(exp))
+	Install(tp)
+	return tp.Shutdown, nil
+}
+
+// Install makes tp the global tracer provider and tracing Active; nil
+// restores the no-op provider and turns it off. Setup calls it; benchmarks
+// and tests with their own exporter do too, before building what they
+// measure.
+func Install(tp *sdktrace.TracerProvider) {
+	if tp == nil {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		active.Store(false)
+		return
+	}
+	otel.SetTracerProvider(tp)
+	active.Store(true)
+}
+
+// NewProvider is the tracer provider Setup installs, with sp as its span
+// processor; benchmarks and tests give it their own processor.
+//
+// It samples every trace that starts where work enters the system (a
+// server request, a queue or event consumer) and follows the parent's
+// decision inside it. A span with no parent of any other kind — the outbox
+// relay's polling query, asynq's Redis housekeeping, a health probe's
+// ping — is dropped: those run every second in every replica and would
+// bury the traces of real requests.
+func NewProvider(res *resource.Resource, sp sdktrace.SpanProcessor) *sdktrace.TracerProvider {
+	return sdktrace.NewTracerProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.ParentBased(entrySampler{})),
+		sdktrace.WithSpanProcessor(sp),
+	)
+}
+
+// entrySampler samples root spans of kind server or consumer only.
+type entrySampler struct{}
+
+func (entrySampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	d := sdktrace.Drop
+	if p.Kind == trace.SpanKindServer || p.Kind == trace.SpanKindConsumer {
+		d = sdktrace.RecordAndSample
+	}
+	return sdktrace.SamplingResult{Decision: d, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (entrySampler) Description() string { return "EntrySampler" }
+
+// Carrier is the W3C trace context of a span in a form that travels in
+// JSON: {"traceparent": "00-…", "tracestate": "…"}.
+type Carrier map[string]string
+
+// Inject returns the trace context of ctx, or nil when ctx carries none.
+func Inject(ctx context.Context) Carrier {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	c := Carrier{}
+	Propagator.Inject(ctx, propagation.MapCarrier(c))
+	return c
+}
+
+// Extract returns ctx continuing the trace of c (unchanged when c is empty).
+func Extract(ctx context.Context, c Carrier) context.Context {
+	if len(c) == 0 {
+		return ctx
+	}
+	return Propagator.Extract(ctx, propagation.MapCarrier(c))
+}
+
+// Start starts a span of kind k with the package's tracer.
+func Start(ctx context.Context, name string, k trace.SpanKind) (context.Context, trace.Span) {
+	return otel.Tracer(Name).Start(ctx, name, trace.WithSpanKind(k))
+}
+
+// End records err on span (if any) and ends it.
+func End(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// Redis traces rdb's commands (a client span each, inside the caller's
+// trace; the sampler drops those with no parent) when tracing is Active.
+func Redis(rdb *redis.Client) error {
+	if !Active() {
+		return nil
+	}
+	return redisotel.InstrumentTracing(rdb, redisotel.WithDBStatement(false))
+}

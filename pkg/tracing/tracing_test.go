@@ -1,0 +1,152 @@
+package tracing_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/tracing"
+)
+
+// rec is the span recorder behind the global provider of this package's
+// tests (instrumentation reads the global one, as in a process).
+var rec = tracetest.NewSpanRecorder()
+
+func TestMain(m *testing.M) {
+	tracing.Install(tracing.NewProvider(resource.Empty(), rec))
+	os.Exit(m.Run())
+}
+
+func spanByName(t *testing.T, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	for _, s := range rec.Ended() {
+		if s.Name() == name {
+			return s
+		}
+	}
+	t.Fatalf("no span %q", name)
+	return nil
+}
+
+// TestSampler: entry spans start traces, their children follow, and a
+// client span with no parent (a background poll) is not recorded.
+func TestSampler(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind trace.SpanKind
+		want bool
+	}{
+		{trace.SpanKindServer, true},
+		{trace.SpanKindConsumer, true},
+		{trace.SpanKindClient, false},
+		{trace.SpanKindInternal, false},
+		{trace.SpanKindProducer, false},
+	}
+	for _, tt := range tests {
+		_, span := tracing.Start(context.Background(), "root", tt.kind)
+		if got := span.IsRecording(); got != tt.want {
+			t.Errorf("root %v recording = %v, want %v", tt.kind, got, tt.want)
+		}
+		span.End()
+	}
+	ctx, server := tracing.Start(context.Background(), "server", trace.SpanKindServer)
+	defer server.End()
+	if _, child := tracing.Start(ctx, "child", trace.SpanKindClient); !child.IsRecording() {
+		t.Error("child of a sampled server span not recorded")
+	}
+}
+
+// TestAsynqHeaders: Enqueue carries the producer span in the task's
+// headers and Middleware runs the job as its child.
+func TestAsynqHeaders(t *testing.T) {
+	t.Parallel()
+	url := os.Getenv("RENDER_TEST_REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	client := asynq.NewClientFromRedisClient(rdb)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	queue := "tracing-test-" + t.Name()
+	t.Cleanup(func() { _ = insp.DeleteQueue(queue, true) })
+
+	ctx, server := tracing.Start(context.Background(), "request", trace.SpanKindServer)
+	info, err := tracing.Enqueue(ctx, client, asynq.NewTask("test:job", []byte(`{"a":1}`)), asynq.Queue(queue))
+	server.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := insp.GetTaskInfo(queue, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	producer := spanByName(t, "test:job publish")
+	if got, want := stored.Headers["traceparent"], "00-"+producer.SpanContext().TraceID().String()+"-"+producer.SpanContext().SpanID().String()+"-01"; got != want {
+		t.Errorf("traceparent header = %q, want %q", got, want)
+	}
+	if string(stored.Payload) != `{"a":1}` {
+		t.Errorf("payload changed: %s", stored.Payload)
+	}
+
+	var jobCtx context.Context
+	h := tracing.Middleware(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		jobCtx = ctx
+		return nil
+	}))
+	if err := h.ProcessTask(context.Background(), asynq.NewTaskWithHeaders("test:job", stored.Payload, stored.Headers)); err != nil {
+		t.Fatal(err)
+	}
+	sc := trace.SpanContextFromContext(jobCtx)
+	if sc.TraceID() != producer.SpanContext().TraceID() {
+		t.Errorf("job trace = %s, want the producer's %s", sc.TraceID(), producer.SpanContext().TraceID())
+	}
+	consumer := spanByName(t, "test:job process")
+	if consumer.Parent().SpanID() != producer.SpanContext().SpanID() {
+		t.Errorf("job span parent = %s, want the producer span %s", consumer.Parent().SpanID(), producer.SpanContext().SpanID())
+	}
+}
+
+// TestLogCarriesTrace: a line logged inside a span names its trace.
+func TestLogCarriesTrace(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := logx.New(&buf, "test", "info")
+	ctx, span := tracing.Start(context.Background(), "request", trace.SpanKindServer)
+	log.InfoContext(ctx, "hello")
+	span.End()
+	log.Info("untraced")
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	var got []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "time")
+		got = append(got, m)
+	}
+	want := []map[string]any{
+		{"level": "INFO", "msg": "hello", "service": "test",
+			"trace_id": span.SpanContext().TraceID().String(), "span_id": span.SpanContext().SpanID().String()},
+		{"level": "INFO", "msg": "untraced", "service": "test"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+}
