@@ -75,6 +75,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		{"import form fields", slices.Sorted(maps.Keys(at(s, "ImportForm", "properties").(map[string]any))), []string{
 			csvx.DryRunField, csvx.FileField, csvx.MappingField}},
 		{"import form file", at(s, "ImportForm", "required"), []any{csvx.FileField}},
+		{"message id form", at(s, "EmailSummary", "properties", "message_id", "pattern"), `^<[\s\S]+>$`},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
