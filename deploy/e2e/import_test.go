@@ -29,7 +29,7 @@ func uploadForm(t *testing.T, c *Client, path string, fields ...[2]string) *Resp
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	r, err := c.send(req)
+	r, err := c.send(req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
