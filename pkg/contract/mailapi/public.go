@@ -32,7 +32,7 @@ type EmailRef struct {
 // EmailInput is the body of POST /emails.
 type EmailInput struct {
 	MessageID string   `json:"message_id" minLength:"1" maxLength:"998" example:"<abc@mail.example>" description:"The message's Message-ID header, <left@right>; the brackets are added when left out, so \"abc@mail.example\" and \"<abc@mail.example>\" are one message. At most 998 characters with the brackets."`
-	From      string   `json:"from,omitempty" example:"ada@example.com"`
+	From      string   `json:"from" example:"ada@example.com" description:"The sender; a bare address or one with a display name (\"Ada <ada@example.com>\"), of which only the address is kept."`
 	To        []string `json:"to,omitempty" maxItems:"500"`
 	Cc        []string `json:"cc,omitempty" maxItems:"500"`
 	Subject   string   `json:"subject,omitempty" maxLength:"998"`
