@@ -148,8 +148,15 @@ func TestContractTour(t *testing.T) {
 	}
 
 	// Mail.
-	msg := ok(201, "POST", "/emails", map[string]any{"message_id": "<" + uniq("tour") + "@mail.test>", "from": "tina@example.test",
+	mid := uniq("tour") + "@mail.test"
+	msg := ok(201, "POST", "/emails", map[string]any{"message_id": "<" + mid + ">", "from": "tina@example.test",
 		"to": []string{email}, "subject": "Tour", "body_text": "hello", "sent_at": "2030-01-01T10:00:00Z", "direction": "inbound"})
+	// The same id without brackets is the same message, answered (200) in
+	// its stored <left@right> form.
+	again := ok(200, "POST", "/emails", map[string]any{"message_id": mid, "from": "tina@example.test"})
+	if got := again.Data()["message_id"]; got != "<"+mid+">" || id(again) != id(msg) {
+		t.Errorf("repeated message id: %v", again)
+	}
 	ok(200, "GET", "/emails/"+id(msg), nil)
 	ok(200, "GET", "/mailboxes", nil)
 

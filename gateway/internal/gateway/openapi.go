@@ -327,6 +327,8 @@ func headerComponents() obj {
 		"Retry-After":         intHeader("Seconds to wait before retrying."),
 		"Location":            obj{"description": "URL of the created resource.", "schema": obj{"type": "string", "format": "uri-reference"}},
 		"X-Request-Id":        obj{"description": "The request's id, also in problem bodies and logs.", "schema": obj{"type": "string"}},
+		"Link": obj{"description": "`</docs>; rel=\"help\"`: the API documentation, for whoever opens the downloaded template.",
+			"schema": obj{"type": "string"}},
 	}
 }
 
@@ -360,6 +362,9 @@ func operationObject(set *schemaSet, op Operation) obj {
 		o["security"] = []obj{{"apiKey": []string{}}}
 	}
 	o["description"] = op.Summary + ". " + authDescriptions[op.Auth]
+	if note := notes[op.Method+" "+op.Path]; note != "" {
+		o["description"] = o["description"].(string) + "\n\n" + note
+	}
 	var params []obj
 	for _, name := range pathParams(op.Path) {
 		params = append(params, obj{"name": name, "in": "path", "required": true,
@@ -389,10 +394,18 @@ func operationObject(set *schemaSet, op Operation) obj {
 		}
 		o["requestBody"] = obj{"required": !optionalBody[op.Method+" "+op.Path], "content": obj{"application/json": obj{"schema": schema}}}
 	case bMultipart:
-		o["requestBody"] = obj{"required": true, "content": obj{"multipart/form-data": obj{"schema": obj{
+		schema := obj{
 			"type": "object", "required": []string{"file"},
 			"properties": obj{"file": obj{"type": "string", "contentMediaType": "application/octet-stream", "description": "The file."}},
-		}}}}
+		}
+		rb := obj{"required": true}
+		if override.in != nil {
+			schema = set.ref(override.in)
+			rb["description"] = "A multipart form whose optional mapping and dry_run fields come before file: " +
+				"the file is streamed, so an option after it is refused (422) rather than ignored. See docs/import.md."
+		}
+		rb["content"] = obj{"multipart/form-data": obj{"schema": schema}}
+		o["requestBody"] = rb
 	}
 	resp := obj{}
 	resp[strconv.Itoa(op.Success)] = successResponse(set, op, override.out)
@@ -414,8 +427,30 @@ func operationObject(set *schemaSet, op Operation) obj {
 		}
 		resp[code] = obj{"$ref": "#/components/responses/" + code}
 	}
+	if op.Path == "/contacts/template" || op.Path == "/leads/template" {
+		resp["200"].(obj)["headers"].(obj)["Link"] = headerRef("Link")
+	}
 	o["responses"] = resp
 	return o
+}
+
+// importNote is what both CSV imports add to their description.
+const importNote = "Files exported by HubSpot, Salesforce, Pipedrive, Zoho, Outlook and Google Contacts import " +
+	"unchanged: their column labels and status values are recognised, and `mapping` names any other column. " +
+	"`dry_run=true` checks everything and writes nothing. The answer says how the file was read " +
+	"(`encoding`, `delimiter`) and which columns no field read (`ignored_columns`); invalid rows are skipped " +
+	"with a reason in `errors`. A file rejected as a whole (not text, no data rows, missing name columns, " +
+	"broken quoting, a bad `mapping` or `dry_run`) is a 422 naming the form field, over the limits a 413; " +
+	"either way nothing is written. Recognised labels, encodings and status synonyms: docs/import.md of the repository."
+
+// notes extend an operation's description where its summary is not enough.
+var notes = map[string]string{
+	"POST /contacts/import": importNote,
+	"POST /leads/import":    importNote,
+	"GET /contacts/template": "Any file laid out like it, or like another CRM's export (docs/import.md), imports without a mapping. " +
+		"The Link header points at the API documentation.",
+	"GET /leads/template": "Any file laid out like it, or like another CRM's export (docs/import.md), imports without a mapping. " +
+		"The Link header points at the API documentation.",
 }
 
 // optionalBody lists the operations whose JSON body may be left out.

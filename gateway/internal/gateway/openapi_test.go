@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/opencrm/crm/pkg/csvx"
 )
 
 // doc returns the generated document as plain JSON values.
@@ -63,6 +66,16 @@ func TestOpenAPISchemas(t *testing.T) {
 		{"nullable record", at(s, "Contract", "properties", "executed_file", "anyOf"), []any{
 			map[string]any{"$ref": "#/components/schemas/ExecutedFile"}, map[string]any{"type": "null"}}},
 		{"decimal as number or string", at(s, "DealInput", "properties", "value", "type"), []any{"number", "string", "null"}},
+		{"import encodings", at(s, "ImportResult", "properties", "encoding", "enum"), []any{
+			csvx.EncUTF8, csvx.EncUTF8BOM, csvx.EncUTF16LE, csvx.EncUTF16BE, csvx.EncWindows1252}},
+		{"import delimiters", at(s, "ImportResult", "properties", "delimiter", "enum"), []any{
+			string(csvx.Delimiter([]byte("a,b"))), string(csvx.Delimiter([]byte("a;b"))), string(csvx.Delimiter([]byte("a\tb")))}},
+		{"import answer", at(s, "ImportResult", "required"), []any{
+			"success", "message", "imported", "skipped", "errors", "encoding", "delimiter", "ignored_columns", "dry_run"}},
+		{"import form fields", slices.Sorted(maps.Keys(at(s, "ImportForm", "properties").(map[string]any))), []string{
+			csvx.DryRunField, csvx.FileField, csvx.MappingField}},
+		{"import form file", at(s, "ImportForm", "required"), []any{csvx.FileField}},
+		{"message id form", at(s, "EmailSummary", "properties", "message_id", "pattern"), `^<[\s\S]+>$`},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
@@ -108,6 +121,19 @@ func TestOpenAPIOperations(t *testing.T) {
 			if mt := at(o, "requestBody", "content", "application/json"); mt != nil && at(mt, "example") == nil {
 				t.Errorf("%s: request without an example", name)
 			}
+		}
+	}
+	for _, p := range []string{"/contacts/import", "/leads/import"} {
+		if diff := cmp.Diff("#/components/schemas/ImportForm", at(d, "paths", p, "post", "requestBody", "content", "multipart/form-data", "schema", "$ref")); diff != "" {
+			t.Errorf("%s form (-want +got):\n%s", p, diff)
+		}
+		if desc, _ := at(d, "paths", p, "post", "description").(string); !strings.Contains(desc, "docs/import.md") {
+			t.Errorf("%s: description does not point to docs/import.md: %q", p, desc)
+		}
+	}
+	for _, p := range []string{"/contacts/template", "/leads/template"} {
+		if at(d, "paths", p, "get", "responses", "200", "headers", "Link") == nil {
+			t.Errorf("%s: 200 without Link", p)
 		}
 	}
 	if diff := cmp.Diff("#/components/headers/Retry-After", at(d, "components", "responses", "429", "headers", "Retry-After", "$ref")); diff != "" {

@@ -66,8 +66,8 @@ var bodies = map[string]struct{ in, out any }{
 	"POST /leads/{id}/qualify":     {leadsapi.QualifyInput{}, leadsapi.Qualified{}},
 	"PUT /leads/{id}/disqualify":   {leadsapi.DisqualifyInput{}, nil},
 	"POST /public/leads":           {intakeapi.LeadSubmission{}, intakeapi.SubmissionAnswer{}},
-	"POST /contacts/import":        {nil, envelope.ImportResult{}},
-	"POST /leads/import":           {nil, envelope.ImportResult{}},
+	"POST /contacts/import":        {envelope.ImportForm{}, envelope.ImportResult{}},
+	"POST /leads/import":           {envelope.ImportForm{}, envelope.ImportResult{}},
 	"GET /contract-templates/tags": {nil, contractsapi.MergeTags{}},
 	"POST /contacts/{id}/notes":    {contactsapi.NoteInput{}, nil},
 	"POST /leads/{id}/notes":       {contactsapi.NoteInput{}, nil},
@@ -119,10 +119,13 @@ func (s *schemaSet) ref(v any) obj {
 // interceptProp applies the conventions of the wire types: a field
 // without omitempty is always sent, so it is required; `types` lists the
 // JSON types of a field that accepts several (a decimal as number or
-// string).
+// string); `contentMediaType` names what a file field of a form holds.
 func interceptProp(p jsonschema.InterceptPropParams) error {
 	if !p.Processed || p.Name == "" {
 		return nil
+	}
+	if mt := p.Field.Tag.Get("contentMediaType"); mt != "" {
+		p.PropertySchema.WithContentMediaType(mt)
 	}
 	if types := p.Field.Tag.Get("types"); types != "" {
 		var st []jsonschema.SimpleType

@@ -5,7 +5,7 @@ import "time"
 // EmailSummary is a synced message in a list (body cut to a snippet).
 type EmailSummary struct {
 	ID        int64     `json:"id" minimum:"1" example:"55"`
-	MessageID string    `json:"message_id" maxLength:"998" example:"<abc@mail.example>"`
+	MessageID string    `json:"message_id" maxLength:"998" pattern:"^<[\\s\\S]+>$" example:"<abc@mail.example>" description:"The RFC 5322 Message-ID in its bracketed form <left@right>, brackets included in the 998 characters; unique across the store."`
 	From      string    `json:"from" example:"ada@example.com"`
 	To        []string  `json:"to" nullable:"false" maxItems:"500"`
 	Cc        []string  `json:"cc" nullable:"false" maxItems:"500"`
@@ -26,13 +26,13 @@ type Email struct {
 // EmailRef is what a caller who may not read a repeated message learns.
 type EmailRef struct {
 	ID        int64  `json:"id" minimum:"1"`
-	MessageID string `json:"message_id"`
+	MessageID string `json:"message_id" maxLength:"998" pattern:"^<[\\s\\S]+>$" example:"<abc@mail.example>" description:"The stored Message-ID, bracketed: <left@right>."`
 }
 
 // EmailInput is the body of POST /emails.
 type EmailInput struct {
-	MessageID string   `json:"message_id" minLength:"1" maxLength:"998" example:"<abc@mail.example>"`
-	From      string   `json:"from,omitempty" example:"ada@example.com"`
+	MessageID string   `json:"message_id" minLength:"1" maxLength:"998" example:"<abc@mail.example>" description:"The message's Message-ID header, <left@right>; the brackets are added when left out, so \"abc@mail.example\" and \"<abc@mail.example>\" are one message. At most 998 characters with the brackets."`
+	From      string   `json:"from" example:"ada@example.com" description:"The sender; a bare address or one with a display name (\"Ada <ada@example.com>\"), of which only the address is kept."`
 	To        []string `json:"to,omitempty" maxItems:"500"`
 	Cc        []string `json:"cc,omitempty" maxItems:"500"`
 	Subject   string   `json:"subject,omitempty" maxLength:"998"`

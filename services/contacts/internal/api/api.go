@@ -407,21 +407,7 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, err)
 		return
 	}
-	verb := "Imported "
-	if res.DryRun {
-		verb = "Dry run: would import "
-	}
-	httpx.JSON(w, http.StatusOK, map[string]any{
-		"success":         true,
-		"message":         verb + strconv.Itoa(res.Imported) + " contacts, skipped " + strconv.Itoa(res.Skipped),
-		"imported":        res.Imported,
-		"skipped":         res.Skipped,
-		"errors":          res.Errors,
-		"encoding":        res.Encoding,
-		"delimiter":       res.Delimiter,
-		"ignored_columns": res.IgnoredColumns,
-		"dry_run":         res.DryRun,
-	})
+	httpx.JSON(w, http.StatusOK, res.Answer())
 }
 
 func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {

@@ -343,6 +343,26 @@ type ImportResult struct {
 	rowErrs []RowError
 }
 
+// ImportAnswer is the body of a successful import: the result with the
+// envelope's success flag and a one-line summary. It is a struct, not a
+// map, so TestWireTypes holds it to the documented answer.
+type ImportAnswer struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	ImportResult
+}
+
+// Answer summarises r as "Imported N contacts, skipped M" ("Dry run:
+// would import ..." for a dry run).
+func (r ImportResult) Answer() ImportAnswer {
+	verb := "Imported"
+	if r.DryRun {
+		verb = "Dry run: would import"
+	}
+	msg := fmt.Sprintf("%s %d contacts, skipped %d", verb, r.Imported, r.Skipped)
+	return ImportAnswer{Success: true, Message: msg, ImportResult: r}
+}
+
 // RowError is why one row was skipped.
 type RowError struct {
 	Row     int

@@ -22,6 +22,7 @@ func TestWireTypes(t *testing.T) {
 		{"CompanyMatch", CompanyMatch{}, contactsapi.CompanyMatch{}, false},
 		{"ContactInput", ContactInput{}, contactsapi.ContactInput{}, true},
 		{"CompanyInput", CompanyInput{}, contactsapi.CompanyInput{}, true},
+		{"ImportAnswer", ImportAnswer{}, envelope.ImportResult{}, false},
 	}
 	for _, tc := range tests {
 		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
