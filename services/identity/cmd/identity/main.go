@@ -157,7 +157,11 @@ func run(ctx context.Context) error {
 			log.Info("bootstrap admin created", "user_id", u.ID, "email", u.Email)
 		}
 	}
-	verifier, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience)
+	revocations, err := auth.NewRevocations(rdb, log)
+	if err != nil {
+		return err
+	}
+	verifier, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience, auth.WithRevocations(revocations))
 	if err != nil {
 		return err
 	}
@@ -179,6 +183,7 @@ func run(ctx context.Context) error {
 	relay := &outbox.Relay{DB: d, Redis: rdb, Log: log}
 	go relay.Run(ctx)
 	go purgeLoop(ctx, st, log)
+	go publishAccessLoop(ctx, st, rdb, log)
 
 	log.Info("identity listening", "addr", c.Addr)
 	err = httpx.Serve(ctx, c.Addr, ops.Handler(handlers.Routes()), c.Shutdown, nil)
@@ -186,6 +191,32 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// publishAccessLoop republishes, every second, the users whose access was
+// reduced recently (auth.AccessChangesKey): the database is the source of
+// truth, so a change is seen by every verifier within about two seconds
+// (this loop, then their one-second cache), and a lost Redis write or a
+// flushed Redis heals on the next tick. Every replica may run it.
+func publishAccessLoop(ctx context.Context, st *store.Store, rdb *redis.Client, log *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	failing := false
+	for {
+		changes, err := st.AccessChanges(ctx, auth.AccessWindow)
+		if err == nil {
+			err = auth.PublishAccessChanges(ctx, rdb, auth.AccessChangesKey, changes)
+		}
+		if err != nil && ctx.Err() == nil && !failing {
+			log.Warn("publish access changes failed", "error", err.Error())
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // purgeLoop deletes refresh tokens a day after they expired; spent tokens

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
@@ -234,15 +235,19 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 				return identity.ErrLastAdmin
 			}
 		}
+		deactivated := cur.Active && !next.Active
+		reduced := deactivated || (cur.Role == "admin" && next.Role != "admin")
 		rows, err = tx.Query(ctx, `UPDATE users SET name = $2, email = $3, role = $4, team_id = $5, active = $6,
-			password_hash = coalesce($7, password_hash), updated_at = now()
+			password_hash = coalesce($7, password_hash), updated_at = now(),
+			access_reduced_at = CASE WHEN $8 THEN now() ELSE access_reduced_at END,
+			tokens_revoked_at = CASE WHEN $9 THEN now() ELSE tokens_revoked_at END
 			WHERE id = $1 RETURNING `+userCols,
-			id, next.Name, next.Email, next.Role, next.TeamID, next.Active, c.PasswordHash)
+			id, next.Name, next.Email, next.Role, next.TeamID, next.Active, c.PasswordHash, reduced, deactivated)
 		updated, err = oneUser(rows, err)
 		if err != nil {
 			return userWriteErr(err)
 		}
-		if c.PasswordHash != nil || (cur.Active && !updated.Active) {
+		if c.PasswordHash != nil || deactivated {
 			if _, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now()
 				WHERE user_id = $1 AND revoked_at IS NULL`, id); err != nil {
 				return err
@@ -251,6 +256,21 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 		return outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(id), updated.Directory())
 	})
 	return updated, err
+}
+
+// AccessChanges returns the current state of every user whose access was
+// reduced within the last window, for auth.PublishAccessChanges.
+func (s *Store) AccessChanges(ctx context.Context, window time.Duration) ([]auth.AccessChange, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, active, role, tokens_revoked_at FROM users
+		WHERE access_reduced_at > now() - make_interval(secs => $1) ORDER BY id`, window.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("access changes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[auth.AccessChange])
+	if err != nil {
+		return nil, fmt.Errorf("access changes: %w", err)
+	}
+	return out, nil
 }
 
 const teamCols = `id, name, created_at, updated_at`
