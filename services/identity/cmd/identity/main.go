@@ -34,7 +34,8 @@ const schema = "identity"
 // redisPrefix namespaces identity's Redis keys (login throttling).
 const redisPrefix = "crm:identity:"
 
-// throttleWindow is the login-failure window (CRM_LOGIN_FAILURES_PER_15M).
+// throttleWindow is the login-failure window of every CRM_LOGIN_FAILURES_*
+// count; a count never blocks longer than one window.
 const throttleWindow = 15 * time.Minute
 
 func main() {
@@ -53,7 +54,7 @@ type cfg struct {
 	SecretKey      string
 	AdminEmail     string
 	AdminPassword  string
-	LoginFailures  int
+	LoginLimits    identity.Limits
 	// HashConcurrency bounds concurrent password hashes (19 MiB each).
 	HashConcurrency int
 	Shutdown        httpx.Shutdown
@@ -82,7 +83,11 @@ func loadConfig(l *config.Loader) (cfg, error) {
 		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
 	}
 	c.Shutdown = httpx.LoadShutdown(l)
-	c.LoginFailures = l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000)
+	c.LoginLimits = identity.Limits{
+		PerEmailIP: l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000),
+		PerEmail:   l.Int("CRM_LOGIN_FAILURES_PER_EMAIL_15M", 30, 0, 1_000_000),
+		PerIP:      l.Int("CRM_LOGIN_FAILURES_PER_IP_15M", 20, 0, 1_000_000),
+	}
 	// Bounded by memory, not only CPU: GOMAXPROCS is the node's core count
 	// when a container has no CPU limit, and 32 hashes would need 600 MiB.
 	c.HashConcurrency = l.Int("CRM_PASSWORD_HASH_CONCURRENCY", min(2*runtime.GOMAXPROCS(0), 8), 1, 64)
@@ -138,12 +143,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	throttle, err := store.NewThrottle(rdb, redisPrefix, c.LoginFailures, throttleWindow)
+	throttle, err := store.NewThrottle(rdb, redisPrefix, throttleWindow)
 	if err != nil {
 		return err
 	}
 	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
-		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, LoginFailures: c.LoginFailures,
+		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, Limits: c.LoginLimits,
 	}, log)
 	if err != nil {
 		return err

@@ -214,15 +214,19 @@ type Store interface {
 	SigningKeys
 }
 
-// Throttle counts login attempts per (email, client IP) over a window.
-// Every attempt is counted before its password is checked and a successful
-// login resets the count, so the count is the failures since the last
-// success plus the attempts in flight: concurrent attempts cannot all pass
-// a check made before any of them failed.
+// Throttle counts login attempts under opaque keys in fixed windows.
+// Every attempt is counted before its password is checked, so concurrent
+// attempts cannot all pass a check made before any of them failed; a
+// success resets or takes back what it counted.
 type Throttle interface {
-	// Take counts one attempt and reports whether it is over the limit
-	// and, if so, how long until the window starts over.
-	Take(ctx context.Context, key string) (time.Duration, bool, error)
-	// Reset forgets the attempts (after a successful login).
+	// Take counts one attempt under key and reports whether the count is
+	// beyond limit and, if so, how long until the window starts over.
+	Take(ctx context.Context, key string, limit int) (time.Duration, bool, error)
+	// Reset forgets the attempts under key.
 	Reset(ctx context.Context, key string) error
+	// Forgive takes back one attempt under key.
+	Forgive(ctx context.Context, key string) error
+	// Remember marks key as known for ttl; Known reports it.
+	Remember(ctx context.Context, key string, ttl time.Duration) error
+	Known(ctx context.Context, key string) (bool, error)
 }

@@ -2,13 +2,10 @@ package identity
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,7 +16,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -29,10 +25,8 @@ type Config struct {
 	AccessTTL time.Duration
 	// RefreshTTL is a refresh token's lifetime; each rotation starts a new one.
 	RefreshTTL time.Duration
-	// LoginFailures is how many login attempts per (email, IP) are allowed
-	// within the throttle window, counting from the last successful login;
-	// 0 disables throttling.
-	LoginFailures int
+	// Limits are the login attempts allowed per throttle window.
+	Limits Limits
 }
 
 // Service implements the identity use cases.
@@ -74,14 +68,10 @@ type LoginInput struct {
 	Password string `json:"password"`
 }
 
-func throttleKey(email, ip string) string {
-	h := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email)) + "\x00" + ip))
-	return hex.EncodeToString(h[:16])
-}
-
 // Login checks the password and opens a session. Unknown email, wrong
 // password and deactivated account all give the same error after the same
-// argon2 work; attempts per (email, client IP) are throttled.
+// argon2 work; attempts are throttled per (email, client IP), per email
+// and per client IP (Limits).
 func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
 	var v validate.Errors
 	v.Required("email", in.Email)
@@ -96,17 +86,15 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 		// password, without asking the database.
 		return Session{}, ErrInvalidCredentials
 	}
-	key := throttleKey(in.Email, clientIP)
-	if s.cfg.LoginFailures > 0 {
+	keys := keysFor(in.Email, clientIP)
+	emailCounted := false
+	if s.cfg.Limits.enabled() {
 		// Counted before the password is checked: a burst of concurrent
 		// attempts gets no more checks than the limit, whatever the
 		// timing. The same for unknown emails, before the lookup.
-		wait, blocked, err := s.throttle.Take(ctx, key)
-		if err != nil {
-			return Session{}, fmt.Errorf("login throttle: %w", err)
-		}
-		if blocked {
-			return Session{}, problem.RateLimited(int(math.Ceil(wait.Seconds())))
+		var err error
+		if emailCounted, err = s.admit(ctx, keys); err != nil {
+			return Session{}, err
 		}
 	}
 	creds, err := s.store.CredentialsByEmail(ctx, strings.TrimSpace(in.Email))
@@ -139,10 +127,8 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 	if err != nil {
 		return Session{}, err
 	}
-	if s.cfg.LoginFailures > 0 {
-		if err := s.throttle.Reset(ctx, key); err != nil {
-			s.log.WarnContext(ctx, "cannot reset login throttle", "error", err.Error())
-		}
+	if s.cfg.Limits.enabled() {
+		s.settle(ctx, keys, emailCounted)
 	}
 	return s.session(ctx, u, refresh)
 }
