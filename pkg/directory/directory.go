@@ -35,12 +35,15 @@ const (
 
 // User is the data of every user.* event and of the snapshot.
 type User struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Email     string    `json:"email"`
-	Role      string    `json:"role"`
-	TeamID    *int64    `json:"team_id"`
-	Active    bool      `json:"active"`
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Email  string `json:"email"`
+	Role   string `json:"role"`
+	TeamID *int64 `json:"team_id"`
+	Active bool   `json:"active"`
+	// EditScope is ScopeCompany, ScopeTeam or ScopeOwn; empty (an event of
+	// an older identity) is the default, ScopeCompany.
+	EditScope string    `json:"edit_scope,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
@@ -62,12 +65,17 @@ func Migrate(ctx context.Context, d *db.DB) error {
 // Upsert applies a user's state unless a newer one is already stored, so
 // redelivered or reordered events never roll the model back.
 func Upsert(ctx context.Context, q db.Querier, u User) error {
-	_, err := q.Exec(ctx, `INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	scope := u.EditScope
+	if scope == "" {
+		scope = ScopeCompany
+	}
+	_, err := q.Exec(ctx, `INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at, edit_scope)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, role = EXCLUDED.role,
-			team_id = EXCLUDED.team_id, active = EXCLUDED.active, updated_at = EXCLUDED.updated_at
+			team_id = EXCLUDED.team_id, active = EXCLUDED.active, updated_at = EXCLUDED.updated_at,
+			edit_scope = EXCLUDED.edit_scope
 		WHERE directory_users.updated_at <= EXCLUDED.updated_at`,
-		u.ID, u.Name, u.Email, u.Role, u.TeamID, u.Active, u.UpdatedAt)
+		u.ID, u.Name, u.Email, u.Role, u.TeamID, u.Active, u.UpdatedAt, scope)
 	return err
 }
 

@@ -476,6 +476,8 @@ func schemas() obj {
 		"JWKS": props([]string{"keys"}, obj{"keys": obj{"type": "array", "items": obj{"type": "object"}}}),
 		"User": props([]string{"name", "email"}, obj{"id": tRO, "name": tStr, "email": tStr,
 			"role": obj{"type": "string", "enum": []string{"admin", "user"}}, "team_id": tNInt, "active": tBool,
+			"edit_scope": obj{"type": "string", "enum": []string{"company", "team", "own"}, "default": "company",
+				"description": "what a non-admin may change: every record, records of their team or unassigned, or records assigned to or created by them"},
 			"password": obj{"type": "string", "writeOnly": true, "minLength": 10}, "created_at": tTime, "updated_at": tTime}),
 		"Team":   props([]string{"name"}, obj{"id": tRO, "name": tStr, "created_at": tTime, "updated_at": tTime}),
 		"APIKey": props([]string{"name"}, obj{"id": tRO, "name": tStr, "prefix": tStr, "rate_limit_per_minute": tInt, "key": obj{"type": "string", "readOnly": true, "description": "returned once, on create"}, "created_at": tTime}),

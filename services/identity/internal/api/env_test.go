@@ -265,6 +265,7 @@ type userOut struct {
 	Role      string `json:"role"`
 	TeamID    *int64 `json:"team_id"`
 	Active    bool   `json:"active"`
+	EditScope string `json:"edit_scope"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
 }

@@ -24,12 +24,14 @@ type User struct {
 	Active    bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// EditScope decides what a non-admin may change (directory.Scope*).
+	EditScope string
 }
 
 // Directory is the user as published to other contexts.
 func (u User) Directory() directory.User {
 	return directory.User{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID,
-		Active: u.Active, UpdatedAt: u.UpdatedAt}
+		Active: u.Active, EditScope: u.EditScope, UpdatedAt: u.UpdatedAt}
 }
 
 // Credentials is a user together with the stored password hash, for login.
@@ -45,6 +47,7 @@ type NewUser struct {
 	PasswordHash string
 	Role         string
 	TeamID       *int64
+	EditScope    string
 }
 
 // UserChange is applied to a stored user under a row lock. Nil fields keep
@@ -57,6 +60,7 @@ type UserChange struct {
 	TeamSet      bool
 	TeamID       *int64
 	Active       *bool
+	EditScope    *string
 }
 
 // UserFilter narrows the user list.

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -222,6 +223,8 @@ type UserInput struct {
 	Password string `json:"password"`
 	Role     string `json:"role"`
 	TeamID   *int64 `json:"team_id"`
+	// EditScope is company (default), team or own.
+	EditScope string `json:"edit_scope"`
 }
 
 func checkPassword(v *validate.Errors, pw string) {
@@ -252,10 +255,14 @@ func (in *UserInput) check() error {
 	if in.Role == "" {
 		in.Role = auth.RoleUser
 	}
+	if in.EditScope == "" {
+		in.EditScope = directory.ScopeCompany
+	}
 	var v validate.Errors
 	checkNameEmail(&v, in.Name, in.Email)
 	checkPassword(&v, in.Password)
 	v.OneOf("role", in.Role, auth.RoleAdmin, auth.RoleUser)
+	v.OneOf("edit_scope", in.EditScope, directory.ScopeCompany, directory.ScopeTeam, directory.ScopeOwn)
 	if in.TeamID != nil {
 		v.Positive("team_id", *in.TeamID)
 	}
@@ -268,7 +275,7 @@ func (s *Service) newUser(ctx context.Context, in UserInput) (NewUser, error) {
 	if err != nil {
 		return NewUser{}, err
 	}
-	return NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID}, nil
+	return NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID, EditScope: in.EditScope}, nil
 }
 
 // CreateUser validates and stores a new account.
@@ -293,6 +300,8 @@ type UserUpdate struct {
 	Role     patch.Field[string] `json:"role"`
 	TeamID   patch.Field[int64]  `json:"team_id"`
 	Active   patch.Field[bool]   `json:"active"`
+	// EditScope, when given, replaces the scope; null or "" keeps it.
+	EditScope patch.Field[string] `json:"edit_scope"`
 }
 
 // UpdateUser validates and applies an update.
@@ -320,11 +329,18 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, in UserUpdate) (User
 	if in.Active.Set && in.Active.Null {
 		v.Add("active", "must be true or false")
 	}
+	scope := in.EditScope.Ptr()
+	if scope != nil && *scope == "" {
+		scope = nil
+	}
+	if scope != nil {
+		v.OneOf("edit_scope", *scope, directory.ScopeCompany, directory.ScopeTeam, directory.ScopeOwn)
+	}
 	if err := v.Err(); err != nil {
 		return User{}, err
 	}
 	change := UserChange{Name: &in.Name, Email: &in.Email, Role: role, TeamSet: in.TeamID.Set,
-		TeamID: in.TeamID.Ptr(), Active: in.Active.Ptr()}
+		TeamID: in.TeamID.Ptr(), Active: in.Active.Ptr(), EditScope: scope}
 	if pw != nil {
 		hash, err := s.hasher.Hash(ctx, *pw)
 		if err != nil {
