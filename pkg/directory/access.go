@@ -77,20 +77,16 @@ func CheckWrite(ctx context.Context, q db.Querier, o Owner) error {
 
 // RequireWrite guards a route of one record (path {id}): owner loads the
 // record's owner (a problem.NotFound error when it is absent, answered as
-// such) and CheckWrite decides before next runs.
-func RequireWrite(q db.Querier, owner func(ctx context.Context, id int64) (Owner, error)) func(http.Handler) http.Handler {
-	return RequireWriteOf(q, "id", owner)
-}
-
-// RequireWriteOf is RequireWrite for a path value of another name.
-func RequireWriteOf(q db.Querier, name string, owner func(ctx context.Context, id int64) (Owner, error)) func(http.Handler) http.Handler {
+// such) and check (CheckWrite on the service's read model) decides before
+// next runs, so a refused write never reads its body.
+func RequireWrite(owner func(ctx context.Context, id int64) (Owner, error), check func(ctx context.Context, o Owner) error) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id, err := httpx.PathID(r, name)
+			id, err := httpx.PathID(r, "id")
 			if err == nil {
 				var o Owner
 				if o, err = owner(r.Context(), id); err == nil {
-					err = CheckWrite(r.Context(), q, o)
+					err = check(r.Context(), o)
 				}
 			}
 			if err != nil {
