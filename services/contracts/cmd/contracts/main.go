@@ -90,7 +90,8 @@ func run(ctx context.Context) error {
 	}
 	act, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
-		UserExists: func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, d, id) },
+		ParentWritable: svc.ContractWritable,
+		UserExists:     func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, d, id) },
 		References: activity.RemoteReferences(svcclient.New("contacts", s.ContactsURL, s.InternalSecret),
 			svcclient.New("deals", s.DealsURL, s.InternalSecret)),
 	})
