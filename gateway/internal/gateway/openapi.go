@@ -372,7 +372,8 @@ func errorCodes(op Operation) []string {
 	if op.Auth != Public {
 		codes = append(codes, "401")
 	}
-	if op.Auth == Admin {
+	if op.Auth == Admin || (op.Auth == JWT && op.Method != "GET" && strings.Contains(op.Path, "{")) {
+		// A write to one record outside the caller's edit scope is 403.
 		codes = append(codes, "403")
 	}
 	if strings.Contains(op.Path, "{") {
@@ -391,7 +392,7 @@ func errorCodes(op Operation) []string {
 func problemResponses() obj {
 	desc := map[string]string{
 		"400": "malformed_json or invalid_query", "401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
-		"403": "forbidden: the admin role is required", "404": "not_found",
+		"403": "forbidden: the admin role is required, or the record is outside the caller's edit scope", "404": "not_found",
 		"409": "conflict, invalid_transition, already_qualified or template_in_use",
 		"413": "payload_too_large", "415": "unsupported_media_type (also any Content-Encoding other than identity)",
 		"422": "validation_failed with errors[].field", "429": "rate_limited (Retry-After and RateLimit-* headers)",
