@@ -458,7 +458,7 @@ func schemas() obj {
 		"id": tRO, "title": tStr, "description": tStr, "due_date": tDate, "due_time": tStr,
 		"priority":    obj{"type": "string", "enum": []string{"low", "medium", "high"}},
 		"assigned_to": tNInt, "contact_id": tNInt, "company_id": tNInt, "deal_id": tNInt,
-		"status":       obj{"type": "string", "enum": []string{"open", "completed"}, "readOnly": true},
+		"status":       obj{"type": "string", "enum": []string{"open", "completed"}},
 		"completed_at": tTime, "created_by": tRO, "created_at": tTime, "updated_at": tTime,
 	})
 	return obj{
