@@ -25,6 +25,7 @@ require (
 replace github.com/opencrm/crm/pkg => ../../pkg
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/opencrm/crm/pkg v0.0.0
 	github.com/opencrm/crm/services/render v0.0.0
 )
