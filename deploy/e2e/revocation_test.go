@@ -82,6 +82,7 @@ func TestDeactivationRevokesIssuedTokens(t *testing.T) {
 			return expectProblem(r, err, http.StatusUnauthorized, "unauthenticated")
 		})
 	}
+	t.Logf("refused by the gateway and every service %s after the deactivation", time.Since(start).Round(time.Millisecond))
 	r, err := user.Do("POST", "/contacts", map[string]any{"first_name": "Late", "last_name": "Write"})
 	if err := expectProblem(r, err, http.StatusUnauthorized, "unauthenticated"); err != nil {
 		t.Errorf("write after deactivation: %v", err)
