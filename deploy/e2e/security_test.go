@@ -104,9 +104,11 @@ func loadOpenAPI(t *testing.T) openAPIDoc {
 			}
 			for code := range o.Responses {
 				var n int
-				if _, err := fmt.Sscan(code, &n); err == nil && n >= 200 && n < 300 {
-					// A create that may also answer 200 (a replay) is 201.
-					op.Success = max(op.Success, n)
+				if _, err := fmt.Sscan(code, &n); err == nil && n >= 200 && n < 300 && op.Success != 201 &&
+					(op.Success == 0 || n == 201 || n < op.Success) {
+					// A create that may also answer 200 (a replay) or 202
+					// (queued while a service is down) answers 201 here.
+					op.Success = n
 				}
 			}
 			doc.ops = append(doc.ops, op)
