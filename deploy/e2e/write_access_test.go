@@ -37,14 +37,16 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 	w.ownerID, w.owner = user(teamA, "own")
 	_, w.teammate = user(teamA, "team")
 	_, w.otherTeam = user(teamB, "team")
-	_, w.ownScope = user(teamA, "own")
+	lastID, ownScope := user(teamA, "own")
+	w.ownScope = ownScope
 	w.templateID = must(t, http.StatusCreated)(adm.Do("POST", "/contract-templates", map[string]any{
 		"name": uniq("Scope "), "content": "<p>{{deal.title}}</p>"})).ID()
-	// Each service learns the users from identity's events.
+	// Each service learns the users from identity's events, in order:
+	// once it knows the last one, it knows them all.
 	for _, p := range []string{"/contacts", "/leads", "/deals"} {
 		eventually(t, p+" knows the users", func() error {
 			r, err := w.owner.Do("POST", p, map[string]any{"first_name": "Probe", "last_name": "Probe", "title": "Probe",
-				"email": uniq("probe") + "@scope.test", "assigned_to": w.ownerID})
+				"email": uniq("probe") + "@scope.test", "assigned_to": lastID})
 			if err != nil {
 				return err
 			}
