@@ -83,8 +83,13 @@ type Config struct {
 	// UserExists validates assigned_to; nil skips the check.
 	UserExists func(ctx context.Context, id int64) (bool, error)
 	// References validates a task's contact_id, company_id and deal_id
-	// (DESIGN 3: referenced ids must exist).
+	// (referenced ids must exist).
 	References References
+	// ParentWritable answers nil when the caller may change the parent
+	// (a problem.Forbidden error otherwise): notes and tasks follow their
+	// parent, except that the author of a note may always delete it. Nil
+	// allows every caller.
+	ParentWritable func(ctx context.Context, id int64) error
 }
 
 // References answer whether a record a task points at exists; they live in
@@ -139,13 +144,30 @@ func (h *Handlers) Register(mux *http.ServeMux, base string, wrap func(http.Hand
 		})))
 	}
 	route("GET "+base+"/{id}/notes", h.listNotes)
-	route("POST "+base+"/{id}/notes", h.createNote)
+	route("POST "+base+"/{id}/notes", h.writing(h.createNote))
 	route("DELETE "+base+"/{id}/notes/{noteId}", h.deleteNote)
 	route("GET "+base+"/{id}/tasks", h.listTasks)
-	route("POST "+base+"/{id}/tasks", h.createTask)
+	route("POST "+base+"/{id}/tasks", h.writing(h.createTask))
 	route("GET "+base+"/{id}/tasks/{taskId}", h.getTask)
-	route("PUT "+base+"/{id}/tasks/{taskId}", h.updateTask)
-	route("DELETE "+base+"/{id}/tasks/{taskId}", h.deleteTask)
+	route("PUT "+base+"/{id}/tasks/{taskId}", h.writing(h.updateTask))
+	route("DELETE "+base+"/{id}/tasks/{taskId}", h.writing(h.deleteTask))
+}
+
+// writing runs fn only when the caller may change the parent.
+func (h *Handlers) writing(fn func(w http.ResponseWriter, r *http.Request, pid int64) error) func(w http.ResponseWriter, r *http.Request, pid int64) error {
+	return func(w http.ResponseWriter, r *http.Request, pid int64) error {
+		if err := h.parentWritable(r.Context(), pid); err != nil {
+			return err
+		}
+		return fn(w, r, pid)
+	}
+}
+
+func (h *Handlers) parentWritable(ctx context.Context, pid int64) error {
+	if h.cfg.ParentWritable == nil {
+		return nil
+	}
+	return h.cfg.ParentWritable(ctx, pid)
 }
 
 // parent resolves and checks the {id} of the path.
@@ -234,6 +256,20 @@ func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request, pid int64)
 	nid, err := httpx.PathID(r, "noteId")
 	if err != nil {
 		return problem.NotFound("note")
+	}
+	var author *int64
+	err = h.cfg.DB.QueryRow(r.Context(), `SELECT created_by FROM notes WHERE id = $1 AND parent_type = $2 AND parent_id = $3`,
+		nid, h.cfg.ParentType, pid).Scan(&author)
+	if db.IsNoRows(err) {
+		return problem.NotFound("note")
+	}
+	if err != nil {
+		return err
+	}
+	if me := callerID(r); me == nil || author == nil || *author != *me {
+		if err := h.parentWritable(r.Context(), pid); err != nil {
+			return err
+		}
 	}
 	tag, err := h.cfg.DB.Exec(r.Context(), `DELETE FROM notes WHERE id = $1 AND parent_type = $2 AND parent_id = $3`,
 		nid, h.cfg.ParentType, pid)

@@ -62,10 +62,22 @@ type Verifier struct {
 	// parser is built once: its options never change and it holds no
 	// per-call state, so every request shares it.
 	parser *jwt.Parser
+	// revocations, when set, refuses or lowers the claims of users whose
+	// access was reduced after their token was issued.
+	revocations *Revocations
+}
+
+// Option configures a Verifier.
+type Option func(*Verifier)
+
+// WithRevocations makes the verifier apply identity's recent access
+// changes (deactivation, deletion, demotion) to every token it accepts.
+func WithRevocations(r *Revocations) Option {
+	return func(v *Verifier) { v.revocations = r }
 }
 
 // NewVerifier verifies tokens from issuer for audience with keys.
-func NewVerifier(keys KeySource, issuer, audience string) (*Verifier, error) {
+func NewVerifier(keys KeySource, issuer, audience string, opts ...Option) (*Verifier, error) {
 	if keys == nil || issuer == "" || audience == "" {
 		return nil, errors.New("auth: verifier needs keys, issuer and audience")
 	}
@@ -78,11 +90,16 @@ func NewVerifier(keys KeySource, issuer, audience string) (*Verifier, error) {
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(time.Now),
 	)
-	return &Verifier{keys: keys, parser: parser}, nil
+	v := &Verifier{keys: keys, parser: parser}
+	for _, o := range opts {
+		o(v)
+	}
+	return v, nil
 }
 
 // Verify parses and validates a compact JWT: EdDSA only, kid, iss, aud,
-// exp required, 30 s leeway. Every failure is the same 401 to the client.
+// exp required, 30 s leeway; then the access changes published since it was
+// issued (WithRevocations). Every failure is the same 401 to the client.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	if token == "" || len(token) > MaxTokenBytes || strings.Count(token, ".") != 2 {
 		return nil, problem.Unauthenticated("invalid access token")
@@ -107,6 +124,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	}
 	if claims.UserID() <= 0 || (claims.Role != RoleAdmin && claims.Role != RoleUser) {
 		return nil, problem.Unauthenticated("invalid access token")
+	}
+	if v.revocations != nil {
+		if err := v.revocations.Apply(ctx, claims); err != nil {
+			return nil, err
+		}
 	}
 	return claims, nil
 }

@@ -57,12 +57,17 @@ func Migrate(ctx context.Context, d *db.DB) error {
 // Upsert applies a user's state unless a newer one is already stored, so
 // redelivered or reordered events never roll the model back.
 func Upsert(ctx context.Context, q db.Querier, u User) error {
-	_, err := q.Exec(ctx, `INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	scope := u.EditScope
+	if scope == "" {
+		scope = ScopeCompany
+	}
+	_, err := q.Exec(ctx, `INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at, edit_scope)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, role = EXCLUDED.role,
-			team_id = EXCLUDED.team_id, active = EXCLUDED.active, updated_at = EXCLUDED.updated_at
+			team_id = EXCLUDED.team_id, active = EXCLUDED.active, updated_at = EXCLUDED.updated_at,
+			edit_scope = EXCLUDED.edit_scope
 		WHERE directory_users.updated_at <= EXCLUDED.updated_at`,
-		u.ID, u.Name, u.Email, u.Role, u.TeamID, u.Active, u.UpdatedAt)
+		u.ID, u.Name, u.Email, u.Role, u.TeamID, u.Active, u.UpdatedAt, scope)
 	return err
 }
 
@@ -112,8 +117,8 @@ func UserExists(ctx context.Context, q db.Querier, id int64) (bool, error) {
 	return ok, err
 }
 
-// Owner is the source of truth a miss asks: identity's typed client.
-type Owner interface {
+// Source is the source of truth a miss asks: identity's typed client.
+type Source interface {
 	User(ctx context.Context, id int64) (identityapi.DirectoryUser, error)
 }
 
@@ -123,16 +128,16 @@ type Owner interface {
 // follows is then a no-op or a newer state, never a rollback (Upsert keeps
 // the newest).
 type Users struct {
-	q     db.Querier
-	owner Owner
+	q      db.Querier
+	source Source
 }
 
-// NewUsers reads q's model and asks owner on a miss.
-func NewUsers(q db.Querier, owner Owner) (*Users, error) {
-	if q == nil || owner == nil {
+// NewUsers reads q's model and asks source on a miss.
+func NewUsers(q db.Querier, source Source) (*Users, error) {
+	if q == nil || source == nil {
 		return nil, errors.New("directory: users needs a database and identity's client")
 	}
-	return &Users{q: q, owner: owner}, nil
+	return &Users{q: q, source: source}, nil
 }
 
 // Exists reports whether id is a user, active or not. An id identity does
@@ -143,7 +148,7 @@ func (u *Users) Exists(ctx context.Context, id int64) (bool, error) {
 	if err != nil || ok {
 		return ok, err
 	}
-	fresh, err := u.owner.User(ctx, id)
+	fresh, err := u.source.User(ctx, id)
 	switch {
 	case errors.Is(err, identityapi.ErrUserNotFound):
 		return false, nil

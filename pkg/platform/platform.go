@@ -1,5 +1,5 @@
 // Package platform opens what every context service runs on — its logger,
-// its schema-confined and migrated database, Redis, the JWT verifier and
+// its schema-confined and migrated database, Redis, the JWT verifier (with identity's revocations) and
 // the ops endpoints — so each service's main wires only what is its own.
 package platform
 
@@ -104,7 +104,13 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 		rt.Close()
 		return nil, err
 	}
-	if rt.Verifier, err = auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience); err != nil {
+	revocations, err := auth.NewRevocations(rt.Redis, rt.Log)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	if rt.Verifier, err = auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience,
+		auth.WithRevocations(revocations)); err != nil {
 		rt.Close()
 		return nil, err
 	}

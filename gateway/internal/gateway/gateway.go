@@ -123,7 +123,11 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	}
 
 	jwks := auth.NewJWKS(cfg.JWKSURL)
-	verifier, err := auth.NewVerifier(jwks, auth.Issuer, auth.Audience)
+	revocations, err := auth.NewRevocations(rdb, log)
+	if err != nil {
+		return nil, err
+	}
+	verifier, err := auth.NewVerifier(jwks, auth.Issuer, auth.Audience, auth.WithRevocations(revocations))
 	if err != nil {
 		return nil, err
 	}

@@ -625,7 +625,7 @@ func errorCodes(op Operation) []string {
 var problemCodes = map[string]string{
 	"400": "malformed_json or bad_request",
 	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
-	"403": "forbidden: the admin role is required, the record belongs to another user, or the API key does not allow the origin",
+	"403": "forbidden: the admin role is required, the record is outside the caller's edit scope, or the API key does not allow the origin",
 	"404": "not_found",
 	"409": "conflict, invalid_transition, already_qualified, qualification_in_progress, stage_in_use, template_in_use, idempotency_key_reused or request_in_progress",
 	"413": "payload_too_large",

@@ -30,12 +30,15 @@ func UserPath(id int64) string { return PathUsers + "/" + strconv.FormatInt(id, 
 // user.* event, of the snapshot (GET /internal/users) and of one user's
 // lookup (GET /internal/users/{id}).
 type DirectoryUser struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Email     string    `json:"email"`
-	Role      string    `json:"role"`
-	TeamID    *int64    `json:"team_id"`
-	Active    bool      `json:"active"`
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Email  string `json:"email"`
+	Role   string `json:"role"`
+	TeamID *int64 `json:"team_id"`
+	Active bool   `json:"active"`
+	// EditScope is company, team or own; empty (an event of an older
+	// identity) is the default, company.
+	EditScope string    `json:"edit_scope,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 

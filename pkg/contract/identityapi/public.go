@@ -10,28 +10,31 @@ type User struct {
 	Role      string    `json:"role" enum:"admin,user" example:"user"`
 	TeamID    *int64    `json:"team_id" minimum:"1"`
 	Active    bool      `json:"active" example:"true"`
+	EditScope string    `json:"edit_scope" enum:"company,team,own" example:"company" description:"What the user may change: every record (company), records assigned to a member of their team or unassigned (team), or records assigned to or created by them (own). Admins change everything."`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // UserInput is the body of POST /users.
 type UserInput struct {
-	Name     string `json:"name" minLength:"1" maxLength:"100" example:"Sam Sales"`
-	Email    string `json:"email" minLength:"1" maxLength:"255" format:"email" example:"sam@example.com"`
-	Password string `json:"password" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
-	Role     string `json:"role,omitempty" enum:"admin,user" description:"Default user."`
-	TeamID   *int64 `json:"team_id,omitempty" nullable:"true" minimum:"1"`
+	Name      string `json:"name" minLength:"1" maxLength:"100" example:"Sam Sales"`
+	Email     string `json:"email" minLength:"1" maxLength:"255" format:"email" example:"sam@example.com"`
+	Password  string `json:"password" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
+	Role      string `json:"role,omitempty" enum:"admin,user" description:"Default user."`
+	TeamID    *int64 `json:"team_id,omitempty" nullable:"true" minimum:"1"`
+	EditScope string `json:"edit_scope,omitempty" enum:"company,team,own" description:"Default company."`
 }
 
 // UserUpdate is the body of PUT /users/{id}; name and email are required,
 // the rest unchanged when absent.
 type UserUpdate struct {
-	Name     string  `json:"name" minLength:"1" maxLength:"100"`
-	Email    string  `json:"email" minLength:"1" maxLength:"255" format:"email"`
-	Password *string `json:"password,omitempty" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
-	Role     *string `json:"role,omitempty" enum:"admin,user"`
-	TeamID   *int64  `json:"team_id,omitempty" nullable:"true" minimum:"1"`
-	Active   *bool   `json:"active,omitempty"`
+	Name      string  `json:"name" minLength:"1" maxLength:"100"`
+	Email     string  `json:"email" minLength:"1" maxLength:"255" format:"email"`
+	Password  *string `json:"password,omitempty" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
+	Role      *string `json:"role,omitempty" enum:"admin,user"`
+	TeamID    *int64  `json:"team_id,omitempty" nullable:"true" minimum:"1"`
+	Active    *bool   `json:"active,omitempty"`
+	EditScope *string `json:"edit_scope,omitempty" enum:"company,team,own"`
 }
 
 // Team groups users for scope=team.

@@ -24,6 +24,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
@@ -70,6 +71,13 @@ func New(cfg Config) (http.Handler, error) {
 	user := func(h http.HandlerFunc) http.Handler { return jwt(h) }
 
 	svc := cfg.Service
+	// Writes to one record follow the caller's edit scope (403 outside).
+	contact := func(h http.HandlerFunc) http.Handler {
+		return jwt(directory.RequireWrite(svc.ContactOwner, svc.CanWrite)(h))
+	}
+	company := func(h http.HandlerFunc) http.Handler {
+		return jwt(directory.RequireWrite(svc.CompanyOwner, svc.CanWrite)(h))
+	}
 
 	mux.Handle("GET /contacts", user(a.listContacts))
 	// POST /contacts. Body: contact write fields; first_name and last_name
@@ -88,15 +96,15 @@ func New(cfg Config) (http.Handler, error) {
 	// last_name required; an absent optional field keeps its value, null or
 	// "" clears it (status resets to active). 200: {"success":true,
 	// "data":contact,"message":"Contact updated"}; 404; 422.
-	mux.Handle("PUT /contacts/{id}", user(update("contact", svc.UpdateContact, "Contact updated")))
+	mux.Handle("PUT /contacts/{id}", contact(update("contact", svc.UpdateContact, "Contact updated")))
 	// DELETE /contacts/{id}: the contact, its notes and its tasks are
 	// removed permanently. 200: {"success":true,"message":"Contact
 	// deleted"}; 404.
-	mux.Handle("DELETE /contacts/{id}", user(remove("contact", svc.DeleteContact, "Contact deleted")))
+	mux.Handle("DELETE /contacts/{id}", contact(remove("contact", svc.DeleteContact, "Contact deleted")))
 
 	notes, err := activity.New(activity.Config{
 		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
-		ParentExists: svc.ContactExists, UserExists: svc.UserExists,
+		ParentExists: svc.ContactExists, UserExists: svc.UserExists, ParentWritable: svc.ContactWritable,
 		References: activity.References{Company: svc.CompanyExists, Deal: cfg.DealExists},
 	})
 	if err != nil {
@@ -114,10 +122,10 @@ func New(cfg Config) (http.Handler, error) {
 	// PUT /companies/{id}: name required, absent fields kept, null clears;
 	// a new name shows on every linked contact at once. 200:
 	// {"success":true,"data":company,"message":"Company updated"}; 404; 422.
-	mux.Handle("PUT /companies/{id}", user(update("company", svc.UpdateCompany, "Company updated")))
+	mux.Handle("PUT /companies/{id}", company(update("company", svc.UpdateCompany, "Company updated")))
 	// DELETE /companies/{id}: the company is removed and its contacts are
 	// kept, unlinked. 200: {"success":true,"message":"Company deleted"}; 404.
-	mux.Handle("DELETE /companies/{id}", user(remove("company", svc.DeleteCompany, "Company deleted")))
+	mux.Handle("DELETE /companies/{id}", company(remove("company", svc.DeleteCompany, "Company deleted")))
 
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	in := func(h http.HandlerFunc) http.Handler { return internal(h) }

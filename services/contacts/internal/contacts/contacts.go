@@ -8,6 +8,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/timestamp"
@@ -276,6 +277,12 @@ type Store interface {
 	CompanyExists(ctx context.Context, id int64) (bool, error)
 	UserExists(ctx context.Context, id int64) (bool, error)
 	UserTeam(ctx context.Context, id int64) (*int64, error)
+	// ContactOwner and CompanyOwner say who may change a record (not
+	// found is a problem.NotFound error).
+	ContactOwner(ctx context.Context, id int64) (directory.Owner, error)
+	CompanyOwner(ctx context.Context, id int64) (directory.Owner, error)
+	// CanWrite is directory.CheckWrite on this context's read model.
+	CanWrite(ctx context.Context, o directory.Owner) error
 
 	GetContact(ctx context.Context, id int64) (Contact, error)
 	CreateContact(ctx context.Context, c Contact) (Contact, error)

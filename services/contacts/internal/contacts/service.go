@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
@@ -146,6 +147,32 @@ func (s *Service) ContactExists(ctx context.Context, id int64) error {
 // UserExists validates an assignee against the directory read model.
 func (s *Service) UserExists(ctx context.Context, id int64) (bool, error) {
 	return s.store.UserExists(ctx, id)
+}
+
+// ContactOwner says who may change a contact.
+func (s *Service) ContactOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	return s.store.ContactOwner(ctx, id)
+}
+
+// CompanyOwner says who may change a company (companies have no assignee:
+// the creator, or the caller's scope).
+func (s *Service) CompanyOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	return s.store.CompanyOwner(ctx, id)
+}
+
+// CanWrite answers 403 unless the caller may change a record owned by o.
+func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
+	return s.store.CanWrite(ctx, o)
+}
+
+// ContactWritable answers 403 unless the caller may change the contact
+// (its notes and tasks follow it), 404 when it does not exist.
+func (s *Service) ContactWritable(ctx context.Context, id int64) error {
+	o, err := s.store.ContactOwner(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.store.CanWrite(ctx, o)
 }
 
 // resolveScope fills the caller's team for scope=team from the read model

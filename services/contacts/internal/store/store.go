@@ -171,6 +171,31 @@ func (s *Store) UserExists(ctx context.Context, id int64) (bool, error) {
 }
 
 // UserTeam returns the user's team from the read model (nil when none).
+// ContactOwner returns a contact's assignee and creator.
+func (s *Store) ContactOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	var o directory.Owner
+	err := s.db.QueryRow(ctx, `SELECT assigned_to, created_by FROM contacts WHERE id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
+	if db.IsNoRows(err) {
+		return o, problem.NotFound("contact")
+	}
+	return o, err
+}
+
+// CompanyOwner returns a company's creator.
+func (s *Store) CompanyOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	var o directory.Owner
+	err := s.db.QueryRow(ctx, `SELECT created_by FROM companies WHERE id = $1`, id).Scan(&o.CreatedBy)
+	if db.IsNoRows(err) {
+		return o, problem.NotFound("company")
+	}
+	return o, err
+}
+
+// CanWrite decides write access with this schema's user directory.
+func (s *Store) CanWrite(ctx context.Context, o directory.Owner) error {
+	return directory.CheckWrite(ctx, s.db, o)
+}
+
 func (s *Store) UserTeam(ctx context.Context, id int64) (*int64, error) {
 	var team *int64
 	err := s.db.QueryRow(ctx, `SELECT team_id FROM directory_users WHERE id = $1`, id).Scan(&team)
@@ -188,11 +213,12 @@ func (s *Store) GetContact(ctx context.Context, id int64) (contacts.Contact, err
 func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (contacts.Contact, error) {
 	created, err := one(q, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
 		mobile, job_title, company_id, address_street, address_city, address_state, address_zip, address_country,
-		notes, tags, status, source, assigned_to)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		notes, tags, status, source, assigned_to, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		RETURNING `+contactCols,
 		c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
-		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo)
+		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
+		directory.Caller(ctx))
 	if err != nil {
 		return created, refErr(err)
 	}
@@ -599,10 +625,10 @@ func (s *Store) GetCompany(ctx context.Context, id int64) (contacts.Company, err
 
 func insertCompany(ctx context.Context, q db.Querier, c contacts.Company) (contacts.Company, error) {
 	created, err := one(q, ctx, scanCompany, "company", `INSERT INTO companies (name, domain, website, phone, industry,
-		address_street, address_city, address_state, address_zip, address_country)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING `+companyCols,
+		address_street, address_city, address_state, address_zip, address_country, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+companyCols,
 		c.Name, c.Domain, c.Website, c.Phone, c.Industry, c.AddressStreet, c.AddressCity, c.AddressState,
-		c.AddressZip, c.AddressCountry)
+		c.AddressZip, c.AddressCountry, directory.Caller(ctx))
 	if err != nil {
 		return created, err
 	}

@@ -96,7 +96,8 @@ func run(ctx context.Context) error {
 	}
 	act, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contract, ParentName: "contract", ParentExists: svc.ContractExists,
-		UserExists: users.Exists,
+		ParentWritable: svc.ContractWritable,
+		UserExists:     users.Exists,
 		References: activity.RemoteReferences(contactsapi.New(s.ContactsURL, s.InternalSecret),
 			dealsapi.New(s.DealsURL, s.InternalSecret)),
 	})

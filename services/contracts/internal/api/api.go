@@ -14,6 +14,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
@@ -56,12 +57,16 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 	mux.Handle("GET /contracts", user(a.listContracts))
 	mux.Handle("POST /contracts", user(a.createContract))
 	mux.Handle("GET /contracts/{id}", user(a.getContract))
-	mux.Handle("PUT /contracts/{id}", user(a.updateContract))
-	mux.Handle("DELETE /contracts/{id}", user(a.deleteContract))
-	mux.Handle("PUT /contracts/{id}/regenerate", user(a.regenerate))
+	// Writes to a contract follow the caller's edit scope (403 outside).
+	contract := func(h http.HandlerFunc) http.Handler {
+		return verifier.Require(directory.RequireWrite(svc.ContractOwner, svc.CanWrite)(h))
+	}
+	mux.Handle("PUT /contracts/{id}", contract(a.updateContract))
+	mux.Handle("DELETE /contracts/{id}", contract(a.deleteContract))
+	mux.Handle("PUT /contracts/{id}/regenerate", contract(a.regenerate))
 	mux.Handle("GET /contracts/{id}/pdf", user(a.document(renderq.PDF)))
 	mux.Handle("GET /contracts/{id}/docx", user(a.document(renderq.DOCX)))
-	mux.Handle("POST /contracts/{id}/executed", user(a.uploadExecuted))
+	mux.Handle("POST /contracts/{id}/executed", contract(a.uploadExecuted))
 	mux.Handle("GET /contracts/{id}/executed", user(a.downloadExecuted))
 	mux.Handle("DELETE /contracts/{id}/executed", admin(a.deleteExecuted))
 	act.Register(mux, "/contracts", verifier.Require)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/pkg/timestamp"
@@ -163,6 +164,11 @@ type NewExecutedFile struct {
 
 // Store is the contracts context's persistence.
 type Store interface {
+	// ContractOwner returns who may change a contract (not found is a
+	// problem.NotFound error).
+	ContractOwner(ctx context.Context, id int64) (directory.Owner, error)
+	// CanWrite is directory.CheckWrite on this context's read model.
+	CanWrite(ctx context.Context, o directory.Owner) error
 	ListTemplates(ctx context.Context) ([]Template, error)
 	GetTemplate(ctx context.Context, id int64) (Template, error)
 	CreateTemplate(ctx context.Context, t Template) (Template, error)

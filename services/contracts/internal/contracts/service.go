@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
@@ -302,6 +303,26 @@ func (s *Service) GetContract(ctx context.Context, id int64) (Contract, error) {
 // ContractExists answers 404 for a missing contract (notes and tasks).
 func (s *Service) ContractExists(ctx context.Context, id int64) error {
 	return s.store.ContractExists(ctx, id)
+}
+
+// ContractOwner says who may change a contract.
+func (s *Service) ContractOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	return s.store.ContractOwner(ctx, id)
+}
+
+// CanWrite answers 403 unless the caller may change a record owned by o.
+func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
+	return s.store.CanWrite(ctx, o)
+}
+
+// ContractWritable answers 403 unless the caller may change the contract
+// (its notes and tasks follow it), 404 when it does not exist.
+func (s *Service) ContractWritable(ctx context.Context, id int64) error {
+	o, err := s.store.ContractOwner(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.store.CanWrite(ctx, o)
 }
 
 // ListContracts returns one page of contracts.

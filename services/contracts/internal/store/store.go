@@ -13,6 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
@@ -200,6 +201,24 @@ func (s *Store) GetContract(ctx context.Context, id int64) (contracts.Contract, 
 }
 
 // ContractExists answers not_found for a missing contract.
+// ContractOwner returns a contract's creator, who also stands as its
+// assignee: contracts have none, and this keeps a team-scoped user to the
+// contracts of their team.
+func (s *Store) ContractOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	var o directory.Owner
+	err := s.db.QueryRow(ctx, `SELECT created_by FROM contracts WHERE id = $1`, id).Scan(&o.CreatedBy)
+	if db.IsNoRows(err) {
+		return o, problem.NotFound("contract")
+	}
+	o.AssignedTo = o.CreatedBy
+	return o, err
+}
+
+// CanWrite decides write access with this schema's user directory.
+func (s *Store) CanWrite(ctx context.Context, o directory.Owner) error {
+	return directory.CheckWrite(ctx, s.db, o)
+}
+
 func (s *Store) ContractExists(ctx context.Context, id int64) error {
 	var ok bool
 	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contracts WHERE id = $1)`, id).Scan(&ok); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
@@ -55,14 +56,22 @@ func New(cfg Config) (http.Handler, error) {
 	user("GET /deals", h.listDeals)
 	user("POST /deals", h.createDeal)
 	user("GET /deals/{id}", read(h.svc.GetDeal))
-	user("PUT /deals/{id}", write(h.svc.UpdateDeal, httpx.Updated, "Deal updated"))
-	user("DELETE /deals/{id}", remove(h.svc.DeleteDeal, "Deal deleted"))
+	// Writes to a deal, and to its quotes, follow the caller's edit scope
+	// (403 outside).
+	deal := func(pattern string, fn http.HandlerFunc) {
+		mux.Handle(pattern, cfg.Verifier.Require(directory.RequireWrite(h.svc.DealOwner, h.svc.CanWrite)(fn)))
+	}
+	quote := func(pattern string, fn http.HandlerFunc) {
+		mux.Handle(pattern, cfg.Verifier.Require(directory.RequireWrite(h.svc.QuoteOwner, h.svc.CanWrite)(fn)))
+	}
+	deal("PUT /deals/{id}", write(h.svc.UpdateDeal, httpx.Updated, "Deal updated"))
+	deal("DELETE /deals/{id}", remove(h.svc.DeleteDeal, "Deal deleted"))
 
 	user("GET /deals/{id}/quotes", read(h.svc.ListQuotes))
-	user("POST /deals/{id}/quotes", write(h.svc.CreateQuote, httpx.Created, "Quote created"))
+	deal("POST /deals/{id}/quotes", write(h.svc.CreateQuote, httpx.Created, "Quote created"))
 	user("GET /quotes/{id}", read(h.svc.GetQuote))
-	user("PUT /quotes/{id}", write(h.svc.UpdateQuote, httpx.Updated, "Quote updated"))
-	user("DELETE /quotes/{id}", remove(h.svc.DeleteQuote, "Quote deleted"))
+	quote("PUT /quotes/{id}", write(h.svc.UpdateQuote, httpx.Updated, "Quote updated"))
+	quote("DELETE /quotes/{id}", remove(h.svc.DeleteQuote, "Quote deleted"))
 
 	mux.Handle(dealsapi.RouteCreateDeal, internal(http.HandlerFunc(h.createInternal)))
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))

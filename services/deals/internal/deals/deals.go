@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
@@ -241,6 +242,12 @@ type Leads interface {
 
 // Store is the deals persistence.
 type Store interface {
+	// DealOwner returns a deal's assignee and creator, QuoteOwner those of
+	// a quote's deal (not found is a problem.NotFound error).
+	DealOwner(ctx context.Context, id int64) (directory.Owner, error)
+	QuoteOwner(ctx context.Context, id int64) (directory.Owner, error)
+	// CanWrite is directory.CheckWrite on this context's read model.
+	CanWrite(ctx context.Context, o directory.Owner) error
 	ListStages(ctx context.Context) ([]Stage, error)
 	GetStage(ctx context.Context, id int64) (Stage, error)
 	FirstStage(ctx context.Context, outcome string) (Stage, error)

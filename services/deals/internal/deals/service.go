@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
@@ -654,3 +655,18 @@ func (s *Service) Merge(ctx context.Context, id int64) (Merge, error) {
 }
 
 var null = []byte("null")
+
+// DealOwner says who may change a deal (its quotes follow it).
+func (s *Service) DealOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	return s.store.DealOwner(ctx, id)
+}
+
+// QuoteOwner says who may change a quote: its deal's owner.
+func (s *Service) QuoteOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	return s.store.QuoteOwner(ctx, id)
+}
+
+// CanWrite answers 403 unless the caller may change a record owned by o.
+func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
+	return s.store.CanWrite(ctx, o)
+}

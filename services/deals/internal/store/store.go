@@ -327,10 +327,10 @@ func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal,
 	}
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO deals (title, value, currency, stage_id, status, company_id, company_name,
-			company_updated_at, contact_id, expected_close_date, assigned_to, source_lead_id)
-		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9, $10::date, $11, $12) RETURNING id`,
+			company_updated_at, contact_id, expected_close_date, assigned_to, source_lead_id, created_by)
+		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9, $10::date, $11, $12, $13) RETURNING id`,
 		r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
-		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID).Scan(&id)
+		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID, directory.Caller(ctx)).Scan(&id)
 	if err != nil {
 		return deals.Deal{}, err
 	}
@@ -690,6 +690,32 @@ func (s *Store) MergeQuote(ctx context.Context, dealID int64) (*deals.Quote, err
 }
 
 // ---- directory ----
+
+// DealOwner returns a deal's assignee and creator.
+func (s *Store) DealOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	var o directory.Owner
+	err := s.db.QueryRow(ctx, `SELECT assigned_to, created_by FROM deals WHERE id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
+	if db.IsNoRows(err) {
+		return o, problem.NotFound("deal")
+	}
+	return o, err
+}
+
+// QuoteOwner returns the assignee and creator of a quote's deal.
+func (s *Store) QuoteOwner(ctx context.Context, id int64) (directory.Owner, error) {
+	var o directory.Owner
+	err := s.db.QueryRow(ctx, `SELECT d.assigned_to, d.created_by FROM quotes q JOIN deals d ON d.id = q.deal_id
+		WHERE q.id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
+	if db.IsNoRows(err) {
+		return o, problem.NotFound("quote")
+	}
+	return o, err
+}
+
+// CanWrite decides write access with this schema's user directory.
+func (s *Store) CanWrite(ctx context.Context, o directory.Owner) error {
+	return directory.CheckWrite(ctx, s.db, o)
+}
 
 // UserExists reports a known user (active or not).
 func (s *Store) UserExists(ctx context.Context, id int64) (bool, error) {

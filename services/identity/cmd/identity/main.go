@@ -35,7 +35,8 @@ const schema = "identity"
 // redisPrefix namespaces identity's Redis keys (login throttling).
 const redisPrefix = "crm:identity:"
 
-// throttleWindow is the login-failure window (CRM_LOGIN_FAILURES_PER_15M).
+// throttleWindow is the login-failure window of every CRM_LOGIN_FAILURES_*
+// count; a count never blocks longer than one window.
 const throttleWindow = 15 * time.Minute
 
 func main() {
@@ -54,7 +55,7 @@ type cfg struct {
 	SecretKey      string
 	AdminEmail     string
 	AdminPassword  string
-	LoginFailures  int
+	LoginLimits    identity.Limits
 	// HashConcurrency bounds concurrent password hashes (19 MiB each).
 	HashConcurrency int
 	Shutdown        httpx.Shutdown
@@ -85,7 +86,11 @@ func loadConfig(l *config.Loader) (cfg, error) {
 	}
 	c.Shutdown = httpx.LoadShutdown(l)
 	c.Tracing = tracing.Load(l)
-	c.LoginFailures = l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000)
+	c.LoginLimits = identity.Limits{
+		PerEmailIP: l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000),
+		PerEmail:   l.Int("CRM_LOGIN_FAILURES_PER_EMAIL_15M", 30, 0, 1_000_000),
+		PerIP:      l.Int("CRM_LOGIN_FAILURES_PER_IP_15M", 20, 0, 1_000_000),
+	}
 	// Bounded by memory, not only CPU: GOMAXPROCS is the node's core count
 	// when a container has no CPU limit, and 32 hashes would need 600 MiB.
 	c.HashConcurrency = l.Int("CRM_PASSWORD_HASH_CONCURRENCY", min(2*runtime.GOMAXPROCS(0), 8), 1, 64)
@@ -153,12 +158,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	throttle, err := store.NewThrottle(rdb, redisPrefix, c.LoginFailures, throttleWindow)
+	throttle, err := store.NewThrottle(rdb, redisPrefix, throttleWindow)
 	if err != nil {
 		return err
 	}
 	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
-		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, LoginFailures: c.LoginFailures,
+		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, Limits: c.LoginLimits,
 	}, log)
 	if err != nil {
 		return err
@@ -172,7 +177,11 @@ func run(ctx context.Context) error {
 			log.Info("bootstrap admin created", "user_id", u.ID, "email", u.Email)
 		}
 	}
-	verifier, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience)
+	revocations, err := auth.NewRevocations(rdb, log)
+	if err != nil {
+		return err
+	}
+	verifier, err := auth.NewVerifier(keys, auth.Issuer, auth.Audience, auth.WithRevocations(revocations))
 	if err != nil {
 		return err
 	}
@@ -200,6 +209,7 @@ func run(ctx context.Context) error {
 	relay := &outbox.Relay{DB: d, Redis: rdb, Log: log}
 	go relay.Run(ctx)
 	go purgeLoop(ctx, st, log)
+	go publishAccessLoop(ctx, st, rdb, log)
 
 	log.Info("identity listening", "addr", c.Addr)
 	err = httpx.Serve(ctx, c.Addr, ops.Handler(handlers.Routes()), c.Shutdown, nil)
@@ -207,6 +217,32 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// publishAccessLoop republishes, every second, the users whose access was
+// reduced recently (auth.AccessChangesKey): the database is the source of
+// truth, so a change is seen by every verifier within about two seconds
+// (this loop, then their one-second cache), and a lost Redis write or a
+// flushed Redis heals on the next tick. Every replica may run it.
+func publishAccessLoop(ctx context.Context, st *store.Store, rdb *redis.Client, log *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	failing := false
+	for {
+		changes, err := st.AccessChanges(ctx, auth.AccessWindow)
+		if err == nil {
+			err = auth.PublishAccessChanges(ctx, rdb, auth.AccessChangesKey, changes)
+		}
+		if err != nil && ctx.Err() == nil && !failing {
+			log.Warn("publish access changes failed", "error", err.Error())
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // purgeLoop deletes refresh tokens a day after they expired; spent tokens

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -26,7 +27,7 @@ func TestLoadConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Addr != ":8081" || c.LoginFailures != 10 || c.AccessTTL != 15*time.Minute || c.RefreshTTL != 720*time.Hour ||
+		if c.Addr != ":8081" || c.LoginLimits != (identity.Limits{PerEmailIP: 10, PerEmail: 30, PerIP: 20}) || c.AccessTTL != 15*time.Minute || c.RefreshTTL != 720*time.Hour ||
 			c.HashConcurrency < 1 || c.HashConcurrency > 8 {
 			t.Fatalf("defaults %+v", c)
 		}
@@ -57,8 +58,9 @@ func TestLoadConfig(t *testing.T) {
 		})
 	}
 	c, err := loadConfig(config.FromMap(with("CRM_LOGIN_FAILURES_PER_15M", "0", "CRM_ADMIN_EMAIL", "a@example.com",
-		"CRM_ADMIN_PASSWORD", "long-enough-pw", "CRM_TRUSTED_PROXIES", "10.0.0.0/8")))
-	if err != nil || c.LoginFailures != 0 {
+		"CRM_ADMIN_PASSWORD", "long-enough-pw", "CRM_TRUSTED_PROXIES", "10.0.0.0/8",
+		"CRM_LOGIN_FAILURES_PER_EMAIL_15M", "5", "CRM_LOGIN_FAILURES_PER_IP_15M", "7")))
+	if err != nil || c.LoginLimits != (identity.Limits{PerEmail: 5, PerIP: 7}) {
 		t.Fatalf("valid config rejected: %v", err)
 	}
 }

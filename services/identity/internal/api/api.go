@@ -108,13 +108,14 @@ type userJSON struct {
 	Role      string         `json:"role"`
 	TeamID    *int64         `json:"team_id"`
 	Active    bool           `json:"active"`
+	EditScope string         `json:"edit_scope"`
 	CreatedAt timestamp.Time `json:"created_at"`
 	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 func userOut(u identity.User) userJSON {
 	return userJSON{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID, Active: u.Active,
-		CreatedAt: timestamp.Of(u.CreatedAt), UpdatedAt: timestamp.Of(u.UpdatedAt)}
+		EditScope: u.EditScope, CreatedAt: timestamp.Of(u.CreatedAt), UpdatedAt: timestamp.Of(u.UpdatedAt)}
 }
 
 type sessionJSON struct {

@@ -89,10 +89,22 @@ type env struct {
 }
 
 type options struct {
+	// loginFailures limits attempts per (email, IP); limits, when set,
+	// replaces every login limit.
 	loginFailures int
-	secretKey     string
+	limits        identity.Limits
+	// window is the throttle window (15 minutes by default).
+	window    time.Duration
+	secretKey string
 	// redisAddr overrides the local Redis (a closed port simulates an outage).
 	redisAddr string
+}
+
+func (o options) loginLimits() identity.Limits {
+	if o.limits != (identity.Limits{}) {
+		return o.limits
+	}
+	return identity.Limits{PerEmailIP: o.loginFailures}
 }
 
 // build wires the service and its HTTP handler on d, as main does.
@@ -113,13 +125,17 @@ func build(t testing.TB, d *db.DB, o options) (*identity.Service, http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	throttle, err := store.NewThrottle(rdb, prefix, o.loginFailures, 15*time.Minute)
+	window := o.window
+	if window == 0 {
+		window = 15 * time.Minute
+	}
+	throttle, err := store.NewThrottle(rdb, prefix, window)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
-		AccessTTL: accessTTL, RefreshTTL: time.Hour, LoginFailures: o.loginFailures}, log)
+		AccessTTL: accessTTL, RefreshTTL: time.Hour, Limits: o.loginLimits()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +265,7 @@ type userOut struct {
 	Role      string `json:"role"`
 	TeamID    *int64 `json:"team_id"`
 	Active    bool   `json:"active"`
+	EditScope string `json:"edit_scope"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
 }

@@ -24,12 +24,14 @@ type User struct {
 	Active    bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// EditScope decides what a non-admin may change (directory.Scope*).
+	EditScope string
 }
 
 // Directory is the user as published to other contexts.
 func (u User) Directory() directory.User {
 	return directory.User{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID,
-		Active: u.Active, UpdatedAt: u.UpdatedAt}
+		Active: u.Active, EditScope: u.EditScope, UpdatedAt: u.UpdatedAt}
 }
 
 // Credentials is a user together with the stored password hash, for login.
@@ -45,6 +47,7 @@ type NewUser struct {
 	PasswordHash string
 	Role         string
 	TeamID       *int64
+	EditScope    string
 }
 
 // UserChange is applied to a stored user under a row lock. Nil fields keep
@@ -57,6 +60,7 @@ type UserChange struct {
 	TeamSet      bool
 	TeamID       *int64
 	Active       *bool
+	EditScope    *string
 }
 
 // UserFilter narrows the user list.
@@ -214,15 +218,19 @@ type Store interface {
 	SigningKeys
 }
 
-// Throttle counts login attempts per (email, client IP) over a window.
-// Every attempt is counted before its password is checked and a successful
-// login resets the count, so the count is the failures since the last
-// success plus the attempts in flight: concurrent attempts cannot all pass
-// a check made before any of them failed.
+// Throttle counts login attempts under opaque keys in fixed windows.
+// Every attempt is counted before its password is checked, so concurrent
+// attempts cannot all pass a check made before any of them failed; a
+// success resets or takes back what it counted.
 type Throttle interface {
-	// Take counts one attempt and reports whether it is over the limit
-	// and, if so, how long until the window starts over.
-	Take(ctx context.Context, key string) (time.Duration, bool, error)
-	// Reset forgets the attempts (after a successful login).
+	// Take counts one attempt under key and reports whether the count is
+	// beyond limit and, if so, how long until the window starts over.
+	Take(ctx context.Context, key string, limit int) (time.Duration, bool, error)
+	// Reset forgets the attempts under key.
 	Reset(ctx context.Context, key string) error
+	// Forgive takes back one attempt under key.
+	Forgive(ctx context.Context, key string) error
+	// Remember marks key as known for ttl; Known reports it.
+	Remember(ctx context.Context, key string, ttl time.Duration) error
+	Known(ctx context.Context, key string) (bool, error)
 }

@@ -2,13 +2,10 @@ package identity
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,8 +15,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -29,10 +26,8 @@ type Config struct {
 	AccessTTL time.Duration
 	// RefreshTTL is a refresh token's lifetime; each rotation starts a new one.
 	RefreshTTL time.Duration
-	// LoginFailures is how many login attempts per (email, IP) are allowed
-	// within the throttle window, counting from the last successful login;
-	// 0 disables throttling.
-	LoginFailures int
+	// Limits are the login attempts allowed per throttle window.
+	Limits Limits
 }
 
 // Service implements the identity use cases.
@@ -74,14 +69,10 @@ type LoginInput struct {
 	Password string `json:"password"`
 }
 
-func throttleKey(email, ip string) string {
-	h := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email)) + "\x00" + ip))
-	return hex.EncodeToString(h[:16])
-}
-
 // Login checks the password and opens a session. Unknown email, wrong
 // password and deactivated account all give the same error after the same
-// argon2 work; attempts per (email, client IP) are throttled.
+// argon2 work; attempts are throttled per (email, client IP), per email
+// and per client IP (Limits).
 func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
 	var v validate.Errors
 	v.Required("email", in.Email)
@@ -96,17 +87,15 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 		// password, without asking the database.
 		return Session{}, ErrInvalidCredentials
 	}
-	key := throttleKey(in.Email, clientIP)
-	if s.cfg.LoginFailures > 0 {
+	keys := keysFor(in.Email, clientIP)
+	emailCounted := false
+	if s.cfg.Limits.enabled() {
 		// Counted before the password is checked: a burst of concurrent
 		// attempts gets no more checks than the limit, whatever the
 		// timing. The same for unknown emails, before the lookup.
-		wait, blocked, err := s.throttle.Take(ctx, key)
-		if err != nil {
-			return Session{}, fmt.Errorf("login throttle: %w", err)
-		}
-		if blocked {
-			return Session{}, problem.RateLimited(int(math.Ceil(wait.Seconds())))
+		var err error
+		if emailCounted, err = s.admit(ctx, keys); err != nil {
+			return Session{}, err
 		}
 	}
 	creds, err := s.store.CredentialsByEmail(ctx, strings.TrimSpace(in.Email))
@@ -139,10 +128,8 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 	if err != nil {
 		return Session{}, err
 	}
-	if s.cfg.LoginFailures > 0 {
-		if err := s.throttle.Reset(ctx, key); err != nil {
-			s.log.WarnContext(ctx, "cannot reset login throttle", "error", err.Error())
-		}
+	if s.cfg.Limits.enabled() {
+		s.settle(ctx, keys, emailCounted)
 	}
 	return s.session(ctx, u, refresh)
 }
@@ -236,6 +223,8 @@ type UserInput struct {
 	Password string `json:"password"`
 	Role     string `json:"role"`
 	TeamID   *int64 `json:"team_id"`
+	// EditScope is company (default), team or own.
+	EditScope string `json:"edit_scope"`
 }
 
 func checkPassword(v *validate.Errors, pw string) {
@@ -266,10 +255,14 @@ func (in *UserInput) check() error {
 	if in.Role == "" {
 		in.Role = auth.RoleUser
 	}
+	if in.EditScope == "" {
+		in.EditScope = directory.ScopeCompany
+	}
 	var v validate.Errors
 	checkNameEmail(&v, in.Name, in.Email)
 	checkPassword(&v, in.Password)
 	v.OneOf("role", in.Role, auth.RoleAdmin, auth.RoleUser)
+	v.OneOf("edit_scope", in.EditScope, directory.ScopeCompany, directory.ScopeTeam, directory.ScopeOwn)
 	if in.TeamID != nil {
 		v.Positive("team_id", *in.TeamID)
 	}
@@ -282,7 +275,7 @@ func (s *Service) newUser(ctx context.Context, in UserInput) (NewUser, error) {
 	if err != nil {
 		return NewUser{}, err
 	}
-	return NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID}, nil
+	return NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID, EditScope: in.EditScope}, nil
 }
 
 // CreateUser validates and stores a new account.
@@ -307,6 +300,8 @@ type UserUpdate struct {
 	Role     patch.Field[string] `json:"role"`
 	TeamID   patch.Field[int64]  `json:"team_id"`
 	Active   patch.Field[bool]   `json:"active"`
+	// EditScope, when given, replaces the scope; null or "" keeps it.
+	EditScope patch.Field[string] `json:"edit_scope"`
 }
 
 // UpdateUser validates and applies an update.
@@ -334,11 +329,18 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, in UserUpdate) (User
 	if in.Active.Set && in.Active.Null {
 		v.Add("active", "must be true or false")
 	}
+	scope := in.EditScope.Ptr()
+	if scope != nil && *scope == "" {
+		scope = nil
+	}
+	if scope != nil {
+		v.OneOf("edit_scope", *scope, directory.ScopeCompany, directory.ScopeTeam, directory.ScopeOwn)
+	}
 	if err := v.Err(); err != nil {
 		return User{}, err
 	}
 	change := UserChange{Name: &in.Name, Email: &in.Email, Role: role, TeamSet: in.TeamID.Set,
-		TeamID: in.TeamID.Ptr(), Active: in.Active.Ptr()}
+		TeamID: in.TeamID.Ptr(), Active: in.Active.Ptr(), EditScope: scope}
 	if pw != nil {
 		hash, err := s.hasher.Hash(ctx, *pw)
 		if err != nil {

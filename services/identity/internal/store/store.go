@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
@@ -38,7 +39,7 @@ func xactLock(ctx context.Context, tx pgx.Tx, name string) error {
 	return nil
 }
 
-const userCols = `id, name, email, role, team_id, active, created_at, updated_at`
+const userCols = `id, name, email, role, team_id, active, created_at, updated_at, edit_scope`
 
 var errTeamMissing = problem.Invalid("team_id", "team does not exist")
 
@@ -72,7 +73,7 @@ func (s *Store) CredentialsByEmail(ctx context.Context, email string) (identity.
 	var c identity.Credentials
 	u := &c.User
 	err := s.db.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM users WHERE lower(email) = lower($1)`, email).
-		Scan(&u.ID, &u.Name, &u.Email, &u.Role, &u.TeamID, &u.Active, &u.CreatedAt, &u.UpdatedAt, &c.PasswordHash)
+		Scan(&u.ID, &u.Name, &u.Email, &u.Role, &u.TeamID, &u.Active, &u.CreatedAt, &u.UpdatedAt, &u.EditScope, &c.PasswordHash)
 	if db.IsNoRows(err) {
 		return c, identity.ErrUserNotFound
 	}
@@ -141,8 +142,9 @@ func (s *Store) AllUsers(ctx context.Context) ([]identity.User, error) {
 }
 
 func insertUser(ctx context.Context, tx pgx.Tx, u identity.NewUser) (identity.User, error) {
-	rows, err := tx.Query(ctx, `INSERT INTO users (name, email, password_hash, role, team_id)
-		VALUES ($1, $2, $3, $4, $5) RETURNING `+userCols, u.Name, u.Email, u.PasswordHash, u.Role, u.TeamID)
+	rows, err := tx.Query(ctx, `INSERT INTO users (name, email, password_hash, role, team_id, edit_scope)
+		VALUES ($1, $2, $3, $4, $5, coalesce(nullif($6, ''), 'company')) RETURNING `+userCols,
+		u.Name, u.Email, u.PasswordHash, u.Role, u.TeamID, u.EditScope)
 	created, err := oneUser(rows, err)
 	if err != nil {
 		return created, userWriteErr(err)
@@ -223,6 +225,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 		if c.Active != nil {
 			next.Active = *c.Active
 		}
+		if c.EditScope != nil {
+			next.EditScope = *c.EditScope
+		}
 		wasAdmin := cur.Active && cur.Role == "admin"
 		if wasAdmin && !(next.Active && next.Role == "admin") {
 			var others int
@@ -234,15 +239,19 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 				return identity.ErrLastAdmin
 			}
 		}
+		deactivated := cur.Active && !next.Active
+		reduced := deactivated || (cur.Role == "admin" && next.Role != "admin")
 		rows, err = tx.Query(ctx, `UPDATE users SET name = $2, email = $3, role = $4, team_id = $5, active = $6,
-			password_hash = coalesce($7, password_hash), updated_at = now()
+			password_hash = coalesce($7, password_hash), updated_at = now(),
+			access_reduced_at = CASE WHEN $8 THEN now() ELSE access_reduced_at END,
+			tokens_revoked_at = CASE WHEN $9 THEN now() ELSE tokens_revoked_at END, edit_scope = $10
 			WHERE id = $1 RETURNING `+userCols,
-			id, next.Name, next.Email, next.Role, next.TeamID, next.Active, c.PasswordHash)
+			id, next.Name, next.Email, next.Role, next.TeamID, next.Active, c.PasswordHash, reduced, deactivated, next.EditScope)
 		updated, err = oneUser(rows, err)
 		if err != nil {
 			return userWriteErr(err)
 		}
-		if c.PasswordHash != nil || (cur.Active && !updated.Active) {
+		if c.PasswordHash != nil || deactivated {
 			if _, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now()
 				WHERE user_id = $1 AND revoked_at IS NULL`, id); err != nil {
 				return err
@@ -251,6 +260,21 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 		return outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(id), updated.Directory())
 	})
 	return updated, err
+}
+
+// AccessChanges returns the current state of every user whose access was
+// reduced within the last window, for auth.PublishAccessChanges.
+func (s *Store) AccessChanges(ctx context.Context, window time.Duration) ([]auth.AccessChange, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, active, role, tokens_revoked_at FROM users
+		WHERE access_reduced_at > now() - make_interval(secs => $1) ORDER BY id`, window.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("access changes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[auth.AccessChange])
+	if err != nil {
+		return nil, fmt.Errorf("access changes: %w", err)
+	}
+	return out, nil
 }
 
 const teamCols = `id, name, created_at, updated_at`
@@ -352,7 +376,7 @@ func lockUser(ctx context.Context, tx pgx.Tx, id int64) (identity.User, string, 
 	var u identity.User
 	var hash string
 	err := tx.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM users WHERE id = $1 FOR SHARE`, id).
-		Scan(&u.ID, &u.Name, &u.Email, &u.Role, &u.TeamID, &u.Active, &u.CreatedAt, &u.UpdatedAt, &hash)
+		Scan(&u.ID, &u.Name, &u.Email, &u.Role, &u.TeamID, &u.Active, &u.CreatedAt, &u.UpdatedAt, &u.EditScope, &hash)
 	if db.IsNoRows(err) {
 		return u, "", identity.ErrUserNotFound
 	}

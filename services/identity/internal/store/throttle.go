@@ -15,24 +15,24 @@ import (
 )
 
 // Throttle counts login attempts in Redis, shared by every replica: the
-// fixed window of pkg/ratelimit, opened by the first attempt after the last
-// successful login (which deletes the count). Keys are hashes of (email,
-// IP), so Redis holds no personal data.
+// fixed window of pkg/ratelimit, opened by a key's first attempt and never
+// extended by later ones, so no count blocks longer than one window. Keys
+// are hashes (of email, IP or both), so Redis holds no personal data.
 type Throttle struct {
 	rdb    redis.UniversalClient
 	prefix string
-	limit  int
 	window time.Duration
 }
 
 var _ identity.Throttle = (*Throttle)(nil)
 
-// NewThrottle allows limit attempts per window; prefix namespaces the keys.
-func NewThrottle(rdb redis.UniversalClient, prefix string, limit int, window time.Duration) (*Throttle, error) {
-	if rdb == nil || limit < 0 || window <= 0 {
-		return nil, errors.New("store: throttle needs redis, a limit ≥ 0 and a window")
+// NewThrottle counts in windows of the given length; prefix namespaces the
+// keys.
+func NewThrottle(rdb redis.UniversalClient, prefix string, window time.Duration) (*Throttle, error) {
+	if rdb == nil || window <= 0 {
+		return nil, errors.New("store: throttle needs redis and a window")
 	}
-	return &Throttle{rdb: rdb, prefix: prefix, limit: limit, window: window}, nil
+	return &Throttle{rdb: rdb, prefix: prefix, window: window}, nil
 }
 
 // key keeps the name of the failure counter it replaces, so replicas of
@@ -40,17 +40,14 @@ func NewThrottle(rdb redis.UniversalClient, prefix string, limit int, window tim
 func (t *Throttle) key(k string) string { return t.prefix + "login-failures:" + k }
 
 // Take counts one attempt (INCR and window in one script, so concurrent
-// attempts get distinct counts) and reports whether it is beyond the limit
-// and the rest of the window.
-func (t *Throttle) Take(ctx context.Context, k string) (time.Duration, bool, error) {
-	if t.limit == 0 {
-		return 0, false, nil
-	}
+// attempts get distinct counts) and reports whether it is beyond limit and
+// the rest of the window.
+func (t *Throttle) Take(ctx context.Context, k string, limit int) (time.Duration, bool, error) {
 	c, err := ratelimit.Take(ctx, t.rdb, t.key(k), t.window)
 	if err != nil {
 		return 0, false, unavailable("throttle take", err)
 	}
-	if c.N <= t.limit {
+	if c.N <= limit {
 		return 0, false, nil
 	}
 	return max(c.TTL, time.Second), true, nil
@@ -66,4 +63,34 @@ func unavailable(op string, err error) error {
 // Reset clears the attempts of a key.
 func (t *Throttle) Reset(ctx context.Context, k string) error {
 	return t.rdb.Del(ctx, t.key(k)).Err()
+}
+
+// forgive decrements a live counter only: DECR on an expired key would
+// create one without expiry.
+var forgive = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0
+`)
+
+// Forgive takes back one attempt of a key (one that succeeded).
+func (t *Throttle) Forgive(ctx context.Context, k string) error {
+	return forgive.Run(ctx, t.rdb, []string{t.key(k)}).Err()
+}
+
+func (t *Throttle) knownKey(k string) string { return t.prefix + "login-known:" + k }
+
+// Remember marks a key as known for ttl.
+func (t *Throttle) Remember(ctx context.Context, k string, ttl time.Duration) error {
+	return t.rdb.Set(ctx, t.knownKey(k), 1, ttl).Err()
+}
+
+// Known reports whether a key was remembered and has not expired.
+func (t *Throttle) Known(ctx context.Context, k string) (bool, error) {
+	n, err := t.rdb.Exists(ctx, t.knownKey(k)).Result()
+	if err != nil {
+		return false, unavailable("throttle known", err)
+	}
+	return n == 1, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
@@ -58,10 +59,15 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET /leads", jwt(http.HandlerFunc(h.list)))
 	mux.Handle("POST /leads", jwt(http.HandlerFunc(h.create)))
 	mux.Handle("GET /leads/{id}", jwt(http.HandlerFunc(h.get)))
-	mux.Handle("PUT /leads/{id}", jwt(http.HandlerFunc(h.update)))
-	mux.Handle("DELETE /leads/{id}", jwt(http.HandlerFunc(h.delete)))
-	mux.Handle("POST /leads/{id}/qualify", jwt(http.HandlerFunc(h.qualify)))
-	mux.Handle("PUT /leads/{id}/disqualify", jwt(http.HandlerFunc(h.disqualify)))
+	// Writes to a lead follow the caller's edit scope (403 outside).
+	store := cfg.Service.Store()
+	lead := func(h http.HandlerFunc) http.Handler {
+		return jwt(directory.RequireWrite(store.Owner, store.CanWrite)(h))
+	}
+	mux.Handle("PUT /leads/{id}", lead(h.update))
+	mux.Handle("DELETE /leads/{id}", lead(h.delete))
+	mux.Handle("POST /leads/{id}/qualify", lead(h.qualify))
+	mux.Handle("PUT /leads/{id}/disqualify", lead(h.disqualify))
 	mux.Handle("GET /leads/match-company", jwt(http.HandlerFunc(h.matchCompany)))
 	mux.Handle("GET /leads/match-contact", jwt(http.HandlerFunc(h.matchContact)))
 	if cfg.CSV != nil {
@@ -76,7 +82,7 @@ func New(cfg Config) (http.Handler, error) {
 			_, err := cfg.Service.Get(ctx, id)
 			return err
 		},
-		UserExists: cfg.Service.Store().UserExists,
+		UserExists: cfg.Service.Store().UserExists, ParentWritable: cfg.Service.Writable,
 		References: cfg.TaskReferences,
 	})
 	if err != nil {

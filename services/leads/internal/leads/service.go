@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -16,6 +17,11 @@ import (
 // Store is the leads schema. Every write that changes a lead records its
 // event in the same transaction.
 type Store interface {
+	// Owner returns a lead's assignee and creator (not found is a
+	// problem.NotFound error), for write access.
+	Owner(ctx context.Context, id int64) (directory.Owner, error)
+	// CanWrite is directory.CheckWrite on this context's read model.
+	CanWrite(ctx context.Context, o directory.Owner) error
 	Create(ctx context.Context, l Lead) (Lead, error)
 	// CreateOnce is Create guarded by an Idempotency-Key: the stored answer
 	// is replayed for the same key and request.
@@ -89,6 +95,17 @@ func NewService(store Store, contacts Contacts, deals Deals) (*Service, error) {
 
 // Store exposes the storage for read paths that need no rules (CSV).
 func (s *Service) Store() Store { return s.store }
+
+// Writable answers 403 unless the caller may change the lead (its notes
+// and tasks, qualification and disqualification follow it), 404 when it
+// does not exist.
+func (s *Service) Writable(ctx context.Context, id int64) error {
+	o, err := s.store.Owner(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.store.CanWrite(ctx, o)
+}
 
 // Create validates and stores a new lead.
 func (s *Service) Create(ctx context.Context, in Input, createdBy *int64) (Lead, error) {

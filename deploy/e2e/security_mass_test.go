@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// Bogus values of read-only fields: an id and a timestamp no record has.
+const (
+	bogusID   = 987654321
+	bogusTime = "1999-01-01T00:00:00.000000Z"
+)
+
+// createBody is a valid body for each JSON operation that has no record
+// to read back (creates and actions), keyed by "METHOD path".
+func (w *securityWorld) createBody(op apiOp) (map[string]any, bool) {
+	notes := map[string]any{"content": "Mass-assigned note"}
+	tasks := map[string]any{"title": "Mass-assigned task"}
+	bodies := map[string]map[string]any{
+		"POST /users":                {"name": "Mass", "email": uniq("mass") + "@sec.test", "password": "correct horse battery"},
+		"POST /teams":                {"name": uniq("Mass ")},
+		"POST /api-keys":             {"name": uniq("mass")},
+		"POST /contacts":             {"first_name": "Mass", "last_name": "Assigned"},
+		"POST /companies":            {"name": uniq("Mass ")},
+		"POST /leads":                {"first_name": "Mass", "last_name": "Assigned", "email": uniq("mass") + "@sec.test"},
+		"POST /deals":                {"title": uniq("Mass ")},
+		"POST /deal-stages":          {"name": uniq("Mass ")},
+		"POST /deals/{id}/quotes":    {"line_items": []map[string]any{{"description": "Mass", "quantity": "1", "unit_price": "1.00"}}},
+		"POST /contracts":            {"deal_id": w.ids["/deals"], "template_id": w.ids["/contract-templates"], "title": "Mass"},
+		"POST /contract-templates":   {"name": uniq("Mass "), "content": "<p>Mass</p>"},
+		"POST /public/leads":         {"first_name": "Mass", "last_name": "Assigned", "email": uniq("mass") + "@sec.test"},
+		"POST /emails":               {"message_id": "<" + uniq("mass") + "@sec.test>", "subject": "Mass", "from": "m@sec.test", "to": []string{"sales@sec.test"}},
+		"POST /mailboxes":            {"host": "imap.example.com", "username": uniq("mass"), "password": "mailbox-password"},
+		"PUT /leads/{id}/disqualify": {"reason": "Mass assignment"},
+		"POST /leads/{id}/qualify":   {},
+		"POST /contacts/{id}/notes":  notes, "POST /leads/{id}/notes": notes, "POST /contracts/{id}/notes": notes,
+		"POST /contacts/{id}/tasks": tasks, "POST /leads/{id}/tasks": tasks, "POST /contracts/{id}/tasks": tasks,
+	}
+	b, ok := bodies[op.String()]
+	return b, ok
+}
+
+// massAssignment sends every authenticated JSON body with every read-only
+// field of its schema set to a bogus value: the call answers its
+// documented success, no bogus value comes back, and an update keeps the
+// record's read-only values.
+func (w *securityWorld) massAssignment(t *testing.T, doc openAPIDoc) {
+	gets := map[string]bool{}
+	for _, op := range doc.ops {
+		if op.Method == "GET" {
+			gets[op.Path] = true
+		}
+	}
+	checked := 0
+	for _, op := range doc.ops {
+		if op.Body != "json" || op.Auth == "public" {
+			continue
+		}
+		// What the document marks read-only, and what every record has
+		// read-only whether or not its schema says so.
+		ro := map[string]string{"id": "integer", "created_by": "integer", "created_at": "string", "updated_at": "string"}
+		for f, typ := range doc.readOnly[op.Schema] {
+			ro[f] = typ
+		}
+		checked++
+		t.Run(op.String(), func(t *testing.T) {
+			path := w.path(t, op)
+			if op.String() == "POST /leads/{id}/qualify" {
+				// A lead of its own: qualifying ends what the other
+				// operations may do with the shared one.
+				path = fmt.Sprintf("/leads/%d/qualify", must(t, http.StatusCreated)(w.admin.Do("POST", "/leads", map[string]any{
+					"first_name": "Qualified", "last_name": "Mass", "email": uniq("q") + "@sec.test"})).ID())
+			}
+			c := w.admin
+			if op.Auth == "key" {
+				c = stack.Client().withKey(w.apiKey)
+			}
+			var body, before map[string]any
+			if op.Method == "PUT" && gets[op.Path] {
+				before = must(t, http.StatusOK)(w.admin.Do("GET", path, nil)).Data()
+				body = map[string]any{}
+				for k, v := range before {
+					body[k] = v
+				}
+			} else {
+				b, ok := w.createBody(op)
+				if !ok {
+					t.Fatalf("no valid body known for %s: add one", op)
+				}
+				body = b
+			}
+			for field, typ := range ro {
+				if strings.Contains(typ, "integer") {
+					body[field] = bogusID
+				} else {
+					body[field] = bogusTime
+				}
+			}
+			r, err := c.Do(op.Method, path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != op.Success {
+				t.Fatalf("status %s, want %d", r, op.Success)
+			}
+			if s := string(r.Body); strings.Contains(s, fmt.Sprint(bogusID)) || strings.Contains(s, bogusTime) {
+				t.Errorf("a read-only value was taken: %s", r.Body)
+			}
+			if before == nil {
+				return
+			}
+			after := must(t, http.StatusOK)(w.admin.Do("GET", path, nil)).Data()
+			for field := range ro {
+				if field != "updated_at" && fmt.Sprint(after[field]) != fmt.Sprint(before[field]) {
+					t.Errorf("read-only %s changed: %v → %v", field, before[field], after[field])
+				}
+			}
+		})
+	}
+	if checked < 20 {
+		t.Errorf("only %d operations with read-only fields checked", checked)
+	}
+}
