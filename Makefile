@@ -15,13 +15,16 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 12m
 # pkg/testdb starts a container instead (built in only with this tag).
 TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker info >/dev/null 2>&1 && echo testcontainers))
 
-.PHONY: help build run test test-short bench lint tidy clean
+.PHONY: help build run test test-short test-faults bench fuzz load lint tidy clean
 
 help:
 	@echo "make run    build everything and start the whole stack (gateway on :8080)"
 	@echo "make test   run every test of every module against real PostgreSQL, Redis and Chromium"
 	@echo "make build  build all binaries into bin/"
 	@echo "make bench  run the benchmarks (see docs/benchmarks.md)"
+	@echo "make test-faults  every fault-injection test, the long ones too (see docs/reliability.md)"
+	@echo "make fuzz   run every fuzz target for FUZZTIME (default 2m) each"
+	@echo "make load   load and soak the whole stack (see docs/reliability.md)"
 	@echo "make lint   gofmt and go vet"
 
 build:
@@ -41,6 +44,11 @@ test:
 
 bench:
 	@deploy/scripts/bench.sh
+
+# Every fuzz target for FUZZTIME each; FUZZ_SAVE=1 refreshes the committed
+# corpora under each package's testdata/fuzz/.
+fuzz:
+	@deploy/scripts/fuzz.sh
 
 lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -172,7 +172,9 @@ func NewReader(src io.Reader, cols []Column, lim Limits) (*Reader, error) {
 			return nil, tooLarge(lim)
 		}
 		if !errors.Is(err, errTooLarge) {
-			return nil, fmt.Errorf("csvx: read: %w", err)
+			// The body failing under the reader (an upload cut short, a
+			// broken multipart stream) is the client's fault, as in Next.
+			return nil, fmt.Errorf("csvx: read: %v: %w", err, Invalid("the upload cannot be read: it ended early or is malformed"))
 		}
 	}
 	if bytes.HasPrefix(head, bom) {
