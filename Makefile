@@ -45,6 +45,21 @@ test:
 bench:
 	@deploy/scripts/bench.sh
 
+# Every fault-injection test (deploy/e2e/fault*_test.go), the long ones
+# (build tag faults) too; the short ones also run in make test.
+comma := ,
+test-faults:
+	$(GO) test -count=1 -timeout 20m -tags faults$(if $(TEST_TAGS),$(comma)$(TEST_TAGS)) -run 'TestFault' -v ./deploy/e2e/
+
+# Load and soak through the gateway at a fixed rate (docs/reliability.md):
+# prints the per-endpoint table, writes docs/soak.svg, fails on any error
+# or on a process growing more than 10 % in RSS after the warm-up.
+LOAD_RATE ?= 10
+LOAD_DURATION ?= 10m
+LOAD_WARMUP ?= 2m
+load:
+	$(GO) run ./deploy/e2e/cmd/load -rate $(LOAD_RATE) -duration $(LOAD_DURATION) -warmup $(LOAD_WARMUP) -svg docs/soak.svg
+
 # Every fuzz target for FUZZTIME each; FUZZ_SAVE=1 refreshes the committed
 # corpora under each package's testdata/fuzz/.
 fuzz:
