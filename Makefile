@@ -55,7 +55,7 @@ test-faults:
 # prints the per-endpoint table, writes docs/soak.svg, fails on any error
 # or on a process growing more than 10 % in RSS after the warm-up.
 LOAD_RATE ?= 10
-LOAD_DURATION ?= 10m
+LOAD_DURATION ?= 12m
 LOAD_WARMUP ?= 2m
 load:
 	$(GO) run ./deploy/e2e/cmd/load -rate $(LOAD_RATE) -duration $(LOAD_DURATION) -warmup $(LOAD_WARMUP) -svg docs/soak.svg

@@ -378,3 +378,117 @@ func wantStatus503(t *testing.T, what string, r *Response, err error) {
 		t.Errorf("%s: status %d %s, want a 503 problem", what, r.Status, r.Body)
 	}
 }
+
+// TestFaultRedisDown stops the stack's Redis (a private redis-server;
+// the shared one is never touched) and checks what docs/reliability.md
+// documents: CRUD with a token issued before keeps working (JWTs are
+// verified locally, rate limits fail open); login answers 503 rather than
+// run unthrottled; events wait in the outbox and are published once Redis
+// is back; logins, intake and rendering recover without restarts.
+func TestFaultRedisDown(t *testing.T) {
+	s := faultStack(t)
+	adm := faultAdmin(t, s)
+	key := must(t, http.StatusCreated)(adm.Do("POST", "/api-keys", map[string]any{"name": uniq("redis-form")}))
+	pub := s.Client()
+	pub.Header.Set("X-API-Key", key.Data()["key"].(string))
+	deal, tpl := contractFixture(t, adm)
+
+	s.Faults.Redis.Stop()
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = s.Faults.Redis.Start(context.Background())
+		}
+	})
+
+	c := must(t, http.StatusCreated)(adm.Do("POST", "/contacts", map[string]any{"first_name": "Reddy", "last_name": "Down", "email": uniq("redis") + "@down.test"}))
+	path := fmt.Sprintf("/contacts/%d", c.ID())
+	must(t, http.StatusOK)(adm.Do("GET", path, nil))
+	must(t, http.StatusOK)(adm.Do("PUT", path, map[string]any{"first_name": "Reddy", "last_name": "Still"}))
+	must(t, http.StatusOK)(adm.Do("GET", "/contacts?search=reddy", nil))
+	must(t, http.StatusOK)(adm.Do("DELETE", path, nil))
+	if n := count(t, s, "SELECT count(*) FROM contacts.outbox WHERE published_at IS NULL"); n == 0 {
+		t.Errorf("no event waits in the outbox while Redis is down")
+	}
+
+	observed := map[string]int{}
+	for name, f := range map[string]func() (*Response, error){
+		"login": func() (*Response, error) {
+			return s.Client().Do("POST", "/auth/login", map[string]string{"email": AdminEmail, "password": AdminPassword})
+		},
+		"intake": func() (*Response, error) {
+			return pub.Do("POST", "/public/leads", map[string]any{"first_name": "Rita", "last_name": "Redis", "email": uniq("rita") + "@down.test"})
+		},
+		"uncached pdf": func() (*Response, error) {
+			ct, err := adm.Do("POST", "/contracts", map[string]any{"deal_id": deal, "template_id": tpl, "title": "Redis down"})
+			if err != nil || ct.Status != http.StatusCreated {
+				return ct, err
+			}
+			return adm.Do("GET", fmt.Sprintf("/contracts/%d/pdf", ct.ID()), nil)
+		},
+	} {
+		r, err := f()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		observed[name] = r.Status
+	}
+	want := map[string]int{"login": http.StatusServiceUnavailable, "intake": http.StatusCreated, "uncached pdf": http.StatusServiceUnavailable}
+	for name, status := range want {
+		if observed[name] != status {
+			t.Errorf("%s with Redis down: %d, want %d", name, observed[name], status)
+		}
+	}
+
+	if err := s.Faults.Redis.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	eventually(t, "the outbox drains", func() error {
+		if n := count(t, s, "SELECT count(*) FROM contacts.outbox WHERE published_at IS NULL"); n != 0 {
+			return fmt.Errorf("%d events unpublished", n)
+		}
+		return nil
+	})
+	faultAdmin(t, s)
+	eventuallyPDF(t, adm, deal, tpl, 90*time.Second)
+}
+
+// contractFixture creates a company, deal and template for contracts.
+func contractFixture(t *testing.T, adm *Client) (deal, tpl int64) {
+	t.Helper()
+	co := must(t, http.StatusCreated)(adm.Do("POST", "/companies", map[string]any{"name": uniq("Fault Co ")}))
+	d := must(t, http.StatusCreated)(adm.Do("POST", "/deals", map[string]any{"title": "Fault deal", "value": "100.00", "company_id": co.ID()}))
+	tp := must(t, http.StatusCreated)(adm.Do("POST", "/contract-templates", map[string]any{
+		"name": uniq("Fault MSA "), "content": "<h1>Agreement</h1><p>{{deal.title}} {{contract.number}}</p>",
+	}))
+	return d.ID(), tp.ID()
+}
+
+// eventuallyPDF generates a contract and retries its PDF download, as a
+// client honouring 503/504 would, until it is a PDF or within runs out.
+func eventuallyPDF(t *testing.T, adm *Client, deal, tpl int64, within time.Duration) {
+	t.Helper()
+	ct := must(t, http.StatusCreated)(adm.Do("POST", "/contracts", map[string]any{"deal_id": deal, "template_id": tpl, "title": uniq("Eventually ")}))
+	downloadEventually(t, adm, ct.ID(), within)
+}
+
+// downloadEventually retries a contract's PDF download until it succeeds:
+// only retryable answers (502/503/504) are tolerated on the way.
+func downloadEventually(t *testing.T, adm *Client, id int64, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for tries := 1; ; tries++ {
+		r, err := adm.Do("GET", fmt.Sprintf("/contracts/%d/pdf", id), nil)
+		if err == nil && r.Status == http.StatusOK && strings.HasPrefix(string(r.Body), "%PDF-") {
+			return tries
+		}
+		if err == nil {
+			wantUnavailable(t, "pdf download", r, nil)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pdf of contract %d not downloadable after %s (%d tries): %v %v", id, within, tries, r, err)
+		}
+		time.Sleep(time.Second)
+	}
+}

@@ -53,7 +53,7 @@ func newMix(s *e2e.Stack) (*mix, error) {
 	}
 	m.adm = c.With(r.Data()["access_token"].(string))
 	m.refresh.Store(r.Data()["refresh_token"].(string))
-	key, err := m.expect(201, "POST", "/api-keys", map[string]any{"name": "load"})
+	key, err := m.expect(201, "POST", "/api-keys", map[string]any{"name": "load", "rate_limit_per_minute": 100000})
 	if err != nil {
 		return nil, err
 	}

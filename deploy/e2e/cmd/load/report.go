@@ -166,27 +166,43 @@ func percentile(d []time.Duration, q float64) time.Duration {
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) }
 
-// growth is each process's largest RSS after the warm-up relative to its
-// RSS at the end of the warm-up.
-func (r *result) growth(warmup time.Duration) map[string]float64 {
-	base := map[string]float64{}
-	peak := map[string]float64{}
+// level is the median RSS of a process over the samples in (from, to]:
+// a steady level, not one sample's spike (a burst of logins, each hashing
+// a password with its own memory, lifts identity for a few seconds).
+func (r *result) level(p string, from, to time.Duration) float64 {
+	var vs []float64
 	for _, s := range r.samples {
-		for p, v := range s.rss {
-			if s.at <= warmup {
-				base[p] = v
-				continue
-			}
-			peak[p] = max(peak[p], v)
+		if s.at > from && s.at <= to {
+			vs = append(vs, s.rss[p])
 		}
 	}
-	g := map[string]float64{}
-	for p, b := range base {
-		if b > 0 && peak[p] > 0 {
-			g[p] = peak[p]/b - 1
+	if len(vs) == 0 {
+		return 0
+	}
+	slices.Sort(vs)
+	return vs[len(vs)/2]
+}
+
+// memory is one process's RSS figures: the level over the last minute of
+// the warm-up, the level over the last minute of the run, and the peak
+// after the warm-up.
+type memory struct{ base, final, peak float64 }
+
+func (m memory) growth() float64 {
+	if m.base <= 0 {
+		return 0
+	}
+	return m.final/m.base - 1
+}
+
+func (r *result) memory(p string, warmup time.Duration) memory {
+	m := memory{base: r.level(p, warmup-time.Minute, warmup), final: r.level(p, r.elapsed-time.Minute, r.elapsed)}
+	for _, s := range r.samples {
+		if s.at > warmup {
+			m.peak = max(m.peak, s.rss[p])
 		}
 	}
-	return g
+	return m
 }
 
 func (r *result) markdown(c config) string {
@@ -213,18 +229,10 @@ func (r *result) markdown(c config) string {
 			fmt.Fprintf(&b, "- first error of %s: %s\n", n, r.firstEr[n])
 		}
 	}
-	g := r.growth(c.warmup)
-	b.WriteString("\n| process | RSS at end of warm-up MiB | peak after MiB | growth |\n|---|---:|---:|---:|\n")
+	b.WriteString("\n| process | RSS, last minute of warm-up (median) MiB | RSS, last minute of run (median) MiB | growth | peak after warm-up MiB |\n|---|---:|---:|---:|---:|\n")
 	for _, p := range processes {
-		var base, peak float64
-		for _, s := range r.samples {
-			if s.at <= c.warmup {
-				base = s.rss[p]
-			} else {
-				peak = max(peak, s.rss[p])
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %+.1f %% |\n", p, base, peak, g[p]*100)
+		m := r.memory(p, c.warmup)
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %+.1f %% | %.1f |\n", p, m.base, m.final, m.growth()*100, m.peak)
 	}
 	return b.String()
 }
@@ -237,8 +245,8 @@ func (r *result) verdict() error {
 			errs = append(errs, fmt.Sprintf("%s: %d errors", n, e))
 		}
 	}
-	for p, g := range r.growth(r.warmup) {
-		if g > 0.10 {
+	for _, p := range processes {
+		if g := r.memory(p, r.warmup).growth(); g > 0.10 {
 			errs = append(errs, fmt.Sprintf("%s RSS grew %.1f %% after the warm-up", p, g*100))
 		}
 	}
