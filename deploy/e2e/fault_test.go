@@ -286,6 +286,7 @@ func TestFaultContactCreateServiceKilled(t *testing.T) {
 				}
 				mu.Unlock()
 				step <- 1
+				time.Sleep(100 * time.Millisecond)
 			}
 		}()
 	}
