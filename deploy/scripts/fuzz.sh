@@ -19,6 +19,8 @@ pkg/httpx:FuzzDecode
 gateway/internal/gateway:FuzzMatch
 services/contacts/internal/api:FuzzWriteBodies
 services/contacts/internal/api:FuzzImportUpload
+services/leads/internal/api:FuzzWriteBodies
+services/deals/internal/api:FuzzWriteBodies
 services/contracts/internal/contracts:FuzzResolve
 services/contracts/internal/contracts:FuzzResolveTemplate
 services/contracts/internal/contracts:FuzzSanitizer
