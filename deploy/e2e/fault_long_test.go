@@ -82,3 +82,69 @@ func TestFaultGatewayTimeout(t *testing.T) {
 	}
 	must(t, http.StatusOK)(adm.Do("GET", "/contacts", nil))
 }
+
+// TestFaultQualificationLeadsKilled kills leads (SIGKILL) while its
+// qualification saga waits on deals (held back 3 s), after contacts wrote
+// the contact and company, and restarts it: the retried qualification
+// finishes with exactly one contact, company and deal once the killed
+// attempt's lease has expired.
+func TestFaultQualificationLeadsKilled(t *testing.T) {
+	s := faultStack(t)
+	adm := faultAdmin(t, s)
+	company := uniq("Killco ")
+	email := uniq("k") + "@qualify.test"
+	lead := must(t, http.StatusCreated)(adm.Do("POST", "/leads", map[string]any{
+		"first_name": "Kai", "last_name": "Killed", "email": email, "company": company,
+	}))
+	path := fmt.Sprintf("/leads/%d/qualify", lead.ID())
+	body := map[string]any{"create_company": true, "create_deal": true, "deal_value": "700.00"}
+	toxic(t, s.Faults.HTTP["deals"], "slow", "latency", "upstream", toxiclient.Attributes{"latency": 3000})
+	answer := make(chan *Response, 1)
+	go func() {
+		r, _ := adm.Do("POST", path, body)
+		answer <- r
+	}()
+	eventually(t, "the contact step is done", func() error {
+		if n := count(t, s, "SELECT count(*) FROM contacts.contacts WHERE email = $1", email); n != 1 {
+			return fmt.Errorf("%d contacts", n)
+		}
+		return nil
+	})
+	s.Stop("leads", true)
+	if r := <-answer; r != nil {
+		wantUnavailable(t, "qualify when leads died", r, nil)
+	}
+	if err := s.Faults.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restart(t.Context(), "leads"); err != nil {
+		t.Fatal(err)
+	}
+	// The killed attempt holds the lead's saga lease (60 s): until it
+	// expires a retry is 409 qualification_in_progress, then it resumes.
+	var ok *Response
+	deadline := time.Now().Add(90 * time.Second)
+	for ok == nil {
+		r, err := adm.Do("POST", path, body)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case r.Status == http.StatusOK:
+			ok = r
+		case r.Status == http.StatusConflict && r.JSON["code"] == "qualification_in_progress" && time.Now().Before(deadline):
+			time.Sleep(2 * time.Second)
+		default:
+			t.Fatalf("retry: %s", r)
+		}
+	}
+	companyID := int64(ok.JSON["company_id"].(float64))
+	for what, n := range map[string]int{
+		"contacts":  count(t, s, "SELECT count(*) FROM contacts.contacts WHERE email = $1", email),
+		"companies": count(t, s, "SELECT count(*) FROM contacts.companies WHERE name = $1", company),
+		"deals":     count(t, s, "SELECT count(*) FROM deals.deals WHERE company_id = $1", companyID),
+	} {
+		if n != 1 {
+			t.Errorf("%s: %d rows, want exactly 1", what, n)
+		}
+	}
+}

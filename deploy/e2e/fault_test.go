@@ -493,3 +493,64 @@ func downloadEventually(t *testing.T, adm *Client, id int64, within time.Duratio
 		time.Sleep(time.Second)
 	}
 }
+
+// TestFaultIntakeKilled kills intake itself (SIGKILL) while three clients
+// post public leads, and restarts it: every submission answered 201/202
+// is exactly one lead, none is two, and a submission whose answer was lost
+// with the process (the client saw a 502) is at most one lead.
+func TestFaultIntakeKilled(t *testing.T) {
+	s := faultStack(t)
+	adm := faultAdmin(t, s)
+	key := must(t, http.StatusCreated)(adm.Do("POST", "/api-keys", map[string]any{"name": uniq("kill-form")}))
+	pub := s.Client()
+	pub.Header.Set("X-API-Key", key.Data()["key"].(string))
+	domain := uniq("intakekill") + ".test"
+	var mu sync.Mutex
+	var accepted []string
+	attempts := 0
+	var wg sync.WaitGroup
+	step := make(chan int, 30)
+	for c := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				email := fmt.Sprintf("c%d-%d@%s", c, i, domain)
+				r, err := pub.Do("POST", "/public/leads", map[string]any{"first_name": "Ivy", "last_name": "Killed", "email": email})
+				mu.Lock()
+				attempts++
+				if err == nil && (r.Status == http.StatusCreated || r.Status == http.StatusAccepted) {
+					accepted = append(accepted, email)
+				} else {
+					wantUnavailable(t, "intake while it is killed", r, err)
+				}
+				mu.Unlock()
+				step <- 1
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
+	for range 8 {
+		<-step
+	}
+	s.Stop("intake", true)
+	time.Sleep(300 * time.Millisecond)
+	if err := s.Restart(t.Context(), "intake"); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	eventually(t, "every accepted submission is a lead", func() error {
+		for _, e := range accepted {
+			if n := count(t, s, "SELECT count(*) FROM leads.leads WHERE email = $1", e); n != 1 {
+				return fmt.Errorf("%s: %d leads", e, n)
+			}
+		}
+		return nil
+	})
+	dups := count(t, s, "SELECT count(*) FROM (SELECT email FROM leads.leads WHERE email LIKE $1 GROUP BY email HAVING count(*) > 1) d", "%@"+domain)
+	total := count(t, s, "SELECT count(*) FROM leads.leads WHERE email LIKE $1", "%@"+domain)
+	if dups != 0 || total > attempts {
+		t.Fatalf("%d leads (%d duplicated) for %d attempts", total, dups, attempts)
+	}
+	t.Logf("intake killed: %d attempts, %d accepted, %d leads", attempts, len(accepted), total)
+}
