@@ -167,6 +167,12 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		s.URLs[n] = fmt.Sprintf("http://127.0.0.1:%d", p)
 	}
 	s.Gateway = s.URLs["gateway"] + "/api"
+	if s.Faults != nil {
+		for _, p := range ports {
+			s.Faults.taken[p] = true
+		}
+		s.Faults.taken[s.Faults.Redis.Port] = true
+	}
 	// What every process is told: the services' own URLs, or the fault
 	// proxies in front of them.
 	peers := map[string]string{}
