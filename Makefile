@@ -15,7 +15,7 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 12m
 # pkg/testdb starts a container instead (built in only with this tag).
 TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker info >/dev/null 2>&1 && echo testcontainers))
 
-.PHONY: help build run test test-short bench lint tidy clean images images-push
+.PHONY: help build run test test-short test-faults bench fuzz load lint tidy clean images images-push
 
 # Container images: `make images` builds one per process with
 # deploy/Dockerfile (gateway and context services) and deploy/render/Dockerfile,
@@ -33,6 +33,9 @@ help:
 	@echo "make test   run every test of every module against real PostgreSQL, Redis and Chromium"
 	@echo "make build  build all binaries into bin/"
 	@echo "make bench  run the benchmarks (see docs/benchmarks.md)"
+	@echo "make test-faults  every fault-injection test, the long ones too (see docs/reliability.md)"
+	@echo "make fuzz   run every fuzz target for FUZZTIME (default 2m) each"
+	@echo "make load   load and soak the whole stack (see docs/reliability.md)"
 	@echo "make lint   gofmt, go vet and the OpenAPI lint (Spectral, Redocly)"
 	@echo "make images build every container image (IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)); needs Docker"
 
@@ -53,6 +56,26 @@ test:
 
 bench:
 	@deploy/scripts/bench.sh
+
+# Every fault-injection test (deploy/e2e/fault*_test.go), the long ones
+# (build tag faults) too; the short ones also run in make test.
+comma := ,
+test-faults:
+	$(GO) test -count=1 -timeout 20m -tags faults$(if $(TEST_TAGS),$(comma)$(TEST_TAGS)) -run 'TestFault' -v ./deploy/e2e/
+
+# Load and soak through the gateway at a fixed rate (docs/reliability.md):
+# prints the per-endpoint table, writes docs/soak.svg, fails on any error
+# or on a process growing more than 10 % in RSS after the warm-up.
+LOAD_RATE ?= 10
+LOAD_DURATION ?= 12m
+LOAD_WARMUP ?= 2m
+load:
+	$(GO) run ./deploy/e2e/cmd/load -rate $(LOAD_RATE) -duration $(LOAD_DURATION) -warmup $(LOAD_WARMUP) -svg docs/soak.svg
+
+# Every fuzz target for FUZZTIME each; FUZZ_SAVE=1 refreshes the committed
+# corpora under each package's testdata/fuzz/.
+fuzz:
+	@deploy/scripts/fuzz.sh
 
 lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -38,6 +38,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(bin)
+	builtBin = bin
+	defer closeFaultStack()
 	if _, err := Build(ctx, bin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -61,6 +61,8 @@ type Stack struct {
 	RedisURL string
 	// Contract, when loaded, checks every exchange made by Client.
 	Contract *Contract
+	// Faults is set when the stack was started with Options.Faults.
+	Faults *Faults
 
 	binDir   string
 	env      map[string][]string
@@ -78,6 +80,10 @@ type Options struct {
 	Render bool
 	// Env adds variables to every process.
 	Env map[string]string
+	// Faults routes every service-to-service URL and every service's
+	// PostgreSQL connection through toxiproxy and gives the stack a
+	// private Redis (Stack.Faults), for fault-injection tests.
+	Faults bool
 }
 
 // RepoRoot finds the workspace root (the directory holding go.work).
@@ -128,7 +134,16 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	s.RedisURL = envOr("E2E_REDIS_URL", "redis://127.0.0.1:6379/14")
+	if opts.Faults {
+		f, err := startFaults(ctx)
+		if err != nil {
+			s.dropDB()
+			return nil, err
+		}
+		s.Faults, s.RedisURL = f, f.Redis.URL()
+	}
 	if err := flushRedis(ctx, s.RedisURL); err != nil {
+		s.Close()
 		return nil, err
 	}
 
@@ -159,6 +174,28 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	s.GatewayOps = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	if s.Faults != nil {
+		for _, p := range ports {
+			s.Faults.taken[p] = true
+		}
+		s.Faults.taken[opsPort] = true
+		s.Faults.taken[s.Faults.Redis.Port] = true
+	}
+	// What every process is told: the services' own URLs, or the fault
+	// proxies in front of them.
+	peers := map[string]string{}
+	for _, n := range Services {
+		peers[n] = s.URLs[n]
+		if s.Faults != nil {
+			p, listen, err := s.Faults.proxy("http-"+n, fmt.Sprintf("127.0.0.1:%d", ports[n]))
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			s.Faults.HTTP[n] = p
+			peers[n] = "http://" + listen
+		}
+	}
 	secret := randHex(20)
 	common := []string{
 		"REDIS_URL=" + s.RedisURL,
@@ -170,9 +207,9 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		"CRM_SECRET_KEY=" + randHex(20),
 		"CRM_ADMIN_EMAIL=" + AdminEmail,
 		"CRM_ADMIN_PASSWORD=" + AdminPassword,
-		"IDENTITY_URL=" + s.URLs["identity"], "CONTACTS_URL=" + s.URLs["contacts"],
-		"LEADS_URL=" + s.URLs["leads"], "DEALS_URL=" + s.URLs["deals"],
-		"CONTRACTS_URL=" + s.URLs["contracts"], "INTAKE_URL=" + s.URLs["intake"], "MAIL_URL=" + s.URLs["mail"],
+		"IDENTITY_URL=" + peers["identity"], "CONTACTS_URL=" + peers["contacts"],
+		"LEADS_URL=" + peers["leads"], "DEALS_URL=" + peers["deals"],
+		"CONTRACTS_URL=" + peers["contracts"], "INTAKE_URL=" + peers["intake"], "MAIL_URL=" + peers["mail"],
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(),
 	}
 	for k, v := range opts.Env {
@@ -182,7 +219,22 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		env := append([]string{}, common...)
 		env = append(env, fmt.Sprintf("ADDR=127.0.0.1:%d", ports[n]))
 		if n != "gateway" && n != "render" {
-			env = append(env, "DATABASE_URL="+s.roleURL(n))
+			dbURL := s.roleURL(n)
+			if s.Faults != nil {
+				upstream, err := hostPort(dbURL)
+				if err != nil {
+					s.Close()
+					return nil, err
+				}
+				p, listen, err := s.Faults.proxy("pg-"+n, upstream)
+				if err != nil {
+					s.Close()
+					return nil, err
+				}
+				s.Faults.PG[n] = p
+				dbURL = withHost(dbURL, listen)
+			}
+			env = append(env, "DATABASE_URL="+dbURL)
 		}
 		if n == "gateway" {
 			env = append(env, fmt.Sprintf("OPS_ADDR=127.0.0.1:%d", opsPort))
@@ -349,6 +401,17 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	return s.WaitReady(ctx, name)
 }
 
+// Pid is the process id of a running process (0 if none): a test that
+// expects a service to recover by itself checks it did not change.
+func (s *Stack) Pid(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.procs[name]; p != nil && p.cmd.Process != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // Logs returns what a process printed (last 8 KB).
 func (s *Stack) Logs(name string) string {
 	s.mu.Lock()
@@ -381,6 +444,9 @@ func (s *Stack) Close() {
 		go func() { defer wg.Done(); s.Stop(n, false) }()
 	}
 	wg.Wait()
+	if s.Faults != nil {
+		s.Faults.Close()
+	}
 	if s.dropDB != nil {
 		s.dropDB()
 	}

@@ -7,9 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 )
 
 // ContentType is the media type of every error body.
@@ -162,7 +166,41 @@ func From(err error) *Error {
 	if unstorable(err) {
 		return Unstorable()
 	}
+	if unreachable(err) {
+		return DependencyDown()
+	}
 	return Internal()
+}
+
+// unreachable reports an error of a connection to a dependency (the
+// database, mostly) that could not be opened or broke: refused, reset,
+// cut short, timed out at the network, already closed, or closed by a
+// server shutting down (SQLSTATE class 08 and 57P01-57P03). The service is not at fault
+// and a retry later may succeed: 503, not 500. Matched by standard error
+// types and the SQLState method, keeping this package free of the driver.
+func unreachable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	// The driver marks an error that happened before the statement reached
+	// the server (such as its "conn closed" after a broken connection).
+	var retryable interface{ SafeToRetry() bool }
+	if errors.As(err, &retryable) && retryable.SafeToRetry() {
+		return true
+	}
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		code := pg.SQLState()
+		return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+	}
+	return false
+}
+
+// DependencyDown is the answer while a dependency cannot be reached.
+func DependencyDown() *Error {
+	return Unavailable("a dependency of the service is unavailable; retry later", 1)
 }
 
 // unstorable reports a PostgreSQL data exception that only a value sent by

@@ -205,7 +205,17 @@ func (s *Syncer) fetch(c *imapclient.Client, uids []imap.UID) ([]fetched, error)
 		InternalDate: true,
 		BodySection:  []*imap.FetchItemBodySection{{Peek: true}},
 	})
-	defer cmd.Close()
+	// After a failed literal read the connection is broken and the client's
+	// reader goroutine has moved on: Close would read the rest of the
+	// literal from the same decoder concurrently (a data race in go-imap,
+	// found by TestSyncSurvivesConnectionsCutMidFetch under -race), so a
+	// broken fetch is abandoned with its connection instead.
+	broken := false
+	defer func() {
+		if !broken {
+			_ = cmd.Close()
+		}
+	}()
 	var out []fetched
 	for {
 		msg := cmd.Next()
@@ -231,9 +241,11 @@ func (s *Syncer) fetch(c *imapclient.Client, uids []imap.UID) ([]fetched, error)
 				var err error
 				raw, err = io.ReadAll(io.LimitReader(it.Literal, s.opts.MaxRawBytes))
 				if err != nil {
+					broken = true
 					return nil, err
 				}
 				if _, err := io.Copy(io.Discard, it.Literal); err != nil {
+					broken = true
 					return nil, err
 				}
 			}
