@@ -61,7 +61,7 @@ var (
 		qp("search", "string", "Case-insensitive search term."),
 		qp("sort_dir", "string", "ASC (default) or DESC.", "ASC", "DESC", "asc", "desc"),
 	}
-	scope        = qp("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
+	scope = qp("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
 	// syncParams are the incremental sync filter (docs/api.md, "Incremental sync").
 	syncParams = []Param{
 		qp("updated_since", "string", "Records updated at or after this RFC 3339 timestamp (inclusive)."),
