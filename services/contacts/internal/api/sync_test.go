@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -188,6 +189,13 @@ func TestCompanyRenameMovesContacts(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s changed since the rename (-want +got):\n%s", tt.path, diff)
 		}
+	}
+	// The export takes the same filter: the header and the one changed row.
+	r := e.do(t, "GET", "/contacts/export?sort_by=updated_at&updated_since="+url.QueryEscape(since), e.admin, nil)
+	wantStatus(t, r, 200)
+	rows := strings.Split(strings.TrimSuffix(string(r.Raw), "\n"), "\n")
+	if len(rows) != 2 || !strings.HasPrefix(rows[1], fmt.Sprintf("%d,In,Acme,", linked)) {
+		t.Errorf("export since the rename: %q", r.Raw)
 	}
 	c := dataOf(t, e.do(t, "GET", fmt.Sprintf("/contacts/%d", linked), e.user, nil))
 	if c["company_name"] != "Acme Renamed" || c["updated_at"].(string) < since {

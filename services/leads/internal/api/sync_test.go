@@ -3,7 +3,9 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +80,19 @@ func TestSyncSeesEveryLeadChange(t *testing.T) {
 	want := []any{float64(edited), float64(qualified), float64(disqualified), float64(renamed)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("leads changed since %s (lead %d untouched) (-want +got):\n%s", since, untouched, diff)
+	}
+
+	// The export takes the same filter: the header and the four changed rows.
+	r = e.do("GET", "/leads/export?sort_by=updated_at&updated_since="+url.QueryEscape(since), e.admin, nil)
+	if r.status != 200 {
+		t.Fatalf("export: %d %s", r.status, r.body)
+	}
+	var exported []string
+	for _, line := range strings.Split(strings.TrimSpace(string(r.body)), "\n")[1:] {
+		exported = append(exported, strings.SplitN(line, ",", 2)[0])
+	}
+	wantIDs := []string{fmt.Sprint(edited), fmt.Sprint(qualified), fmt.Sprint(disqualified), fmt.Sprint(renamed)}
+	if diff := cmp.Diff(wantIDs, exported); diff != "" {
+		t.Errorf("exported ids (-want +got):\n%s\n%s", diff, r.body)
 	}
 }
