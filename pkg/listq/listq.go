@@ -173,6 +173,7 @@ func (q *Query) Since(w *Where) {
 	w.And("(" + q.spec.Updated + ", " + q.tieBreak() + ") > (" + w.Arg(*q.UpdatedSince) + ", " + w.Arg(*q.AfterID) + ")")
 }
 
+// tieBreak is the spec's tie-break column, "id" by default as in OrderBy.
 func (q *Query) tieBreak() string {
 	if q.spec.TieBreak == "" {
 		return "id"
@@ -271,7 +272,12 @@ func (q *Query) OrderBy() string {
 	if q.Desc {
 		dir = "DESC"
 	}
-	return fmt.Sprintf("ORDER BY %s %s, %s %s", q.spec.Sorts[q.SortBy], dir, q.tieBreak(), dir)
+	expr := q.spec.Sorts[q.SortBy]
+	tie := q.spec.TieBreak
+	if tie == "" {
+		tie = "id"
+	}
+	return fmt.Sprintf("ORDER BY %s %s, %s %s", expr, dir, tie, dir)
 }
 
 // LimitOffset returns the LIMIT/OFFSET clause as placeholders added to w.
