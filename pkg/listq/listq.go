@@ -1,5 +1,6 @@
 // Package listq parses the list query parameters every collection shares
-// (page, per_page, search, sort_by, sort_dir, date_from, date_to, scope),
+// (page, per_page, search, sort_by, sort_dir, date_from, date_to, scope,
+// and updated_since/after_id where the collection supports sync),
 // builds safe SQL filters with placeholders only, and renders the spec's
 // pagination envelope. Sort keys come from a whitelist, never from input.
 package listq
@@ -41,6 +42,11 @@ type Spec struct {
 	DefaultSort string
 	// TieBreak is appended to every ORDER BY so pages are stable ("id").
 	TieBreak string
+	// Updated is the SQL expression of the collection's updated_at column.
+	// When set, Parse reads updated_since and after_id, the incremental
+	// sync filter (see docs/api.md, "Incremental sync"); Sorts should then
+	// hold an "updated_at" key on the same expression.
+	Updated string
 }
 
 // Query is a parsed list request.
@@ -53,6 +59,12 @@ type Query struct {
 	// to the start of the next day for a half-open comparison.
 	DateFrom, DateTo *time.Time
 	Scope            string
+	// UpdatedSince keeps records updated at or after it (inclusive).
+	UpdatedSince *time.Time
+	// AfterID resumes a sync after the record (UpdatedSince, AfterID):
+	// with it, only records whose (updated_at, id) sorts after that pair
+	// are kept. It requires updated_since and sort_by=updated_at ascending.
+	AfterID *int64
 
 	spec   Spec
 	values url.Values
@@ -123,7 +135,56 @@ func Parse(values url.Values, spec Spec) *Query {
 		q.errs.Add("date_to", "must not be before date_from")
 	}
 	q.Scope = q.Enum("scope", ScopeMe, ScopeTeam, ScopeCompany)
+	if spec.Updated != "" {
+		q.parseSince()
+	}
 	return q
+}
+
+// parseSince reads updated_since (RFC 3339, truncated to PostgreSQL's
+// microseconds so the bound never rounds up past a record) and after_id,
+// the keyset cursor that makes a sync page stably while records change.
+func (q *Query) parseSince() {
+	if v := q.values.Get("updated_since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		switch {
+		case err != nil:
+			q.errs.Add("updated_since", "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z")
+		case t.Year() < validate.MinYear:
+			q.errs.Add("updated_since", "must be on or after %d-01-01", validate.MinYear)
+		default:
+			t = t.UTC().Truncate(time.Microsecond)
+			q.UpdatedSince = &t
+		}
+	}
+	q.AfterID = q.Int64("after_id")
+	if q.AfterID != nil && (q.UpdatedSince == nil || q.SortBy != "updated_at" || q.Desc) {
+		q.errs.Add("after_id", "requires updated_since, sort_by=updated_at and sort_dir=asc")
+		q.AfterID = nil
+	}
+}
+
+// Since adds the incremental sync filter to w, if the request has one:
+// updated_at >= updated_since, or with after_id the row comparison
+// (updated_at, id) > (updated_since, after_id), which a btree index on
+// (updated_at, id) answers as one range.
+func (q *Query) Since(w *Where) {
+	if q.UpdatedSince == nil {
+		return
+	}
+	if q.AfterID == nil {
+		w.And(q.spec.Updated + " >= " + w.Arg(*q.UpdatedSince))
+		return
+	}
+	w.And("(" + q.spec.Updated + ", " + q.tieBreak() + ") > (" + w.Arg(*q.UpdatedSince) + ", " + w.Arg(*q.AfterID) + ")")
+}
+
+// tieBreak is the spec's tie-break column, "id" by default as in OrderBy.
+func (q *Query) tieBreak() string {
+	if q.spec.TieBreak == "" {
+		return "id"
+	}
+	return q.spec.TieBreak
 }
 
 // storable drops the parameters whose values are not text PostgreSQL can

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -143,5 +144,76 @@ func TestUnstorableValuesNeverReachReaders(t *testing.T) {
 	}
 	if q.Search != "" {
 		t.Errorf("search = %q, want empty", q.Search)
+	}
+}
+
+var syncSpec = listq.Spec{
+	Sorts:       map[string]string{"name": "lower(name)", "updated_at": "c.updated_at"},
+	DefaultSort: "name",
+	TieBreak:    "c.id",
+	Updated:     "c.updated_at",
+}
+
+// TestSinceErrors: a bad updated_since or a cursor outside the sync order
+// is a 422 naming the parameter, with the message a client can act on.
+func TestSinceErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query string
+		want  []problem.FieldError
+	}{
+		{"updated_since=yesterday", []problem.FieldError{{Field: "updated_since", Message: "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"}}},
+		{"updated_since=2026-01-02", []problem.FieldError{{Field: "updated_since", Message: "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"}}},
+		{"updated_since=2026-01-02T15:04:05", []problem.FieldError{{Field: "updated_since", Message: "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"}}},
+		{"updated_since=0999-12-31T23:59:59Z", []problem.FieldError{{Field: "updated_since", Message: "must be on or after 1000-01-01"}}},
+		{"updated_since=2026-01-02T15:04:05Z&after_id=0&sort_by=updated_at", []problem.FieldError{{Field: "after_id", Message: "must be a positive integer"}}},
+		{"after_id=5&sort_by=updated_at", []problem.FieldError{{Field: "after_id", Message: "requires updated_since, sort_by=updated_at and sort_dir=asc"}}},
+		{"updated_since=2026-01-02T15:04:05Z&after_id=5", []problem.FieldError{{Field: "after_id", Message: "requires updated_since, sort_by=updated_at and sort_dir=asc"}}},
+		{"updated_since=2026-01-02T15:04:05Z&after_id=5&sort_by=updated_at&sort_dir=desc", []problem.FieldError{{Field: "after_id", Message: "requires updated_since, sort_by=updated_at and sort_dir=asc"}}},
+	}
+	for _, tt := range tests {
+		v, _ := url.ParseQuery(tt.query)
+		p := problem.From(listq.Parse(v, syncSpec).Err())
+		if p.Status != 422 {
+			t.Fatalf("%s: status %d", tt.query, p.Status)
+		}
+		if diff := cmp.Diff(tt.want, p.Errors); diff != "" {
+			t.Errorf("%s errors (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}
+
+// TestSince: updated_since is inclusive (>=); with after_id it becomes the
+// keyset condition on (updated_at, id); a collection without Updated
+// ignores both parameters as it ignores any unknown one.
+func TestSince(t *testing.T) {
+	t.Parallel()
+	since := time.Date(2026, 1, 2, 14, 4, 5, 123456000, time.UTC)
+	tests := []struct {
+		query    string
+		spec     listq.Spec
+		wantSQL  string
+		wantArgs []any
+	}{
+		{"updated_since=2026-01-02T15:04:05.123456789%2B01:00", syncSpec, "WHERE c.updated_at >= $1", []any{since}},
+		{"updated_since=2026-01-02T14:04:05.123456Z&sort_by=updated_at&sort_dir=asc&after_id=42", syncSpec,
+			"WHERE (c.updated_at, c.id) > ($1, $2)", []any{since, int64(42)}},
+		{"sort_by=updated_at", syncSpec, "", nil},
+		{"updated_since=nonsense&after_id=1", spec, "", nil},
+	}
+	for _, tt := range tests {
+		v, _ := url.ParseQuery(tt.query)
+		q := listq.Parse(v, tt.spec)
+		if err := q.Err(); err != nil {
+			t.Fatalf("%s: %v", tt.query, err)
+		}
+		var w listq.Where
+		q.Since(&w)
+		if got := w.SQL(); got != tt.wantSQL {
+			t.Errorf("%s: SQL = %q, want %q", tt.query, got, tt.wantSQL)
+		}
+		if diff := cmp.Diff(tt.wantArgs, w.Args()); diff != "" {
+			t.Errorf("%s args (-want +got):\n%s", tt.query, diff)
+		}
 	}
 }

@@ -61,29 +61,35 @@ var (
 		qp("search", "string", "Case-insensitive search term."),
 		qp("sort_dir", "string", "ASC (default) or DESC.", "ASC", "DESC", "asc", "desc"),
 	}
-	scope        = qp("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
+	scope = qp("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
+	// syncParams are the incremental sync filter (docs/api.md, "Incremental sync").
+	syncParams = []Param{
+		qp("updated_since", "string", "Records updated at or after this RFC 3339 timestamp (inclusive)."),
+		qp("after_id", "integer", "Sync cursor: with updated_since, sort_by=updated_at and sort_dir=asc, only records whose (updated_at, id) comes after (updated_since, after_id)."),
+	}
 	contactQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "", "active", "inactive"), qp("company_id", "integer", ""),
 		qp("assigned_to", "integer", "User id."), qp("source", "string", ""),
 		qp("date_from", "string", "created_at from, YYYY-MM-DD."), qp("date_to", "string", "created_at to, YYYY-MM-DD."),
-		scope,
-		qp("sort_by", "string", "Default name.", "name", "email", "phone", "company_name", "status", "created_at"))
+		scope, syncParams[0], syncParams[1],
+		qp("sort_by", "string", "Default name.", "name", "email", "phone", "company_name", "status", "created_at", "updated_at"))
 	leadQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "", "new", "contacted", "qualified", "disqualified"), qp("source", "string", ""),
 		qp("assigned_to", "integer", "User id."),
 		qp("date_from", "string", "created_at from, YYYY-MM-DD."), qp("date_to", "string", "created_at to, YYYY-MM-DD."),
-		scope,
-		qp("sort_by", "string", "Default name.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at"))
+		scope, syncParams[0], syncParams[1],
+		qp("sort_by", "string", "Default name.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at", "updated_at"))
 	contractQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "One status or a comma-separated list of draft, active, executed, expired, terminated, archived."), qp("deal_id", "integer", ""),
-		qp("expiring_within", "integer", "Days; active and executed contracts only."),
-		qp("sort_by", "string", "Default contract_number.", "contract_number", "name", "company_name", "deal_title", "status", "effective_date", "termination_date", "created_at"))
-	companyQuery = append(append([]Param{}, pageParams...),
-		qp("sort_by", "string", "Default name.", "name", "created_at"))
+		qp("expiring_within", "integer", "Days; active and executed contracts only."), syncParams[0], syncParams[1],
+		qp("sort_by", "string", "Default contract_number.", "contract_number", "name", "company_name", "deal_title", "status", "effective_date", "termination_date", "created_at", "updated_at"))
+	companyQuery = append(append([]Param{}, pageParams...), syncParams[0], syncParams[1],
+		qp("sort_by", "string", "Default name.", "name", "created_at", "updated_at"))
 	dealQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "One status or a comma-separated list of open, won, lost."),
 		qp("stage_id", "integer", ""), qp("company_id", "integer", ""), qp("contact_id", "integer", ""),
-		qp("assigned_to", "integer", "User id."), scope)
+		qp("assigned_to", "integer", "User id."), scope, syncParams[0], syncParams[1],
+		qp("sort_by", "string", "Default created_at.", "title", "value", "stage", "expected_close_date", "created_at", "updated_at"))
 	simplePage = pageParams
 	userQuery  = append(append([]Param{}, pageParams...),
 		qp("role", "string", "", "admin", "user"), qp("team_id", "integer", ""), qp("active", "string", "", "true", "false"),
@@ -478,7 +484,9 @@ func queryParam(q Param) obj {
 		s["default"] = "ASC"
 	case "date_from", "date_to":
 		s["format"] = "date"
-	case "company_id", "assigned_to", "deal_id", "contact_id", "lead_id", "team_id", "stage_id", "api_key_id":
+	case "updated_since":
+		s["format"] = "date-time"
+	case "company_id", "assigned_to", "deal_id", "contact_id", "lead_id", "team_id", "stage_id", "api_key_id", "after_id":
 		s["minimum"] = 1
 	case "expiring_within":
 		s["minimum"] = 0

@@ -97,8 +97,24 @@ func TestOpenAPIOperations(t *testing.T) {
 	if diff := cmp.Diff([]any{"me", "team", "company"}, at(params["scope"], "enum")); diff != "" {
 		t.Errorf("scope enum (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]any{"name", "email", "phone", "company_name", "status", "created_at"}, at(params["sort_by"], "enum")); diff != "" {
+	if diff := cmp.Diff([]any{"name", "email", "phone", "company_name", "status", "created_at", "updated_at"}, at(params["sort_by"], "enum")); diff != "" {
 		t.Errorf("sort_by enum (-want +got):\n%s", diff)
+	}
+	// Every list an integration syncs documents the sync filter.
+	for _, path := range []string{"/contacts", "/contacts/export", "/companies", "/leads", "/leads/export", "/deals", "/contracts"} {
+		got := map[string]any{}
+		for _, p := range at(d, "paths", path, "get", "parameters").([]any) {
+			got[at(p, "name").(string)] = at(p, "schema")
+		}
+		if diff := cmp.Diff("date-time", at(got["updated_since"], "format")); diff != "" {
+			t.Errorf("%s updated_since format (-want +got):\n%s", path, diff)
+		}
+		if diff := cmp.Diff(1.0, at(got["after_id"], "minimum")); diff != "" {
+			t.Errorf("%s after_id minimum (-want +got):\n%s", path, diff)
+		}
+		if enum, _ := at(got["sort_by"], "enum").([]any); !slices.Contains(enum, any("updated_at")) {
+			t.Errorf("%s sort_by enum %v lacks updated_at", path, enum)
+		}
 	}
 	for path, item := range at(d, "paths").(map[string]any) {
 		for method, o := range item.(map[string]any) {

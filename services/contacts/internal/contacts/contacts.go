@@ -162,16 +162,19 @@ var ContactSorts = listq.Spec{
 		"company_name": "lower(company_name)",
 		"status":       "status",
 		"created_at":   "created_at",
+		"updated_at":   "updated_at",
 	},
 	DefaultSort: "name",
 	TieBreak:    "id",
+	Updated:     "updated_at",
 }
 
 // CompanySorts are the company list's sort keys.
 var CompanySorts = listq.Spec{
-	Sorts:       map[string]string{"name": "lower(name)", "created_at": "created_at"},
+	Sorts:       map[string]string{"name": "lower(name)", "created_at": "created_at", "updated_at": "updated_at"},
 	DefaultSort: "name",
 	TieBreak:    "id",
+	Updated:     "updated_at",
 }
 
 // text applies a string patch: trimmed, "" stored as NULL, max length.

@@ -321,6 +321,7 @@ func filter(f contacts.Filter) *listq.Where {
 	if q.DateTo != nil {
 		w.And("created_at < " + w.Arg(*q.DateTo))
 	}
+	q.Since(w)
 	switch q.Scope {
 	case listq.ScopeMe:
 		w.And("assigned_to = " + w.Arg(f.Caller))
@@ -341,7 +342,7 @@ func filter(f contacts.Filter) *listq.Where {
 // search or date range; ok is false otherwise.
 func counted(f contacts.Filter) (sql string, args []any, ok bool) {
 	q := f.Query
-	if q.Search != "" || q.DateFrom != nil || q.DateTo != nil {
+	if q.Search != "" || q.DateFrom != nil || q.DateTo != nil || q.UpdatedSince != nil {
 		return "", nil, false
 	}
 	type key struct {
@@ -705,6 +706,7 @@ func (s *Store) ListCompanies(ctx context.Context, q *listq.Query) ([]contacts.C
 	if q.DateTo != nil {
 		w.And("created_at < " + w.Arg(*q.DateTo))
 	}
+	q.Since(w)
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM companies `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err

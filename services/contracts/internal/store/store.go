@@ -358,9 +358,11 @@ var Sorts = listq.Spec{
 		"effective_date":   "c.effective_date",
 		"termination_date": "c.termination_date",
 		"created_at":       "c.created_at",
+		"updated_at":       "c.updated_at",
 	},
 	DefaultSort: "contract_number",
 	TieBreak:    "c.id",
+	Updated:     "c.updated_at",
 }
 
 // searchExpr must stay identical to the contracts_search index expression.
@@ -391,6 +393,7 @@ func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *li
 	if q.DateTo != nil {
 		w.And("c.created_at < " + w.Arg(*q.DateTo))
 	}
+	q.Since(&w)
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM contracts c `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count contracts: %w", err)

@@ -238,9 +238,11 @@ var dealSpec = listq.Spec{
 		"stage":               "s.position",
 		"expected_close_date": "d.expected_close_date",
 		"created_at":          "d.created_at",
+		"updated_at":          "d.updated_at",
 	},
 	DefaultSort: "created_at",
 	TieBreak:    "d.id",
+	Updated:     "d.updated_at",
 }
 
 // DealSpec is the deals list's sort whitelist, for query parsing.
@@ -274,6 +276,7 @@ func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter, q *listq.Quer
 	if q.DateTo != nil {
 		w.And("d.created_at < " + w.Arg(*q.DateTo))
 	}
+	q.Since(&w)
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM deals d `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err
@@ -417,9 +420,12 @@ func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
 // contacts' company.created/updated events): version is the company's
 // updated_at, and a deal whose name comes from a newer (or the same)
 // version keeps it, so redelivered and reordered events never roll a name
-// back. It reports how many deals changed.
+// back. It reports how many deals changed. A deal whose shown name changes
+// is updated (updated_at moves) so an incremental sync sees the new name;
+// a version bump that leaves the name as it was does not touch it.
 func (s *Store) RefreshCompany(ctx context.Context, companyID int64, name string, version time.Time) (int64, error) {
-	tag, err := s.db.Exec(ctx, `UPDATE deals SET company_name = $2, company_updated_at = $3
+	tag, err := s.db.Exec(ctx, `UPDATE deals SET company_name = $2, company_updated_at = $3,
+			updated_at = CASE WHEN company_name IS DISTINCT FROM $2 THEN now() ELSE updated_at END
 		WHERE company_id = $1 AND (company_updated_at IS NULL OR company_updated_at < $3)`,
 		companyID, name, version)
 	return tag.RowsAffected(), err

@@ -187,10 +187,11 @@ var Sorts = map[string]string{
 	"source":           "lower(source)",
 	"assigned_to_name": "lower(assigned_to_name)",
 	"created_at":       "created_at",
+	"updated_at":       "updated_at",
 }
 
 // ListSpec is the list's whitelist for listq.
-var ListSpec = listq.Spec{Sorts: Sorts, DefaultSort: "name", TieBreak: "id"}
+var ListSpec = listq.Spec{Sorts: Sorts, DefaultSort: "name", TieBreak: "id", Updated: "updated_at"}
 
 // ParseFilter reads every query parameter of spec 4.2; bad ones are one 422.
 func ParseFilter(values url.Values, callerID int64) (Filter, error) {

@@ -346,6 +346,7 @@ func Where(f leads.Filter) *listq.Where {
 	if q.DateTo != nil {
 		w.And("created_at < " + w.Arg(*q.DateTo))
 	}
+	q.Since(w)
 	switch q.Scope {
 	case listq.ScopeMe:
 		w.And("assigned_to = " + w.Arg(f.CallerID))
@@ -515,8 +516,10 @@ func (s *Store) FinishQualification(ctx context.Context, leadID int64, saga lead
 // RefreshAssigneeNames copies directory names onto leads whose stored
 // assignee name differs (all users when userID is nil). It runs after the
 // start-up sync and for every user event, so renames reach the sort column.
+// The name is part of the lead as the API shows it, so the lead's
+// updated_at moves too and an incremental sync sees the new name.
 func (s *Store) RefreshAssigneeNames(ctx context.Context, userID *int64) (int64, error) {
-	tag, err := s.db.Exec(ctx, `UPDATE leads l SET assigned_to_name = u.name
+	tag, err := s.db.Exec(ctx, `UPDATE leads l SET assigned_to_name = u.name, updated_at = now()
 		FROM directory_users u
 		WHERE l.assigned_to = u.id AND ($1::bigint IS NULL OR u.id = $1)
 		  AND l.assigned_to_name IS DISTINCT FROM u.name`, userID)

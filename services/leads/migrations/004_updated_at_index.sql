@@ -1,0 +1,8 @@
+-- Incremental sync (updated_since, sort_by=updated_at, after_id; see
+-- docs/api.md): one btree range over (updated_at, id) answers both the
+-- filter and the keyset order.
+CREATE INDEX leads_sort_updated ON leads (updated_at, id);
+
+---- create above / drop below ----
+
+DROP INDEX leads_sort_updated;
