@@ -1,5 +1,5 @@
-// Package api is identity's HTTP surface: the public /auth, /users, /teams
-// and /api-keys routes and the /internal routes other services call.
+// Package api is identity's HTTP surface: the public /auth, /users, /teams,
+// /api-keys and /access-tokens routes and the /internal routes other services call.
 package api
 
 import (
@@ -93,8 +93,13 @@ func (a *API) Routes() http.Handler {
 	mux.Handle("POST /api-keys", admin(a.createAPIKey))
 	mux.Handle("DELETE /api-keys/{id}", admin(a.revokeAPIKey))
 
+	mux.Handle("GET /access-tokens", admin(a.listAccessTokens))
+	mux.Handle("POST /access-tokens", admin(a.createAccessToken))
+	mux.Handle("DELETE /access-tokens/{id}", admin(a.revokeAccessToken))
+
 	mux.Handle("GET /internal/users", internal(handlerFunc(a.internalUsers)))
 	mux.Handle("POST /internal/api-keys/verify", internal(handlerFunc(a.verifyAPIKey)))
+	mux.Handle("POST /internal/access-tokens/verify", internal(handlerFunc(a.verifyAccessToken)))
 
 	return httpx.Routes(mux)
 }

@@ -211,6 +211,7 @@ type Store interface {
 	Teams
 	Sessions
 	APIKeys
+	AccessTokens
 	SigningKeys
 }
 
