@@ -116,9 +116,15 @@ type fakeIdentity struct {
 	verifies int
 	down     bool
 	gate     chan struct{} // when set, answers wait for it to close
+	// tokens answers /internal/access-tokens/verify when set.
+	tokens http.Handler
 }
 
 func (f *fakeIdentity) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/internal/access-tokens/verify" && r.Method == http.MethodPost && f.tokens != nil {
+		f.tokens.ServeHTTP(w, r)
+		return
+	}
 	if r.URL.Path != "/internal/api-keys/verify" || r.Method != http.MethodPost {
 		http.NotFound(w, r)
 		return

@@ -253,8 +253,16 @@ func TestReadyzOnCachedKeysWhileIdentityIsDown(t *testing.T) {
 	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}))
 }
 
+func scopeList(s string) []string {
+	if s == "" {
+		return []string{}
+	}
+	return []string{s}
+}
+
 // TestOpenAPIMatchesRouteTable checks every documented operation against
-// the routing table: it must be routed, with the documented auth policy.
+// the routing table: it must be routed, with the documented auth policy
+// and integration-token scope.
 func TestOpenAPIMatchesRouteTable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -289,7 +297,9 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 				continue
 			}
 			sec, _ := json.Marshal(op["security"])
-			want := map[Policy]string{Public: `[]`, JWT: `[{"bearerAuth":[]}]`, Admin: `[{"bearerAuth":[]}]`, Key: `[{"apiKey":[]}]`}[rt.Policy]
+			scopes, _ := json.Marshal(scopeList(rt.Scope(strings.ToUpper(method))))
+			bearer := `[{"bearerAuth":[]},{"accessToken":` + string(scopes) + `}]`
+			want := map[Policy]string{Public: `[]`, JWT: bearer, Admin: bearer, Key: `[{"apiKey":[]}]`}[rt.Policy]
 			if string(sec) != want {
 				t.Errorf("%s %s: documented security %s, routed as %s", method, path, sec, rt.Policy)
 			}
