@@ -235,3 +235,22 @@ func TestAccessTokenAdminRoutesNeedAdminRole(t *testing.T) {
 	wantProblem(t, e.do(req{path: "/api/users", token: tok}), 403, "forbidden")
 	wantProblem(t, e.do(req{method: http.MethodPost, path: "/api/access-tokens", token: patToken("none")}), 401, "unauthenticated")
 }
+
+// TestAccessTokenRateLimitPerServiceUser: each token is limited as its
+// own user, so one busy integration cannot use up another's quota.
+func TestAccessTokenRateLimitPerServiceUser(t *testing.T) {
+	t.Parallel()
+	e, f := newTokenEnv(t, func(c *Config) { c.UserPerMinute = 2 })
+	busy, other := patToken("busy"), patToken("other")
+	f.set(busy, &TokenGrant{ID: 11, UserID: 111, Role: auth.RoleUser, Scopes: []string{"contacts:read"}})
+	f.set(other, &TokenGrant{ID: 12, UserID: 112, Role: auth.RoleUser, Scopes: []string{"contacts:read"}})
+	for range 2 {
+		echoed(t, e.do(req{path: "/api/contacts", token: busy}))
+	}
+	r := e.do(req{path: "/api/contacts", token: busy})
+	wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("Retry-After missing on 429")
+	}
+	echoed(t, e.do(req{path: "/api/contacts", token: other}))
+}
