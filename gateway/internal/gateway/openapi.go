@@ -304,7 +304,7 @@ func OpenAPI() (obj, error) {
 					"description": "Integration token from POST /access-tokens, sent as Authorization: Bearer crm_pat_... . " +
 						"It acts as its own service user, limited to its scopes: contacts, leads, deals, contracts, emails, webhooks " +
 						"with :read or :write (write implies read; companies, notes, tasks and CSV belong to their parent) and admin. " +
-						"Each operation lists the scope it needs (security and x-scopes); a token without it gets 403 insufficient_scope."},
+						"Each operation lists the scope it needs in x-scopes; a token without it gets 403 insufficient_scope."},
 				"apiKey": obj{"type": "apiKey", "in": "header", "name": "X-API-Key",
 					"description": "API key created by an admin; only on /public routes, where bearer tokens are refused."},
 			},
@@ -379,7 +379,9 @@ func operationObject(set *schemaSet, op Operation) obj {
 		o["security"] = []obj{}
 	case JWT, Admin:
 		scopes := OperationScopes(op)
-		o["security"] = []obj{{"bearerAuth": []string{}}, {"accessToken": scopes}}
+		// The scope goes in x-scopes: OpenAPI lists scopes in a security
+		// requirement for OAuth2 schemes only, and these tokens have no flow.
+		o["security"] = []obj{{"bearerAuth": []string{}}, {"accessToken": []string{}}}
 		o["x-scopes"] = scopes
 		if op.Auth == Admin {
 			o["x-admin"] = true
