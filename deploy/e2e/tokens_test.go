@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -205,7 +209,6 @@ func TestAccessTokenBadInput(t *testing.T) {
 			{"unknown token", stack.Client().With("crm_pat_" + strings.Repeat("A", 43)), "GET", "/leads"},
 			{"truncated token", stack.Client().With(good[:len(good)-5]), "GET", "/leads"},
 			{"malformed token", stack.Client().With("crm_pat_<not base64>"), "GET", "/leads"},
-			{"1 MB token", stack.Client().With("crm_pat_" + strings.Repeat("A", 1<<20)), "GET", "/leads"},
 		}
 		for _, tc := range tests {
 			var body any
@@ -219,5 +222,38 @@ func TestAccessTokenBadInput(t *testing.T) {
 			}
 			t.Logf("%s: 401 in %s", tc.name, time.Since(start))
 		}
+	})
+	t.Run("1 MB token", func(t *testing.T) {
+		// Over the gateway's 32 KiB header limit: its documented answer is
+		// 401 problem+json at once, possibly while the client is still
+		// sending, so this one is read from a raw connection.
+		u, err := url.Parse(stack.Gateway)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		go func() {
+			_, _ = conn.Write([]byte("GET /api/leads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer crm_pat_" +
+				strings.Repeat("A", 1<<20) + "\r\n\r\n"))
+		}()
+		start := time.Now()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusUnauthorized || body["code"] != "unauthenticated" ||
+			resp.Header.Get("Content-Type") != "application/problem+json" || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("1 MB token: %d %v", resp.StatusCode, body)
+		}
+		t.Logf("1 MB token: 401 in %s", time.Since(start))
 	})
 }
