@@ -25,6 +25,7 @@ type fakeTokens struct {
 	mu       sync.Mutex
 	grants   map[string]TokenGrant
 	verifies int
+	down     bool
 }
 
 func (f *fakeTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -37,7 +38,12 @@ func (f *fakeTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.verifies++
 	g, ok := f.grants[in.Token]
+	down := f.down
 	f.mu.Unlock()
+	if down {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
 	if !ok {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -253,4 +259,25 @@ func TestAccessTokenRateLimitPerServiceUser(t *testing.T) {
 		t.Error("Retry-After missing on 429")
 	}
 	echoed(t, e.do(req{path: "/api/contacts", token: other}))
+}
+
+// TestAccessTokenIdentityDown: when identity cannot answer, a token not in
+// the cache is 503 (retry), never let through and never a 401 that would
+// make an integration discard a good token.
+func TestAccessTokenIdentityDown(t *testing.T) {
+	t.Parallel()
+	e, f := newTokenEnv(t, nil)
+	tok := patToken("down")
+	f.set(tok, &TokenGrant{ID: 13, UserID: 113, Role: auth.RoleUser, Scopes: []string{"leads:read"}})
+	f.mu.Lock()
+	f.down = true
+	f.mu.Unlock()
+	r := e.do(req{path: "/api/leads", token: tok})
+	wantProblem(t, r, http.StatusServiceUnavailable, "upstream_unavailable")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("Retry-After missing on 503")
+	}
+	if n := e.ups[SvcLeads].calls(); n != 0 {
+		t.Errorf("leads received %d calls while the token could not be verified", n)
+	}
 }
