@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/problem"
@@ -148,10 +149,6 @@ func (s *Service) CreateAccessToken(ctx context.Context, in AccessTokenInput, cr
 		return AccessToken{}, "", err
 	}
 	secret := AccessTokenPrefix + r
-	tag, err := randomSecret(9)
-	if err != nil {
-		return AccessToken{}, "", err
-	}
 	var by *int64
 	if id := creator.UserID(); id > 0 {
 		by = &id
@@ -164,7 +161,7 @@ func (s *Service) CreateAccessToken(ctx context.Context, in AccessTokenInput, cr
 	t, err := s.store.CreateAccessToken(ctx, NewAccessToken{
 		Name: in.Name, Prefix: secret[:AccessTokenDisplayLength], Hash: HashSecret(secret),
 		Scopes: scopes, Role: in.Role, CreatedBy: by, ExpiresAt: exp,
-		ServiceEmail: "token-" + strings.ToLower(strings.NewReplacer("-", "0", "_", "1").Replace(tag)) + "@access-tokens.invalid",
+		ServiceEmail: "token-" + uuid.NewString() + "@access-tokens.invalid",
 	})
 	return t, secret, err
 }
