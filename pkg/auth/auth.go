@@ -37,6 +37,9 @@ type Claims struct {
 	Role   string `json:"role"`
 	TeamID *int64 `json:"team_id,omitempty"`
 	Name   string `json:"name,omitempty"`
+	// Scopes is set only on the short-lived tokens identity mints for an
+	// integration token's service user: what that token may do.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // UserID is the subject as an integer user id.

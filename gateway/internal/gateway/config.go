@@ -54,8 +54,9 @@ type Config struct {
 	// HSTSMaxAge adds Strict-Transport-Security when > 0
 	// (CRM_HSTS_MAX_AGE, seconds, default 0: TLS usually ends in front).
 	HSTSMaxAge int
-	// APIKeyCacheTTL bounds how long a key verdict is reused (≤ 5 s, so a
-	// revoked key is refused everywhere within 5 s).
+	// APIKeyCacheTTL bounds how long an API key or integration token
+	// verdict is reused (≤ 5 s, so a revoked key or token is refused
+	// everywhere within 5 s).
 	APIKeyCacheTTL time.Duration
 	// ShutdownDelay is how long the gateway keeps serving, /readyz at 503,
 	// once told to stop (CRM_SHUTDOWN_DELAY, default 5s; 0 off).

@@ -62,6 +62,7 @@ var Problems = []Problem{
 	{"malformed_json", "400", "Malformed JSON", "The body is not valid JSON, holds a value of the wrong JSON type, or has trailing data. The detail names the field when one can be named."},
 	{"unauthenticated", "401", "Not authenticated", "The credential is missing, malformed, expired or revoked: a bearer access token on most routes, an API key (X-API-Key) on /api/public. WWW-Authenticate tells which. Log in again or refresh the token."},
 	{"forbidden", "403", "Forbidden", "The credential is valid but does not allow this: the route needs the admin role, the record belongs to another user, or an API key does not allow the browser origin."},
+	{"insufficient_scope", "403", "Insufficient scope", "The integration token is valid but does not hold the scope the operation needs; WWW-Authenticate names it (RFC 6750), and the API reference lists each operation's scope. Create a token with that scope."},
 	{"not_found", "404", "Not found", "No record has this id, or the path does not exist. A record the caller may not see is also not found."},
 	{"method_not_allowed", "405", "Method not allowed", "The path exists but not with this method; Allow lists the methods it takes."},
 	{"request_timeout", "408", "Request timeout", "The request body did not arrive in time; the connection is closed."},

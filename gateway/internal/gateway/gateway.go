@@ -60,6 +60,7 @@ type Gateway struct {
 	verifier  *auth.Verifier
 	jwks      *auth.JWKS
 	keys      *identityapi.KeyVerifier
+	tokens    *TokenVerifier
 	rdb       *redis.Client
 	limiter   *Limiter
 	metrics   *metrics
@@ -165,6 +166,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		routes:    newRouteTemplates(Operations()),
 		verifier:  verifier, jwks: jwks,
 		keys:    keys,
+		tokens:  NewTokenVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
 		metrics: m, openapi: specJSON,
@@ -438,6 +440,12 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		if !ok {
 			return problem.Unauthenticated("missing bearer token")
 		}
+		if isAccessToken(tok) {
+			if err := g.accessToken(c, st, rt, tok); err != nil {
+				return err
+			}
+			break
+		}
 		claims, err := g.verifier.Verify(ctx, tok)
 		if err != nil {
 			return err
@@ -457,6 +465,30 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		}
 	}
 	return g.proxy(c, rt, path, st)
+}
+
+// accessToken authenticates an integration token: identity verifies it
+// (cached), the route's scope is checked, the token's service user is rate
+// limited like any user, and the request goes on with the access token
+// identity minted for that user in place of the secret, so services verify
+// the caller exactly as they verify a person's token.
+func (g *Gateway) accessToken(c *fiber.Ctx, st *reqState, rt *Route, tok string) error {
+	ctx := c.UserContext()
+	grant, err := g.tokens.Verify(ctx, tok)
+	if err != nil {
+		return err
+	}
+	if scope := rt.Scope(c.Method()); scope != "" && !auth.GrantsScope(grant.Scopes, scope) {
+		return insufficientScope(scope)
+	}
+	if rt.Policy == Admin && grant.Role != auth.RoleAdmin {
+		return problem.Forbidden("this action requires the admin role")
+	}
+	if err := g.rateLimit(ctx, st, "user", strconv.FormatInt(grant.UserID, 10), g.cfg.UserPerMinute); err != nil {
+		return err
+	}
+	c.Request().Header.Set(fiber.HeaderAuthorization, "Bearer "+grant.AccessToken)
+	return nil
 }
 
 // forwardedFor is every X-Forwarded-For line as one list: a proxy may add

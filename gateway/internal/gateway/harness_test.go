@@ -53,7 +53,8 @@ func newUpstream(t testing.TB, name string, extra http.Handler) *upstream {
 	t.Helper()
 	u := &upstream{name: name}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if extra != nil && (r.URL.Path == identityapi.PathVerifyKey || strings.HasPrefix(r.URL.Path, identityapi.PathUsers)) {
+		if extra != nil && (r.URL.Path == identityapi.PathVerifyKey || r.URL.Path == identityapi.PathVerifyAccessToken ||
+			strings.HasPrefix(r.URL.Path, identityapi.PathUsers)) {
 			extra.ServeHTTP(w, r)
 			return
 		}
@@ -116,6 +117,9 @@ type env struct {
 	iss      *authtest.Issuer
 	ups      map[string]*upstream
 	identity *identityapitest.Fake
+	// tokens answers identity's access-token verification when set.
+	tokensMu sync.Mutex
+	tokens   http.Handler
 	g        *Gateway
 	cfg      Config
 	base     string
@@ -170,7 +174,16 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 	for _, s := range serviceEnv {
 		var extra http.Handler
 		if s.name == SvcIdentity {
-			extra = e.identity
+			extra = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				e.tokensMu.Lock()
+				tokens := e.tokens
+				e.tokensMu.Unlock()
+				if r.URL.Path == identityapi.PathVerifyAccessToken && tokens != nil {
+					tokens.ServeHTTP(w, r)
+					return
+				}
+				e.identity.ServeHTTP(w, r)
+			})
 		}
 		u := newUpstream(t, s.name, extra)
 		e.ups[s.name] = u

@@ -147,6 +147,11 @@ func Operations() []Operation {
 		Operation{"POST", "/api-keys", "API keys", "Create an API key; the secret is returned once", Admin, "APIKey", bJSON, 201, bRecord, nil},
 		Operation{"DELETE", "/api-keys/{id}", "API keys", "Revoke an API key (effective within 5 s)", Admin, "", bNone, 200, bDeleted, nil},
 	)
+	add(
+		Operation{"GET", "/access-tokens", "Access tokens", "List integration tokens (prefix, scopes, role, last use; without secrets)", Admin, "AccessToken", bNone, 200, bList, nil},
+		Operation{"POST", "/access-tokens", "Access tokens", "Create an integration token; the secret (crm_pat_...) is returned once", Admin, "AccessToken", bJSON, 201, bRecord, nil},
+		Operation{"DELETE", "/access-tokens/{id}", "Access tokens", "Revoke an integration token (effective within 5 s)", Admin, "", bNone, 200, bDeleted, nil},
+	)
 
 	add(crud("Contacts", "/contacts", "Contact", "contact", JWT, bPage, contactQuery)...)
 	add(activity("Contacts", "/contacts", "contact", true)...)
@@ -234,6 +239,20 @@ func Operations() []Operation {
 
 type obj = map[string]any
 
+// OperationScopes is the integration-token scope an operation needs, as
+// the routing Table enforces it (empty: any token); the document is derived
+// from the table so it cannot state another scope than the one checked.
+func OperationScopes(op Operation) []string {
+	rt := Match(Table, op.Method, op.Path)
+	if rt == nil {
+		return []string{}
+	}
+	if s := rt.Scope(op.Method); s != "" {
+		return []string{s}
+	}
+	return []string{}
+}
+
 // OpenAPI builds the OpenAPI 3.1 document of the public API: the paths
 // from Operations, every schema reflected from the Go wire types of
 // pkg/contract (never typed by hand), so the document says what the
@@ -287,6 +306,11 @@ func OpenAPI() (obj, error) {
 			"securitySchemes": obj{
 				"bearerAuth": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 					"description": "Access token from POST /auth/login (EdDSA, 15 minutes)."},
+				"accessToken": obj{"type": "http", "scheme": "bearer", "bearerFormat": "crm_pat_...",
+					"description": "Integration token from POST /access-tokens, sent as Authorization: Bearer crm_pat_... . " +
+						"It acts as its own service user, limited to its scopes: contacts, leads, deals, contracts, emails, webhooks " +
+						"with :read or :write (write implies read; companies, notes, tasks and CSV belong to their parent) and admin. " +
+						"Each operation lists the scope it needs in x-scopes; a token without it gets 403 insufficient_scope."},
 				"apiKey": obj{"type": "apiKey", "in": "header", "name": "X-API-Key",
 					"description": "API key created by an admin; only on /public routes, where bearer tokens are refused."},
 			},
@@ -311,6 +335,7 @@ var tagDescriptions = map[string]string{
 	"Users":              "Accounts (admin only).",
 	"Teams":              "Teams group users for scope=team (admin only).",
 	"API keys":           "Keys for the public intake API (admin only).",
+	"Access tokens":      "Integration tokens with scopes for server-to-server use of the whole API (admin only).",
 	"Contacts":           "People, with their notes, tasks, linked emails and CSV import/export. The Contact record:\n\n<SchemaDefinition schemaRef=\"#/components/schemas/Contact\" />",
 	"Companies":          "Organisations contacts and deals belong to.",
 	"Leads":              "Prospects, qualified into contacts, companies and deals.",
@@ -356,21 +381,31 @@ func operationObject(set *schemaSet, op Operation) obj {
 		"summary":     op.Summary,
 		"operationId": operationID(op),
 	}
+	desc := op.Summary + ". " + authDescriptions[op.Auth]
 	switch op.Auth {
 	case Public:
 		o["security"] = []obj{}
-	case JWT:
-		o["security"] = []obj{{"bearerAuth": []string{}}}
-	case Admin:
-		o["security"] = []obj{{"bearerAuth": []string{}}}
-		o["x-admin"] = true
+	case JWT, Admin:
+		scopes := OperationScopes(op)
+		// The scope goes in x-scopes: OpenAPI lists scopes in a security
+		// requirement for OAuth2 schemes only, and these tokens have no flow.
+		o["security"] = []obj{{"bearerAuth": []string{}}, {"accessToken": []string{}}}
+		o["x-scopes"] = scopes
+		if op.Auth == Admin {
+			o["x-admin"] = true
+		}
+		if len(scopes) > 0 {
+			desc += " An integration token needs the " + scopes[0] + " scope."
+		} else {
+			desc += " Any integration token may call it."
+		}
 	case Key:
 		o["security"] = []obj{{"apiKey": []string{}}}
 	}
-	o["description"] = op.Summary + ". " + authDescriptions[op.Auth]
 	if note := notes[op.Method+" "+op.Path]; note != "" {
-		o["description"] = o["description"].(string) + "\n\n" + note
+		desc += "\n\n" + note
 	}
+	o["description"] = desc
 	var params []obj
 	for _, name := range pathParams(op.Path) {
 		params = append(params, obj{"name": name, "in": "path", "required": true,
@@ -633,7 +668,7 @@ func errorCodes(op Operation) []string {
 var problemCodes = map[string]string{
 	"400": "malformed_json or bad_request",
 	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
-	"403": "forbidden: the admin role is required, the record is outside the caller's edit scope, or the API key does not allow the origin",
+	"403": "forbidden: the admin role is required, the record is outside the caller's edit scope, or the API key does not allow the origin; insufficient_scope: the integration token lacks the operation's scope (WWW-Authenticate names it)",
 	"404": "not_found",
 	"409": "conflict, invalid_transition, already_qualified, qualification_in_progress, stage_in_use, template_in_use, idempotency_key_reused or request_in_progress",
 	"413": "payload_too_large",

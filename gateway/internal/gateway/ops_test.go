@@ -286,8 +286,16 @@ func TestReadyzOnCachedKeysWhileIdentityIsDown(t *testing.T) {
 	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7)}))
 }
 
+func scopeList(s string) []any {
+	if s == "" {
+		return []any{}
+	}
+	return []any{s}
+}
+
 // TestOpenAPIMatchesRouteTable checks every documented operation against
-// the routing table: it must be routed, with the documented auth policy.
+// the routing table: it must be routed, with the documented auth policy
+// and integration-token scope.
 func TestOpenAPIMatchesRouteTable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -322,7 +330,13 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 				continue
 			}
 			sec, _ := json.Marshal(op["security"])
-			want := map[Policy]string{Public: `[]`, JWT: `[{"bearerAuth":[]}]`, Admin: `[{"bearerAuth":[]}]`, Key: `[{"apiKey":[]}]`}[rt.Policy]
+			bearer := `[{"bearerAuth":[]},{"accessToken":[]}]`
+			want := map[Policy]string{Public: `[]`, JWT: bearer, Admin: bearer, Key: `[{"apiKey":[]}]`}[rt.Policy]
+			if rt.Policy == JWT || rt.Policy == Admin {
+				if diff := cmp.Diff(scopeList(rt.Scope(strings.ToUpper(method))), op["x-scopes"]); diff != "" {
+					t.Errorf("%s %s: x-scopes (-routed +documented):\n%s", method, path, diff)
+				}
+			}
 			if string(sec) != want {
 				t.Errorf("%s %s: documented security %s, routed as %s", method, path, sec, rt.Policy)
 			}

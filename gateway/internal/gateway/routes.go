@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/opencrm/crm/pkg/auth"
 )
 
 // Policy is how the gateway authenticates a route before proxying it.
@@ -67,6 +69,11 @@ type Route struct {
 	Policy  Policy
 	// BodyLimit overrides LimitJSON when > 0.
 	BodyLimit int64
+	// Resource names the integration-token scope family of a JWT route:
+	// reads need "<Resource>:read", other methods "<Resource>:write".
+	// Admin routes need the admin scope whatever it says; empty on a JWT
+	// route means any valid token (only /auth/me, "who am I").
+	Resource string
 }
 
 var (
@@ -92,32 +99,33 @@ var Table = []Route{
 	{Pattern: "/users/*", Service: SvcIdentity, Policy: Admin},
 	{Pattern: "/teams/*", Service: SvcIdentity, Policy: Admin},
 	{Pattern: "/api-keys/*", Service: SvcIdentity, Policy: Admin},
+	{Pattern: "/access-tokens/*", Service: SvcIdentity, Policy: Admin},
 
 	// contacts (linked emails live in mail)
 	{Methods: get, Pattern: "/contacts/export", Service: SvcContacts, Policy: Admin},
 	{Methods: get, Pattern: "/contacts/template", Service: SvcContacts, Policy: Admin},
 	{Methods: post, Pattern: "/contacts/import", Service: SvcContacts, Policy: Admin, BodyLimit: LimitImport},
-	{Pattern: "/contacts/{id}/linked-emails", Service: SvcMail, Policy: JWT},
-	{Pattern: "/contacts/*", Service: SvcContacts, Policy: JWT},
-	{Pattern: "/companies/*", Service: SvcContacts, Policy: JWT},
+	{Pattern: "/contacts/{id}/linked-emails", Service: SvcMail, Policy: JWT, Resource: "emails"},
+	{Pattern: "/contacts/*", Service: SvcContacts, Policy: JWT, Resource: "contacts"},
+	{Pattern: "/companies/*", Service: SvcContacts, Policy: JWT, Resource: "contacts"},
 
 	// leads (linked emails live in mail)
 	{Methods: get, Pattern: "/leads/export", Service: SvcLeads, Policy: Admin},
 	{Methods: get, Pattern: "/leads/template", Service: SvcLeads, Policy: Admin},
-	{Methods: post, Pattern: "/leads/import", Service: SvcLeads, Policy: JWT, BodyLimit: LimitImport},
-	{Pattern: "/leads/{id}/linked-emails", Service: SvcMail, Policy: JWT},
-	{Pattern: "/leads/*", Service: SvcLeads, Policy: JWT},
+	{Methods: post, Pattern: "/leads/import", Service: SvcLeads, Policy: JWT, Resource: "leads", BodyLimit: LimitImport},
+	{Pattern: "/leads/{id}/linked-emails", Service: SvcMail, Policy: JWT, Resource: "emails"},
+	{Pattern: "/leads/*", Service: SvcLeads, Policy: JWT, Resource: "leads"},
 
 	// deals
 	{Methods: anyWrite, Pattern: "/deal-stages/*", Service: SvcDeals, Policy: Admin},
-	{Pattern: "/deal-stages/*", Service: SvcDeals, Policy: JWT},
-	{Pattern: "/deals/*", Service: SvcDeals, Policy: JWT},
-	{Pattern: "/quotes/*", Service: SvcDeals, Policy: JWT},
+	{Pattern: "/deal-stages/*", Service: SvcDeals, Policy: JWT, Resource: "deals"},
+	{Pattern: "/deals/*", Service: SvcDeals, Policy: JWT, Resource: "deals"},
+	{Pattern: "/quotes/*", Service: SvcDeals, Policy: JWT, Resource: "deals"},
 
 	// contracts
 	{Methods: del, Pattern: "/contracts/{id}/executed", Service: SvcContracts, Policy: Admin},
-	{Methods: post, Pattern: "/contracts/{id}/executed", Service: SvcContracts, Policy: JWT, BodyLimit: LimitExecuted},
-	{Pattern: "/contracts/*", Service: SvcContracts, Policy: JWT},
+	{Methods: post, Pattern: "/contracts/{id}/executed", Service: SvcContracts, Policy: JWT, Resource: "contracts", BodyLimit: LimitExecuted},
+	{Pattern: "/contracts/*", Service: SvcContracts, Policy: JWT, Resource: "contracts"},
 	{Pattern: "/contract-templates/*", Service: SvcContracts, Policy: Admin},
 
 	// intake
@@ -125,8 +133,22 @@ var Table = []Route{
 	{Pattern: "/intake/submissions/*", Service: SvcIntake, Policy: Admin},
 
 	// mail
-	{Pattern: "/emails/*", Service: SvcMail, Policy: JWT},
-	{Pattern: "/mailboxes/*", Service: SvcMail, Policy: JWT},
+	{Pattern: "/emails/*", Service: SvcMail, Policy: JWT, Resource: "emails"},
+	{Pattern: "/mailboxes/*", Service: SvcMail, Policy: JWT, Resource: "emails"},
+}
+
+// Scope is the integration-token scope a request with method needs on the
+// route ("" when any valid token may call it).
+func (r *Route) Scope(method string) string {
+	switch {
+	case r.Policy == Admin:
+		return auth.ScopeAdmin
+	case r.Policy != JWT || r.Resource == "":
+		return ""
+	case method == "GET" || method == "HEAD":
+		return r.Resource + ":read"
+	}
+	return r.Resource + ":write"
 }
 
 // Limit is the route's request body limit.

@@ -37,6 +37,7 @@ var resources = map[string]resource{
 	"User":             res[identityapi.User, identityapi.UserInput](),
 	"Team":             res[identityapi.Team, identityapi.TeamInput](),
 	"APIKey":           res[identityapi.APIKey, identityapi.APIKeyInput](),
+	"AccessToken":      res[identityapi.AccessToken, identityapi.AccessTokenInput](),
 	"Contact":          res[contactsapi.Contact, contactsapi.ContactInput](),
 	"Company":          res[contactsapi.Company, contactsapi.CompanyInput](),
 	"CompanyMatch":     res[contactsapi.CompanyMatch, struct{}](),

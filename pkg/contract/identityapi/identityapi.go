@@ -17,10 +17,14 @@ import (
 const (
 	PathUsers     = "/internal/users"
 	PathVerifyKey = "/internal/api-keys/verify"
+	// PathVerifyAccessToken exchanges an integration token for a
+	// short-lived access token of its service user.
+	PathVerifyAccessToken = "/internal/access-tokens/verify"
 
-	RouteUsers     = "GET " + PathUsers
-	RouteUser      = "GET " + PathUsers + "/{id}"
-	RouteVerifyKey = "POST " + PathVerifyKey
+	RouteUsers             = "GET " + PathUsers
+	RouteUser              = "GET " + PathUsers + "/{id}"
+	RouteVerifyKey         = "POST " + PathVerifyKey
+	RouteVerifyAccessToken = "POST " + PathVerifyAccessToken
 )
 
 // UserPath is the path of one user's directory entry.

@@ -1,5 +1,5 @@
-// Package api is identity's HTTP surface: the public /auth, /users, /teams
-// and /api-keys routes and the /internal routes other services call.
+// Package api is identity's HTTP surface: the public /auth, /users, /teams,
+// /api-keys and /access-tokens routes and the /internal routes other services call.
 package api
 
 import (
@@ -94,9 +94,14 @@ func (a *API) Routes() http.Handler {
 	mux.Handle("POST /api-keys", admin(a.createAPIKey))
 	mux.Handle("DELETE /api-keys/{id}", admin(a.revokeAPIKey))
 
+	mux.Handle("GET /access-tokens", admin(a.listAccessTokens))
+	mux.Handle("POST /access-tokens", admin(a.createAccessToken))
+	mux.Handle("DELETE /access-tokens/{id}", admin(a.revokeAccessToken))
+
 	mux.Handle(identityapi.RouteUsers, internal(handlerFunc(a.internalUsers)))
 	mux.Handle(identityapi.RouteUser, internal(handlerFunc(a.internalUser)))
 	mux.Handle(identityapi.RouteVerifyKey, internal(handlerFunc(a.verifyAPIKey)))
+	mux.Handle(identityapi.RouteVerifyAccessToken, internal(handlerFunc(a.verifyAccessToken)))
 
 	return httpx.Routes(mux)
 }

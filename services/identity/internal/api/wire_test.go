@@ -21,6 +21,8 @@ func TestWireTypes(t *testing.T) {
 		{"User", userJSON{}, identityapi.User{}, false},
 		{"Team", teamJSON{}, identityapi.Team{}, false},
 		{"APIKey", apiKeyJSON{}, identityapi.APIKey{}, false},
+		{"AccessToken", accessTokenJSON{}, identityapi.AccessToken{}, false},
+		{"AccessTokenInput", identity.AccessTokenInput{}, identityapi.AccessTokenInput{}, true},
 		{"Session", sessionJSON{}, identityapi.Session{}, false},
 		{"UserInput", identity.UserInput{}, identityapi.UserInput{}, true},
 		{"UserUpdate", identity.UserUpdate{}, identityapi.UserUpdate{}, true},

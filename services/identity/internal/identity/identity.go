@@ -215,6 +215,7 @@ type Store interface {
 	Teams
 	Sessions
 	APIKeys
+	AccessTokens
 	SigningKeys
 }
 

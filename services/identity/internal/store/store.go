@@ -72,7 +72,7 @@ func oneUser(rows pgx.Rows, err error) (identity.User, error) {
 func (s *Store) CredentialsByEmail(ctx context.Context, email string) (identity.Credentials, error) {
 	var c identity.Credentials
 	u := &c.User
-	err := s.db.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM users WHERE lower(email) = lower($1)`, email).
+	err := s.db.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM users WHERE lower(email) = lower($1) AND kind = 'person'`, email).
 		Scan(&u.ID, &u.Name, &u.Email, &u.Role, &u.TeamID, &u.Active, &u.CreatedAt, &u.UpdatedAt, &u.EditScope, &c.PasswordHash)
 	if db.IsNoRows(err) {
 		return c, identity.ErrUserNotFound
@@ -92,6 +92,7 @@ func (s *Store) UserByID(ctx context.Context, id int64) (identity.User, error) {
 // ListUsers returns one page of accounts and the total.
 func (s *Store) ListUsers(ctx context.Context, f identity.UserFilter) ([]identity.User, int, error) {
 	var w listq.Where
+	w.And("kind = 'person'") // service users of access tokens are listed under /access-tokens
 	q := f.Query
 	if q.Search != "" {
 		p := w.Arg("%" + listq.EscapeLike(q.Search) + "%")
@@ -204,7 +205,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 				return err
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT `+userCols+` FROM users WHERE id = $1 FOR UPDATE`, id)
+		rows, err := tx.Query(ctx, `SELECT `+userCols+` FROM users WHERE id = $1 AND kind = 'person' FOR UPDATE`, id)
 		cur, err := oneUser(rows, err)
 		if err != nil {
 			return err
@@ -231,7 +232,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 		wasAdmin := cur.Active && cur.Role == "admin"
 		if wasAdmin && !(next.Active && next.Role == "admin") {
 			var others int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin' AND active AND id <> $1`, id).
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin' AND active AND kind = 'person' AND id <> $1`, id).
 				Scan(&others); err != nil {
 				return err
 			}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/services/identity/internal/identity"
+)
+
+const accessTokenCols = `id, name, prefix, scopes, role, user_id, created_by, created_at, expires_at, last_used_at, revoked_at`
+
+// CreateAccessToken inserts the token's service user and the token in one
+// transaction. The service user's password hash is "!", which no password
+// verifies, and login looks up persons only.
+func (s *Store) CreateAccessToken(ctx context.Context, t identity.NewAccessToken) (identity.AccessToken, error) {
+	var out identity.AccessToken
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `INSERT INTO users (name, email, password_hash, role, kind)
+			VALUES ($1, $2, '!', $3, 'service') RETURNING `+userCols, t.Name, t.ServiceEmail, t.Role)
+		u, err := oneUser(rows, err)
+		if err != nil {
+			return fmt.Errorf("create service user: %w", err)
+		}
+		if err := outbox.Add(ctx, tx, directory.Stream, directory.UserCreated, fmt.Sprint(u.ID), u.Directory()); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `INSERT INTO access_tokens (name, prefix, token_hash, scopes, role, user_id, created_by, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+accessTokenCols,
+			t.Name, t.Prefix, t.Hash, t.Scopes, t.Role, u.ID, t.CreatedBy, t.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("create access token: %w", err)
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[identity.AccessToken])
+		if err != nil {
+			return fmt.Errorf("create access token: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ListAccessTokens returns every token, newest first, revoked ones included.
+func (s *Store) ListAccessTokens(ctx context.Context) ([]identity.AccessToken, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+accessTokenCols+` FROM access_tokens ORDER BY id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list access tokens: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[identity.AccessToken])
+	if err != nil {
+		return nil, fmt.Errorf("list access tokens: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeAccessToken marks the token revoked (the first time is kept) and
+// deactivates its service user with a user.updated event.
+func (s *Store) RevokeAccessToken(ctx context.Context, id int64) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var userID int64
+		err := tx.QueryRow(ctx, `UPDATE access_tokens SET revoked_at = coalesce(revoked_at, now())
+			WHERE id = $1 RETURNING user_id`, id).Scan(&userID)
+		if db.IsNoRows(err) {
+			return identity.ErrAccessTokenNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("revoke access token: %w", err)
+		}
+		rows, err := tx.Query(ctx, `UPDATE users SET active = false, updated_at = now()
+			WHERE id = $1 AND active RETURNING `+userCols, userID)
+		if err != nil {
+			return fmt.Errorf("deactivate service user: %w", err)
+		}
+		users, err := collectUsers(rows)
+		if err != nil {
+			return fmt.Errorf("deactivate service user: %w", err)
+		}
+		for _, u := range users {
+			if err := outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(u.ID), u.Directory()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// AccessTokenByHash finds an unrevoked token by its hash.
+func (s *Store) AccessTokenByHash(ctx context.Context, hash []byte) (identity.AccessToken, []byte, error) {
+	var t identity.AccessToken
+	var stored []byte
+	err := s.db.QueryRow(ctx, `SELECT `+accessTokenCols+`, token_hash FROM access_tokens
+		WHERE token_hash = $1 AND revoked_at IS NULL`, hash).
+		Scan(&t.ID, &t.Name, &t.Prefix, &t.Scopes, &t.Role, &t.UserID, &t.CreatedBy, &t.CreatedAt,
+			&t.ExpiresAt, &t.LastUsedAt, &t.RevokedAt, &stored)
+	if db.IsNoRows(err) {
+		return t, nil, identity.ErrAccessTokenNotFound
+	}
+	if err != nil {
+		return t, nil, fmt.Errorf("access token by hash: %w", err)
+	}
+	return t, stored, nil
+}
+
+// TouchAccessToken records a use at most once per every: the condition
+// makes the other calls within the interval write nothing.
+func (s *Store) TouchAccessToken(ctx context.Context, id int64, every time.Duration) error {
+	_, err := s.db.Exec(ctx, `UPDATE access_tokens SET last_used_at = now()
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
+		id, every.Seconds())
+	if err != nil {
+		return fmt.Errorf("touch access token: %w", err)
+	}
+	return nil
+}
