@@ -117,7 +117,7 @@ func TestSyncSurvivesConnectionsCutMidFetch(t *testing.T) {
 	if diff := cmp.Diff(state{Status: "ok", UIDValidity: 1, LastUID: uint32(len(names)), Synced: true}, got); diff != "" {
 		t.Errorf("after the cuts (-want +got):\n%s", diff)
 	}
-	want := []string{"alt-1@example.org", "broken-1@example.com", "latin1-1@example.fr", "plain-1@example.com"}
+	want := []string{"<alt-1@example.org>", "<broken-1@example.com>", "<latin1-1@example.fr>", "<plain-1@example.com>"}
 	if diff := cmp.Diff(want, slices.Sorted(slices.Values(e.linked(user)))); diff != "" {
 		t.Errorf("messages after %d failed syncs, each exactly once (-want +got):\n%s", failed, diff)
 	}
