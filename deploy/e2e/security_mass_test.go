@@ -22,6 +22,7 @@ func (w *securityWorld) createBody(op apiOp) (map[string]any, bool) {
 		"POST /users":                {"name": "Mass", "email": uniq("mass") + "@sec.test", "password": "correct horse battery"},
 		"POST /teams":                {"name": uniq("Mass ")},
 		"POST /api-keys":             {"name": uniq("mass")},
+		"POST /access-tokens":        {"name": uniq("mass"), "scopes": []string{"contacts:read"}},
 		"POST /contacts":             {"first_name": "Mass", "last_name": "Assigned"},
 		"POST /companies":            {"name": uniq("Mass ")},
 		"POST /leads":                {"first_name": "Mass", "last_name": "Assigned", "email": uniq("mass") + "@sec.test"},
@@ -98,7 +99,12 @@ func (w *securityWorld) massAssignment(t *testing.T, doc openAPIDoc) {
 					body[field] = bogusTime
 				}
 			}
-			r, err := c.Do(op.Method, path, body)
+			// The body breaks the document on purpose (read-only fields are
+			// not part of a request schema), so this one exchange is not
+			// held to it; what the service does with it is asserted below.
+			unchecked := *c
+			unchecked.Record = nil
+			r, err := unchecked.Do(op.Method, path, body)
 			if err != nil {
 				t.Fatal(err)
 			}

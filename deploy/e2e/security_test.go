@@ -147,6 +147,7 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 	w.other = stack.Client().With(tok)
 	key := must(t, http.StatusCreated)(adm.Do("POST", "/api-keys", map[string]any{"name": uniq("sec"), "rate_limit_per_minute": 10000}))
 	w.ids["/api-keys"], w.apiKey = key.ID(), fmt.Sprint(key.Data()["key"])
+	w.ids["/access-tokens"] = created("/access-tokens", map[string]any{"name": uniq("sec"), "scopes": []string{"contacts:read"}})
 	w.ids["/deal-stages"] = created("/deal-stages", map[string]any{"name": uniq("Stage ")})
 	w.ids["/contacts"] = created("/contacts", map[string]any{"first_name": "Sec", "last_name": "Contact"})
 	w.ids["/companies"] = created("/companies", map[string]any{"name": uniq("Sec ")})

@@ -45,8 +45,12 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 	// once it knows the last one, it knows them all.
 	for _, p := range []string{"/contacts", "/leads", "/deals"} {
 		eventually(t, p+" knows the users", func() error {
-			r, err := w.owner.Do("POST", p, map[string]any{"first_name": "Probe", "last_name": "Probe", "title": "Probe",
-				"email": uniq("probe") + "@scope.test", "assigned_to": lastID})
+			body := map[string]any{"first_name": "Probe", "last_name": "Probe",
+				"email": uniq("probe") + "@scope.test", "assigned_to": lastID}
+			if p == "/deals" {
+				body = map[string]any{"title": "Probe", "assigned_to": lastID}
+			}
+			r, err := w.owner.Do("POST", p, body)
 			if err != nil {
 				return err
 			}
@@ -140,9 +144,30 @@ func (w *scopeWorld) snapshot(t *testing.T, rec record) []string {
 	return out
 }
 
-// minimalPDF is a parseable one-page PDF, for the signed-copy upload.
-const minimalPDF = "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n" +
-	"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+// minimalPDF is a parseable one-page PDF, for the signed-copy upload: the
+// contracts service refuses a file that does not parse as a PDF, so the
+// cross-reference table carries the objects' real offsets.
+var minimalPDF = func() string {
+	objs := []string{
+		"<</Type/Catalog/Pages 2 0 R>>",
+		"<</Type/Pages/Kids[3 0 R]/Count 1>>",
+		"<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Resources<<>>>>",
+	}
+	var b strings.Builder
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.String()
+}()
 
 // TestWriteAccessFollowsEditScope walks every write route of a record
 // with each kind of caller: the admin, the record's owner, a teammate
