@@ -306,7 +306,8 @@ func (a *API) template(w http.ResponseWriter, r *http.Request) {
 	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader())
 }
 
-// ExportHeader is the export's column layout (DESIGN 8).
+// ExportHeader is the export's column layout: id, the import columns,
+// then created_at and updated_at.
 func ExportHeader() []string {
 	return append(append([]string{"id"}, contacts.ImportHeader()...), "created_at", "updated_at")
 }

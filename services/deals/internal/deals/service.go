@@ -314,7 +314,7 @@ func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 		rec.Currency = code
 	}
 	if currencyOK {
-		// A deal value is rendered with 2 places (DESIGN 5), so it may
+		// A deal value is rendered with 2 places, so it may
 		// carry no more, even in a currency with 3 or 4 minor digits.
 		digits := DealValueDigits(rec.Currency)
 		switch {

@@ -1,4 +1,4 @@
-// Package csvio serves lead CSV (DESIGN 8): the import template, the
+// Package csvio serves lead CSV: the import template, the
 // streamed export and the bulk import, on top of pkg/csvx.
 package csvio
 
@@ -23,7 +23,7 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
 
-// Limits of an import (DESIGN 8).
+// Limits of an import: the largest file and the most rows it accepts.
 const (
 	MaxBytes  = 20 << 20
 	MaxRows   = 100_000
@@ -129,7 +129,7 @@ func exportRow(l leads.Lead) []string {
 	}
 }
 
-// Result is the import answer: the spec's contact import shape plus how
+// Result is the import answer: the contact import's shape plus how
 // the file was read.
 type Result struct {
 	Success  bool     `json:"success"`

@@ -270,9 +270,9 @@ func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) e
 	return out, err
 }
 
-// Disqualify sets status disqualified and the reason, from any state
-// (spec 3). A qualified lead keeps contact_id, company_id, deal_id and
-// qualified_at as the history of its qualification.
+// Disqualify sets status disqualified and the reason, from any state. A
+// qualified lead keeps contact_id, company_id, deal_id and qualified_at as
+// the history of its qualification.
 func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads.Lead, error) {
 	var out leads.Lead
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
