@@ -1,4 +1,4 @@
--- Trigram indexes back the substring search (DESIGN 3). The extension lives
+-- Trigram indexes back the substring search (q on the lists). The extension lives
 -- in public, which every service's search_path includes.
 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 

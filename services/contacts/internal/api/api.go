@@ -67,15 +67,15 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	jwt := cfg.Verifier.Require
-	admin := func(h http.HandlerFunc) http.Handler { return jwt(auth.RequireAdmin(h)) }
-	user := func(h http.HandlerFunc) http.Handler { return jwt(h) }
+	admin := func(h httpx.HandlerFunc) http.Handler { return jwt(auth.RequireAdmin(h)) }
+	user := func(h httpx.HandlerFunc) http.Handler { return jwt(h) }
 
 	svc := cfg.Service
 	// Writes to one record follow the caller's edit scope (403 outside).
-	contact := func(h http.HandlerFunc) http.Handler {
+	contact := func(h httpx.HandlerFunc) http.Handler {
 		return jwt(directory.RequireWrite(svc.ContactOwner, svc.CanWrite)(h))
 	}
-	company := func(h http.HandlerFunc) http.Handler {
+	company := func(h httpx.HandlerFunc) http.Handler {
 		return jwt(directory.RequireWrite(svc.CompanyOwner, svc.CanWrite)(h))
 	}
 
@@ -128,7 +128,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("DELETE /companies/{id}", company(remove("company", svc.DeleteCompany, "Company deleted")))
 
 	internal := auth.RequireInternal(cfg.InternalSecret)
-	in := func(h http.HandlerFunc) http.Handler { return internal(h) }
+	in := func(h httpx.HandlerFunc) http.Handler { return internal(h) }
 	// POST /internal/contacts (X-Internal-Token, Idempotency-Key): contact
 	// write fields as POST /contacts. 201: {"data":contact}; a replay
 	// answers the stored body with Idempotent-Replayed: true; the same key
@@ -157,105 +157,100 @@ func data(w http.ResponseWriter, v any) {
 // ---- handlers of one record ----
 
 // pathID reads the path's {id}; an id that cannot exist is resource's 404.
-func pathID(w http.ResponseWriter, r *http.Request, resource string) (int64, bool) {
+func pathID(r *http.Request, resource string) (int64, error) {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, problem.NotFound(resource))
-		return 0, false
+		return 0, problem.NotFound(resource)
 	}
-	return id, true
+	return id, nil
 }
 
 // read answers with reply (httpx.OK or data) what get returns for {id}.
-func read[T any](resource string, get func(context.Context, int64) (T, error), reply func(http.ResponseWriter, any)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := pathID(w, r, resource)
-		if !ok {
-			return
+func read[T any](resource string, get func(context.Context, int64) (T, error), reply func(http.ResponseWriter, any)) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, resource)
+		if err != nil {
+			return err
 		}
 		v, err := get(r.Context(), id)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		reply(w, v)
+		return nil
 	}
 }
 
 // create decodes the JSON body, stores it with fn and answers 201 with msg.
-func create[In, T any](fn func(context.Context, In) (T, error), msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func create[In, T any](fn func(context.Context, In) (T, error), msg string) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		var in In
 		if err := httpx.Decode(w, r, &in, 0); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		v, err := fn(r.Context(), in)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.Created(w, v, msg)
+		return nil
 	}
 }
 
 // update decodes the JSON body, applies it to {id} with fn and answers 200
 // with msg.
-func update[In, T any](resource string, fn func(context.Context, int64, In) (T, error), msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := pathID(w, r, resource)
-		if !ok {
-			return
+func update[In, T any](resource string, fn func(context.Context, int64, In) (T, error), msg string) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, resource)
+		if err != nil {
+			return err
 		}
 		var in In
 		if err := httpx.Decode(w, r, &in, 0); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		v, err := fn(r.Context(), id, in)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.Updated(w, v, msg)
+		return nil
 	}
 }
 
 // remove deletes {id} with del and answers 200 with msg.
-func remove(resource string, del func(context.Context, int64) error, msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := pathID(w, r, resource)
-		if !ok {
-			return
+func remove(resource string, del func(context.Context, int64) error, msg string) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, resource)
+		if err != nil {
+			return err
 		}
 		if err := del(r.Context(), id); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.Deleted(w, msg)
+		return nil
 	}
 }
 
 // createOnce is an internal create keyed by the Idempotency-Key header: it
 // answers the stored body (pkg/idempotency).
-func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result, error)) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		key, err := idempotency.Key(r)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		var in In
 		if err := httpx.Decode(w, r, &in, 0); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		res, err := fn(r.Context(), key, in)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		idempotency.Write(w, res)
+		return nil
 	}
 }
 
@@ -286,27 +281,28 @@ func contactFilter(r *http.Request) (contacts.Filter, error) {
 // email, phone, company_name, status, created_at), sort_dir (ASC|DESC).
 // 200: {"data":[contact],"current_page","last_page","per_page","total"}.
 // 401 unauthenticated; 422 validation_failed naming each bad parameter.
-func (a *API) listContacts(w http.ResponseWriter, r *http.Request) {
+func (a *API) listContacts(w http.ResponseWriter, r *http.Request) error {
 	f, err := contactFilter(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	list, total, err := a.svc.ListContacts(r.Context(), f)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, listq.NewPage(list, f.Query, total))
+	return nil
 }
 
 // template serves GET /contacts/template (admin): the import header line
 // as a CSV download (contacts-template.csv). 403 for non-admins.
-func (a *API) template(w http.ResponseWriter, r *http.Request) {
+func (a *API) template(w http.ResponseWriter, r *http.Request) error {
 	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader())
+	return nil
 }
 
-// ExportHeader is the export's column layout (DESIGN 8).
+// ExportHeader is the export's column layout: id, the import columns,
+// then created_at and updated_at.
 func ExportHeader() []string {
 	return append(append([]string{"id"}, contacts.ImportHeader()...), "created_at", "updated_at")
 }
@@ -329,11 +325,10 @@ func exportRow(c contacts.Contact, buf []string) []string {
 // list filters (same query parameters as GET /contacts, without paging),
 // streamed as CSV (contacts-YYYYMMDD.csv) in constant memory, with
 // formula-injection escaping. 403 for non-admins; 422 for bad filters.
-func (a *API) export(w http.ResponseWriter, r *http.Request) {
+func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 	f, err := contactFilter(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	name := "contacts-" + a.now().UTC().Format("20060102") + ".csv"
 	started := false
@@ -355,8 +350,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		if !started {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		// Headers are gone: abort the response so the client sees a broken
 		// download instead of a silently truncated file.
@@ -367,6 +361,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 		_ = start()
 	}
 	_ = cw.Flush()
+	return nil
 }
 
 // importSlack allows the multipart framing around a maximal file.
@@ -391,31 +386,28 @@ func isTooLarge(err error) bool {
 // — missing, not text, empty, missing first_name/last_name columns, broken
 // quoting, a bad mapping — is 422 and over 20 MB or 100,000 rows is 413;
 // either way nothing is written. 403 for non-admins.
-func (a *API) importCSV(w http.ResponseWriter, r *http.Request) {
+func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength > contacts.MaxImportBytes+importSlack {
-		httpx.Error(w, r, tooLarge())
-		return
+		return tooLarge()
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		httpx.Error(w, r, csvx.Invalid("a multipart/form-data upload with a CSV file in field \"file\" is required"))
-		return
+		return csvx.Invalid("a multipart/form-data upload with a CSV file in field \"file\" is required")
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, contacts.MaxImportBytes+importSlack)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		httpx.Error(w, r, csvx.Invalid("the upload is not a valid multipart form"))
-		return
+		return csvx.Invalid("the upload is not a valid multipart form")
 	}
 	res, err := a.importUpload(r, mr)
 	if err != nil {
 		if isTooLarge(err) {
 			err = tooLarge()
 		}
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, res.Answer())
+	return nil
 }
 
 func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {
@@ -449,50 +441,48 @@ func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.Impo
 // Query: page, per_page, search (name, domain, website, phone, industry),
 // date_from/date_to, sort_by (name default, created_at), sort_dir.
 // 200: the pagination envelope of company records; 422 for bad parameters.
-func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
+func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) error {
 	q := listq.Parse(r.URL.Query(), contacts.CompanySorts)
 	if err := q.Err(); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	list, total, err := a.svc.ListCompanies(r.Context(), q)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, listq.NewPage(list, q, total))
+	return nil
 }
 
 // internalMatchContacts serves GET /internal/contacts/match?email=: the
 // contacts whose email equals the given one ignoring case.
 // 200: {"data":[contact...]}; 422 without email.
-func (a *API) internalMatchContacts(w http.ResponseWriter, r *http.Request) {
+func (a *API) internalMatchContacts(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.svc.ContactsByEmail(r.Context(), r.URL.Query().Get("email"))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	data(w, list)
+	return nil
 }
 
 // internalMatchCompanies serves GET /internal/companies/match?name=&limit=
 // (limit 1..50, default 5): companies whose name resembles name ignoring
 // case and punctuation, best first. 200: {"data":[{...company,"score"}]};
 // 422 without name or with a bad limit.
-func (a *API) internalMatchCompanies(w http.ResponseWriter, r *http.Request) {
+func (a *API) internalMatchCompanies(w http.ResponseWriter, r *http.Request) error {
 	limit := contacts.DefaultMatchLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			httpx.Error(w, r, problem.Invalid("limit", "must be an integer between 1 and 50"))
-			return
+			return problem.Invalid("limit", "must be an integer between 1 and 50")
 		}
 		limit = n
 	}
 	list, err := a.svc.MatchCompanies(r.Context(), r.URL.Query().Get("name"), limit)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	data(w, list)
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/api"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
@@ -172,31 +173,13 @@ func wantStatus(t testing.TB, r resp, status int) {
 	}
 }
 
-// wantProblem checks a problem+json answer: status, code and (for 422)
-// that every named field has an error.
+// wantProblem checks a problem+json answer with problemtest.Want (status,
+// code and, for 422, the invalid fields) and that it carries a request_id.
 func wantProblem(t testing.TB, r resp, status int, code string, fields ...string) {
 	t.Helper()
-	wantStatus(t, r, status)
-	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("content type %q, want application/problem+json", ct)
-	}
-	if r.Body["code"] != code || r.Body["status"] != float64(status) {
-		t.Fatalf("problem %v, want code %s", r.Body, code)
-	}
+	problemtest.Want(t, r.Status, r.Header, r.Raw, status, code, fields...)
 	if _, ok := r.Body["request_id"]; !ok {
 		t.Errorf("problem without request_id: %v", r.Body)
-	}
-	errs, _ := r.Body["errors"].([]any)
-	for _, f := range fields {
-		found := false
-		for _, e := range errs {
-			if m, _ := e.(map[string]any); m["field"] == f {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("no error for field %q in %v", f, r.Body["errors"])
-		}
 	}
 }
 

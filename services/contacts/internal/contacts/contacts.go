@@ -15,7 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// Statuses of a contact (spec 3).
+// Statuses of a contact.
 const (
 	StatusActive   = "active"
 	StatusInactive = "inactive"
@@ -50,7 +50,7 @@ type Imported struct {
 // fractional digits.
 type Time = timestamp.Time
 
-// Contact is the spec 2.1 record.
+// Contact is the public contact record.
 type Contact struct {
 	ID             int64   `json:"id"`
 	FirstName      string  `json:"first_name"`
@@ -75,7 +75,7 @@ type Contact struct {
 	UpdatedAt      Time    `json:"updated_at"`
 }
 
-// Company is the DESIGN 5 record.
+// Company is the public company record.
 type Company struct {
 	ID             int64   `json:"id"`
 	Name           string  `json:"name"`
@@ -105,7 +105,7 @@ type CompanyWithPrimary struct {
 }
 
 // ContactInput is a contact write body. Absent optional fields keep their
-// value on update, null or "" clears them (DESIGN 3).
+// value on update, null or "" clears them.
 type ContactInput struct {
 	FirstName      patch.Field[string] `json:"first_name"`
 	LastName       patch.Field[string] `json:"last_name"`
@@ -152,7 +152,7 @@ type Filter struct {
 	CallerTeam *int64
 }
 
-// ContactSorts are the contact list's sort keys (spec 4.1), mapped to the
+// ContactSorts are the contact list's sort keys, mapped to the
 // indexed expressions of the schema.
 var ContactSorts = listq.Spec{
 	Sorts: map[string]string{
@@ -204,7 +204,7 @@ func ref(v *validate.Errors, field string, in patch.Field[int64], dst **int64) {
 }
 
 // required applies a required name field: it must be present on create
-// and update alike (spec 4.1: first_name, last_name required on PUT too).
+// and update alike (first_name, last_name are required on PUT too).
 func required(v *validate.Errors, field string, in patch.Field[string], dst *string, max int) {
 	s := strings.TrimSpace(in.Value)
 	if !v.Required(field, s) {

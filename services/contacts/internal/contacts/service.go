@@ -293,7 +293,7 @@ func (s *Service) MatchCompanies(ctx context.Context, name string, limit int) ([
 	return s.store.MatchCompanies(ctx, name, limit)
 }
 
-// Import limits (DESIGN 8).
+// Import limits: the largest file and the most rows one import accepts.
 const (
 	MaxImportBytes = 20 << 20
 	MaxImportRows  = 100_000
@@ -359,7 +359,7 @@ type ImportRow struct {
 	CompanyName string
 }
 
-// ImportResult is the import answer: the spec's counts and errors, and
+// ImportResult is the import answer: the counts and row errors, and
 // how the file was read (encoding, delimiter, ignored columns).
 type ImportResult struct {
 	Imported int      `json:"imported"`

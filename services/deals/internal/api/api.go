@@ -41,8 +41,8 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	h := &handlers{svc: cfg.Service, spec: cfg.ListSpec}
 	mux := http.NewServeMux()
-	user := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, cfg.Verifier.Require(fn)) }
-	admin := func(pattern string, fn http.HandlerFunc) {
+	user := func(pattern string, fn httpx.HandlerFunc) { mux.Handle(pattern, cfg.Verifier.Require(fn)) }
+	admin := func(pattern string, fn httpx.HandlerFunc) {
 		mux.Handle(pattern, cfg.Verifier.Require(auth.RequireAdmin(fn)))
 	}
 	internal := auth.RequireInternal(cfg.InternalSecret)
@@ -58,10 +58,10 @@ func New(cfg Config) (http.Handler, error) {
 	user("GET /deals/{id}", read(h.svc.GetDeal))
 	// Writes to a deal, and to its quotes, follow the caller's edit scope
 	// (403 outside).
-	deal := func(pattern string, fn http.HandlerFunc) {
+	deal := func(pattern string, fn httpx.HandlerFunc) {
 		mux.Handle(pattern, cfg.Verifier.Require(directory.RequireWrite(h.svc.DealOwner, h.svc.CanWrite)(fn)))
 	}
-	quote := func(pattern string, fn http.HandlerFunc) {
+	quote := func(pattern string, fn httpx.HandlerFunc) {
 		mux.Handle(pattern, cfg.Verifier.Require(directory.RequireWrite(h.svc.QuoteOwner, h.svc.CanWrite)(fn)))
 	}
 	deal("PUT /deals/{id}", write(h.svc.UpdateDeal, httpx.Updated, "Deal updated"))
@@ -73,7 +73,7 @@ func New(cfg Config) (http.Handler, error) {
 	quote("PUT /quotes/{id}", write(h.svc.UpdateQuote, httpx.Updated, "Quote updated"))
 	quote("DELETE /quotes/{id}", remove(h.svc.DeleteQuote, "Quote deleted"))
 
-	mux.Handle(dealsapi.RouteCreateDeal, internal(http.HandlerFunc(h.createInternal)))
+	mux.Handle(dealsapi.RouteCreateDeal, internal(httpx.HandlerFunc(h.createInternal)))
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
 	mux.Handle(dealsapi.RouteDeal, internal(read(h.svc.GetDeal)))
 	mux.Handle(dealsapi.RouteMerge, internal(read(h.svc.Merge)))
@@ -84,89 +84,84 @@ func New(cfg Config) (http.Handler, error) {
 // ---- handlers of one path {id} ----
 
 // read answers 200 with what get returns for the path's {id}.
-func read[T any](get func(context.Context, int64) (T, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func read[T any](get func(context.Context, int64) (T, error)) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := httpx.PathID(r, "id")
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		v, err := get(r.Context(), id)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.OK(w, v)
+		return nil
 	}
 }
 
 // write decodes the JSON body, applies fn to the path's {id} and answers
 // with reply (httpx.Created or httpx.Updated) and msg.
-func write[In, T any](fn func(context.Context, int64, In) (T, error), reply func(http.ResponseWriter, any, string), msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func write[In, T any](fn func(context.Context, int64, In) (T, error), reply func(http.ResponseWriter, any, string), msg string) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := httpx.PathID(r, "id")
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		var in In
 		if err := httpx.Decode(w, r, &in, 0); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		v, err := fn(r.Context(), id, in)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		reply(w, v, msg)
+		return nil
 	}
 }
 
 // remove deletes the path's {id} and answers with msg.
-func remove(del func(context.Context, int64) error, msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func remove(del func(context.Context, int64) error, msg string) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := httpx.PathID(r, "id")
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		if err := del(r.Context(), id); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.Deleted(w, msg)
+		return nil
 	}
 }
 
 // ---- stages ----
 
-func (h *handlers) listStages(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) listStages(w http.ResponseWriter, r *http.Request) error {
 	st, err := h.svc.ListStages(r.Context())
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, st)
+	return nil
 }
 
-func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) error {
 	var in deals.StageWrite
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	st, err := h.svc.CreateStage(r.Context(), in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, st, "Deal stage created")
+	return nil
 }
 
 // ---- deals ----
 
-func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) error {
 	q := listq.Parse(r.URL.Query(), h.spec)
 	f := deals.DealFilter{
 		StageID:    q.Int64("stage_id"),
@@ -176,59 +171,54 @@ func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) {
 		Statuses:   q.EnumList("status", deals.Outcomes...),
 	}
 	if err := q.Err(); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	c := auth.FromContext(r.Context())
 	var err error
 	if f.AssignedToAny, err = h.svc.ResolveScope(r.Context(), q.Scope, c.UserID(), c.TeamID); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	page, err := h.svc.ListDeals(r.Context(), f, q)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, page)
+	return nil
 }
 
-func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) error {
 	var in deals.DealWrite
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	owner := auth.FromContext(r.Context()).UserID()
 	d, err := h.svc.CreateDeal(r.Context(), in, &owner)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, d, "Deal created")
+	return nil
 }
 
 // ---- internal ----
 
 // createInternal is POST /internal/deals: the same key and body answer
 // with the stored response; the same key with another body is 409.
-func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) error {
 	key, err := idempotency.Key(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in deals.DealWrite
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	res, err := h.svc.CreateDealOnce(r.Context(), key, in, func(d deals.Deal) (int, any) {
 		return http.StatusCreated, map[string]any{"success": true, "data": d, "message": "Deal created"}
 	})
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	idempotency.Write(w, res)
+	return nil
 }

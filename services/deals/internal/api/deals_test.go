@@ -107,7 +107,7 @@ func TestDealMoneyFormats(t *testing.T) {
 		{"1234.5", "USD", "1234.50"},
 		{1234.56, "EUR", "1234.56"},
 		{"0", "", "0.00"},
-		// 2 places in every currency (DESIGN 5), whatever its minor unit.
+		// 2 places in every currency, whatever its minor unit.
 		{1200, "JPY", "1200.00"},
 		{"1.25", "KWD", "1.25"},
 		{"1.250", "KWD", "1.25"},

@@ -9,13 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
@@ -27,6 +24,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/deals/internal/api"
 	"github.com/opencrm/crm/services/deals/internal/contacts"
@@ -243,38 +241,13 @@ func (e *env) data(r resp, status int, out any) {
 	}
 }
 
-// wantProblem asserts a problem+json answer with status, code and (for
-// 422) exactly the given field names.
+// wantProblem asserts a problem+json answer with problemtest.Want: status,
+// code and (for 422) exactly the given field names; none given means none.
 func wantProblem(t *testing.T, r resp, status int, code string, fields ...string) {
 	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Errorf("Content-Type %q, want application/problem+json", ct)
-	}
-	var p struct {
-		Status int    `json:"status"`
-		Code   string `json:"code"`
-		Errors []struct {
-			Field string `json:"field"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(r.Body, &p); err != nil {
-		t.Fatalf("decode problem %s: %v", r.Body, err)
-	}
-	got := []string{}
-	for _, fe := range p.Errors {
-		got = append(got, fe.Field)
-	}
-	slices.Sort(got)
-	want := append([]string{}, fields...)
-	slices.Sort(want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("problem fields (-want +got):\n%s\nbody: %s", diff, r.Body)
-	}
-	if p.Code != code || p.Status != status {
-		t.Errorf("problem code %q status %d, want %q %d: %s", p.Code, p.Status, code, status, r.Body)
+	b := problemtest.Want(t, r.Status, r.Header, r.Body, status, code, fields...)
+	if len(fields) == 0 && len(b.Errors) > 0 {
+		t.Errorf("problem fields %v, want none: %s", b.Errors, r.Body)
 	}
 }
 

@@ -49,7 +49,7 @@ func (e *env) eventValue(id int64) (typ, value string) {
 }
 
 // A deal's value is rendered with exactly 2 places in every currency
-// (DESIGN 5 "value (decimal, 2 places)"), everywhere deals sends it: the
+// (a decimal with 2 places), everywhere deals sends it: the
 // public API (create, read, list, update), the internal API leads and
 // contracts read (create, read, merge) and the outbox events. Input may
 // carry at most min(2, the currency's minor digits) decimals; more is a
@@ -188,7 +188,7 @@ func TestDealCurrencyChangeRechecksValue(t *testing.T) {
 	}
 }
 
-// Quotes keep the currency's minor digits (DESIGN 5 gives quote money no
+// Quotes keep the currency's minor digits (quote money has no fixed
 // places), so contracts' merge answer holds both scales for a KWD deal:
 // the deal's value with 2 places, the quote's money with 3.
 func TestMergeDealValueAndQuoteScales(t *testing.T) {

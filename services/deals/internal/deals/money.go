@@ -52,7 +52,7 @@ var maxMoney = decimal.New(1, 15)
 // renders as a JSON string: a JSON number would be read as a binary float
 // by most clients and lose cents. Quote amounts carry exactly the
 // currency's minor digits ("1234.50", "1200" for JPY, "1.250" for KWD);
-// a deal's value always carries 2 (DESIGN 5, see NewDealValue).
+// a deal's value always carries 2 (see NewDealValue).
 type Money struct {
 	Amount decimal.Decimal
 	Digits int32
@@ -69,7 +69,7 @@ func NewMoney(amount decimal.Decimal, currency string) Money {
 }
 
 // DealValuePlaces is the scale a deal's value is rendered with, whatever
-// its currency: DESIGN 5 "value (decimal, 2 places)" ("1200.00" JPY,
+// its currency: a decimal with 2 places ("1200.00" JPY,
 // "1.25" KWD).
 const DealValuePlaces int32 = 2
 
@@ -128,7 +128,7 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		n.Text = strings.TrimSpace(s)
-		// "" clears a field like null does (DESIGN 3).
+		// "" clears a field like null does.
 		n.Null = n.Text == ""
 	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
 		n.Text = string(b)

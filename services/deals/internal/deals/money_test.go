@@ -84,7 +84,7 @@ func TestMoneyJSON(t *testing.T) {
 	}
 }
 
-// A deal value has exactly 2 places in every currency (DESIGN 5), and is
+// A deal value has exactly 2 places in every currency, and is
 // never rounded: an amount with more decimals (stored before the limit)
 // keeps them.
 func TestDealValueJSON(t *testing.T) {

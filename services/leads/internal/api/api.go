@@ -35,9 +35,9 @@ type Config struct {
 
 // CSV is the lead CSV surface (template, export, import).
 type CSV interface {
-	Template(w http.ResponseWriter, r *http.Request)
-	Export(w http.ResponseWriter, r *http.Request)
-	Import(w http.ResponseWriter, r *http.Request)
+	Template(w http.ResponseWriter, r *http.Request) error
+	Export(w http.ResponseWriter, r *http.Request) error
+	Import(w http.ResponseWriter, r *http.Request) error
 }
 
 type handlers struct{ svc *leads.Service }
@@ -56,24 +56,24 @@ func New(cfg Config) (http.Handler, error) {
 	admin := func(next http.Handler) http.Handler { return jwt(auth.RequireAdmin(next)) }
 	internal := auth.RequireInternal(cfg.InternalSecret)
 
-	mux.Handle("GET /leads", jwt(http.HandlerFunc(h.list)))
-	mux.Handle("POST /leads", jwt(http.HandlerFunc(h.create)))
-	mux.Handle("GET /leads/{id}", jwt(http.HandlerFunc(h.get)))
+	mux.Handle("GET /leads", jwt(httpx.HandlerFunc(h.list)))
+	mux.Handle("POST /leads", jwt(httpx.HandlerFunc(h.create)))
+	mux.Handle("GET /leads/{id}", jwt(httpx.HandlerFunc(h.get)))
 	// Writes to a lead follow the caller's edit scope (403 outside).
 	store := cfg.Service.Store()
-	lead := func(h http.HandlerFunc) http.Handler {
+	lead := func(h httpx.HandlerFunc) http.Handler {
 		return jwt(directory.RequireWrite(store.Owner, store.CanWrite)(h))
 	}
 	mux.Handle("PUT /leads/{id}", lead(h.update))
 	mux.Handle("DELETE /leads/{id}", lead(h.delete))
 	mux.Handle("POST /leads/{id}/qualify", lead(h.qualify))
 	mux.Handle("PUT /leads/{id}/disqualify", lead(h.disqualify))
-	mux.Handle("GET /leads/match-company", jwt(http.HandlerFunc(h.matchCompany)))
-	mux.Handle("GET /leads/match-contact", jwt(http.HandlerFunc(h.matchContact)))
+	mux.Handle("GET /leads/match-company", jwt(httpx.HandlerFunc(h.matchCompany)))
+	mux.Handle("GET /leads/match-contact", jwt(httpx.HandlerFunc(h.matchContact)))
 	if cfg.CSV != nil {
-		mux.Handle("GET /leads/template", admin(http.HandlerFunc(cfg.CSV.Template)))
-		mux.Handle("GET /leads/export", admin(http.HandlerFunc(cfg.CSV.Export)))
-		mux.Handle("POST /leads/import", jwt(http.HandlerFunc(cfg.CSV.Import)))
+		mux.Handle("GET /leads/template", admin(httpx.HandlerFunc(cfg.CSV.Template)))
+		mux.Handle("GET /leads/export", admin(httpx.HandlerFunc(cfg.CSV.Export)))
+		mux.Handle("POST /leads/import", jwt(httpx.HandlerFunc(cfg.CSV.Import)))
 	}
 
 	acts, err := activity.New(activity.Config{
@@ -90,9 +90,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	acts.Register(mux, "/leads", jwt)
 
-	mux.Handle(leadsapi.RouteCreateLead, internal(http.HandlerFunc(h.internalCreate)))
-	mux.Handle(leadsapi.RouteBatch, internal(http.HandlerFunc(h.internalCreateBatch)))
-	mux.Handle(leadsapi.RouteLead, internal(http.HandlerFunc(h.internalGet)))
+	mux.Handle(leadsapi.RouteCreateLead, internal(httpx.HandlerFunc(h.internalCreate)))
+	mux.Handle(leadsapi.RouteBatch, internal(httpx.HandlerFunc(h.internalCreateBatch)))
+	mux.Handle(leadsapi.RouteLead, internal(httpx.HandlerFunc(h.internalGet)))
 	return httpx.Routes(mux), nil
 }
 
@@ -104,78 +104,72 @@ func caller(r *http.Request) *int64 {
 	return nil
 }
 
-func (h *handlers) list(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
 	f, err := leads.ParseFilter(r.URL.Query(), *caller(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	items, total, err := h.svc.List(r.Context(), f)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, listq.NewPage(items, f.Query, total))
+	return nil
 }
 
-func (h *handlers) create(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	var in leads.Input
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	l, err := h.svc.Create(r.Context(), in, caller(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, l, "Lead created")
+	return nil
 }
 
-func (h *handlers) get(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) get(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	l, err := h.svc.Get(r.Context(), id)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, l)
+	return nil
 }
 
-func (h *handlers) update(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) update(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in leads.Input
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	l, err := h.svc.Update(r.Context(), id, in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, l, "Lead updated")
+	return nil
 }
 
-func (h *handlers) delete(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if err := h.svc.Delete(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Deleted(w, "Lead deleted")
+	return nil
 }
 
 // decodeOptional reads a JSON body that may be omitted entirely.
@@ -186,84 +180,78 @@ func decodeOptional(w http.ResponseWriter, r *http.Request, dst any) error {
 	return httpx.Decode(w, r, dst, 0)
 }
 
-func (h *handlers) qualify(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) qualify(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in leads.QualifyInput
 	if err := decodeOptional(w, r, &in); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	q, err := h.svc.Qualify(r.Context(), id, in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, map[string]any{
 		"success": true, "message": "Lead qualified",
 		"contact_id": q.ContactID, "company_id": q.CompanyID, "deal_id": q.DealID, "data": q.Lead,
 	})
+	return nil
 }
 
-func (h *handlers) disqualify(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) disqualify(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in struct {
 		Reason *string `json:"reason"`
 	}
 	if err := decodeOptional(w, r, &in); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	l, err := h.svc.Disqualify(r.Context(), id, in.Reason)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, l, "Lead disqualified")
+	return nil
 }
 
-func (h *handlers) matchCompany(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) matchCompany(w http.ResponseWriter, r *http.Request) error {
 	items, err := h.svc.MatchCompanies(r.Context(), r.URL.Query().Get("company"))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, items)
+	return nil
 }
 
-func (h *handlers) matchContact(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) matchContact(w http.ResponseWriter, r *http.Request) error {
 	items, err := h.svc.MatchContacts(r.Context(), r.URL.Query().Get("email"))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, items)
+	return nil
 }
 
-func (h *handlers) internalCreate(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) internalCreate(w http.ResponseWriter, r *http.Request) error {
 	key, err := idempotency.Key(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in leads.Input
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	res, err := h.svc.CreateOnce(r.Context(), key, in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	idempotency.Write(w, res)
+	return nil
 }
 
 // maxBatchBody bounds a batch body: leads.MaxBatch leads, each far below
@@ -279,11 +267,10 @@ type batchResult = leadsapi.BatchResult
 // leads, each with its own key: {"items":[{"key":"...","lead":{...}}]} →
 // 200 {"success":true,"data":[{"status":201,"body":{...}},...]} in item
 // order. Items fail alone; only a malformed batch fails the request.
-func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) error {
 	var req leadsapi.BatchRequest
 	if err := httpx.Decode(w, r, &req, maxBatchBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	items := make([]leads.BatchItem, len(req.Items))
 	for i, it := range req.Items {
@@ -292,8 +279,7 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	outs, err := h.svc.CreateManyOnce(r.Context(), items)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	reqID := problem.RequestID(r.Context())
 	data := make([]batchResult, len(outs))
@@ -302,8 +288,7 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 			p := problem.From(o.Err)
 			body, err := json.Marshal(problem.BodyOf(p, reqID))
 			if err != nil {
-				httpx.Error(w, r, err)
-				return
+				return err
 			}
 			data[i] = batchResult{Status: p.Status, Body: body}
 			continue
@@ -311,8 +296,9 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) {
 		data[i] = batchResult{Status: o.Status, Body: o.Body, Replayed: o.Replayed}
 	}
 	httpx.OK(w, data)
+	return nil
 }
 
-func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) {
-	h.get(w, r)
+func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) error {
+	return h.get(w, r)
 }

@@ -33,8 +33,8 @@ func (e *env) upload(token, field, content string) resp {
 	return e.serve(req)
 }
 
-// TestCSVDownloads: the template and the export are attachments named as
-// DESIGN 8 shows, the filename quoted:
+// TestCSVDownloads: the template and the export are attachments with a
+// dated name, the filename quoted:
 // attachment; filename="leads-YYYYMMDD.csv".
 func TestCSVDownloads(t *testing.T) {
 	t.Parallel()

@@ -25,6 +25,7 @@ import (
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/api"
 	"github.com/opencrm/crm/services/leads/internal/csvio"
@@ -158,32 +159,12 @@ func path(format string, id int64) string {
 	return strings.Replace(format, "{id}", strconv.FormatInt(id, 10), 1)
 }
 
-// wantProblem checks status, problem+json, code, and (for 422) fields.
+// wantProblem checks status, problem+json, code, and (for 422) fields with
+// problemtest.Want, and returns the decoded body.
 func wantProblem(t testing.TB, r resp, status int, code string, fields ...string) map[string]any {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d: %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != problem.ContentType {
-		t.Fatalf("Content-Type = %q, want %q", ct, problem.ContentType)
-	}
-	m := r.json(t)
-	if m["code"] != code {
-		t.Fatalf("code = %v, want %s: %s", m["code"], code, r.body)
-	}
-	if len(fields) > 0 {
-		got := map[string]bool{}
-		errs, _ := m["errors"].([]any)
-		for _, fe := range errs {
-			got[fe.(map[string]any)["field"].(string)] = true
-		}
-		for _, f := range fields {
-			if !got[f] {
-				t.Fatalf("errors lack field %q: %s", f, r.body)
-			}
-		}
-	}
-	return m
+	problemtest.Want(t, r.status, r.header, r.body, status, code, fields...)
+	return r.json(t)
 }
 
 // fakeContacts is contacts' own fake (held to contacts' contract) on a

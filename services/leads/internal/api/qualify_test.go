@@ -193,9 +193,8 @@ func TestDisqualify(t *testing.T) {
 	}
 }
 
-// TestDisqualifyFromAnyState: spec 3 moves a lead in any state to
-// disqualified on PUT /leads/{id}/disqualify. The answer is 200 with the
-// lead (DESIGN 6): status and reason change, everything else stays, so a
+// TestDisqualifyFromAnyState: a lead in any state moves to disqualified
+// on PUT /leads/{id}/disqualify. The answer is 200 with the lead: status and reason change, everything else stays, so a
 // qualified lead keeps contact_id, company_id, deal_id and qualified_at as
 // history. GET and the lead.disqualified event carry the same record.
 func TestDisqualifyFromAnyState(t *testing.T) {
@@ -282,8 +281,8 @@ func TestDisqualifyFromAnyState(t *testing.T) {
 	}
 }
 
-// TestQualifyDisqualifiedLead: spec 3 lets POST /leads/{id}/qualify run
-// from any state, so a disqualified lead can be qualified. One qualified
+// TestQualifyDisqualifiedLead: POST /leads/{id}/qualify runs from any
+// state, so a disqualified lead can be qualified. One qualified
 // before keeps its saga: qualifying it again answers the same ids and
 // creates nothing more.
 func TestQualifyDisqualifiedLead(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package csvio serves lead CSV (DESIGN 8): the import template, the
+// Package csvio serves lead CSV: the import template, the
 // streamed export and the bulk import, on top of pkg/csvx.
 package csvio
 
@@ -23,7 +23,7 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
 
-// Limits of an import (DESIGN 8).
+// Limits of an import: the largest file and the most rows it accepts.
 const (
 	MaxBytes  = 20 << 20
 	MaxRows   = 100_000
@@ -67,18 +67,18 @@ func New(d *db.DB, st *store.Store) (*CSV, error) {
 }
 
 // Template answers the empty import template: the header line.
-func (c *CSV) Template(w http.ResponseWriter, r *http.Request) {
+func (c *CSV) Template(w http.ResponseWriter, r *http.Request) error {
 	csvx.Template(w, "leads-template.csv", Header)
+	return nil
 }
 
 // Export streams every lead matching the list filters (in the list's
 // order) as id, the template columns, created_at, updated_at.
-func (c *CSV) Export(w http.ResponseWriter, r *http.Request) {
+func (c *CSV) Export(w http.ResponseWriter, r *http.Request) error {
 	claims := auth.FromContext(r.Context())
 	f, err := leads.ParseFilter(r.URL.Query(), claims.UserID())
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	// The download starts with the first row (or at the end, for none), so
 	// an error before it is still a problem answer.
@@ -99,15 +99,16 @@ func (c *CSV) Export(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		if !started {
-			httpx.Error(w, r, err)
+			return err
 		}
 		// Mid-stream the status is sent: the truncated body is the signal.
-		return
+		return nil
 	}
 	if !started {
 		_ = start()
 	}
 	_ = cw.Flush()
+	return nil
 }
 
 func exportHeader() []string {
@@ -129,7 +130,7 @@ func exportRow(l leads.Lead) []string {
 	}
 }
 
-// Result is the import answer: the spec's contact import shape plus how
+// Result is the import answer: the contact import's shape plus how
 // the file was read.
 type Result struct {
 	Success  bool     `json:"success"`
@@ -148,13 +149,13 @@ type Result struct {
 // messages in row order. Memory stays bounded whatever the file's size:
 // rows go to the database as they are read, and only the first MaxErrors
 // messages are kept.
-func (c *CSV) Import(w http.ResponseWriter, r *http.Request) {
+func (c *CSV) Import(w http.ResponseWriter, r *http.Request) error {
 	res, err := c.importFile(w, r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, res)
+	return nil
 }
 
 type rowErr struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// Lead statuses (spec 3).
+// Lead statuses.
 const (
 	StatusNew          = "new"
 	StatusContacted    = "contacted"
@@ -42,8 +42,8 @@ const (
 // MaxReason bounds a disqualification reason.
 const MaxReason = 1000
 
-// Lead is the public lead record: the spec's fields plus what DESIGN 5
-// adds (assignee name, disqualification reason, qualification results).
+// Lead is the public lead record: its own fields plus the assignee name,
+// the disqualification reason and the qualification results.
 type Lead struct {
 	ID               int64           `json:"id"`
 	FirstName        string          `json:"first_name"`
@@ -88,7 +88,7 @@ type Input struct {
 type UserChecker func(ctx context.Context, id int64) (bool, error)
 
 // Apply validates in and writes it over l (a zero Lead on create). Names
-// are required on create and update alike (spec 4.2).
+// are required on create and update alike.
 func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
 	var v validate.Errors
 	first := strings.TrimSpace(in.FirstName.Value)
@@ -177,7 +177,7 @@ type Filter struct {
 	CallerID int64
 }
 
-// Sorts maps the public sort keys (spec 4.2) to SQL expressions; each one
+// Sorts maps the public sort keys to SQL expressions; each one
 // has an index per direction in the schema.
 var Sorts = map[string]string{
 	"name":             "lower(first_name || ' ' || last_name)",
@@ -193,7 +193,8 @@ var Sorts = map[string]string{
 // ListSpec is the list's whitelist for listq.
 var ListSpec = listq.Spec{Sorts: Sorts, DefaultSort: "name", TieBreak: "id", Updated: "updated_at"}
 
-// ParseFilter reads every query parameter of spec 4.2; bad ones are one 422.
+// ParseFilter reads every query parameter of the lead list; bad ones are
+// one 422.
 func ParseFilter(values url.Values, callerID int64) (Filter, error) {
 	q := listq.Parse(values, ListSpec)
 	f := Filter{Query: q, CallerID: callerID}

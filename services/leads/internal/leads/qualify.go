@@ -47,8 +47,8 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// QualifyInput is the body of POST /leads/{id}/qualify (spec 4.2 plus the
-// DESIGN 6 extensions contact_id and company_id).
+// QualifyInput is the body of POST /leads/{id}/qualify, including
+// contact_id and company_id to qualify into an existing contact or company.
 type QualifyInput struct {
 	CreateCompany bool    `json:"create_company"`
 	CreateDeal    bool    `json:"create_deal"`

@@ -244,7 +244,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Lead, int, error) {
 }
 
 // Disqualify marks the lead disqualified with an optional reason, from any
-// state (spec 3: "any"). A qualified lead keeps the ids and time of its
+// state. A qualified lead keeps the ids and time of its
 // qualification as history; the contact, company and deal stay as they are.
 func (s *Service) Disqualify(ctx context.Context, id int64, reason *string) (Lead, error) {
 	if reason != nil {

@@ -194,3 +194,8 @@ func (s *rowSource) Values() ([]any, error) {
 }
 
 func (s *rowSource) Err() error { return s.err }
+
+// ImportLock names the advisory lock every lead import holds for its
+// transaction (as contacts' imports do), so two files cannot both add one
+// email: the second checks the table only after the first committed.
+const ImportLock = "leads.import"

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/services/contacts/internal/contacts"
+)
+
+const contactCols = `id, first_name, last_name, email, phone, mobile, job_title, company_id, company_name,
+	address_street, address_city, address_state, address_zip, address_country, notes, tags, status, source,
+	assigned_to, created_at, updated_at`
+
+// contactJSON builds a contact's API JSON in SQL, for events of bulk
+// writes (import, company unlink) that never pass through Go structs.
+const contactJSON = `jsonb_build_object('id', id, 'first_name', first_name, 'last_name', last_name,
+	'email', email, 'phone', phone, 'mobile', mobile, 'job_title', job_title, 'company_id', company_id,
+	'company_name', company_name, 'address_street', address_street, 'address_city', address_city,
+	'address_state', address_state, 'address_zip', address_zip, 'address_country', address_country,
+	'notes', notes, 'tags', tags, 'status', status, 'source', source, 'assigned_to', assigned_to,
+	'created_at', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+	'updated_at', to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))`
+
+func scanContact(row pgx.CollectableRow) (contacts.Contact, error) {
+	var c contacts.Contact
+	err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
+		&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
+		&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
+		&c.CreatedAt.Time, &c.UpdatedAt.Time)
+	return c, err
+}
+
+// GetContact reads one contact.
+func (s *Store) GetContact(ctx context.Context, id int64) (contacts.Contact, error) {
+	return one(s.db, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`, id)
+}
+
+func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (contacts.Contact, error) {
+	created, err := one(q, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
+		mobile, job_title, company_id, address_street, address_city, address_state, address_zip, address_country,
+		notes, tags, status, source, assigned_to, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		RETURNING `+contactCols,
+		c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
+		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
+		directory.Caller(ctx))
+	if err != nil {
+		return created, refErr(err)
+	}
+	return created, outbox.Add(ctx, q, Stream, contacts.ContactCreated, idStr(created.ID), created)
+}
+
+// CreateContact inserts a contact and its event.
+func (s *Store) CreateContact(ctx context.Context, c contacts.Contact) (contacts.Contact, error) {
+	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) { return insertContact(ctx, tx, c) })
+}
+
+// CreateContactOnce inserts a contact at most once per key; the answer is
+// the internal API's {"data": contact}.
+func (s *Store) CreateContactOnce(ctx context.Context, key string, c contacts.Contact) (idempotency.Result, error) {
+	return insertOnce(ctx, s.db, key, c, insertContact)
+}
+
+// lockRow is the row lock an update takes before reading the row it
+// patches: FOR NO KEY UPDATE, the lock the UPDATE itself takes, so two
+// updates of one row run one after the other while inserts and updates of
+// rows referencing it (their foreign key checks take KEY SHARE) are not
+// held up, and a company update cannot deadlock against a contact update
+// that checks its company_id.
+const lockRow = ` FOR NO KEY UPDATE`
+
+// UpdateContact locks the contact, applies the change to the row as
+// committed and writes every field back with its event.
+func (s *Store) UpdateContact(ctx context.Context, id int64, apply func(*contacts.Contact) error) (contacts.Contact, error) {
+	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) {
+		c, err := one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
+		if err != nil {
+			return contacts.Contact{}, err
+		}
+		if err := apply(&c); err != nil {
+			return contacts.Contact{}, err
+		}
+		updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
+			email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
+			address_city = $10, address_state = $11, address_zip = $12, address_country = $13, notes = $14,
+			tags = $15, status = $16, source = $17, assigned_to = $18, updated_at = now()
+			WHERE id = $1 RETURNING `+contactCols,
+			c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
+			c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source,
+			c.AssignedTo)
+		if err != nil {
+			return updated, refErr(err)
+		}
+		return updated, outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(updated.ID), updated)
+	})
+}
+
+// DeleteContact removes the contact, its notes and tasks, and records the
+// deleted record as the event.
+func (s *Store) DeleteContact(ctx context.Context, id int64) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		deleted, err := one(tx, ctx, scanContact, "contact", `DELETE FROM contacts WHERE id = $1 RETURNING `+contactCols, id)
+		if err != nil {
+			return err
+		}
+		if err := activity.DeleteAll(ctx, tx, activity.Contact, id); err != nil {
+			return err
+		}
+		return outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), outbox.Tombstone(deleted.ID))
+	})
+}
+
+// ContactsByEmail matches emails case-insensitively and exactly.
+func (s *Store) ContactsByEmail(ctx context.Context, email string) ([]contacts.Contact, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts
+		WHERE lower(email) = lower($1) AND `+anyStatus+` ORDER BY id`, email)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanContact)
+}

@@ -1,0 +1,311 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/services/contacts/internal/contacts"
+)
+
+// searchCond is the substring search: the contact's own fields through
+// the trigram index on search_text, OR the contact's company when the
+// company's name matches (company ids from the small companies table's
+// trigram index). company_name is not part of search_text, so a term
+// shared by many company names ("company 7") no longer makes the trigram
+// index return most contacts; the planner combines both as a BitmapOr.
+func searchCond(w *listq.Where, search string) string {
+	p := w.Arg("%" + listq.EscapeLike(search) + "%")
+	return "(search_text LIKE lower(" + p + ") OR company_id = ANY(ARRAY(SELECT id FROM companies WHERE lower(name) LIKE lower(" + p + "))))"
+}
+
+// filter builds the WHERE clause shared by the list and the export.
+func filter(f contacts.Filter) *listq.Where {
+	w := &listq.Where{}
+	q := f.Query
+	if q.Search != "" {
+		w.And(searchCond(w, q.Search))
+	}
+	if f.Status != "" {
+		w.And("status = " + w.Arg(f.Status))
+	}
+	if f.CompanyID != nil {
+		w.And("company_id = " + w.Arg(*f.CompanyID))
+	}
+	if f.AssignedTo != nil {
+		w.And("assigned_to = " + w.Arg(*f.AssignedTo))
+	}
+	if f.Source != "" {
+		w.And("source = " + w.Arg(f.Source))
+	}
+	if q.DateFrom != nil {
+		w.And("created_at >= " + w.Arg(*q.DateFrom))
+	}
+	if q.DateTo != nil {
+		w.And("created_at < " + w.Arg(*q.DateTo))
+	}
+	q.Since(w)
+	switch q.Scope {
+	case listq.ScopeMe:
+		w.And("assigned_to = " + w.Arg(f.Caller))
+	case listq.ScopeTeam:
+		if f.CallerTeam != nil {
+			w.And("assigned_to IN (SELECT id FROM directory_users WHERE team_id = " + w.Arg(*f.CallerTeam) + ")")
+		} else {
+			// A user without a team is a team of one.
+			w.And("assigned_to = " + w.Arg(f.Caller))
+		}
+	}
+	return w
+}
+
+// counted returns the contact_counts query answering the exact total of
+// f, when f is at most one equality filter the counters are kept for
+// (status, source, company_id, assigned_to, scope=me, scope=team) and no
+// search or date range; ok is false otherwise.
+func counted(f contacts.Filter) (sql string, args []any, ok bool) {
+	q := f.Query
+	if q.Search != "" || q.DateFrom != nil || q.DateTo != nil || q.UpdatedSince != nil {
+		return "", nil, false
+	}
+	type key struct {
+		dim, val string
+	}
+	var keys []key
+	team := false
+	if f.Status != "" {
+		keys = append(keys, key{"status", f.Status})
+	}
+	if f.Source != "" {
+		keys = append(keys, key{"source", f.Source})
+	}
+	if f.CompanyID != nil {
+		keys = append(keys, key{"company_id", idStr(*f.CompanyID)})
+	}
+	if f.AssignedTo != nil {
+		keys = append(keys, key{"assigned_to", idStr(*f.AssignedTo)})
+	}
+	switch {
+	case q.Scope == listq.ScopeMe, q.Scope == listq.ScopeTeam && f.CallerTeam == nil:
+		keys = append(keys, key{"assigned_to", idStr(f.Caller)})
+	case q.Scope == listq.ScopeTeam:
+		keys = append(keys, key{"assigned_to", ""})
+		team = true
+	}
+	const sum = `SELECT coalesce(sum(n), 0) FROM contact_counts WHERE `
+	switch {
+	case len(keys) == 0:
+		return sum + `dim = '' AND val = ''`, nil, true
+	case len(keys) > 1:
+		return "", nil, false
+	case team:
+		return sum + `dim = 'assigned_to' AND val = ANY(ARRAY(SELECT id::text FROM directory_users WHERE team_id = $1))`,
+			[]any{*f.CallerTeam}, true
+	default:
+		return sum + `dim = $1 AND val = $2`, []any{keys[0].dim, keys[0].val}, true
+	}
+}
+
+// statuses are every value of contacts.status (its CHECK constraint).
+var statuses = []string{contacts.StatusActive, contacts.StatusInactive}
+
+// anyStatus is appended to an email lookup so it can use the
+// (status, lower(email), id) index: one descent per status.
+const anyStatus = `status = ANY('{active,inactive}')`
+
+// and returns w's WHERE clause with one more condition.
+func and(w *listq.Where, cond string) string {
+	if sql := w.SQL(); sql != "" {
+		return sql + " AND " + cond
+	}
+	return "WHERE " + cond
+}
+
+// perStatus reports whether f's rows are read status by status: every sort
+// index leads with status, so without a status filter a sort is a merge of
+// the two statuses' index ranges (sort_by=status has its own index).
+// Company and owner filters are left to their own indexes (company_id,
+// (assigned_to, key, id)): merged per status, the planner would walk a
+// sort index and filter, which is slow when the filter's rows sit far
+// along the sort order.
+func perStatus(f contacts.Filter) bool {
+	q := f.Query
+	return f.Status == "" && q.SortBy != "status" && f.CompanyID == nil && f.AssignedTo == nil &&
+		q.Scope != listq.ScopeMe && q.Scope != listq.ScopeTeam
+}
+
+// sortKey is q's sort expression and direction (listq renders the same in
+// OrderBy; the merged and windowed queries sort by a column alias).
+func sortKey(q *listq.Query) (expr, dir string) {
+	dir = "ASC"
+	if q.Desc {
+		dir = "DESC"
+	}
+	return contacts.ContactSorts.Sorts[q.SortBy], dir
+}
+
+// ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
+// merge of one ordered branch per status when perStatus. With a page (pp
+// rows after off), each branch stops at off+pp rows.
+func ordered(f contacts.Filter, w *listq.Where, cols string, paged bool) string {
+	q := f.Query
+	expr, dir := sortKey(q)
+	order := " ORDER BY " + expr + " " + dir + ", id " + dir
+	limit, branchLimit := "", ""
+	if paged {
+		// Typed: PostgreSQL cannot infer a parameter's type in a sublink's LIMIT.
+		limit = " LIMIT " + w.Arg(q.PerPage) + "::int OFFSET " + w.Arg(q.Offset()) + "::int"
+		if perStatus(f) {
+			branchLimit = " LIMIT " + w.Arg(q.Offset()+q.PerPage) + "::int"
+		}
+	}
+	if !perStatus(f) {
+		return `SELECT ` + cols + ` FROM contacts ` + w.SQL() + order + limit
+	}
+	branches := make([]string, len(statuses))
+	for i, st := range statuses {
+		branches[i] = `(SELECT ` + cols + `, ` + expr + ` AS sort_key FROM contacts ` + and(w, "status = "+w.Arg(st)) +
+			order + branchLimit + `)`
+	}
+	// The outer columns are named, not *, so sort_key stays inside.
+	return `SELECT ` + cols + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) merged ORDER BY sort_key ` + dir +
+		`, id ` + dir + limit
+}
+
+// countSQL is the exact count(*) of f, per status when f has no status
+// filter, so the (status, ...) indexes serve range filters such as dates.
+func countSQL(f contacts.Filter) (string, []any) {
+	w := filter(f)
+	if f.Status != "" {
+		return `SELECT count(*) FROM contacts ` + w.SQL(), w.Args()
+	}
+	parts := make([]string, len(statuses))
+	for i, st := range statuses {
+		parts[i] = `(SELECT count(*) FROM contacts ` + and(w, "status = "+w.Arg(st)) + `)`
+	}
+	return `SELECT ` + strings.Join(parts, " + "), w.Args()
+}
+
+// ListContacts returns one page and the exact total of matching rows.
+// Searches count in the same pass as the page (a window count over the
+// trigram matches); unfiltered and single-filter lists read the total from
+// contact_counts; any other combination counts on a second pool
+// connection while the page is read.
+func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
+	if f.Query.Search != "" {
+		return s.searchContacts(ctx, f)
+	}
+	total := 0
+	counting := make(chan error, 1)
+	if sql, args, ok := counted(f); ok {
+		go func() { counting <- s.db.QueryRow(ctx, sql, args...).Scan(&total) }()
+	} else {
+		sql, args := countSQL(f)
+		go func() {
+			counting <- s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
+				return tx.QueryRow(ctx, sql, planned(args)...).Scan(&total)
+			})
+		}()
+	}
+	list, err := s.page(ctx, f)
+	if cerr := <-counting; cerr != nil {
+		return nil, 0, cerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return list, total, nil
+}
+
+// page reads one page of f in list order: the page's ids first (from the
+// sort indexes alone where they cover the filter, so a deep offset skips
+// index entries, not heap rows), then those rows.
+func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact, error) {
+	w := filter(f)
+	q := f.Query
+	ids := ordered(f, w, "id", true)
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+q.OrderBy(),
+		planned(w.Args())...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanContact)
+}
+
+// planned makes a list query run as an unnamed statement, which
+// PostgreSQL plans with the actual values every time. A cached generic plan
+// does not know the filter's value (source=event is a quarter of the rows,
+// another source a handful) nor the LIMIT (it assumes a tenth of the rows),
+// and picked a bitmap scan and sort of 250,000 rows over a short index walk.
+func planned(args []any) []any {
+	return append([]any{pgx.QueryExecModeExec}, args...)
+}
+
+// inTxNoJIT runs fn, the counting or searching queries of a list, in a
+// transaction with JIT compilation off: their cost estimates cross
+// jit_above_cost, and compiling costs 50-100 ms for a query that runs in
+// tens of milliseconds.
+func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// searchContacts answers a search in one pass over the matches: the total
+// is a window count over the unordered matches (bitmap scans), computed on
+// the same rows the page's ids are cut from; only (id, sort key) pass
+// through the window, then the page's rows are read by id. Ordering outside
+// the subquery keeps the planner from walking a whole sort index and
+// filtering every row.
+func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
+	w := filter(f)
+	q := f.Query
+	expr, dir := sortKey(q)
+	total := 0
+	var ids []int64
+	list := []contacts.Contact{}
+	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
+			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+q.LimitOffset(w), planned(w.Args())...)
+		if err != nil {
+			return err
+		}
+		var id int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &total}, func() error {
+			ids = append(ids, id)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			if q.Page > 1 {
+				// A page past the end carries no window count: count separately.
+				sql, args := countSQL(f)
+				return tx.QueryRow(ctx, sql, planned(args)...).Scan(&total)
+			}
+			return nil
+		}
+		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+q.OrderBy(), ids)
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, scanContact)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return list, total, nil
+}
+
+// CompactCounts folds the per-statement deltas of contact_counts into one
+// row per key, so reading a total stays a sum over a handful of rows.
+func (s *Store) CompactCounts(ctx context.Context) error {
+	_, err := s.db.Exec(ctx, `SELECT contact_counts_compact()`)
+	return err
+}

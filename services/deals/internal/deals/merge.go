@@ -1,0 +1,50 @@
+package deals
+
+import (
+	"context"
+	"errors"
+)
+
+// Merge gathers what contract merge tags need about a deal.
+func (s *Service) Merge(ctx context.Context, id int64) (Merge, error) {
+	d, err := s.store.GetDeal(ctx, id)
+	if err != nil {
+		return Merge{}, err
+	}
+	m := Merge{Deal: d, StageName: d.StageName, Company: null, Contact: null}
+	if d.AssignedTo != nil {
+		if m.OwnerName, err = s.store.UserName(ctx, *d.AssignedTo); err != nil {
+			return Merge{}, err
+		}
+	}
+	var primary []byte
+	if d.CompanyID != nil {
+		c, err := s.contacts.Company(ctx, *d.CompanyID)
+		switch {
+		case errors.Is(err, ErrRemoteNotFound):
+		case err != nil:
+			return Merge{}, err
+		default:
+			m.Company, primary = c.Raw, c.PrimaryContact
+		}
+	}
+	if d.ContactID != nil {
+		c, err := s.contacts.Contact(ctx, *d.ContactID)
+		switch {
+		case errors.Is(err, ErrRemoteNotFound):
+		case err != nil:
+			return Merge{}, err
+		default:
+			m.Contact = c
+		}
+	}
+	if string(m.Contact) == "null" && len(primary) > 0 {
+		m.Contact = primary
+	}
+	if m.Quote, err = s.store.MergeQuote(ctx, id); err != nil {
+		return Merge{}, err
+	}
+	return m, nil
+}
+
+var null = []byte("null")

@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/deals/internal/deals"
+)
+
+const dealSelect = `SELECT d.id, d.title, d.value::text, d.currency, d.stage_id, s.name, d.status,
+	d.company_id, d.company_name, d.contact_id, to_char(d.expected_close_date, 'YYYY-MM-DD'),
+	d.assigned_to, u.name, d.source_lead_id, d.created_at, d.updated_at, d.company_updated_at
+	FROM deals d JOIN deal_stages s ON s.id = d.stage_id
+	LEFT JOIN directory_users u ON u.id = d.assigned_to `
+
+func scanDeal(row pgx.CollectableRow) (deals.Deal, error) {
+	var d deals.Deal
+	var value string
+	err := row.Scan(&d.ID, &d.Title, &value, &d.Currency, &d.StageID, &d.StageName, &d.Status,
+		&d.CompanyID, &d.CompanyName, &d.ContactID, &d.ExpectedCloseDate,
+		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt, &d.UpdatedAt, &d.CompanyUpdatedAt)
+	if err != nil {
+		return d, err
+	}
+	amount, err := dec(value)
+	d.Value = deals.NewDealValue(amount)
+	return d, err
+}
+
+var dealSpec = listq.Spec{
+	Sorts: map[string]string{
+		"title":               "lower(d.title)",
+		"value":               "d.value",
+		"stage":               "s.position",
+		"expected_close_date": "d.expected_close_date",
+		"created_at":          "d.created_at",
+		"updated_at":          "d.updated_at",
+	},
+	DefaultSort: "created_at",
+	TieBreak:    "d.id",
+	Updated:     "d.updated_at",
+}
+
+// DealSpec is the deals list's sort whitelist, for query parsing.
+func DealSpec() listq.Spec { return dealSpec }
+
+// ListDeals returns one page and the total matching.
+func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter, q *listq.Query) ([]deals.Deal, int, error) {
+	var w listq.Where
+	if q.Search != "" {
+		p := w.Arg("%" + listq.EscapeLike(q.Search) + "%")
+		w.And("(lower(d.title) LIKE lower(" + p + ") OR lower(d.company_name) LIKE lower(" + p + "))")
+	}
+	eq := func(col string, v *int64) {
+		if v != nil {
+			w.And(col + " = " + w.Arg(*v))
+		}
+	}
+	eq("d.stage_id", f.StageID)
+	eq("d.company_id", f.CompanyID)
+	eq("d.contact_id", f.ContactID)
+	eq("d.assigned_to", f.AssignedTo)
+	if len(f.Statuses) > 0 {
+		w.And("d.status = ANY(" + w.Arg(f.Statuses) + ")")
+	}
+	if f.AssignedToAny != nil {
+		w.And("d.assigned_to = ANY(" + w.Arg(f.AssignedToAny) + ")")
+	}
+	if q.DateFrom != nil {
+		w.And("d.created_at >= " + w.Arg(*q.DateFrom))
+	}
+	if q.DateTo != nil {
+		w.And("d.created_at < " + w.Arg(*q.DateTo))
+	}
+	q.Since(&w)
+	var total int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM deals d `+w.SQL(), w.Args()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	where := w.SQL()
+	limit := q.LimitOffset(&w)
+	rows, err := s.db.Query(ctx, dealSelect+where+" "+q.OrderBy()+" "+limit, w.Args()...)
+	if err != nil {
+		return nil, 0, err
+	}
+	items, err := pgx.CollectRows(rows, scanDeal)
+	return items, total, err
+}
+
+func getDeal(ctx context.Context, q db.Querier, id int64) (deals.Deal, error) {
+	rows, err := q.Query(ctx, dealSelect+`WHERE d.id = $1`, id)
+	return one(rows, err, scanDeal, "deal")
+}
+
+// lockedDeal locks a deal's row until the transaction ends and reads it.
+// Two statements on purpose: a joined SELECT … FOR UPDATE OF d that waits
+// for a concurrent move to another stage rechecks the join against the
+// stage row it read before waiting, and finds no row.
+func lockedDeal(ctx context.Context, tx pgx.Tx, id int64) (deals.Deal, error) {
+	if err := lockDeal(ctx, tx, id); err != nil {
+		return deals.Deal{}, err
+	}
+	return getDeal(ctx, tx, id)
+}
+
+// GetDeal returns one deal or 404.
+func (s *Store) GetDeal(ctx context.Context, id int64) (deals.Deal, error) {
+	return getDeal(ctx, s.db, id)
+}
+
+// stageOutcome reads the stage's outcome and holds it (FOR SHARE) so it
+// cannot be deleted or change outcome before the deal commits.
+func stageOutcome(ctx context.Context, tx pgx.Tx, id int64) (string, error) {
+	var outcome string
+	err := tx.QueryRow(ctx, `SELECT outcome FROM deal_stages WHERE id = $1 FOR SHARE`, id).Scan(&outcome)
+	if db.IsNoRows(err) {
+		return "", problem.Invalid("stage_id", "does not exist")
+	}
+	return outcome, err
+}
+
+func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal, error) {
+	status, err := stageOutcome(ctx, tx, r.StageID)
+	if err != nil {
+		return deals.Deal{}, err
+	}
+	var id int64
+	err = tx.QueryRow(ctx, `INSERT INTO deals (title, value, currency, stage_id, status, company_id, company_name,
+			company_updated_at, contact_id, expected_close_date, assigned_to, source_lead_id, created_by)
+		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9, $10::date, $11, $12, $13) RETURNING id`,
+		r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
+		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID, directory.Caller(ctx)).Scan(&id)
+	if err != nil {
+		return deals.Deal{}, err
+	}
+	d, err := getDeal(ctx, tx, id)
+	if err != nil {
+		return d, err
+	}
+	return d, outbox.Add(ctx, tx, Stream, deals.EventDealCreated, strconv.FormatInt(id, 10), d)
+}
+
+// CreateDeal inserts a deal and its deal.created event.
+func (s *Store) CreateDeal(ctx context.Context, rec deals.DealRecord) (deals.Deal, error) {
+	var d deals.Deal
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		d, err = insertDeal(ctx, tx, rec)
+		return err
+	})
+	return d, err
+}
+
+// CreateDealOnce is CreateDeal guarded by an idempotency key.
+func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec deals.DealRecord,
+	answer func(deals.Deal) (int, any)) (idempotency.Result, error) {
+	return idempotency.Run(ctx, s.db, key, request, func(tx pgx.Tx) (int, any, error) {
+		d, err := insertDeal(ctx, tx, rec)
+		if err != nil {
+			return 0, nil, err
+		}
+		status, body := answer(d)
+		return status, body, nil
+	})
+}
+
+// UpdateDeal locks the deal, lets apply turn it into the record to store
+// and writes every field of that; status follows the stage.
+func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal) (deals.DealRecord, error)) (deals.Deal, error) {
+	var d deals.Deal
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := lockedDeal(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		r, err := apply(cur)
+		if err != nil {
+			return err
+		}
+		status, err := stageOutcome(ctx, tx, r.StageID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE deals SET title = $2, value = $3::numeric, currency = $4, stage_id = $5,
+				status = $6, company_id = $7, company_name = $8, company_updated_at = $9, contact_id = $10,
+				expected_close_date = $11::date, assigned_to = $12, source_lead_id = $13, updated_at = now()
+			WHERE id = $1`,
+			id, r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
+			r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID)
+		if err != nil {
+			return err
+		}
+		if d, err = getDeal(ctx, tx, id); err != nil {
+			return err
+		}
+		return outbox.Add(ctx, tx, Stream, deals.EventDealUpdated, strconv.FormatInt(id, 10), d)
+	})
+	return d, err
+}
+
+// DeleteDeal deletes a deal (quotes cascade) and publishes deal.deleted.
+func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		d, err := getDeal(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM deals WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), outbox.Tombstone(d.ID))
+	})
+}
+
+// RefreshCompany keeps the denormalised company name current (fed by
+// contacts' company.created/updated events): version is the company's
+// updated_at, and a deal whose name comes from a newer (or the same)
+// version keeps it, so redelivered and reordered events never roll a name
+// back. It reports how many deals changed. A deal whose shown name changes
+// is updated (updated_at moves) so an incremental sync sees the new name;
+// a version bump that leaves the name as it was does not touch it.
+func (s *Store) RefreshCompany(ctx context.Context, companyID int64, name string, version time.Time) (int64, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE deals SET company_name = $2, company_updated_at = $3,
+			updated_at = CASE WHEN company_name IS DISTINCT FROM $2 THEN now() ELSE updated_at END
+		WHERE company_id = $1 AND (company_updated_at IS NULL OR company_updated_at < $3)`,
+		companyID, name, version)
+	return tag.RowsAffected(), err
+}

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/services/leads/internal/leads"
+)
+
+// Columns is the select list every lead query returns, in scan order.
+const Columns = `id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
+	assigned_to, assigned_to_name, disqualify_reason, qualified_at, contact_id, company_id, deal_id,
+	created_by, created_at, updated_at`
+
+// Scan reads one row of Columns.
+func Scan(row pgx.CollectableRow) (leads.Lead, error) { return scanWith(row) }
+
+// scanWith reads Columns followed by extra destinations.
+func scanWith(row pgx.CollectableRow, extra ...any) (leads.Lead, error) {
+	var l leads.Lead
+	dst := []any{&l.ID, &l.FirstName, &l.LastName, &l.Email, &l.Phone, &l.Company, &l.JobTitle,
+		&l.Source, &l.Status, &l.Notes, &l.Tags, &l.AssignedTo, &l.AssignedToName, &l.DisqualifyReason,
+		&l.QualifiedAt, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt, &l.UpdatedAt}
+	err := row.Scan(append(dst, extra...)...)
+	return l, err
+}
+
+// one runs sql, which returns Columns, and reads its single row; no row is
+// the lead's 404. op names the statement in wrapped errors.
+func one(ctx context.Context, q db.Querier, op, sql string, args ...any) (leads.Lead, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("%s: %w", op, err)
+	}
+	l, err := pgx.CollectExactlyOneRow(rows, Scan)
+	if db.IsNoRows(err) {
+		return leads.Lead{}, problem.NotFound("lead")
+	}
+	if err != nil {
+		return leads.Lead{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return l, nil
+}
+
+// assigneeName resolves the denormalised name of assigned_to ($11) from the
+// directory read model at write time; the identity consumer keeps it fresh
+// afterwards.
+const assigneeName = `(SELECT name FROM directory_users WHERE id = $11)`
+
+func insert(ctx context.Context, q db.Querier, l leads.Lead) (leads.Lead, error) {
+	ls, err := insertMany(ctx, q, []leads.Lead{l})
+	if err != nil {
+		return leads.Lead{}, err
+	}
+	created := ls[0]
+	if err := event(ctx, q, leads.EventCreated, created); err != nil {
+		return leads.Lead{}, err
+	}
+	return created, nil
+}
+
+func event(ctx context.Context, q db.Querier, typ string, l leads.Lead) error {
+	return outbox.Add(ctx, q, leads.Stream, typ, fmt.Sprint(l.ID), l)
+}
+
+// Create stores a new lead and its lead.created event.
+func (s *Store) Create(ctx context.Context, l leads.Lead) (leads.Lead, error) {
+	var out leads.Lead
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = insert(ctx, tx, l)
+		return err
+	})
+	return out, err
+}
+
+// createdBody is the internal API's 201 body for a new lead, stored and
+// replayed per Idempotency-Key.
+func createdBody(l leads.Lead) map[string]any {
+	return map[string]any{"success": true, "data": l, "message": "Lead created"}
+}
+
+// CreateOnce stores a lead at most once per Idempotency-Key; the answer is
+// the internal API's 201 body.
+func (s *Store) CreateOnce(ctx context.Context, key string, request any, l leads.Lead) (idempotency.Result, error) {
+	return idempotency.Run(ctx, s.db, key, request, func(tx pgx.Tx) (int, any, error) {
+		created, err := insert(ctx, tx, l)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusCreated, createdBody(created), nil
+	})
+}
+
+// CreateManyOnce is CreateOnce for a batch (idempotency.RunMany): each lead
+// is created at most once per key, with ls[i] itself as the request
+// fingerprint, and answers the same 201 body. The leads that must run are
+// inserted by one statement and their lead.created events by another, so a
+// batch costs the same few round trips, and fires the count trigger once,
+// whatever its size.
+func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Lead) ([]idempotency.Outcome, error) {
+	if len(keys) != len(ls) {
+		return nil, fmt.Errorf("create leads: %d keys for %d leads", len(keys), len(ls))
+	}
+	calls := make([]idempotency.Call, len(ls))
+	for i := range ls {
+		calls[i] = idempotency.Call{Key: keys[i], Request: ls[i]}
+	}
+	return idempotency.RunMany(ctx, s.db, calls, func(tx pgx.Tx, todo []int) ([]idempotency.Answer, error) {
+		todoLeads := make([]leads.Lead, len(todo))
+		for j, i := range todo {
+			todoLeads[j] = ls[i]
+		}
+		created, err := insertMany(ctx, tx, todoLeads)
+		if err != nil {
+			return nil, err
+		}
+		events := make([]outbox.Record, len(created))
+		answers := make([]idempotency.Answer, len(created))
+		for j, l := range created {
+			events[j] = outbox.Record{Type: leads.EventCreated, AggregateID: fmt.Sprint(l.ID), Data: l}
+			answers[j] = idempotency.Answer{Status: http.StatusCreated, Body: createdBody(l)}
+		}
+		if err := outbox.AddMany(ctx, tx, leads.Stream, events); err != nil {
+			return nil, err
+		}
+		return answers, nil
+	})
+}
+
+// insertManySQL inserts one lead per element of its arrays (the assignee's
+// name looked up as assigneeName does). The ids are
+// drawn in a materialised CTE (nextval is volatile) so each returned row is
+// matched to its input by id and the answer keeps the input order, which
+// RETURNING alone does not promise.
+const insertManySQL = `WITH input AS (
+		SELECT nextval(pg_get_serial_sequence('leads', 'id')) AS id, u.*
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+			$8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[]) WITH ORDINALITY
+			AS u (first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
+				assigned_to, created_by, n)),
+	ins AS (
+		INSERT INTO leads (id, first_name, last_name, email, phone, company, job_title, source, status,
+			notes, tags, assigned_to, assigned_to_name, created_by)
+		SELECT id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
+			assigned_to, (SELECT name FROM directory_users d WHERE d.id = input.assigned_to), created_by
+		FROM input ORDER BY n
+		RETURNING ` + Columns + `)
+	SELECT ins.* FROM ins JOIN input USING (id) ORDER BY input.n`
+
+func insertMany(ctx context.Context, q db.Querier, ls []leads.Lead) ([]leads.Lead, error) {
+	if len(ls) == 0 {
+		return nil, nil
+	}
+	var first, last []string
+	var email, phone, company, job, source, status, notes, tags []*string
+	var assigned, by []*int64
+	for _, l := range ls {
+		st := l.Status
+		first, last = append(first, l.FirstName), append(last, l.LastName)
+		email, phone, company, job = append(email, l.Email), append(phone, l.Phone), append(company, l.Company), append(job, l.JobTitle)
+		source, status, notes, tags = append(source, l.Source), append(status, &st), append(notes, l.Notes), append(tags, l.Tags)
+		assigned, by = append(assigned, l.AssignedTo), append(by, l.CreatedBy)
+	}
+	rows, err := q.Query(ctx, insertManySQL, first, last, email, phone, company, job, source, status, notes, tags, assigned, by)
+	if err != nil {
+		return nil, fmt.Errorf("insert leads: %w", err)
+	}
+	created, err := pgx.CollectRows(rows, Scan)
+	if err != nil {
+		return nil, fmt.Errorf("insert leads: %w", err)
+	}
+	if len(created) != len(ls) {
+		return nil, fmt.Errorf("insert leads: %d rows for %d leads", len(created), len(ls))
+	}
+	return created, nil
+}
+
+// Get reads a lead by id.
+func (s *Store) Get(ctx context.Context, id int64) (leads.Lead, error) {
+	return get(ctx, s.db, id, "")
+}
+
+func get(ctx context.Context, q db.Querier, id int64, lock string) (leads.Lead, error) {
+	return one(ctx, q, "get lead", `SELECT `+Columns+` FROM leads WHERE id = $1 `+lock, id)
+}
+
+// Update reads the lead FOR UPDATE, lets change edit it and writes every
+// writable field back with its lead.updated event, in one transaction: a
+// field change leaves alone keeps the value committed when the lock was
+// taken, never one read earlier.
+func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) error) (leads.Lead, error) {
+	var out leads.Lead
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		l, err := get(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if err := change(&l); err != nil {
+			return err
+		}
+		out, err = one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
+			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
+			assigned_to_name = `+assigneeName+`, updated_at = now()
+			WHERE id = $12 RETURNING `+Columns,
+			l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
+			l.Tags, l.AssignedTo, l.ID)
+		if err != nil {
+			return err
+		}
+		return event(ctx, tx, leads.EventUpdated, out)
+	})
+	return out, err
+}
+
+// Disqualify sets status disqualified and the reason, from any state. A
+// qualified lead keeps contact_id, company_id, deal_id and qualified_at as
+// the history of its qualification.
+func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads.Lead, error) {
+	var out leads.Lead
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if out, err = one(ctx, tx, "disqualify lead", `UPDATE leads SET status = 'disqualified', disqualify_reason = $2,
+			updated_at = now() WHERE id = $1 RETURNING `+Columns, id, reason); err != nil {
+			return err
+		}
+		return event(ctx, tx, leads.EventDisqualified, out)
+	})
+	return out, err
+}
+
+// Delete removes the lead, its notes, tasks and saga row.
+func (s *Store) Delete(ctx context.Context, id int64) error {
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		old, err := one(ctx, tx, "delete lead", `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
+		if err != nil {
+			return err
+		}
+		if err := activity.DeleteAll(ctx, tx, activity.Lead, id); err != nil {
+			return fmt.Errorf("delete lead activity: %w", err)
+		}
+		return outbox.Add(ctx, tx, leads.Stream, leads.EventDeleted, fmt.Sprint(old.ID), outbox.Tombstone(old.ID))
+	})
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/services/leads/internal/leads"
+)
+
+// Where builds the filter shared by the list and the CSV export.
+func Where(f leads.Filter) *listq.Where {
+	w := &listq.Where{}
+	q := f.Query
+	if q.Search != "" {
+		w.And("search_text LIKE " + w.Arg("%"+listq.EscapeLike(strings.ToLower(q.Search))+"%"))
+	}
+	if f.Status != "" {
+		w.And("status = " + w.Arg(f.Status))
+	}
+	if f.Source != "" {
+		w.And("lower(source) = lower(" + w.Arg(f.Source) + ")")
+	}
+	if f.AssignedTo != nil {
+		w.And("assigned_to = " + w.Arg(*f.AssignedTo))
+	}
+	if q.DateFrom != nil {
+		w.And("created_at >= " + w.Arg(*q.DateFrom))
+	}
+	if q.DateTo != nil {
+		w.And("created_at < " + w.Arg(*q.DateTo))
+	}
+	q.Since(w)
+	switch q.Scope {
+	case listq.ScopeMe:
+		w.And("assigned_to = " + w.Arg(f.CallerID))
+	case listq.ScopeTeam:
+		// The caller's team from the directory; a caller without a team is
+		// a team of one.
+		caller := w.Arg(f.CallerID)
+		w.And(`(assigned_to = ` + caller + ` OR assigned_to IN (SELECT u.id FROM directory_users u
+			JOIN directory_users me ON me.team_id = u.team_id WHERE me.id = ` + caller + `))`)
+	}
+	return w
+}
+
+// List returns one page of leads and the total matching.
+func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	if f.Query.Search != "" {
+		return s.listSearch(ctx, f)
+	}
+	w := Where(f)
+	var total int
+	var err error
+	if w.SQL() == "" {
+		// The unfiltered total comes from the trigger-maintained counter.
+		if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(n), 0) FROM lead_count_deltas`).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count leads: %w", err)
+		}
+	} else if total, err = s.count(ctx, w); err != nil {
+		return nil, 0, err
+	}
+	if total == 0 || f.Query.Offset() >= total {
+		return []leads.Lead{}, total, nil
+	}
+	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list leads: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, Scan)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list leads: %w", err)
+	}
+	return items, total, nil
+}
+
+// count is the number of leads matching w (the filtered total).
+func (s *Store) count(ctx context.Context, w *listq.Where) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count leads: %w", err)
+	}
+	return n, nil
+}
+
+// listSearch answers a search with one pass over the trigram matches: the
+// total is a window count computed on the same rows the page is cut from,
+// instead of a second bitmap scan and recheck for count(*).
+func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	w := Where(f)
+	// The window runs in a subquery over the unordered matches (bitmap
+	// scan of the trigram index); sorting inside it would let the planner
+	// walk a whole sort index and filter a million rows.
+	sql := `SELECT * FROM (SELECT ` + Columns + `, count(*) OVER () AS total FROM leads ` + w.SQL() +
+		`) matches ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+	rows, err := s.db.Query(ctx, sql, w.Args()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search leads: %w", err)
+	}
+	total := 0
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (leads.Lead, error) {
+		l, err := scanWith(row, &total)
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("search leads: %w", err)
+	}
+	if len(items) == 0 && f.Query.Page > 1 {
+		// A page past the end carries no window count: count separately
+		// (with a fresh Where, since LimitOffset added w's paging args).
+		if total, err = s.count(ctx, Where(f)); err != nil {
+			return nil, 0, err
+		}
+	}
+	return items, total, nil
+}
+
+// CompactCounts folds the counter's per-statement deltas into one row. The
+// DELETE sees only deltas committed before it started, so concurrent
+// inserts are never lost, and the sum is unchanged at every instant.
+func (s *Store) CompactCounts(ctx context.Context) error {
+	_, err := s.db.Exec(ctx, `WITH folded AS (DELETE FROM lead_count_deltas RETURNING n)
+		INSERT INTO lead_count_deltas (n) SELECT coalesce(sum(n), 0) FROM folded`)
+	return err
+}
