@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 )
 
 // TestSchemaViolationsRefused sends bodies the OpenAPI document declares
@@ -54,21 +57,22 @@ func TestSchemaViolationsRefused(t *testing.T) {
 // URI, code and the invalid fields in order.
 func wantProblemBody(t *testing.T, r *Response, status int, code string, fields []string) {
 	t.Helper()
-	if r.Status != status || r.Header.Get("Content-Type") != "application/problem+json" {
-		t.Fatalf("got %d %s, want %d application/problem+json: %s", r.Status, r.Header.Get("Content-Type"), status, r.Body)
-	}
-	got := map[string]any{"type": r.JSON["type"], "title": r.JSON["title"], "status": r.JSON["status"], "code": r.JSON["code"]}
-	want := map[string]any{"type": "/docs/problems#" + code, "title": http.StatusText(status), "status": float64(status), "code": code}
+	b := problemtest.Want(t, r.Status, r.Header, r.Body, status, code, fields...)
+	got := map[string]any{"type": b.Type, "title": b.Title}
+	want := map[string]any{"type": "/docs/problems#" + code, "title": http.StatusText(status)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problem (-want +got):\n%s", diff)
 	}
-	var gotFields []string
-	errs, _ := r.JSON["errors"].([]any)
+	if len(fields) == 0 && len(b.Errors) > 0 {
+		t.Errorf("invalid fields (-want +got):\n%s", cmp.Diff([]string(nil), fieldNames(b.Errors)))
+	}
+}
+
+// fieldNames lists the fields of a problem's errors, in order.
+func fieldNames(errs []problem.FieldError) []string {
+	var names []string
 	for _, e := range errs {
-		f, _ := e.(map[string]any)["field"].(string)
-		gotFields = append(gotFields, f)
+		names = append(names, e.Field)
 	}
-	if diff := cmp.Diff(fields, gotFields); diff != "" {
-		t.Errorf("invalid fields (-want +got):\n%s", diff)
-	}
+	return names
 }

@@ -218,7 +218,7 @@ func TestLinkedEmails(t *testing.T) {
 
 // TestTaskReferencesMustExist: the contact, company and deal a task names
 // live in other contexts; each service that keeps tasks checks them with
-// their owner (DESIGN 3: referenced ids must exist → 422).
+// their owner (docs/api.md: referenced ids must exist → 422).
 func TestTaskReferencesMustExist(t *testing.T) {
 	t.Parallel()
 	adm := admin(t)

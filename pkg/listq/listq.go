@@ -1,8 +1,8 @@
 // Package listq parses the list query parameters every collection shares
 // (page, per_page, search, sort_by, sort_dir, date_from, date_to, scope,
 // and updated_since/after_id where the collection supports sync),
-// builds safe SQL filters with placeholders only, and renders the spec's
-// pagination envelope. Sort keys come from a whitelist, never from input.
+// builds safe SQL filters with placeholders only, and renders the API's
+// pagination envelope (docs/api.md). Sort keys come from a whitelist, never from input.
 package listq
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// Limits of the spec (section 8).
+// Limits of every list (docs/api.md).
 const (
 	DefaultPerPage = 25
 	MaxPerPage     = 100
@@ -179,7 +179,7 @@ func (q *Query) Since(w *Where) {
 	w.And("(" + q.spec.Updated + ", " + q.tieBreak() + ") > (" + w.Arg(*q.UpdatedSince) + ", " + w.Arg(*q.AfterID) + ")")
 }
 
-// tieBreak is the spec's tie-break column, "id" by default as in OrderBy.
+// tieBreak is the Spec's tie-break column, "id" by default as in OrderBy.
 func (q *Query) tieBreak() string {
 	if q.spec.TieBreak == "" {
 		return "id"
@@ -328,7 +328,7 @@ func (w *Where) SQL() string {
 // Args returns the placeholder values in order.
 func (w *Where) Args() []any { return w.args }
 
-// Page is the spec's pagination envelope.
+// Page is the API's pagination envelope.
 type Page[T any] struct {
 	Data        []T `json:"data"`
 	CurrentPage int `json:"current_page"`

@@ -20,8 +20,8 @@ type Field[T any] struct {
 }
 
 // UnmarshalJSON records presence and nullness. `""` clears a field that is
-// not text (a number, a boolean) as null does (DESIGN 3: "null or \"\"
-// clears one"); a text field, or a type that decodes strings itself, gets
+// not text (a number, a boolean) as null does (the API's rule in
+// docs/api.md: null or "" clears one); a text field, or a type that decodes strings itself, gets
 // the empty string and decides.
 func (f *Field[T]) UnmarshalJSON(b []byte) error {
 	f.Set = true

@@ -43,7 +43,7 @@ func TestField(t *testing.T) {
 	}
 }
 
-// TestEmptyStringClears: DESIGN 3 lets "" clear an optional field; for a
+// TestEmptyStringClears: the API lets "" clear an optional field; for a
 // number or a boolean that is the same as null, while a text field keeps
 // the empty string for its own rules.
 func TestEmptyStringClears(t *testing.T) {

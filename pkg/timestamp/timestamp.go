@@ -1,6 +1,6 @@
 // Package timestamp is the API's one timestamp shape: ISO 8601 in UTC with
-// exactly six fractional digits (2026-11-22T03:10:26.123400Z), as the spec
-// requires. time.Time's JSON drops trailing zeros, so every context would
+// exactly six fractional digits (2026-11-22T03:10:26.123400Z), as docs/api.md
+// documents. time.Time's JSON drops trailing zeros, so every context would
 // otherwise invent its own wrapper.
 package timestamp
 

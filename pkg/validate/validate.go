@@ -17,7 +17,7 @@ import (
 // (it would fail the statement), and no CRM date is older than this.
 const MinYear = 1000
 
-// Lengths the platform applies unless a field says otherwise (DESIGN 3).
+// Lengths the platform applies unless a field says otherwise (docs/api.md, Errors).
 const (
 	MaxName    = 100
 	MaxString  = 255

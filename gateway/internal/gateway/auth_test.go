@@ -116,7 +116,7 @@ func TestMegabyteTokenIsRefusedAtTheHeaderLimit(t *testing.T) {
 	}
 }
 
-// adminRoutes is every admin-only operation (spec 5.2, DESIGN 4, brief).
+// adminRoutes is every admin-only operation (docs/api.md, Authentication).
 var adminRoutes = []struct{ method, path, service, upstreamPath string }{
 	{"GET", "/api/contacts/export", SvcContacts, "/contacts/export"},
 	{"GET", "/api/contacts/template", SvcContacts, "/contacts/template"},

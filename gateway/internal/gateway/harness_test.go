@@ -24,6 +24,7 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 )
 
 const testSecret = "test-internal-secret-0123456789"
@@ -329,23 +330,11 @@ type problemBody struct {
 // wantProblem asserts status, content type, code and request id of a problem.
 func wantProblem(t *testing.T, r response, status int, code string) problemBody {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	b := problemtest.Want(t, r.status, r.header, r.body, status, code)
+	if b.RequestID == "" || b.RequestID != r.header.Get("X-Request-Id") {
+		t.Errorf("request_id %q, X-Request-Id %q", b.RequestID, r.header.Get("X-Request-Id"))
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Errorf("Content-Type = %q, want application/problem+json", ct)
-	}
-	var p problemBody
-	if err := json.Unmarshal(r.body, &p); err != nil {
-		t.Fatalf("problem body %q: %v", r.body, err)
-	}
-	if p.Code != code || p.Status != status {
-		t.Errorf("problem = %+v, want code %q status %d", p, code, status)
-	}
-	if p.RequestID == "" || p.RequestID != r.header.Get("X-Request-Id") {
-		t.Errorf("request_id %q, X-Request-Id %q", p.RequestID, r.header.Get("X-Request-Id"))
-	}
-	return p
+	return problemBody{Type: b.Type, Title: b.Title, Status: b.Status, Detail: b.Detail, Code: b.Code, RequestID: b.RequestID}
 }
 
 // echoed decodes a fake service's echo.

@@ -2,13 +2,14 @@ package gateway
 
 import (
 	"bufio"
-	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 )
 
 // raw sends one request exactly as written (bytes net/http would refuse to
@@ -35,16 +36,8 @@ func (e *env) raw(t *testing.T, request string) response {
 // problem body, request id included.
 func wantProblemBody(t *testing.T, r response, want problemBody) {
 	t.Helper()
-	if r.status != want.Status {
-		t.Errorf("status = %d, want %d; body %s", r.status, want.Status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Errorf("Content-Type = %q, want application/problem+json", ct)
-	}
-	var got problemBody
-	if err := json.Unmarshal(r.body, &got); err != nil {
-		t.Fatalf("problem body %q: %v", r.body, err)
-	}
+	b := problemtest.Want(t, r.status, r.header, r.body, want.Status, want.Code)
+	got := problemBody{Type: b.Type, Title: b.Title, Status: b.Status, Detail: b.Detail, Code: b.Code, RequestID: b.RequestID}
 	want.RequestID = r.header.Get("X-Request-Id")
 	if want.RequestID == "" {
 		t.Error("no X-Request-Id")

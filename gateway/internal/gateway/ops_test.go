@@ -348,7 +348,7 @@ func TestOpenAPIMatchesRouteTable(t *testing.T) {
 	if count != len(Operations()) {
 		t.Errorf("document has %d operations, Operations() %d (duplicate method+path?)", count, len(Operations()))
 	}
-	// Every admin route of the brief is documented as admin.
+	// Every admin-only route is documented as admin.
 	for _, a := range adminRoutes {
 		p := strings.TrimPrefix(a.path, "/api")
 		found := false

@@ -11,7 +11,7 @@ import (
 // Policy is how the gateway authenticates a route before proxying it.
 type Policy int
 
-// The four policies of the public API (spec section 5, DESIGN 4 and 9).
+// The four policies of the public API (docs/api.md, Authentication).
 const (
 	// Public needs no credential (login, refresh, logout, JWKS).
 	Public Policy = iota

@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// api routes /api/... through the table: CORS, body checks, rate limits,
+// authentication, then the proxy.
+func (g *Gateway) api(c *fiber.Ctx) error {
+	st := state(c)
+	full := string(c.Context().URI().Path()) // decoded and normalised: no "..", no "//"
+	if !strings.HasPrefix(full, "/api/") {
+		return problem.NotFound("route")
+	}
+	if !Canonical(string(c.Request().URI().PathOriginal())) {
+		p := *problem.NotFound("route")
+		p.Detail = "no route has this path: it is not in canonical form (an empty, '.' or '..' segment, or an encoded '/' or '\\')"
+		return &p
+	}
+	path := strings.TrimPrefix(full, "/api")
+	if isQueuesPath(path) {
+		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+		st.clientIP = clientIP(remote, forwardedFor(&c.Request().Header), g.cfg.TrustedProxies)
+		return g.queues(c, st)
+	}
+	rt := Match(g.table, c.Method(), path)
+	if rt == nil {
+		return problem.NotFound("route")
+	}
+	st.route, st.path = rt.Pattern, path
+	ctx := c.UserContext()
+
+	if rt.Policy == Key && g.cors(c) {
+		return nil // preflight answered
+	}
+	if err := checkBody(c, rt); err != nil {
+		return err
+	}
+
+	remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	xff := forwardedFor(&c.Request().Header)
+	st.clientIP = clientIP(remote, xff, g.cfg.TrustedProxies)
+	st.forwardedFor = remote.Unmap().String()
+	if xff != "" && isTrusted(remote.Unmap(), g.cfg.TrustedProxies) {
+		st.forwardedFor = xff + ", " + st.forwardedFor
+	}
+
+	if err := g.rateLimit(ctx, st, "ip", st.clientIP.String(), g.cfg.IPPerMinute); err != nil {
+		return err
+	}
+
+	switch rt.Policy {
+	case JWT, Admin:
+		tok, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
+		if !ok {
+			return problem.Unauthenticated("missing bearer token")
+		}
+		if isAccessToken(tok) {
+			if err := g.accessToken(c, st, rt, tok); err != nil {
+				return err
+			}
+			break
+		}
+		claims, err := g.verifier.Verify(ctx, tok)
+		if err != nil {
+			return err
+		}
+		if rt.Policy == Admin && !claims.IsAdmin() {
+			return problem.Forbidden("this action requires the admin role")
+		}
+		if err := g.rateLimit(ctx, st, "user", claims.Subject, g.cfg.UserPerMinute); err != nil {
+			return err
+		}
+	case Key:
+		if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 {
+			return keyProblem("bearer tokens are not accepted on the public API: send the API key in X-API-Key")
+		}
+		if err := g.verifyKey(ctx, c.Get("X-API-Key")); err != nil {
+			return err
+		}
+	}
+	return g.proxy(c, rt, path, st)
+}
+
+// forwardedFor is every X-Forwarded-For line as one list: a proxy may add
+// its own line rather than append to the client's (HAProxy's option
+// forwardfor does), and RFC 9110 section 5.3 makes the lines one
+// comma-separated value. Peek would return the first line only, the
+// client's.
+func forwardedFor(h *fasthttp.RequestHeader) string {
+	lines := h.PeekAll(fiber.HeaderXForwardedFor)
+	if len(lines) == 1 {
+		return string(lines[0])
+	}
+	parts := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if l := strings.TrimSpace(string(l)); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkBody refuses compressed bodies (never inflated here, so a gzip bomb
+// costs nothing) and bodies whose declared length is over the route limit,
+// before a byte of the body is read. Chunked bodies are capped as they
+// stream (requestBody).
+func checkBody(c *fiber.Ctx, rt *Route) error {
+	if ce := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); ce != "" && !strings.EqualFold(ce, "identity") {
+		return problem.UnsupportedMediaType("compressed request bodies are not accepted (Content-Encoding must be identity)")
+	}
+	if cl := int64(c.Request().Header.ContentLength()); cl > rt.Limit() {
+		return problem.TooLarge(fmt.Sprintf("the request body exceeds %d bytes", rt.Limit()))
+	}
+	return nil
+}
