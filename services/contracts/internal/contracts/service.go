@@ -50,10 +50,10 @@ func (s *Service) Catalogue() *Catalogue { return s.catalogue }
 
 func (s *Service) today() time.Time { return Day(s.now()) }
 
-// ContractInput is a contract body (spec 2.5). deal_id, template_id and
+// ContractInput is a contract body. deal_id, template_id and
 // title are required on create and update; the optional fields follow the
 // PUT rule (absent keeps, null or "" clears). status and term_months are
-// extensions: status changes go through PUT (DESIGN 7), and term_months
+// extensions: status changes go through PUT, and term_months
 // overrides the template's default term.
 type ContractInput struct {
 	DealID     patch.Field[int64]  `json:"deal_id"`

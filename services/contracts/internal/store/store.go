@@ -347,7 +347,7 @@ func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSign
 	})
 }
 
-// Sorts is the contract list's whitelist of sort keys (spec 4.3).
+// Sorts is the contract list's whitelist of sort keys.
 var Sorts = listq.Spec{
 	Sorts: map[string]string{
 		"contract_number":  "c.contract_number",

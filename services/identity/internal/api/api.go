@@ -207,7 +207,7 @@ func (a *API) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 // userPage is the listq envelope plus "success", so it satisfies both the
-// pagination shape and DESIGN 3's list envelope.
+// pagination shape and the list envelope of docs/api.md.
 type userPage struct {
 	Success bool `json:"success"`
 	listq.Page[userJSON]

@@ -125,8 +125,8 @@ func readVia(q url.Values) (*mail.RecordRef, error) {
 // linkedSpec accepts only the newest-first order linked emails have.
 var linkedSpec = listq.Spec{Sorts: map[string]string{"sent_at": "sent_at"}, DefaultSort: "sent_at"}
 
-// linkedPage is the spec's pagination envelope plus success, so clients of
-// either list shape (DESIGN 3) read it.
+// linkedPage is the pagination envelope plus success, so clients of
+// either list shape (docs/api.md) read it.
 type linkedPage struct {
 	Success bool `json:"success"`
 	listq.Page[mail.Summary]
