@@ -80,11 +80,13 @@ type Runtime struct {
 // would take the whole API offline for nothing. The metrics include the
 // pool's statistics and, when the schema has an outbox, its lag. Close
 // releases it all.
-func Open(ctx context.Context, service, schema string, s Settings, migrate func(context.Context, *db.DB) error) (*Runtime, error) {
-	rt := &Runtime{Log: logx.New(os.Stdout, service, s.LogLevel)}
-	slog.SetDefault(rt.Log)
-	var err error
-	if rt.stopTracing, err = tracing.Setup(ctx, service, s.Tracing); err != nil {
+func Open(ctx context.Context, service, schema string, s Settings, migrate func(context.Context, *db.DB) error, opts ...Option) (*Runtime, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rt, err := Observe(ctx, service, s.LogLevel, s.Tracing)
+	if err != nil {
 		return nil, err
 	}
 	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns)); err != nil {
@@ -104,15 +106,11 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 		rt.Close()
 		return nil, err
 	}
-	revocations, err := auth.NewRevocations(rt.Redis, rt.Log)
-	if err != nil {
-		rt.Close()
-		return nil, err
-	}
-	if rt.Verifier, err = auth.NewVerifier(auth.NewJWKS(s.IdentityURL+"/auth/jwks"), auth.Issuer, auth.Audience,
-		auth.WithRevocations(revocations)); err != nil {
-		rt.Close()
-		return nil, err
+	if !o.issuer {
+		if rt.Verifier, err = jwksVerifier(rt, s.IdentityURL); err != nil {
+			rt.Close()
+			return nil, err
+		}
 	}
 	rt.Ops, err = httpx.NewOps(
 		httpx.Check{Name: "postgres", Fn: rt.DB.Ping},
@@ -124,6 +122,40 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 	}
 	if err := rt.registerMetrics(ctx); err != nil {
 		rt.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+// jwksVerifier checks access tokens against identity's JWKS and its
+// revocations.
+func jwksVerifier(rt *Runtime, identityURL string) (*auth.Verifier, error) {
+	revocations, err := auth.NewRevocations(rt.Redis, rt.Log)
+	if err != nil {
+		return nil, err
+	}
+	return auth.NewVerifier(auth.NewJWKS(identityURL+"/auth/jwks"), auth.Issuer, auth.Audience,
+		auth.WithRevocations(revocations))
+}
+
+// Option adjusts Open.
+type Option func(*options)
+
+type options struct{ issuer bool }
+
+// Issuer is Open's option for the service that signs the access tokens
+// (identity): it verifies them with its own keys, not with a JWKS fetched
+// from itself, so Open leaves Runtime.Verifier nil.
+func Issuer() Option { return func(o *options) { o.issuer = true } }
+
+// Observe sets the default logger of service and starts tracing: the part
+// of Open a process without a database or JWT verification (the render
+// worker) shares. Close flushes the spans.
+func Observe(ctx context.Context, service, logLevel string, tr tracing.Config) (*Runtime, error) {
+	rt := &Runtime{Log: logx.New(os.Stdout, service, logLevel)}
+	slog.SetDefault(rt.Log)
+	var err error
+	if rt.stopTracing, err = tracing.Setup(ctx, service, tr); err != nil {
 		return nil, err
 	}
 	return rt, nil

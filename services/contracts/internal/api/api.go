@@ -43,8 +43,8 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 	}
 	a := &API{svc: svc}
 	mux := http.NewServeMux()
-	user := func(h http.HandlerFunc) http.Handler { return verifier.Require(h) }
-	admin := func(h http.HandlerFunc) http.Handler { return verifier.Require(auth.RequireAdmin(h)) }
+	user := func(h httpx.HandlerFunc) http.Handler { return verifier.Require(h) }
+	admin := func(h httpx.HandlerFunc) http.Handler { return verifier.Require(auth.RequireAdmin(h)) }
 
 	mux.Handle("GET /contract-templates", admin(a.listTemplates))
 	mux.Handle("POST /contract-templates", admin(a.createTemplate))
@@ -58,7 +58,7 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 	mux.Handle("POST /contracts", user(a.createContract))
 	mux.Handle("GET /contracts/{id}", user(a.getContract))
 	// Writes to a contract follow the caller's edit scope (403 outside).
-	contract := func(h http.HandlerFunc) http.Handler {
+	contract := func(h httpx.HandlerFunc) http.Handler {
 		return verifier.Require(directory.RequireWrite(svc.ContractOwner, svc.CanWrite)(h))
 	}
 	mux.Handle("PUT /contracts/{id}", contract(a.updateContract))
@@ -84,27 +84,26 @@ func callerID(r *http.Request) *int64 {
 
 // ---- templates ----
 
-func (a *API) listTemplates(w http.ResponseWriter, r *http.Request) {
+func (a *API) listTemplates(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.svc.ListTemplates(r.Context())
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, list)
+	return nil
 }
 
-func (a *API) createTemplate(w http.ResponseWriter, r *http.Request) {
+func (a *API) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	var in contracts.TemplateInput
 	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	t, err := a.svc.CreateTemplate(r.Context(), in, callerID(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, t, "Template created")
+	return nil
 }
 
 func (a *API) templateID(r *http.Request) (int64, error) {
@@ -115,63 +114,60 @@ func (a *API) templateID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-func (a *API) getTemplate(w http.ResponseWriter, r *http.Request) {
+func (a *API) getTemplate(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.templateID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	t, err := a.svc.GetTemplate(r.Context(), id)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, t)
+	return nil
 }
 
-func (a *API) updateTemplate(w http.ResponseWriter, r *http.Request) {
+func (a *API) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.templateID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in contracts.TemplateInput
 	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	t, err := a.svc.UpdateTemplate(r.Context(), id, in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, t, "Template updated")
+	return nil
 }
 
-func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.templateID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if err := a.svc.DeleteTemplate(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Deleted(w, "Template deleted")
+	return nil
 }
 
-func (a *API) tags(w http.ResponseWriter, r *http.Request) {
+func (a *API) tags(w http.ResponseWriter, r *http.Request) error {
 	httpx.OK(w, a.svc.Catalogue().Grouped())
+	return nil
 }
 
-func (a *API) tagsPDF(w http.ResponseWriter, r *http.Request) {
+func (a *API) tagsPDF(w http.ResponseWriter, r *http.Request) error {
 	data, err := a.svc.RenderCatalogue(r.Context(), renderUser(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	writeFile(w, renderq.PDF.ContentType(), `attachment; filename="contract-merge-tags.pdf"`, data)
+	return nil
 }
 
 // ---- contracts ----
@@ -184,7 +180,7 @@ func (a *API) contractID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-func (a *API) listContracts(w http.ResponseWriter, r *http.Request) {
+func (a *API) listContracts(w http.ResponseWriter, r *http.Request) error {
 	values := r.URL.Query()
 	q := listq.Parse(values, store.Sorts)
 	f := contracts.ListFilter{
@@ -204,106 +200,98 @@ func (a *API) listContracts(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(errs) > 0 {
-		httpx.Error(w, r, problem.Validation(errs...))
-		return
+		return problem.Validation(errs...)
 	}
 	items, total, err := a.svc.ListContracts(r.Context(), f, q)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, listq.NewPage(items, q, total))
+	return nil
 }
 
-func (a *API) createContract(w http.ResponseWriter, r *http.Request) {
+func (a *API) createContract(w http.ResponseWriter, r *http.Request) error {
 	var in contracts.ContractInput
 	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	c, err := a.svc.CreateContract(r.Context(), in, callerID(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, c, "Contract created")
+	return nil
 }
 
-func (a *API) getContract(w http.ResponseWriter, r *http.Request) {
+func (a *API) getContract(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	c, err := a.svc.GetContract(r.Context(), id)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, c)
+	return nil
 }
 
-func (a *API) updateContract(w http.ResponseWriter, r *http.Request) {
+func (a *API) updateContract(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in contracts.ContractInput
 	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	c, err := a.svc.UpdateContract(r.Context(), id, in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, c, "Contract updated")
+	return nil
 }
 
-func (a *API) deleteContract(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteContract(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if err := a.svc.DeleteContract(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Deleted(w, "Contract deleted")
+	return nil
 }
 
-func (a *API) regenerate(w http.ResponseWriter, r *http.Request) {
+func (a *API) regenerate(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	c, err := a.svc.Regenerate(r.Context(), id)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, c, "Contract regenerated")
+	return nil
 }
 
-func (a *API) document(format renderq.Format) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (a *API) document(format renderq.Format) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := a.contractID(r)
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		data, c, err := a.svc.Render(r.Context(), id, format, renderUser(r))
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		// Contract numbers are letters, digits, '-' and '_' only (the
 		// template prefix is validated), so the name needs no escaping.
 		writeFile(w, format.ContentType(), `attachment; filename="`+c.ContractNumber+`.`+string(format)+`"`, data)
+		return nil
 	}
 }
 
@@ -335,42 +323,35 @@ func startFile(w http.ResponseWriter, contentType, disposition string, size int6
 // uploadExecuted streams the multipart field "file" into the service
 // without buffering the body: a declared length over the limit is refused
 // before reading, and MaxBytesReader stops an undeclared one at the limit.
-func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) {
+func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	limit := int64(contracts.MaxSignedCopy + multipartOverhead)
 	if r.ContentLength > limit {
-		httpx.Error(w, r, problem.TooLarge("the file exceeds 25 MB"))
-		return
+		return problem.TooLarge("the file exceeds 25 MB")
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		httpx.Error(w, r, problem.UnsupportedMediaType("Content-Type must be multipart/form-data with a field named file"))
-		return
+		return problem.UnsupportedMediaType("Content-Type must be multipart/form-data with a field named file")
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		httpx.Error(w, r, problem.Invalid("file", "is required"))
-		return
+		return problem.Invalid("file", "is required")
 	}
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			httpx.Error(w, r, problem.Invalid("file", "is required"))
-			return
+			return problem.Invalid("file", "is required")
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				httpx.Error(w, r, problem.TooLarge("the file exceeds 25 MB"))
-				return
+				return problem.TooLarge("the file exceeds 25 MB")
 			}
-			httpx.Error(w, r, problem.Invalid("file", "the multipart body is malformed"))
-			return
+			return problem.Invalid("file", "the multipart body is malformed")
 		}
 		if part.FormName() != "file" {
 			_, _ = io.Copy(io.Discard, part)
@@ -380,19 +361,17 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) {
 		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, callerID(r))
 		_ = part.Close()
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.Created(w, c, "Signed copy uploaded")
-		return
+		return nil
 	}
 }
 
-func (a *API) downloadExecuted(w http.ResponseWriter, r *http.Request) {
+func (a *API) downloadExecuted(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	started := false
 	err = a.svc.StreamExecuted(r.Context(), id, func(f contracts.ExecutedFile) (io.Writer, error) {
@@ -402,23 +381,22 @@ func (a *API) downloadExecuted(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		if !started {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		// Headers are gone; the short body (Content-Length) tells the client.
 		slog.ErrorContext(r.Context(), "signed copy download interrupted", "contract_id", id, "error", err.Error())
 	}
+	return nil
 }
 
-func (a *API) deleteExecuted(w http.ResponseWriter, r *http.Request) {
+func (a *API) deleteExecuted(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.contractID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if _, err := a.svc.DeleteExecuted(r.Context(), id); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Deleted(w, "Signed copy deleted")
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contracts/internal/api"
@@ -227,32 +227,7 @@ func (e *env) send(t *testing.T, req *http.Request) response {
 // 422) exactly the given error fields.
 func wantProblem(t *testing.T, r response, status int, code string, fields ...string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != problem.ContentType {
-		t.Fatalf("Content-Type = %q, want %q", ct, problem.ContentType)
-	}
-	var b struct {
-		Code   string               `json:"code"`
-		Status int                  `json:"status"`
-		Errors []problem.FieldError `json:"errors"`
-	}
-	if err := json.Unmarshal(r.body, &b); err != nil {
-		t.Fatal(err)
-	}
-	if b.Code != code || b.Status != status {
-		t.Fatalf("code/status = %s/%d, want %s/%d; body %s", b.Code, b.Status, code, status, r.body)
-	}
-	if len(fields) > 0 {
-		var got []string
-		for _, fe := range b.Errors {
-			got = append(got, fe.Field)
-		}
-		if strings.Join(got, ",") != strings.Join(fields, ",") {
-			t.Fatalf("error fields = %v, want %v; body %s", got, fields, r.body)
-		}
-	}
+	problemtest.Want(t, r.status, r.header, r.body, status, code, fields...)
 }
 
 const basicTemplate = `<h1>{{contract.title}}</h1><p>Between us and {{ Licensee.Company_Name }}, represented by {{licensee.contact_name}}.</p><p>Deal: {{deal.title}} worth {{deal.value}}.</p>{{quote.line_items}}<p>Number {{contract.number}} from {{contract.effective_date}} to {{contract.termination_date}}. Ref {{contract.partner_ref}}. Phone {{licensee.phone}}.</p>`

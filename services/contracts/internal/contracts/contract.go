@@ -20,7 +20,7 @@ import (
 // Status is a contract's lifecycle state.
 type Status string
 
-// The statuses of spec 2.5.
+// The statuses a contract moves through.
 const (
 	Draft      Status = "draft"
 	Active     Status = "active"
@@ -33,7 +33,8 @@ const (
 // Statuses lists every status, for enum validation.
 var Statuses = []string{"draft", "active", "executed", "expired", "terminated", "archived"}
 
-// transitions is DESIGN 7's table; anything else is invalid_transition.
+// transitions lists the allowed status changes; anything else is
+// invalid_transition.
 var transitions = map[Status][]Status{
 	Draft:      {Active, Archived},
 	Active:     {Executed, Expired, Terminated, Archived},
@@ -63,7 +64,8 @@ const (
 	MaxTermMonths = 600
 )
 
-// Template is a contract template (spec 2.6).
+// Template is a contract template: a body with merge fields and a default
+// term.
 type Template struct {
 	ID                int64          `json:"id"`
 	Name              string         `json:"name"`
@@ -96,7 +98,7 @@ type ExecutedFile struct {
 	UploadedAt timestamp.Time `json:"uploaded_at"`
 }
 
-// Contract is a contract record (DESIGN 7). Dates are YYYY-MM-DD strings.
+// Contract is a contract record. Dates are YYYY-MM-DD strings.
 type Contract struct {
 	ID              int64          `json:"id"`
 	ContractNumber  string         `json:"contract_number"`
@@ -129,7 +131,7 @@ type Contract struct {
 	Footer [3]string `json:"-"`
 }
 
-// ListFilter holds the contract list's own filters (spec 4.3).
+// ListFilter holds the contract list's own filters.
 type ListFilter struct {
 	Statuses       []string
 	DealID         *int64

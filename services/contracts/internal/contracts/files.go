@@ -20,7 +20,7 @@ import (
 	"github.com/opencrm/crm/pkg/renderq"
 )
 
-// MaxSignedCopy bounds a signed copy (25 MB, DESIGN 7).
+// MaxSignedCopy bounds a signed copy (25 MB).
 const MaxSignedCopy = 25 << 20
 
 // Render renders a contract as PDF or DOCX through the render worker, as a

@@ -19,9 +19,8 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/tracing"
+	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/identity/internal/api"
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -50,29 +49,20 @@ func main() {
 
 // cfg is the process configuration, read once from the environment.
 type cfg struct {
-	config.Common
-	InternalSecret string
-	SecretKey      string
-	AdminEmail     string
-	AdminPassword  string
-	LoginLimits    identity.Limits
+	platform.Settings
+	SecretKey     string
+	AdminEmail    string
+	AdminPassword string
+	LoginLimits   identity.Limits
 	// HashConcurrency bounds concurrent password hashes (19 MiB each).
 	HashConcurrency int
-	Shutdown        httpx.Shutdown
 	AccessTTL       time.Duration
 	RefreshTTL      time.Duration
 	TrustedProxies  *api.ClientIP
-	Tracing         tracing.Config
 }
 
 func loadConfig(l *config.Loader) (cfg, error) {
-	c := cfg{Common: l.LoadCommon(":8081")}
-	c.InternalSecret = l.Required("CRM_INTERNAL_SECRET")
-	if c.InternalSecret != "" {
-		if err := auth.CheckInternalSecret(c.InternalSecret); err != nil {
-			l.Check(false, "CRM_INTERNAL_SECRET", err.Error())
-		}
-	}
+	c := cfg{Settings: platform.Load(l, ":8081")}
 	c.SecretKey = l.String("CRM_SECRET_KEY", "")
 	l.Check(c.SecretKey == "" || len(c.SecretKey) >= 32, "CRM_SECRET_KEY", "must be at least 32 characters")
 	c.AdminEmail = l.String("CRM_ADMIN_EMAIL", "")
@@ -84,8 +74,6 @@ func loadConfig(l *config.Loader) (cfg, error) {
 	} else {
 		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
 	}
-	c.Shutdown = httpx.LoadShutdown(l)
-	c.Tracing = tracing.Load(l)
 	c.LoginLimits = identity.Limits{
 		PerEmailIP: l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000),
 		PerEmail:   l.Int("CRM_LOGIN_FAILURES_PER_EMAIL_15M", 30, 0, 1_000_000),
@@ -109,38 +97,17 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := logx.New(os.Stdout, "identity", c.LogLevel)
-	slog.SetDefault(log)
-	stopTracing, err := tracing.Setup(ctx, "identity", c.Tracing)
+	// Identity issues the tokens: it verifies them with its own keyring,
+	// built below, rather than with a JWKS fetched from itself. Readiness
+	// treats Redis as optional: only login needs it (its throttle answers
+	// 503 without it); JWKS, refresh and API-key checks keep working, so a
+	// Redis blip must not take identity out of rotation.
+	rt, err := platform.Open(ctx, "identity", schema, c.Settings, migrate, platform.Issuer())
 	if err != nil {
 		return err
 	}
-	defer func() {
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = stopTracing(fctx)
-	}()
-
-	d, err := db.Open(ctx, c.DatabaseURL, schema, 0)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := db.Migrate(ctx, d, schema, migrations.FS); err != nil {
-		return err
-	}
-	if err := outbox.Migrate(ctx, d); err != nil {
-		return err
-	}
-	ropts, err := redis.ParseURL(c.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(ropts)
-	defer rdb.Close()
-	if err := tracing.Redis(rdb); err != nil {
-		return err
-	}
+	defer rt.Close()
+	log, d, rdb := rt.Log, rt.DB, rt.Redis
 
 	st := store.New(d)
 	sealer, err := identity.NewSealer(c.SecretKey)
@@ -189,34 +156,27 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ops, err := httpx.NewOps(
-		httpx.Check{Name: "postgres", Fn: d.Ping},
-		// Only login needs Redis (its throttle answers 503 without it);
-		// JWKS, refresh and API-key checks keep working, so a Redis blip
-		// must not take identity out of rotation.
-		httpx.Check{Name: "redis", Optional: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+	stop := platform.Background(ctx,
+		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
+		func(ctx context.Context) { purgeLoop(ctx, st, log) },
+		func(ctx context.Context) { publishAccessLoop(ctx, st, rdb, log) },
 	)
-	if err != nil {
-		return err
-	}
-	if err := ops.Registry.Register(db.NewPoolCollector(d)); err != nil {
-		return err
-	}
-	if err := ops.Registry.Register(outbox.NewLagCollector(d)); err != nil {
-		return err
-	}
-
-	relay := &outbox.Relay{DB: d, Redis: rdb, Log: log}
-	go relay.Run(ctx)
-	go purgeLoop(ctx, st, log)
-	go publishAccessLoop(ctx, st, rdb, log)
+	defer stop()
 
 	log.Info("identity listening", "addr", c.Addr)
-	err = httpx.Serve(ctx, c.Addr, ops.Handler(handlers.Routes()), c.Shutdown, nil)
+	err = httpx.Serve(ctx, c.Addr, rt.Ops.Handler(handlers.Routes()), c.Shutdown, nil)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
+}
+
+// migrate applies identity's migrations and the outbox's.
+func migrate(ctx context.Context, d *db.DB) error {
+	if err := db.Migrate(ctx, d, schema, migrations.FS); err != nil {
+		return err
+	}
+	return outbox.Migrate(ctx, d)
 }
 
 // publishAccessLoop republishes, every second, the users whose access was

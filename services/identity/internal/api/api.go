@@ -39,19 +39,11 @@ func New(svc *identity.Service, verifier *auth.Verifier, internalSecret string, 
 	return &API{svc: svc, verifier: verifier, internalSecret: internalSecret, proxies: proxies}, nil
 }
 
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-func (h handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h(w, r); err != nil {
-		httpx.Error(w, r, err)
-	}
-}
-
 // currentAdmin runs h only while the caller's stored account is an active
 // admin. Identity owns the accounts, so unlike other services it need not
 // trust a role claim for the access token's remaining lifetime: an admin
 // who is deactivated or demoted loses these routes at once (401/403).
-func (a *API) currentAdmin(h handlerFunc) handlerFunc {
+func (a *API) currentAdmin(h httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		u, err := a.svc.Me(r.Context(), auth.FromContext(r.Context()).UserID())
 		if err != nil {
@@ -67,15 +59,17 @@ func (a *API) currentAdmin(h handlerFunc) handlerFunc {
 // Routes returns the service's router.
 func (a *API) Routes() http.Handler {
 	mux := http.NewServeMux()
-	jwt := func(h handlerFunc) http.Handler { return a.verifier.Require(h) }
-	admin := func(h handlerFunc) http.Handler { return a.verifier.Require(auth.RequireAdmin(a.currentAdmin(h))) }
+	jwt := func(h httpx.HandlerFunc) http.Handler { return a.verifier.Require(h) }
+	admin := func(h httpx.HandlerFunc) http.Handler {
+		return a.verifier.Require(auth.RequireAdmin(a.currentAdmin(h)))
+	}
 	internal := auth.RequireInternal(a.internalSecret)
 
-	mux.Handle("POST /auth/login", handlerFunc(a.login))
-	mux.Handle("POST /auth/refresh", handlerFunc(a.refresh))
-	mux.Handle("POST /auth/logout", handlerFunc(a.logout))
+	mux.Handle("POST /auth/login", httpx.HandlerFunc(a.login))
+	mux.Handle("POST /auth/refresh", httpx.HandlerFunc(a.refresh))
+	mux.Handle("POST /auth/logout", httpx.HandlerFunc(a.logout))
 	mux.Handle("GET /auth/me", jwt(a.me))
-	mux.Handle("GET /auth/jwks", handlerFunc(a.jwks))
+	mux.Handle("GET /auth/jwks", httpx.HandlerFunc(a.jwks))
 	mux.Handle("POST /auth/keys/rotate", admin(a.rotateKeys))
 
 	mux.Handle("GET /users", admin(a.listUsers))
@@ -98,10 +92,10 @@ func (a *API) Routes() http.Handler {
 	mux.Handle("POST /access-tokens", admin(a.createAccessToken))
 	mux.Handle("DELETE /access-tokens/{id}", admin(a.revokeAccessToken))
 
-	mux.Handle(identityapi.RouteUsers, internal(handlerFunc(a.internalUsers)))
-	mux.Handle(identityapi.RouteUser, internal(handlerFunc(a.internalUser)))
-	mux.Handle(identityapi.RouteVerifyKey, internal(handlerFunc(a.verifyAPIKey)))
-	mux.Handle(identityapi.RouteVerifyAccessToken, internal(handlerFunc(a.verifyAccessToken)))
+	mux.Handle(identityapi.RouteUsers, internal(httpx.HandlerFunc(a.internalUsers)))
+	mux.Handle(identityapi.RouteUser, internal(httpx.HandlerFunc(a.internalUser)))
+	mux.Handle(identityapi.RouteVerifyKey, internal(httpx.HandlerFunc(a.verifyAPIKey)))
+	mux.Handle(identityapi.RouteVerifyAccessToken, internal(httpx.HandlerFunc(a.verifyAccessToken)))
 
 	return httpx.Routes(mux)
 }
@@ -207,7 +201,7 @@ func (a *API) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 // userPage is the listq envelope plus "success", so it satisfies both the
-// pagination shape and DESIGN 3's list envelope.
+// pagination shape and the list envelope of docs/api.md.
 type userPage struct {
 	Success bool `json:"success"`
 	listq.Page[userJSON]

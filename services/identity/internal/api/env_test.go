@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/auth"
@@ -22,6 +21,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/identity/internal/api"
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -233,29 +233,7 @@ func decode(t testing.TB, rec *httptest.ResponseRecorder, status int, v any) {
 // of a 422.
 func wantProblem(t testing.TB, rec *httptest.ResponseRecorder, status int, code string, fields ...string) problem.Body {
 	t.Helper()
-	if rec.Code != status {
-		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())
-	}
-	if ct := rec.Header().Get("Content-Type"); ct != problem.ContentType {
-		t.Fatalf("content type = %q, want %q", ct, problem.ContentType)
-	}
-	var b problem.Body
-	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
-		t.Fatalf("decode problem: %v", err)
-	}
-	if b.Code != code {
-		t.Fatalf("code = %q, want %q; body %s", b.Code, code, rec.Body.String())
-	}
-	if len(fields) > 0 {
-		var got []string
-		for _, fe := range b.Errors {
-			got = append(got, fe.Field)
-		}
-		if diff := cmp.Diff(fields, got); diff != "" {
-			t.Fatalf("error fields (-want +got):\n%s", diff)
-		}
-	}
-	return b
+	return problemtest.Want(t, rec.Code, rec.Header(), rec.Body.Bytes(), status, code, fields...)
 }
 
 type userOut struct {

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// MinPasswordLength is the shortest password accepted (DESIGN 4).
+// MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 10
 
 // MaxPasswordLength bounds the work one request can ask of the hasher.

@@ -46,10 +46,10 @@ func New(d Deps) (http.Handler, error) {
 	}
 	h := &handler{d}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /public/leads", h.submit)
-	mux.HandleFunc("OPTIONS /public/leads", h.preflight)
-	mux.Handle("GET /intake/submissions", d.Verifier.Require(auth.AdminFunc(h.list)))
-	mux.Handle("GET /intake/submissions/{id}", d.Verifier.Require(auth.AdminFunc(h.get)))
+	mux.Handle("POST /public/leads", httpx.HandlerFunc(h.submit))
+	mux.Handle("OPTIONS /public/leads", httpx.HandlerFunc(h.preflight))
+	mux.Handle("GET /intake/submissions", d.Verifier.Require(auth.RequireAdmin(httpx.HandlerFunc(h.list))))
+	mux.Handle("GET /intake/submissions/{id}", d.Verifier.Require(auth.RequireAdmin(httpx.HandlerFunc(h.get))))
 	return httpx.Routes(mux), nil
 }
 
@@ -57,7 +57,7 @@ func New(d Deps) (http.Handler, error) {
 const maxOrigin = 255
 
 // submit is POST /public/leads.
-func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
+func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	setCORS(w, origin)
 	// The public route takes an API key and nothing else: a bearer token
@@ -65,34 +65,29 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "" {
 		e := apikey.ErrInvalid()
 		e.Detail = "this endpoint takes an X-API-Key header, not a bearer token"
-		problem.Write(w, r, e)
-		return
+		return e
 	}
 	secret := r.Header.Get(KeyHeader)
 	if secret == "" {
 		e := apikey.ErrInvalid()
 		e.Detail = "the X-API-Key header is required"
-		problem.Write(w, r, e)
-		return
+		return e
 	}
 	key, err := h.Keys.Verify(r.Context(), secret)
 	if err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	if validate.Text(origin) != "" || len(origin) > maxOrigin {
 		// Stored with the submission, so it must be text PostgreSQL takes.
 		clearCORS(w)
-		problem.Write(w, r, problem.Invalid("Origin", "must be a web origin (scheme://host[:port])"))
-		return
+		return problem.Invalid("Origin", "must be a web origin (scheme://host[:port])")
 	}
 	if origin != "" && !originAllowed(origin, h.CORSOrigins, key.AllowedOrigins) {
 		// Refused before anything is stored: a browser form on a site the
 		// key does not name must not create leads even though the request
 		// reached us (the preflight cannot know the key).
 		clearCORS(w)
-		problem.Write(w, r, problem.Forbidden("this API key does not accept submissions from origin "+origin))
-		return
+		return problem.Forbidden("this API key does not accept submissions from origin " + origin)
 	}
 	quota, err := h.Limiter.Take(r.Context(), key.ID, key.Limit())
 	if err != nil {
@@ -102,29 +97,24 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
 	} else {
 		setQuota(w, quota)
 		if !quota.Allowed {
-			problem.Write(w, r, problem.RateLimited(seconds(quota.Reset)))
-			return
+			return problem.RateLimited(seconds(quota.Reset))
 		}
 	}
 	idemKey, err := idempotency.Key(r)
 	if err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	var in intake.Input
 	if err := httpx.Decode(w, r, &in, intake.MaxBody); err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	in.Normalize()
 	if err := in.Validate(); err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	resp, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)
 	if err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	ct := "application/json"
 	if resp.Status >= 400 {
@@ -136,6 +126,7 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+	return nil
 }
 
 func seconds(d time.Duration) int {
@@ -165,7 +156,7 @@ const (
 // preflight is OPTIONS /public/leads. A preflight carries no API key, so
 // it cannot know the key's allowed origins: it allows the request shape
 // for any origin, and the real request is checked against the key.
-func (h *handler) preflight(w http.ResponseWriter, r *http.Request) {
+func (h *handler) preflight(w http.ResponseWriter, r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	w.Header().Set("Allow", corsMethods)
 	w.Header().Add("Vary", "Origin")
@@ -179,6 +170,7 @@ func (h *handler) preflight(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Access-Control-Max-Age", corsMaxAge)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 func setCORS(w http.ResponseWriter, origin string) {
@@ -218,32 +210,30 @@ func normOrigin(o string) string {
 }
 
 // list is GET /intake/submissions (admin).
-func (h *handler) list(w http.ResponseWriter, r *http.Request) {
+func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	q := listq.Parse(r.URL.Query(), store.Sorts)
 	f := intake.Filter{Status: q.Enum("status", intake.Statuses...), APIKeyID: q.Int64("api_key_id")}
 	if err := q.Err(); err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	subs, total, err := h.Store.List(r.Context(), q, f)
 	if err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	httpx.JSON(w, http.StatusOK, listq.NewPage(subs, q, total))
+	return nil
 }
 
 // get is GET /intake/submissions/{id} (admin).
-func (h *handler) get(w http.ResponseWriter, r *http.Request) {
+func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	s, err := h.Store.Get(r.Context(), id)
 	if err != nil {
-		problem.Write(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, s)
+	return nil
 }

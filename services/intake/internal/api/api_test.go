@@ -14,41 +14,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
 // wantProblem checks an RFC 9457 answer: status, media type, code and the
-// fields named in errors (in order).
+// fields named in errors (in order); none when no field is given.
 func wantProblem(t *testing.T, r result, status int, code string, fields ...string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Errorf("Content-Type = %q, want application/problem+json", ct)
-	}
-	var b struct {
-		Status int    `json:"status"`
-		Code   string `json:"code"`
-		Errors []struct {
-			Field string `json:"field"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(r.body, &b); err != nil {
-		t.Fatalf("problem body %q: %v", r.body, err)
-	}
-	if b.Status != status || b.Code != code {
-		t.Errorf("problem status/code = %d/%q, want %d/%q", b.Status, b.Code, status, code)
-	}
-	got := []string{}
-	for _, e := range b.Errors {
-		got = append(got, e.Field)
-	}
-	if fields == nil {
-		fields = []string{}
-	}
-	if diff := cmp.Diff(fields, got); diff != "" {
-		t.Errorf("error fields (-want +got):\n%s", diff)
+	b := problemtest.Want(t, r.status, r.header, r.body, status, code, fields...)
+	if len(fields) == 0 && len(b.Errors) > 0 {
+		t.Errorf("error fields = %v, want none", b.Errors)
 	}
 }
 

@@ -36,7 +36,7 @@ const DefaultSource = "public-api"
 // DefaultRateLimit applies when a key carries no positive limit.
 const DefaultRateLimit = 60
 
-// MaxBody is the largest accepted request body (DESIGN 9).
+// MaxBody is the largest accepted request body (64 KiB).
 const MaxBody = 64 << 10
 
 // Key is a verified API key as identity describes it.
@@ -56,7 +56,7 @@ func (k Key) Limit() int {
 	return k.RateLimitPerMinute
 }
 
-// Input is the public request body (spec 4.5). Website is the honeypot: a
+// Input is the public request body of POST /public/leads. Website is the honeypot: a
 // field hidden from humans in the form, which only bots fill in.
 type Input struct {
 	FirstName string `json:"first_name"`

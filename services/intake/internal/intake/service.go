@@ -138,7 +138,7 @@ func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logg
 // acceptTimeout bounds one insert of a batch of submissions.
 const acceptTimeout = 10 * time.Second
 
-// Answer bodies (DESIGN 3 envelope). A honeypot hit answers exactly like a
+// Answer bodies (the envelope of docs/api.md). A honeypot hit answers exactly like a
 // created lead, so a bot cannot tell it was caught.
 const (
 	msgCreated = "Lead created successfully"

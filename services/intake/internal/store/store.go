@@ -58,7 +58,7 @@ func scan(row pgx.CollectableRow) (intake.Submission, error) {
 	return s, err
 }
 
-// Conflicts of an Idempotency-Key (DESIGN 9).
+// Conflicts of an Idempotency-Key (docs/api.md, Idempotency).
 var (
 	errKeyReused  = problem.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request body")
 	errInProgress = problem.Conflict("request_in_progress", "a request with this Idempotency-Key is still being processed; retry later")

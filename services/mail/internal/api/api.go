@@ -32,7 +32,7 @@ func New(d Deps) (http.Handler, error) {
 	}
 	h := &handler{svc: d.Service}
 	mux := http.NewServeMux()
-	jwt := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, d.Verifier.Require(fn)) }
+	jwt := func(pattern string, fn httpx.HandlerFunc) { mux.Handle(pattern, d.Verifier.Require(fn)) }
 	jwt("POST /emails", h.createEmail)
 	jwt("GET /emails/{id}", h.getEmail)
 	jwt("GET /contacts/{id}/linked-emails", h.linked(mail.KindContact))
@@ -56,17 +56,15 @@ func caller(r *http.Request) mail.Caller {
 // mailbox the caller may not read, the 200 names it (id, message_id) without
 // its content: the caller learns only what it sent, that the message_id is
 // taken, and the id to read it through a linked contact or lead.
-func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) {
+func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 	var in mail.MessageInput
 	if err := httpx.Decode(w, r, &in, httpx.MaxJSONBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	c := caller(r)
 	m, created, err := h.svc.CreateMessage(r.Context(), in, c.UserID)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	switch {
 	case created:
@@ -76,27 +74,26 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) {
 	default:
 		httpx.Updated(w, mail.Ref{ID: m.ID, MessageID: m.MessageID}, "email already stored")
 	}
+	return nil
 }
 
 // getEmail is GET /emails/{id}[?contact_id=|?lead_id=]: the message if the
 // caller may read it, or as one of the named record's linked emails.
-func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) {
+func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		httpx.Error(w, r, problem.NotFound("email"))
-		return
+		return problem.NotFound("email")
 	}
 	via, err := readVia(r.URL.Query())
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	m, err := h.svc.Message(r.Context(), caller(r), id, via)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, m)
+	return nil
 }
 
 // readVia reads the optional contact_id or lead_id (at most one) of
@@ -125,118 +122,110 @@ func readVia(q url.Values) (*mail.RecordRef, error) {
 // linkedSpec accepts only the newest-first order linked emails have.
 var linkedSpec = listq.Spec{Sorts: map[string]string{"sent_at": "sent_at"}, DefaultSort: "sent_at"}
 
-// linkedPage is the spec's pagination envelope plus success, so clients of
-// either list shape (DESIGN 3) read it.
+// linkedPage is the pagination envelope plus success, so clients of
+// either list shape (docs/api.md) read it.
 type linkedPage struct {
 	Success bool `json:"success"`
 	listq.Page[mail.Summary]
 }
 
-func (h *handler) linked(kind mail.Kind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (h *handler) linked(kind mail.Kind) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := httpx.PathID(r, "id")
 		if err != nil {
-			httpx.Error(w, r, problem.NotFound(string(kind)))
-			return
+			return problem.NotFound(string(kind))
 		}
 		q := listq.Parse(r.URL.Query(), linkedSpec)
 		if err := q.Err(); err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		list, total, err := h.svc.Linked(r.Context(), kind, id, q.PerPage, q.Offset())
 		if err != nil {
-			httpx.Error(w, r, err)
-			return
+			return err
 		}
 		httpx.JSON(w, http.StatusOK, linkedPage{Success: true, Page: listq.NewPage(list, q, total)})
+		return nil
 	}
 }
 
 // maxMailboxBody bounds a mailbox body: a few short connection settings.
 const maxMailboxBody = 16 << 10
 
-func (h *handler) createMailbox(w http.ResponseWriter, r *http.Request) {
+func (h *handler) createMailbox(w http.ResponseWriter, r *http.Request) error {
 	var in mail.MailboxInput
 	if err := httpx.Decode(w, r, &in, maxMailboxBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	mb, err := h.svc.CreateMailbox(r.Context(), caller(r), in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Created(w, mb, "mailbox connected; the first sync is queued")
+	return nil
 }
 
-func (h *handler) listMailboxes(w http.ResponseWriter, r *http.Request) {
+func (h *handler) listMailboxes(w http.ResponseWriter, r *http.Request) error {
 	list, err := h.svc.Mailboxes(r.Context(), caller(r))
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, list)
+	return nil
 }
 
-func (h *handler) getMailbox(w http.ResponseWriter, r *http.Request) {
+func (h *handler) getMailbox(w http.ResponseWriter, r *http.Request) error {
 	id, err := mailboxID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	mb, err := h.svc.Mailbox(r.Context(), caller(r), id)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.OK(w, mb)
+	return nil
 }
 
-func (h *handler) updateMailbox(w http.ResponseWriter, r *http.Request) {
+func (h *handler) updateMailbox(w http.ResponseWriter, r *http.Request) error {
 	id, err := mailboxID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	var in mail.MailboxInput
 	if err := httpx.Decode(w, r, &in, maxMailboxBody); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	mb, err := h.svc.UpdateMailbox(r.Context(), caller(r), id, in)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, mb, "mailbox updated; a sync is queued")
+	return nil
 }
 
-func (h *handler) deleteMailbox(w http.ResponseWriter, r *http.Request) {
+func (h *handler) deleteMailbox(w http.ResponseWriter, r *http.Request) error {
 	id, err := mailboxID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	if err := h.svc.DeleteMailbox(r.Context(), caller(r), id); err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Deleted(w, "mailbox disconnected")
+	return nil
 }
 
-func (h *handler) syncMailbox(w http.ResponseWriter, r *http.Request) {
+func (h *handler) syncMailbox(w http.ResponseWriter, r *http.Request) error {
 	id, err := mailboxID(r)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	mb, err := h.svc.SyncNow(r.Context(), caller(r), id)
 	if err != nil {
-		httpx.Error(w, r, err)
-		return
+		return err
 	}
 	httpx.Updated(w, mb, "sync queued")
+	return nil
 }
 
 func mailboxID(r *http.Request) (int64, error) {

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/mail/internal/api"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
@@ -272,37 +272,12 @@ func (e *env) user(id int64) string  { return e.issuer.User(e.t, id) }
 func (e *env) admin(id int64) string { return e.issuer.Admin(e.t, id) }
 
 // wantProblem checks an RFC 9457 answer: status, media type, code and the
-// fields named in errors (in order).
+// fields named in errors (in order); none when no field is given.
 func wantProblem(t *testing.T, r result, status int, code string, fields ...string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Errorf("Content-Type = %q, want application/problem+json", ct)
-	}
-	var b struct {
-		Status int    `json:"status"`
-		Code   string `json:"code"`
-		Errors []struct {
-			Field string `json:"field"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(r.body, &b); err != nil {
-		t.Fatalf("problem body %q: %v", r.body, err)
-	}
-	if b.Status != status || b.Code != code {
-		t.Errorf("problem status/code = %d/%q, want %d/%q", b.Status, b.Code, status, code)
-	}
-	got := []string{}
-	for _, e := range b.Errors {
-		got = append(got, e.Field)
-	}
-	if fields == nil {
-		fields = []string{}
-	}
-	if diff := cmp.Diff(fields, got); diff != "" {
-		t.Errorf("error fields (-want +got):\n%s", diff)
+	b := problemtest.Want(t, r.status, r.header, r.body, status, code, fields...)
+	if len(fields) == 0 && len(b.Errors) > 0 {
+		t.Errorf("error fields = %v, want none", b.Errors)
 	}
 }
 

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/pkg/tracing"
@@ -81,28 +79,25 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log := logx.New(os.Stdout, "render", s.LogLevel)
-	slog.SetDefault(log)
+	opt, err := redis.ParseURL(s.Queue.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	// The worker has no database and verifies no token: of the platform it
+	// shares the logger and tracing. Close, deferred first, runs after the
+	// worker stopped, so the last jobs' spans are flushed.
+	rt, err := platform.Observe(ctx, "render", s.LogLevel, s.Tracing)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	log := rt.Log
 	if s.Queue.PDFTagged {
 		// Tagging is in each job (and its key), set by the submitting
 		// service; the worker prints what the job asks.
 		log.Warn("RENDER_PDF_TAGGED has no effect on the worker; set it on the services that submit jobs")
 	}
 
-	opt, err := redis.ParseURL(s.Queue.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
-	stopTracing, err := tracing.Setup(ctx, "render", s.Tracing)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		// After the worker stopped: the last jobs' spans are flushed.
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = stopTracing(fctx)
-	}()
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	if err := tracing.Redis(rdb); err != nil {

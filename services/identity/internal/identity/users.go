@@ -1,0 +1,195 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Me returns the caller's account; a deactivated account is refused even
+// while its access token is still valid.
+func (s *Service) Me(ctx context.Context, id int64) (User, error) {
+	u, err := s.store.UserByID(ctx, id)
+	if errors.Is(err, ErrUserNotFound) {
+		return User{}, ErrInactive
+	}
+	if err != nil {
+		return User{}, err
+	}
+	if !u.Active {
+		return User{}, ErrInactive
+	}
+	return u, nil
+}
+
+// UserInput is the body of POST /users.
+type UserInput struct {
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Role     string `json:"role"`
+	TeamID   *int64 `json:"team_id"`
+	// EditScope is company (default), team or own.
+	EditScope string `json:"edit_scope"`
+}
+
+func checkPassword(v *validate.Errors, pw string) {
+	switch n := len([]rune(pw)); {
+	case n < MinPasswordLength:
+		v.Add("password", "must be at least %d characters", MinPasswordLength)
+	case len(pw) > MaxPasswordLength:
+		v.Add("password", "must be at most %d bytes", MaxPasswordLength)
+	}
+}
+
+func checkName(v *validate.Errors, name string) {
+	if v.Required("name", name) {
+		v.MaxLen("name", name, validate.MaxName)
+	}
+}
+
+func checkNameEmail(v *validate.Errors, name, email string) {
+	checkName(v, name)
+	if v.Required("email", email) {
+		v.Email("email", email)
+	}
+}
+
+// check trims and defaults in, then validates it.
+func (in *UserInput) check() error {
+	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
+	if in.Role == "" {
+		in.Role = auth.RoleUser
+	}
+	if in.EditScope == "" {
+		in.EditScope = directory.ScopeCompany
+	}
+	var v validate.Errors
+	checkNameEmail(&v, in.Name, in.Email)
+	checkPassword(&v, in.Password)
+	v.OneOf("role", in.Role, auth.RoleAdmin, auth.RoleUser)
+	v.OneOf("edit_scope", in.EditScope, directory.ScopeCompany, directory.ScopeTeam, directory.ScopeOwn)
+	if in.TeamID != nil {
+		v.Positive("team_id", *in.TeamID)
+	}
+	return v.Err()
+}
+
+// newUser hashes the password of a checked input.
+func (s *Service) newUser(ctx context.Context, in UserInput) (NewUser, error) {
+	hash, err := s.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return NewUser{}, err
+	}
+	return NewUser{Name: in.Name, Email: in.Email, PasswordHash: hash, Role: in.Role, TeamID: in.TeamID, EditScope: in.EditScope}, nil
+}
+
+// CreateUser validates and stores a new account.
+func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
+	if err := in.check(); err != nil {
+		return User{}, err
+	}
+	u, err := s.newUser(ctx, in)
+	if err != nil {
+		return User{}, err
+	}
+	return s.store.CreateUser(ctx, u)
+}
+
+// UserUpdate is the body of PUT /users/{id}: name and email are required;
+// absent optional fields keep their value, team_id null clears the team,
+// and a password, when given, replaces the old one.
+type UserUpdate struct {
+	Name     string              `json:"name"`
+	Email    string              `json:"email"`
+	Password patch.Field[string] `json:"password"`
+	Role     patch.Field[string] `json:"role"`
+	TeamID   patch.Field[int64]  `json:"team_id"`
+	Active   patch.Field[bool]   `json:"active"`
+	// EditScope, when given, replaces the scope; null or "" keeps it.
+	EditScope patch.Field[string] `json:"edit_scope"`
+}
+
+// UpdateUser validates and applies an update.
+func (s *Service) UpdateUser(ctx context.Context, id int64, in UserUpdate) (User, error) {
+	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
+	var v validate.Errors
+	checkNameEmail(&v, in.Name, in.Email)
+	pw := in.Password.Ptr()
+	if pw != nil && *pw == "" {
+		pw = nil
+	}
+	if pw != nil {
+		checkPassword(&v, *pw)
+	}
+	role := in.Role.Ptr()
+	if role != nil && *role == "" {
+		role = nil
+	}
+	if role != nil {
+		v.OneOf("role", *role, auth.RoleAdmin, auth.RoleUser)
+	}
+	if t := in.TeamID.Ptr(); t != nil {
+		v.Positive("team_id", *t)
+	}
+	if in.Active.Set && in.Active.Null {
+		v.Add("active", "must be true or false")
+	}
+	scope := in.EditScope.Ptr()
+	if scope != nil && *scope == "" {
+		scope = nil
+	}
+	if scope != nil {
+		v.OneOf("edit_scope", *scope, directory.ScopeCompany, directory.ScopeTeam, directory.ScopeOwn)
+	}
+	if err := v.Err(); err != nil {
+		return User{}, err
+	}
+	change := UserChange{Name: &in.Name, Email: &in.Email, Role: role, TeamSet: in.TeamID.Set,
+		TeamID: in.TeamID.Ptr(), Active: in.Active.Ptr(), EditScope: scope}
+	if pw != nil {
+		hash, err := s.hasher.Hash(ctx, *pw)
+		if err != nil {
+			return User{}, err
+		}
+		change.PasswordHash = &hash
+	}
+	return s.store.UpdateUser(ctx, id, change)
+}
+
+// DeactivateUser is DELETE /users/{id}: the account stays (records remain
+// assigned to it) but can no longer log in or refresh.
+func (s *Service) DeactivateUser(ctx context.Context, id int64) (User, error) {
+	inactive := false
+	return s.store.UpdateUser(ctx, id, UserChange{Active: &inactive})
+}
+
+// ListUsers pages through accounts.
+func (s *Service) ListUsers(ctx context.Context, f UserFilter) ([]User, int, error) {
+	return s.store.ListUsers(ctx, f)
+}
+
+// User returns one account.
+func (s *Service) User(ctx context.Context, id int64) (User, error) { return s.store.UserByID(ctx, id) }
+
+// Directory is the snapshot other contexts load at start-up.
+func (s *Service) Directory(ctx context.Context) ([]User, error) { return s.store.AllUsers(ctx) }
+
+// BootstrapAdmin creates the first admin when no user exists yet.
+func (s *Service) BootstrapAdmin(ctx context.Context, email, password string) (User, bool, error) {
+	in := UserInput{Name: "Administrator", Email: email, Password: password, Role: auth.RoleAdmin}
+	if err := in.check(); err != nil {
+		return User{}, false, fmt.Errorf("bootstrap admin: %w", err)
+	}
+	u, err := s.newUser(ctx, in)
+	if err != nil {
+		return User{}, false, err
+	}
+	return s.store.BootstrapAdmin(ctx, u)
+}
