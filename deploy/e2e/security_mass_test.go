@@ -74,6 +74,18 @@ func (w *securityWorld) massAssignment(t *testing.T, doc openAPIDoc) {
 				path = fmt.Sprintf("/leads/%d/qualify", must(t, http.StatusCreated)(w.admin.Do("POST", "/leads", map[string]any{
 					"first_name": "Qualified", "last_name": "Mass", "email": uniq("q") + "@sec.test"})).ID())
 			}
+			for _, child := range []struct {
+				param, coll string
+				body        map[string]any
+			}{{"{taskId}", "tasks", map[string]any{"title": "Mass target"}}, {"{noteId}", "notes", map[string]any{"content": "Mass target"}}} {
+				if i := strings.Index(op.Path, "/"+child.coll+"/"+child.param); i >= 0 {
+					// A note or task of its own, so no other operation of
+					// the table has touched it.
+					parent := w.path(t, apiOp{Method: "GET", Path: op.Path[:i]})
+					id := must(t, http.StatusCreated)(w.admin.Do("POST", parent+"/"+child.coll, child.body)).ID()
+					path = parent + "/" + child.coll + "/" + fmt.Sprint(id)
+				}
+			}
 			c := w.admin
 			if op.Auth == "key" {
 				c = stack.Client().withKey(w.apiKey)

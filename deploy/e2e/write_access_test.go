@@ -184,7 +184,8 @@ func TestWriteAccessFollowsEditScope(t *testing.T) {
 		eventually(t, kind+" knows the edit scopes", func() error {
 			r, err := w.ownScope.Do("POST", rec.path(map[string]string{
 				"contact": "/contacts/{id}/tasks", "lead": "/leads/{id}/tasks", "deal": "/deals/{id}/quotes", "contract": "/contracts/{id}/tasks",
-			}[kind]), map[string]any{"title": "probe", "line_items": []any{}})
+			}[kind]), map[string]any{"contact": map[string]any{"title": "probe"}, "lead": map[string]any{"title": "probe"},
+				"deal": map[string]any{"line_items": []any{}}, "contract": map[string]any{"title": "probe"}}[kind])
 			return expectProblem(r, err, http.StatusForbidden, "forbidden")
 		})
 	}
