@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 )
 
 // TestWireTypes keeps the records this package encodes and the bodies it
@@ -12,18 +12,9 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"Note", Note{}, contactsapi.Note{}, false},
-		{"Task", Task{}, contactsapi.Task{}, false},
-		{"TaskInput", taskInput{}, contactsapi.TaskInput{}, true},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "Note", Service: Note{}, Wire: contactsapi.Note{}},
+		{Name: "Task", Service: Task{}, Wire: contactsapi.Task{}},
+		{Name: "TaskInput", Service: taskInput{}, Wire: contactsapi.TaskInput{}, NamesOnly: true},
+	})
 }

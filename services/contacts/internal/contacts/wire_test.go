@@ -5,6 +5,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 )
 
 // TestWireTypes keeps the records this package encodes and the bodies it
@@ -12,21 +13,12 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"Contact", Contact{}, contactsapi.Contact{}, false},
-		{"Company", Company{}, contactsapi.Company{}, false},
-		{"CompanyMatch", CompanyMatch{}, contactsapi.CompanyMatch{}, false},
-		{"ContactInput", ContactInput{}, contactsapi.ContactInput{}, true},
-		{"CompanyInput", CompanyInput{}, contactsapi.CompanyInput{}, true},
-		{"ImportAnswer", ImportAnswer{}, envelope.ImportResult{}, false},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "Contact", Service: Contact{}, Wire: contactsapi.Contact{}},
+		{Name: "Company", Service: Company{}, Wire: contactsapi.Company{}},
+		{Name: "CompanyMatch", Service: CompanyMatch{}, Wire: contactsapi.CompanyMatch{}},
+		{Name: "ContactInput", Service: ContactInput{}, Wire: contactsapi.ContactInput{}, NamesOnly: true},
+		{Name: "CompanyInput", Service: CompanyInput{}, Wire: contactsapi.CompanyInput{}, NamesOnly: true},
+		{Name: "ImportAnswer", Service: ImportAnswer{}, Wire: envelope.ImportResult{}},
+	})
 }

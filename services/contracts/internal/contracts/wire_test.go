@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/contractsapi"
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 )
 
 // TestWireTypes keeps the records this package encodes and the bodies it
@@ -12,21 +12,12 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"Contract", Contract{}, contractsapi.Contract{}, false},
-		{"ExecutedFile", ExecutedFile{}, contractsapi.ExecutedFile{}, false},
-		{"Template", Template{}, contractsapi.Template{}, false},
-		{"ContractInput", ContractInput{}, contractsapi.ContractInput{}, true},
-		{"TemplateInput", TemplateInput{}, contractsapi.TemplateInput{}, true},
-		{"MergeTag", TagInfo{}, contractsapi.MergeTag{}, false},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "Contract", Service: Contract{}, Wire: contractsapi.Contract{}},
+		{Name: "ExecutedFile", Service: ExecutedFile{}, Wire: contractsapi.ExecutedFile{}},
+		{Name: "Template", Service: Template{}, Wire: contractsapi.Template{}},
+		{Name: "ContractInput", Service: ContractInput{}, Wire: contractsapi.ContractInput{}, NamesOnly: true},
+		{Name: "TemplateInput", Service: TemplateInput{}, Wire: contractsapi.TemplateInput{}, NamesOnly: true},
+		{Name: "MergeTag", Service: TagInfo{}, Wire: contractsapi.MergeTag{}},
+	})
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 )
 
 // TestWireTypes keeps the records this package encodes and the bodies it
@@ -12,23 +12,14 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"Stage", Stage{}, dealsapi.Stage{}, false},
-		{"StageInput", StageWrite{}, dealsapi.StageInput{}, true},
-		{"Deal", Deal{}, dealsapi.Deal{}, false},
-		{"DealInput", DealWrite{}, dealsapi.DealInput{}, true},
-		{"Quote", Quote{}, dealsapi.Quote{}, false},
-		{"LineItem", LineItem{}, dealsapi.LineItem{}, false},
-		{"QuoteInput", QuoteWrite{}, dealsapi.QuoteInput{}, true},
-		{"LineItemInput", LineItemWrite{}, dealsapi.LineItemInput{}, true},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "Stage", Service: Stage{}, Wire: dealsapi.Stage{}},
+		{Name: "StageInput", Service: StageWrite{}, Wire: dealsapi.StageInput{}, NamesOnly: true},
+		{Name: "Deal", Service: Deal{}, Wire: dealsapi.Deal{}},
+		{Name: "DealInput", Service: DealWrite{}, Wire: dealsapi.DealInput{}, NamesOnly: true},
+		{Name: "Quote", Service: Quote{}, Wire: dealsapi.Quote{}},
+		{Name: "LineItem", Service: LineItem{}, Wire: dealsapi.LineItem{}},
+		{Name: "QuoteInput", Service: QuoteWrite{}, Wire: dealsapi.QuoteInput{}, NamesOnly: true},
+		{Name: "LineItemInput", Service: LineItemWrite{}, Wire: dealsapi.LineItemInput{}, NamesOnly: true},
+	})
 }

@@ -3,7 +3,7 @@ package api
 import (
 	"testing"
 
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -13,27 +13,18 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"User", userJSON{}, identityapi.User{}, false},
-		{"Team", teamJSON{}, identityapi.Team{}, false},
-		{"APIKey", apiKeyJSON{}, identityapi.APIKey{}, false},
-		{"AccessToken", accessTokenJSON{}, identityapi.AccessToken{}, false},
-		{"AccessTokenInput", identity.AccessTokenInput{}, identityapi.AccessTokenInput{}, true},
-		{"Session", sessionJSON{}, identityapi.Session{}, false},
-		{"UserInput", identity.UserInput{}, identityapi.UserInput{}, true},
-		{"UserUpdate", identity.UserUpdate{}, identityapi.UserUpdate{}, true},
-		{"TeamInput", identity.TeamInput{}, identityapi.TeamInput{}, true},
-		{"APIKeyInput", identity.APIKeyInput{}, identityapi.APIKeyInput{}, true},
-		{"LoginRequest", identity.LoginInput{}, identityapi.LoginRequest{}, true},
-		{"RefreshRequest", identity.RefreshInput{}, identityapi.RefreshRequest{}, true},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "User", Service: userJSON{}, Wire: identityapi.User{}},
+		{Name: "Team", Service: teamJSON{}, Wire: identityapi.Team{}},
+		{Name: "APIKey", Service: apiKeyJSON{}, Wire: identityapi.APIKey{}},
+		{Name: "AccessToken", Service: accessTokenJSON{}, Wire: identityapi.AccessToken{}},
+		{Name: "AccessTokenInput", Service: identity.AccessTokenInput{}, Wire: identityapi.AccessTokenInput{}, NamesOnly: true},
+		{Name: "Session", Service: sessionJSON{}, Wire: identityapi.Session{}},
+		{Name: "UserInput", Service: identity.UserInput{}, Wire: identityapi.UserInput{}, NamesOnly: true},
+		{Name: "UserUpdate", Service: identity.UserUpdate{}, Wire: identityapi.UserUpdate{}, NamesOnly: true},
+		{Name: "TeamInput", Service: identity.TeamInput{}, Wire: identityapi.TeamInput{}, NamesOnly: true},
+		{Name: "APIKeyInput", Service: identity.APIKeyInput{}, Wire: identityapi.APIKeyInput{}, NamesOnly: true},
+		{Name: "LoginRequest", Service: identity.LoginInput{}, Wire: identityapi.LoginRequest{}, NamesOnly: true},
+		{Name: "RefreshRequest", Service: identity.RefreshInput{}, Wire: identityapi.RefreshRequest{}, NamesOnly: true},
+	})
 }

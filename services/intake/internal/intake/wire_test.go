@@ -3,7 +3,7 @@ package intake
 import (
 	"testing"
 
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
 )
 
@@ -12,18 +12,9 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"Submission", Submission{}, intakeapi.Submission{}, false},
-		{"LeadSubmission", Input{}, intakeapi.LeadSubmission{}, true},
-		{"SubmissionAnswer", queuedBody{}, intakeapi.SubmissionAnswer{}, true},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "Submission", Service: Submission{}, Wire: intakeapi.Submission{}},
+		{Name: "LeadSubmission", Service: Input{}, Wire: intakeapi.LeadSubmission{}, NamesOnly: true},
+		{Name: "SubmissionAnswer", Service: queuedBody{}, Wire: intakeapi.SubmissionAnswer{}, NamesOnly: true},
+	})
 }

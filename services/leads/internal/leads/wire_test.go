@@ -3,7 +3,7 @@ package leads
 import (
 	"testing"
 
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 )
 
@@ -12,18 +12,9 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"Lead", Lead{}, leadsapi.Lead{}, false},
-		{"LeadInput", Input{}, leadsapi.LeadInput{}, true},
-		{"QualifyInput", QualifyInput{}, leadsapi.QualifyInput{}, true},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "Lead", Service: Lead{}, Wire: leadsapi.Lead{}},
+		{Name: "LeadInput", Service: Input{}, Wire: leadsapi.LeadInput{}, NamesOnly: true},
+		{Name: "QualifyInput", Service: QualifyInput{}, Wire: leadsapi.QualifyInput{}, NamesOnly: true},
+	})
 }

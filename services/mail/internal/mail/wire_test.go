@@ -3,7 +3,7 @@ package mail
 import (
 	"testing"
 
-	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 	"github.com/opencrm/crm/pkg/contract/mailapi"
 )
 
@@ -12,21 +12,12 @@ import (
 // generated from (pkg/contract): same JSON fields, same nullability.
 func TestWireTypes(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name          string
-		service, wire any
-		namesOnly     bool
-	}{
-		{"EmailSummary", Summary{}, mailapi.EmailSummary{}, false},
-		{"Email", Message{}, mailapi.Email{}, false},
-		{"EmailRef", Ref{}, mailapi.EmailRef{}, false},
-		{"Mailbox", Mailbox{}, mailapi.Mailbox{}, false},
-		{"EmailInput", MessageInput{}, mailapi.EmailInput{}, true},
-		{"MailboxInput", MailboxInput{}, mailapi.MailboxInput{}, true},
-	}
-	for _, tc := range tests {
-		for _, m := range envelope.FieldMismatches(tc.service, tc.wire, tc.namesOnly) {
-			t.Errorf("%s: %s", tc.name, m)
-		}
-	}
+	wiretest.Check(t, []wiretest.Case{
+		{Name: "EmailSummary", Service: Summary{}, Wire: mailapi.EmailSummary{}},
+		{Name: "Email", Service: Message{}, Wire: mailapi.Email{}},
+		{Name: "EmailRef", Service: Ref{}, Wire: mailapi.EmailRef{}},
+		{Name: "Mailbox", Service: Mailbox{}, Wire: mailapi.Mailbox{}},
+		{Name: "EmailInput", Service: MessageInput{}, Wire: mailapi.EmailInput{}, NamesOnly: true},
+		{Name: "MailboxInput", Service: MailboxInput{}, Wire: mailapi.MailboxInput{}, NamesOnly: true},
+	})
 }
