@@ -158,7 +158,9 @@ func (c *Client) Render(ctx context.Context, job Job, prio Priority, user string
 		// of keeping the worker busy refusing them.
 		cooldown = c.cfg.Cooldown
 	}
-	return data, c.timedOut(ctx, key, err)
+	// wctx, not ctx: the wait's own deadline ending inside a Redis call
+	// (asynq does not wrap context errors) is still a timeout.
+	return data, c.timedOut(wctx, key, err)
 }
 
 // submit enqueues the job unless it is queued already and waits for it.
