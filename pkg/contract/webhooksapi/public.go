@@ -1,0 +1,68 @@
+package webhooksapi
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Webhook is a subscription: where to POST, and which events. secret is
+// present only in the answers to create and rotate-secret.
+type Webhook struct {
+	ID                      int64      `json:"id" minimum:"1" example:"4"`
+	URL                     string     `json:"url" format:"uri" maxLength:"2048" example:"https://hooks.example.com/crm"`
+	Events                  []string   `json:"events" nullable:"false" minItems:"1" description:"Event types delivered (see the webhooks section), or \"*\" for all." example:"[\"contact.created\",\"deal.updated\"]"`
+	Description             string     `json:"description" maxLength:"500" example:"billing sync"`
+	Active                  bool       `json:"active" description:"Inactive subscriptions receive nothing; a receiver answering 410 Gone makes its subscription inactive." example:"true"`
+	DisabledReason          *string    `json:"disabled_reason" description:"Why the platform deactivated it (a 410 from the receiver); null when active or deactivated by a user." example:"receiver answered 410 Gone"`
+	SecretPrefix            string     `json:"secret_prefix" description:"The first characters of the current signing secret, to tell secrets apart." example:"whsec_MfKQ9r8G"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at" description:"Until then, deliveries are signed with the previous secret too (after a rotation)."`
+	CreatedBy               *int64     `json:"created_by" minimum:"1"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+	Secret                  string     `json:"secret,omitempty" readOnly:"true" description:"The signing secret (whsec_ and base64 of 32 random bytes); returned once, on create and on rotate-secret." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+}
+
+// WebhookInput is the body of POST /webhooks (url and events required) and
+// PUT /webhooks/{id} (each field optional; what is sent replaces).
+type WebhookInput struct {
+	URL         *string   `json:"url,omitempty" format:"uri" minLength:"1" maxLength:"2048" description:"Absolute https URL (http only where the operator allows it), no user:password, resolving to a public address." example:"https://hooks.example.com/crm"`
+	Events      *[]string `json:"events,omitempty" minItems:"1" maxItems:"32" description:"Event types, or \"*\" for all." example:"[\"contact.created\",\"deal.updated\"]"`
+	Description *string   `json:"description,omitempty" maxLength:"500" example:"billing sync"`
+	Active      *bool     `json:"active,omitempty" description:"Default true; setting true again re-enables a subscription deactivated by a 410." example:"true"`
+}
+
+// Delivery is one event sent (or being sent) to one subscription, with the
+// outcome of its latest attempt.
+type Delivery struct {
+	ID            int64      `json:"id" minimum:"1" example:"981"`
+	WebhookID     int64      `json:"webhook_id" minimum:"1" example:"4"`
+	EventID       string     `json:"event_id" description:"The event's id, also sent as the webhook-id header (the same on every attempt)." example:"evt_1042"`
+	EventType     string     `json:"event_type" example:"contact.created"`
+	Status        string     `json:"status" enum:"pending,delivered,failed" description:"pending: waiting for its next attempt; delivered: a 2xx came back; failed: given up (retries exhausted after 3 days, a redirect, a refused address, or the subscription answered 410)." example:"delivered"`
+	Attempt       int        `json:"attempt" minimum:"0" description:"Attempts made so far." example:"1"`
+	StatusCode    *int       `json:"status_code" minimum:"100" maximum:"599" description:"HTTP status of the latest attempt; null when no answer came." example:"200"`
+	DurationMS    *int       `json:"duration_ms" minimum:"0" description:"Duration of the latest attempt in milliseconds." example:"84"`
+	Error         *string    `json:"error" description:"Why the latest attempt failed, in fixed words (timeout, connection refused, redirect not followed, address not allowed...)." example:"receiver answered 500"`
+	ResponseBody  *string    `json:"response_body" maxLength:"4096" description:"The start of the receiver's answer, at most 4 KB."`
+	NextAttemptAt *time.Time `json:"next_attempt_at" description:"When a pending delivery is tried again."`
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+}
+
+// Event is one change as the events feed and webhook deliveries carry it.
+// data is the record as the API returns it; a *.deleted event carries only
+// {"id"}.
+type Event struct {
+	ID        string          `json:"id" pattern:"^evt_[0-9]+$" description:"Increases with every event; pass the last one seen as ?after= to resume." example:"evt_1042"`
+	Type      string          `json:"type" example:"contact.created"`
+	CreatedAt time.Time       `json:"created_at" description:"When the change happened."`
+	Data      json.RawMessage `json:"data" description:"The record after the change (the id only for deletions)."`
+}
+
+// EventFeed is one page of GET /events, oldest first.
+type EventFeed struct {
+	Success   bool    `json:"success" const:"true"`
+	Data      []Event `json:"data" nullable:"false"`
+	HasMore   bool    `json:"has_more" description:"More events follow next_after right now."`
+	NextAfter *string `json:"next_after" description:"The id to pass as ?after= for the next page: the last event of this page, or the after given when the page is empty." example:"evt_1042"`
+}
