@@ -53,7 +53,7 @@ type Delivery struct {
 // data is the record as the API returns it; a *.deleted event carries only
 // {"id"}.
 type Event struct {
-	ID        string          `json:"id" pattern:"^evt_[0-9]+$" description:"Increases with every event; pass the last one seen as ?after= to resume." example:"evt_1042"`
+	ID        string          `json:"id" description:"evt_ and a number that increases with every event; pass the last one seen as ?after= to resume. A ping's id is ping_ and its delivery id." example:"evt_1042"`
 	Type      string          `json:"type" example:"contact.created"`
 	CreatedAt time.Time       `json:"created_at" description:"When the change happened."`
 	Data      json.RawMessage `json:"data" description:"The record after the change (the id only for deletions)."`
