@@ -243,6 +243,39 @@ func TestAccessTokenAdminRoutesNeedAdminRole(t *testing.T) {
 	wantProblem(t, e.do(req{method: http.MethodPost, path: "/api/access-tokens", token: patToken("none")}), 401, "unauthenticated")
 }
 
+// TestAccessTokenWebhooksByScope: webhooks are admin routes for people,
+// but an integration token reaches them with the webhooks scope whatever
+// its role, since an integration subscribes for itself.
+func TestAccessTokenWebhooksByScope(t *testing.T) {
+	t.Parallel()
+	e, f := newTokenEnv(t, nil)
+	write, read := patToken("hookwrite"), patToken("hookread")
+	f.set(write, &TokenGrant{ID: 11, UserID: 110, Role: auth.RoleUser, Scopes: []string{"webhooks:write"}})
+	f.set(read, &TokenGrant{ID: 12, UserID: 120, Role: auth.RoleUser, Scopes: []string{"webhooks:read", "contacts:write"}})
+	for _, tt := range []struct {
+		method, path string
+		token        string
+		wantScope    string // "" when the gateway lets it through
+	}{
+		{http.MethodPost, "/api/webhooks", write, ""},
+		{http.MethodGet, "/api/events", write, ""},
+		{http.MethodGet, "/api/webhooks/3/deliveries", read, ""},
+		{http.MethodGet, "/api/events", read, ""},
+		{http.MethodPost, "/api/webhooks", read, "webhooks:write"},
+		{http.MethodDelete, "/api/webhooks/3", read, "webhooks:write"},
+	} {
+		r := e.do(req{method: tt.method, path: tt.path, token: tt.token, body: strings.NewReader("{}"),
+			header: map[string]string{"Content-Type": "application/json"}})
+		if tt.wantScope != "" {
+			wantProblem(t, r, http.StatusForbidden, "insufficient_scope")
+			continue
+		}
+		if s := echoed(t, r); s.Service != SvcWebhooks {
+			t.Errorf("%s %s reached %s", tt.method, tt.path, s.Service)
+		}
+	}
+}
+
 // TestAccessTokenRateLimitPerServiceUser: each token is limited as its
 // own user, so one busy integration cannot use up another's quota.
 func TestAccessTokenRateLimitPerServiceUser(t *testing.T) {

@@ -24,7 +24,7 @@ func (g *Gateway) accessToken(c *fiber.Ctx, st *reqState, rt *Route, tok string)
 	if scope := rt.Scope(c.Method()); scope != "" && !auth.GrantsScope(grant.Scopes, scope) {
 		return insufficientScope(scope)
 	}
-	if rt.Policy == Admin && grant.Role != auth.RoleAdmin {
+	if rt.Policy == Admin && rt.Resource == "" && grant.Role != auth.RoleAdmin {
 		return problem.Forbidden("this action requires the admin role")
 	}
 	if err := g.rateLimit(ctx, st, "user", strconv.FormatInt(grant.UserID, 10), g.cfg.UserPerMinute); err != nil {

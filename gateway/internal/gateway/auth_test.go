@@ -149,6 +149,10 @@ var adminRoutes = []struct{ method, path, service, upstreamPath string }{
 	{"PUT", "/api/deal-stages/2", SvcDeals, "/deal-stages/2"},
 	{"DELETE", "/api/deal-stages/2", SvcDeals, "/deal-stages/2"},
 	{"POST", "/api/auth/keys/rotate", SvcIdentity, "/auth/keys/rotate"},
+	{"GET", "/api/webhooks", SvcWebhooks, "/webhooks"},
+	{"POST", "/api/webhooks", SvcWebhooks, "/webhooks"},
+	{"POST", "/api/webhooks/4/deliveries/9/retry", SvcWebhooks, "/webhooks/4/deliveries/9/retry"},
+	{"GET", "/api/events", SvcWebhooks, "/events"},
 }
 
 func TestAdminRoutes(t *testing.T) {

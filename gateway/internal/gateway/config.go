@@ -75,6 +75,7 @@ var serviceEnv = []struct{ name, env, def string }{
 	{SvcContracts, "CONTRACTS_URL", "http://localhost:8085"},
 	{SvcIntake, "INTAKE_URL", "http://localhost:8086"},
 	{SvcMail, "MAIL_URL", "http://localhost:8087"},
+	{SvcWebhooks, "WEBHOOKS_URL", "http://localhost:8089"},
 }
 
 // LoadConfig reads and validates the configuration; every problem is

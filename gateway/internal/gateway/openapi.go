@@ -34,6 +34,7 @@ func OpenAPI() (obj, error) {
 			tagObjs = append(tagObjs, obj{"name": op.Tag, "description": tagDescriptions[op.Tag]})
 		}
 	}
+	hooks := webhookItems(set)
 	schemas, err := set.components()
 	if err != nil {
 		return nil, err
@@ -58,9 +59,10 @@ func OpenAPI() (obj, error) {
 			"license": obj{"name": "MIT", "identifier": "MIT"},
 			"contact": obj{"name": "OpenCRM maintainers", "url": "https://github.com/opencrm/crm"},
 		},
-		"servers": []obj{{"url": "/api", "description": "This gateway"}},
-		"tags":    tagObjs,
-		"paths":   paths,
+		"servers":  []obj{{"url": "/api", "description": "This gateway"}},
+		"tags":     tagObjs,
+		"paths":    paths,
+		"webhooks": hooks,
 		"components": obj{
 			"securitySchemes": obj{
 				"bearerAuth": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
@@ -85,7 +87,9 @@ var authDescriptions = map[Policy]string{
 	Public: "No credential needed.",
 	JWT:    "Needs a bearer access token.",
 	Admin:  "Needs a bearer access token of a user with the admin role.",
-	Key:    "Needs an API key in X-API-Key; bearer tokens are refused.",
+	// adminOrScope is an Admin route naming a Resource (Route.Resource).
+	adminOrScope: "Needs a bearer access token of a user with the admin role, or an integration token with the scope below.",
+	Key:          "Needs an API key in X-API-Key; bearer tokens are refused.",
 }
 
 // tagDescriptions introduce each section of the reference.
@@ -103,6 +107,9 @@ var tagDescriptions = map[string]string{
 	"Contract templates": "HTML templates with merge tags.",
 	"Public API":         "Lead intake for web forms and other systems, with an API key.",
 	"Emails":             "Synced email and IMAP mailboxes.",
+	"Webhooks": "Subscriptions that push every change to an integration's URL, signed (Standard Webhooks), retried for 3 days; " +
+		"their delivery log; and the events feed to catch up without a receiver. The bodies are listed under Webhooks. " +
+		"A person needs the admin role; an integration token needs webhooks:read or webhooks:write.",
 }
 
 // headerComponents are the response headers the operations reference.
@@ -139,6 +146,9 @@ func operationObject(set *schemaSet, op Operation) obj {
 		"operationId": operationID(op),
 	}
 	desc := op.Summary + ". " + authDescriptions[op.Auth]
+	if op.Auth == Admin && adminByScope(op) {
+		desc = op.Summary + ". " + authDescriptions[adminOrScope]
+	}
 	switch op.Auth {
 	case Public:
 		o["security"] = []obj{}

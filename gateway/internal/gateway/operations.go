@@ -84,6 +84,14 @@ var (
 	userQuery  = append(append([]Param{}, pageParams...),
 		qp("role", "string", "", "admin", "user"), qp("team_id", "integer", ""), qp("active", "string", "", "true", "false"),
 		qp("sort_by", "string", "Default name.", "name", "email", "role", "created_at", "updated_at"))
+	webhookQuery  = []Param{pageParams[0], pageParams[1]}
+	deliveryQuery = []Param{pageParams[0], pageParams[1],
+		qp("status", "string", "Only deliveries in this state.", "pending", "delivered", "failed")}
+	eventQuery = []Param{
+		qp("after", "string", "Cursor: the id of the last event seen (evt_...); events after it, oldest first. Without it the feed starts at the oldest event kept (30 days)."),
+		qp("type", "string", "Only these event types, comma-separated (see the webhooks section)."),
+		qp("limit", "integer", "Events per page, default 100, at most 1000."),
+	}
 	submissionQuery = append(append([]Param{}, pageParams...),
 		qp("status", "string", "", "pending", "delivered", "failed", "spam"), qp("api_key_id", "integer", ""))
 )
@@ -222,6 +230,14 @@ func Operations() []Operation {
 		Operation{"GET", "/emails/{id}", "Emails", "One email: a message synced from a mailbox is private to its owner and admins unless read through a contact or lead it is linked to", JWT, "Email", bNone, 200, bRecord, []Param{
 			qp("contact_id", "integer", "Read through this linked contact."), qp("lead_id", "integer", "Read through this linked lead."),
 		}},
+	)
+	add(crud("Webhooks", "/webhooks", "Webhook", "webhook subscription", Admin, bPage, webhookQuery)...)
+	add(
+		Operation{"POST", "/webhooks/{id}/rotate-secret", "Webhooks", "Rotate the signing secret; the new one is returned once", Admin, "Webhook", bNone, 200, bRecord, nil},
+		Operation{"POST", "/webhooks/{id}/test", "Webhooks", "Send a ping event to the subscription now and return its delivery", Admin, "WebhookDelivery", bNone, 200, bRecord, nil},
+		Operation{"GET", "/webhooks/{id}/deliveries", "Webhooks", "The subscription's delivery log, newest first", Admin, "WebhookDelivery", bNone, 200, bPage, deliveryQuery},
+		Operation{"POST", "/webhooks/{id}/deliveries/{deliveryId}/retry", "Webhooks", "Send a delivery again now", Admin, "WebhookDelivery", bNone, 200, bRecord, nil},
+		Operation{"GET", "/events", "Webhooks", "The events feed: every change, oldest first, with a cursor (30 days kept)", Admin, "", bNone, 200, bRaw, eventQuery},
 	)
 	return ops
 }

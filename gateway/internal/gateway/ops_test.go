@@ -516,6 +516,7 @@ func TestLoadConfig(t *testing.T) {
 	want := map[string]string{
 		SvcIdentity: "http://localhost:8081", SvcContacts: "http://localhost:8082", SvcLeads: "http://localhost:8083",
 		SvcDeals: "http://localhost:8084", SvcContracts: "http://localhost:8085", SvcIntake: "http://localhost:8086", SvcMail: "http://localhost:8087",
+		SvcWebhooks: "http://localhost:8089",
 	}
 	if d := cmp.Diff(want, cfg.Services); d != "" {
 		t.Errorf("services (-want +got):\n%s", d)

@@ -46,6 +46,7 @@ const (
 	SvcContracts = "contracts"
 	SvcIntake    = "intake"
 	SvcMail      = "mail"
+	SvcWebhooks  = "webhooks"
 )
 
 // Body limits. Upload limits add 1 MiB to the service's own file limit for
@@ -70,9 +71,12 @@ type Route struct {
 	// BodyLimit overrides LimitJSON when > 0.
 	BodyLimit int64
 	// Resource names the integration-token scope family of a JWT route:
-	// reads need "<Resource>:read", other methods "<Resource>:write".
-	// Admin routes need the admin scope whatever it says; empty on a JWT
-	// route means any valid token (only /auth/me, "who am I").
+	// reads need "<Resource>:read", other methods "<Resource>:write"; empty
+	// on a JWT route means any valid token (only /auth/me, "who am I").
+	// An Admin route needs the admin scope, unless it names a Resource:
+	// then a person still needs the admin role, and an integration token
+	// needs that resource's scope whatever its role (webhooks, which an
+	// integration sets up for itself).
 	Resource string
 }
 
@@ -135,15 +139,19 @@ var Table = []Route{
 	// mail
 	{Pattern: "/emails/*", Service: SvcMail, Policy: JWT, Resource: "emails"},
 	{Pattern: "/mailboxes/*", Service: SvcMail, Policy: JWT, Resource: "emails"},
+
+	// webhooks and the events feed
+	{Pattern: "/webhooks/*", Service: SvcWebhooks, Policy: Admin, Resource: "webhooks"},
+	{Methods: get, Pattern: "/events", Service: SvcWebhooks, Policy: Admin, Resource: "webhooks"},
 }
 
 // Scope is the integration-token scope a request with method needs on the
 // route ("" when any valid token may call it).
 func (r *Route) Scope(method string) string {
 	switch {
-	case r.Policy == Admin:
+	case r.Policy == Admin && r.Resource == "":
 		return auth.ScopeAdmin
-	case r.Policy != JWT || r.Resource == "":
+	case (r.Policy != JWT && r.Policy != Admin) || r.Resource == "":
 		return ""
 	case method == "GET" || method == "HEAD":
 		return r.Resource + ":read"

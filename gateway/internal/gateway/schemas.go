@@ -15,6 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/mailapi"
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/swaggest/jsonschema-go"
 )
 
@@ -54,6 +55,8 @@ var resources = map[string]resource{
 	"EmailSummary":     res[mailapi.EmailSummary, struct{}](),
 	"Mailbox":          res[mailapi.Mailbox, mailapi.MailboxInput](),
 	"RotatedKey":       res[identityapi.RotatedKey, struct{}](),
+	"Webhook":          res[webhooksapi.Webhook, webhooksapi.WebhookInput](),
+	"WebhookDelivery":  res[webhooksapi.Delivery, struct{}](),
 }
 
 // bodies overrides an operation's request (in) or success response (out)
@@ -73,6 +76,7 @@ var bodies = map[string]struct{ in, out any }{
 	"POST /contacts/{id}/notes":    {contactsapi.NoteInput{}, nil},
 	"POST /leads/{id}/notes":       {contactsapi.NoteInput{}, nil},
 	"POST /contracts/{id}/notes":   {contactsapi.NoteInput{}, nil},
+	"GET /events":                  {nil, webhooksapi.EventFeed{}},
 }
 
 // schemaSet reflects Go types into components.schemas, named after the Go

@@ -69,3 +69,15 @@ func TestSignRefusesMalformedSecret(t *testing.T) {
 		t.Fatal("Sign accepted a secret that is not base64")
 	}
 }
+
+func TestEveryEventTypeHasAPayload(t *testing.T) {
+	t.Parallel()
+	for _, typ := range append(append([]string{}, webhooksapi.EventTypes...), webhooksapi.Ping) {
+		if webhooksapi.Payload(typ) == nil {
+			t.Errorf("Payload(%q) = nil", typ)
+		}
+	}
+	if webhooksapi.Payload("user.created") != nil {
+		t.Error("Payload of a type that is not published is not nil")
+	}
+}

@@ -1,0 +1,98 @@
+package webhooksapi
+
+import (
+	"time"
+
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+)
+
+// The typed event bodies below document what each event type carries (the
+// OpenAPI document's webhooks section); on the wire they are Event, whose
+// data is the record as the API returns it.
+
+// EventHeader is what every event body carries besides data.
+type EventHeader struct {
+	ID        string    `json:"id" description:"evt_ and a number increasing with every event (ping_ and the delivery id for a ping); also the webhook-id header, the same on every attempt, so a receiver can drop repeats." example:"evt_1042"`
+	Type      string    `json:"type" example:"contact.created"`
+	CreatedAt time.Time `json:"created_at" description:"When the change happened."`
+}
+
+// ContactEvent is contact.created and contact.updated.
+type ContactEvent struct {
+	EventHeader
+	Data contactsapi.Contact `json:"data"`
+}
+
+// CompanyEvent is company.created and company.updated.
+type CompanyEvent struct {
+	EventHeader
+	Data contactsapi.Company `json:"data"`
+}
+
+// LeadEvent is lead.created, lead.updated, lead.qualified and
+// lead.disqualified.
+type LeadEvent struct {
+	EventHeader
+	Data leadsapi.Lead `json:"data"`
+}
+
+// DealEvent is deal.created and deal.updated.
+type DealEvent struct {
+	EventHeader
+	Data dealsapi.Deal `json:"data"`
+}
+
+// ContractEvent is contract.created, contract.updated,
+// contract.status_changed and contract.executed.
+type ContractEvent struct {
+	EventHeader
+	Data contractsapi.Contract `json:"data"`
+}
+
+// DeletedEvent is every *.deleted event: the record is gone, only its id
+// is sent.
+type DeletedEvent struct {
+	EventHeader
+	Data DeletedRecord `json:"data"`
+}
+
+// DeletedRecord names the deleted record.
+type DeletedRecord struct {
+	ID int64 `json:"id" minimum:"1" example:"42"`
+}
+
+// PingEvent is sent by POST /webhooks/{id}/test.
+type PingEvent struct {
+	EventHeader
+	Data PingData `json:"data"`
+}
+
+// PingData is the data of a ping: which subscription it tests.
+type PingData struct {
+	WebhookID int64 `json:"webhook_id" minimum:"1" example:"4"`
+}
+
+// Payload returns a value of the typed body an event type is sent with, for
+// documentation; nil for an unknown type.
+func Payload(eventType string) any {
+	switch eventType {
+	case ContactCreated, ContactUpdated:
+		return ContactEvent{}
+	case CompanyCreated, CompanyUpdated:
+		return CompanyEvent{}
+	case LeadCreated, LeadUpdated, LeadQualified, LeadDisqualified:
+		return LeadEvent{}
+	case DealCreated, DealUpdated:
+		return DealEvent{}
+	case ContractCreated, ContractUpdated, ContractStatusChanged, ContractExecuted:
+		return ContractEvent{}
+	case ContactDeleted, CompanyDeleted, LeadDeleted, DealDeleted, ContractDeleted:
+		return DeletedEvent{}
+	case Ping:
+		return PingEvent{}
+	}
+	return nil
+}
