@@ -25,7 +25,7 @@ IMAGE_REGISTRY ?= opencrm
 IMAGE_TAG ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 DOCKER ?= docker
 # process:port of every image built from deploy/Dockerfile.
-IMAGE_SERVICES := gateway:8080 identity:8081 contacts:8082 leads:8083 deals:8084 contracts:8085 intake:8086 mail:8087
+IMAGE_SERVICES := gateway:8080 identity:8081 contacts:8082 leads:8083 deals:8084 contracts:8085 intake:8086 mail:8087 webhooks:8089
 IMAGES := $(foreach s,$(IMAGE_SERVICES),$(firstword $(subst :, ,$(s)))) render
 
 help:

@@ -4,7 +4,7 @@
 DO $$
 DECLARE s text;
 BEGIN
-  FOREACH s IN ARRAY ARRAY['identity','contacts','leads','deals','contracts','intake','mail'] LOOP
+  FOREACH s IN ARRAY ARRAY['identity','contacts','leads','deals','contracts','intake','mail','webhooks'] LOOP
     EXECUTE format('ALTER ROLE %I PASSWORD %L', 'crm_' || s, 'crm_' || s);
   END LOOP;
 END $$;

@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 DO $$
 DECLARE s text;
 BEGIN
-  FOREACH s IN ARRAY ARRAY['identity','contacts','leads','deals','contracts','intake','mail'] LOOP
+  FOREACH s IN ARRAY ARRAY['identity','contacts','leads','deals','contracts','intake','mail','webhooks'] LOOP
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'crm_' || s) THEN
       EXECUTE format('CREATE ROLE %I LOGIN', 'crm_' || s);
     END IF;

@@ -43,8 +43,8 @@ psql "$DATABASE_URL" -c 'select 1' >/dev/null 2>&1 || {
 command -v redis-cli >/dev/null || die "redis-cli not found (apt-get install redis-tools); it checks that Redis is reachable"
 redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 || die "Redis is not reachable at $REDIS_URL"
 
-SERVICES=(identity contacts deals leads contracts intake mail)
-declare -A PORT=([identity]=8081 [contacts]=8082 [leads]=8083 [deals]=8084 [contracts]=8085 [intake]=8086 [mail]=8087 [render]=8088 [gateway]=8080)
+SERVICES=(identity contacts deals leads contracts intake mail webhooks)
+declare -A PORT=([identity]=8081 [contacts]=8082 [leads]=8083 [deals]=8084 [contracts]=8085 [intake]=8086 [mail]=8087 [render]=8088 [webhooks]=8089 [gateway]=8080)
 
 # Only the gateway faces the network, on ADDR (default :8080, every
 # interface). Every service and the render worker's ops port listen on
@@ -94,7 +94,7 @@ trap stop INT TERM EXIT
 export REDIS_URL
 export IDENTITY_URL=http://127.0.0.1:8081 CONTACTS_URL=http://127.0.0.1:8082 LEADS_URL=http://127.0.0.1:8083
 export DEALS_URL=http://127.0.0.1:8084 CONTRACTS_URL=http://127.0.0.1:8085 INTAKE_URL=http://127.0.0.1:8086
-export MAIL_URL=http://127.0.0.1:8087
+export MAIL_URL=http://127.0.0.1:8087 WEBHOOKS_URL=http://127.0.0.1:8089
 
 start() { # name
 	local name=$1 url=$DATABASE_URL
@@ -120,7 +120,7 @@ wait_ready() { # name
 STARTED=()
 start identity
 [[ " ${STARTED[*]} " == *" identity "* ]] && wait_ready identity
-for s in contacts deals leads contracts intake mail; do start "$s"; done
+for s in contacts deals leads contracts intake mail webhooks; do start "$s"; done
 if command -v "${CHROME_PATH:-chromium}" >/dev/null 2>&1; then
 	start render
 else
@@ -137,6 +137,9 @@ cat <<MSG
 
   curl -s $(probe_addr gateway)/api/auth/login -H 'Content-Type: application/json' \\
        -d '{"email":"$CRM_ADMIN_EMAIL","password":"$CRM_ADMIN_PASSWORD"}'
+
+  Webhooks go to public https URLs only; to receive them on this machine, start with
+  WEBHOOKS_ALLOW_HTTP=true WEBHOOKS_BLOCK_PRIVATE=false make run   (dev only)
 
   Ctrl-C stops everything.
 MSG
