@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -42,7 +43,9 @@ func faultStack(t *testing.T) *Stack {
 	faultOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		faultS, faultErr = Start(ctx, builtBin, Options{Render: true, Faults: true, Env: faultEnv})
+		env := maps.Clone(faultEnv)
+		maps.Copy(env, webhookEnv)
+		faultS, faultErr = Start(ctx, builtBin, Options{Render: true, Faults: true, Env: env})
 	})
 	if faultErr != nil {
 		t.Fatal(faultErr)

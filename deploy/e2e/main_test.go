@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ func run(m *testing.M) int {
 		opts.Env = map[string]string{"CRM_RATE_LIMIT_USER_PER_MINUTE": "0", "CRM_RATE_LIMIT_IP_PER_MINUTE": "0",
 			"RENDER_USER_INFLIGHT": "100"}
 	}
+	maps.Copy(opts.Env, webhookEnv)
 	stack, err = Start(ctx, bin, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -30,7 +30,7 @@ import (
 
 // Services in start order; identity first since the others fetch its JWKS
 // and user snapshot at start-up.
-var Services = []string{"identity", "contacts", "deals", "leads", "contracts", "intake", "mail"}
+var Services = []string{"identity", "contacts", "deals", "leads", "contracts", "intake", "mail", "webhooks"}
 
 // Admin credentials of the bootstrap admin of every stack.
 const (
@@ -210,6 +210,7 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		"IDENTITY_URL=" + peers["identity"], "CONTACTS_URL=" + peers["contacts"],
 		"LEADS_URL=" + peers["leads"], "DEALS_URL=" + peers["deals"],
 		"CONTRACTS_URL=" + peers["contracts"], "INTAKE_URL=" + peers["intake"], "MAIL_URL=" + peers["mail"],
+		"WEBHOOKS_URL=" + peers["webhooks"],
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(),
 	}
 	for k, v := range opts.Env {
