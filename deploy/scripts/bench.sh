@@ -29,7 +29,7 @@ measured() {
 	rm -f "$log"
 }
 
-echo "== gateway suite (deploy/e2e): contacts list/export/import at ${CRM_BENCH_ROWS:-1000000} rows, leads, qualification, intake, PDF" | tee -a "$out"
+echo "== gateway suite (deploy/e2e): contacts list/export/import at ${CRM_BENCH_ROWS:-1000000} rows, leads, qualification, intake, PDF, webhooks" | tee -a "$out"
 measured "gateway suite" go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -timeout 90m ./deploy/e2e/ | tee -a "$out.log"
 
 echo "== contacts list/export/import100k (services/contacts, service level)" | tee -a "$out"
