@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/svcclient"
@@ -19,10 +20,12 @@ const (
 	PathCompanies      = "/internal/companies"
 	PathMatchContacts  = PathContacts + "/match"
 	PathMatchCompanies = PathCompanies + "/match"
+	PathContactsByID   = PathContacts + "/by-id"
 
 	RouteCreateContact  = "POST " + PathContacts
 	RouteMatchContacts  = "GET " + PathMatchContacts
 	RouteContact        = "GET " + PathContacts + "/{id}"
+	RouteContactsByID   = "GET " + PathContactsByID
 	RouteCreateCompany  = "POST " + PathCompanies
 	RouteMatchCompanies = "GET " + PathMatchCompanies
 	RouteCompany        = "GET " + PathCompanies + "/{id}"
@@ -181,6 +184,42 @@ func (c *Client) ContactExists(ctx context.Context, id int64) (bool, error) {
 // CompanyExists reports whether company id exists.
 func (c *Client) CompanyExists(ctx context.Context, id int64) (bool, error) {
 	return c.c.Exists(ctx, CompanyPath(id))
+}
+
+// MaxContactsByID is the most ids one ContactsByID call may name: as many
+// as one contacts.imported event lists.
+const MaxContactsByID = 1000
+
+// ContactsByID returns the records of those of ids that exist, by
+// ascending id (a deleted contact is simply absent): how a consumer of
+// contacts.imported reads the imported records in one call per event.
+func (c *Client) ContactsByID(ctx context.Context, ids []int64) ([]json.RawMessage, error) {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	var out internalAnswer[[]json.RawMessage]
+	err := c.c.Do(ctx, http.MethodGet, PathContactsByID+"?"+url.Values{"ids": {strings.Join(parts, ",")}}.Encode(), "", nil, &out)
+	return out.Data, err
+}
+
+// ParseIDs reads the ids query parameter of ContactsByID: 1 to
+// MaxContactsByID positive integers, comma-separated. ok is false when it
+// is not that.
+func ParseIDs(v string) (ids []int64, ok bool) {
+	parts := strings.Split(v, ",")
+	if v == "" || len(parts) > MaxContactsByID {
+		return nil, false
+	}
+	ids = make([]int64, len(parts))
+	for i, p := range parts {
+		id, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || id < 1 {
+			return nil, false
+		}
+		ids[i] = id
+	}
+	return ids, true
 }
 
 // MatchContacts lists the contacts whose email equals email ignoring case.

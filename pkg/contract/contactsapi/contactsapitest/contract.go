@@ -105,6 +105,31 @@ func Run(t *testing.T, b Backend) {
 		}
 	}
 
+	road, err := c.CreateContact(ctx, "contract-c-3", contactsapi.CreateContactRequest{FirstName: "Road", LastName: "Runner", Source: "lead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID, err := c.ContactsByID(ctx, []int64{road, 99_999_999, wile, road})
+	var ids []int64
+	for _, raw := range byID {
+		var rec struct {
+			ID int64 `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &rec)
+		ids = append(ids, rec.ID)
+	}
+	if diff := cmp.Diff([]int64{min(wile, road), max(wile, road)}, ids); err != nil || diff != "" {
+		t.Errorf("contacts by id (-want +got), %v:\n%s", err, diff)
+	}
+	tooMany := make([]int64, contactsapi.MaxContactsByID+1)
+	for i := range tooMany {
+		tooMany[i] = int64(i + 1)
+	}
+	for _, bad := range [][]int64{nil, {0}, tooMany} {
+		_, err = c.ContactsByID(ctx, bad)
+		wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", "ids")
+	}
+
 	if l, err := c.MatchContacts(ctx, "wile@acme.TEST"); err != nil || len(l) != 1 {
 		t.Errorf("email match: %s, %v", l, err)
 	}

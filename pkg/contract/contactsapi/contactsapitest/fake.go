@@ -47,6 +47,7 @@ func NewFake(secret string) *Fake {
 	mux.HandleFunc(contactsapi.RouteContact, f.get(f.contacts, false))
 	mux.HandleFunc(contactsapi.RouteCompany, f.get(f.companies, true))
 	mux.HandleFunc(contactsapi.RouteMatchContacts, f.matchContacts)
+	mux.HandleFunc(contactsapi.RouteContactsByID, f.contactsByID)
 	mux.HandleFunc(contactsapi.RouteMatchCompanies, f.matchCompanies)
 	f.h = auth.RequireInternal(secret)(mux)
 	return f
@@ -180,6 +181,24 @@ func (f *Fake) matchCompanies(w http.ResponseWriter, r *http.Request) {
 		m["score"] = s.score
 		out = append(out, m)
 	}
+	httpx.JSON(w, http.StatusOK, map[string]any{"data": out})
+}
+
+func (f *Fake) contactsByID(w http.ResponseWriter, r *http.Request) {
+	ids, ok := contactsapi.ParseIDs(r.URL.Query().Get("ids"))
+	if !ok {
+		problem.Write(w, r, problem.Invalid("ids", "must be 1 to 1000 comma-separated ids"))
+		return
+	}
+	slices.Sort(ids)
+	out := []map[string]any{}
+	f.mu.Lock()
+	for _, id := range slices.Compact(ids) {
+		if c, ok := f.contacts[id]; ok {
+			out = append(out, copyMap(c))
+		}
+	}
+	f.mu.Unlock()
 	httpx.JSON(w, http.StatusOK, map[string]any{"data": out})
 }
 

@@ -135,6 +135,9 @@ func New(cfg Config) (http.Handler, error) {
 	// with another body is 409.
 	mux.Handle(contactsapi.RouteCreateContact, in(createOnce(svc.CreateContactOnce)))
 	mux.Handle(contactsapi.RouteMatchContacts, in(a.internalMatchContacts))
+	// GET /internal/contacts/by-id?ids=1,2 (≤ 1000). 200: {"data":[contact...]},
+	// those that exist, by ascending id; 422 for a bad list.
+	mux.Handle(contactsapi.RouteContactsByID, in(a.internalContactsByID))
 	// GET /internal/contacts/{id}. 200: {"data":contact}; 404.
 	mux.Handle(contactsapi.RouteContact, in(read("contact", svc.GetContact, data)))
 	// POST /internal/companies (Idempotency-Key): company write fields.
@@ -459,6 +462,20 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) error {
 // 200: {"data":[contact...]}; 422 without email.
 func (a *API) internalMatchContacts(w http.ResponseWriter, r *http.Request) error {
 	list, err := a.svc.ContactsByEmail(r.Context(), r.URL.Query().Get("email"))
+	if err != nil {
+		return err
+	}
+	data(w, list)
+	return nil
+}
+
+// internalContactsByID serves GET /internal/contacts/by-id?ids=.
+func (a *API) internalContactsByID(w http.ResponseWriter, r *http.Request) error {
+	ids, ok := contactsapi.ParseIDs(r.URL.Query().Get("ids"))
+	if !ok {
+		return problem.Invalid("ids", "must be 1 to 1000 comma-separated ids")
+	}
+	list, err := a.svc.ContactsByID(r.Context(), ids)
 	if err != nil {
 		return err
 	}

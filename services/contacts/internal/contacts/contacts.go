@@ -298,6 +298,7 @@ type Store interface {
 	ListContacts(ctx context.Context, f Filter) ([]Contact, int, error)
 	ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error
 	ContactsByEmail(ctx context.Context, email string) ([]Contact, error)
+	ContactsByID(ctx context.Context, ids []int64) ([]Contact, error)
 
 	GetCompany(ctx context.Context, id int64) (Company, error)
 	CreateCompany(ctx context.Context, c Company) (Company, error)

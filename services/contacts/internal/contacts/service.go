@@ -216,6 +216,11 @@ func (s *Service) ContactsByEmail(ctx context.Context, email string) ([]Contact,
 	return s.store.ContactsByEmail(ctx, email)
 }
 
+// ContactsByID reads those of ids that exist, by ascending id.
+func (s *Service) ContactsByID(ctx context.Context, ids []int64) ([]Contact, error) {
+	return s.store.ContactsByID(ctx, ids)
+}
+
 // CreateCompany validates and stores a company.
 func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, error) {
 	var c Company

@@ -116,6 +116,15 @@ func (s *Store) DeleteContact(ctx context.Context, id int64) error {
 	})
 }
 
+// ContactsByID returns the contacts among ids, by ascending id.
+func (s *Store) ContactsByID(ctx context.Context, ids []int64) ([]contacts.Contact, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) ORDER BY id`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanContact)
+}
+
 // ContactsByEmail matches emails case-insensitively and exactly.
 func (s *Store) ContactsByEmail(ctx context.Context, email string) ([]contacts.Contact, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts
