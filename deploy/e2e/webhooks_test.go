@@ -24,11 +24,11 @@ const receiverHost = "127.0.0.2"
 
 // webhookEnv is what the stacks' webhooks processes are started with.
 var webhookEnv = map[string]string{
-	"WEBHOOKS_ALLOW_HTTP":     "true",
-	"WEBHOOKS_ALLOWED_CIDRS":  receiverHost + "/32",
-	"WEBHOOKS_BLOCK_PRIVATE":  "true",
-	"WEBHOOKS_SWEEP_INTERVAL": "1s",
-	"WEBHOOKS_QUEUED_TIMEOUT": "3s",
+	"WEBHOOKS_ALLOW_HTTP":    "true",
+	"WEBHOOKS_ALLOWED_CIDRS": receiverHost + "/32",
+	"WEBHOOKS_BLOCK_PRIVATE": "true",
+	// A delivery whose worker died is sent again after this (default 2m).
+	"WEBHOOKS_STALE_AFTER": "12s",
 }
 
 // received is one delivery as a receiver saw it.
