@@ -168,7 +168,7 @@ func benchAdmin(b *testing.B) *Client {
 	return c.With(tok)
 }
 
-// BenchmarkLeadsList: issue 5, 1,000,000 leads, search and each sort
+// BenchmarkLeadsList: 1,000,000 leads, search and each sort
 // (including assigned_to_name) through the gateway.
 func BenchmarkLeadsList(b *testing.B) {
 	n := benchRows()
@@ -209,7 +209,7 @@ func BenchmarkLeadsList(b *testing.B) {
 	benchList(b, fmt.Sprintf("Leads list through the gateway (%d leads)", n), "/leads", cases)
 }
 
-// BenchmarkQualify: issue 5, qualification (contact, company and deal across
+// BenchmarkQualify: qualification (contact, company and deal across
 // three services) through the gateway.
 func BenchmarkQualify(b *testing.B) {
 	adm := benchAdmin(b)
@@ -242,7 +242,7 @@ func BenchmarkQualify(b *testing.B) {
 		[][]string{{strconv.Itoa(n), ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), ms(pct(lat, 1)), met}})
 }
 
-// BenchmarkIntake: issue 8, sustained public intake through the gateway at
+// BenchmarkIntake: sustained public intake through the gateway at
 // 16 clients against pgbench single-row INSERTs into a table of the same
 // shape at 16 clients. pgbench's rate moves by 2× from one minute to the
 // next on a shared machine (fsync speed), so the two alternate in rounds and
@@ -377,7 +377,7 @@ func intakeRound(b *testing.B, secrets []string, dur time.Duration, body func(w,
 	return float64(okN.Load()) / time.Since(start).Seconds(), all, errN.Load()
 }
 
-// BenchmarkContractPDF: issue 7, PDF throughput of the render worker
+// BenchmarkContractPDF: PDF throughput of the render worker
 // through GET /contracts/{id}/pdf with the cache out of play (every request
 // renders new content), against the render module's bare chromedp
 // PrintToPDF loop on the same 7-page document at the same concurrency, run

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestFoundationDoneWhen walks issue 2's "done when": through the gateway an
+// TestFoundationDoneWhen walks the foundation's acceptance list: through the gateway an
 // admin logs in, calls /auth/me, creates a user, a team and an API key, and
 // that user gets 403 on /users.
 func TestFoundationDoneWhen(t *testing.T) {
