@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/opencrm/crm/services/mail/internal/imaptest"
+	"github.com/opencrm/crm/services/mail/imaptest"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 

@@ -17,8 +17,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/testdb"
+	"github.com/opencrm/crm/services/mail/imaptest"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
-	"github.com/opencrm/crm/services/mail/internal/imaptest"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 	"github.com/opencrm/crm/services/mail/internal/store"
 	"github.com/opencrm/crm/services/mail/migrations"

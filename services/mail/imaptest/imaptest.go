@@ -1,5 +1,10 @@
 // Package imaptest runs a real IMAP server (go-imap v2's own server over
 // its in-memory backend) on 127.0.0.1 for tests of the mailbox sync.
+//
+// It is test support, never imported by the mail service's own code. It
+// sits outside internal/ so that the end-to-end fault tests (deploy/e2e)
+// can serve a mailbox to the real mail process, as the *apitest packages
+// of pkg/contract serve fakes of the other contexts.
 package imaptest
 
 import (
