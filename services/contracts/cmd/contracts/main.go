@@ -1,6 +1,7 @@
 // Command contracts serves the contracts context: contract templates, the
 // merge-tag catalogue, contracts with notes, tasks, documents and signed
-// copies, and the daily expiry and renewal job.
+// copies, and the daily expiry and renewal job; it publishes contract
+// events on crm:events:contracts.
 package main
 
 import (
@@ -17,7 +18,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -28,7 +28,6 @@ import (
 	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/expiry"
 	"github.com/opencrm/crm/services/contracts/internal/store"
-	"github.com/opencrm/crm/services/contracts/migrations"
 )
 
 func main() {
@@ -70,7 +69,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := platform.Open(ctx, "contracts", "contracts", s.Settings, migrate)
+	rt, err := platform.Open(ctx, "contracts", store.Schema, s.Settings, store.Migrate)
 	if err != nil {
 		return err
 	}
@@ -123,6 +122,11 @@ func run(ctx context.Context) error {
 		directory.SyncWithRetry(gctx, d, s.IdentityURL, s.InternalSecret, log)
 		return nil
 	})
+	// Contract events, written by the store in each change's transaction.
+	g.Go(func() error {
+		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run(gctx)
+		return nil
+	})
 	g.Go(func() error {
 		(&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "contracts", Name: outbox.ConsumerName(),
 			Handle: directory.Handle(d), Log: log}).Run(gctx)
@@ -131,16 +135,4 @@ func run(ctx context.Context) error {
 	g.Go(func() error { return httpx.Serve(gctx, s.Addr, rt.Ops.Handler(h), s.Shutdown, nil) })
 	log.Info("contracts listening", "addr", s.Addr)
 	return g.Wait()
-}
-
-// migrate applies the contracts schema, notes and tasks, and the users
-// read model that validates task assignees.
-func migrate(ctx context.Context, d *db.DB) error {
-	if err := db.Migrate(ctx, d, "contracts", migrations.FS); err != nil {
-		return err
-	}
-	if err := activity.Migrate(ctx, d); err != nil {
-		return err
-	}
-	return directory.Migrate(ctx, d)
 }

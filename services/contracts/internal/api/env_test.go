@@ -28,17 +28,9 @@ import (
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/store"
-	"github.com/opencrm/crm/services/contracts/migrations"
 )
 
 const internalSecret = "test-internal-secret-0123456789"
-
-func migrate(ctx context.Context, d *db.DB) error {
-	if err := db.Migrate(ctx, d, "contracts", migrations.FS); err != nil {
-		return err
-	}
-	return activity.Migrate(ctx, d)
-}
 
 // fakeDeals answers deals' merge data from a map: contracts reads it
 // into its own projection, so the fake serves the rich shape contracts'
@@ -124,7 +116,7 @@ func newEnv(t *testing.T) *env {
 // newEnvAt is newEnv with the service's clock pinned to now (nil: time.Now).
 func newEnvAt(t *testing.T, now func() time.Time) *env {
 	t.Helper()
-	d := testdb.New(t, "contracts", migrate, migrations.FS, activity.Migrations)
+	d := testdb.New(t, store.Schema, store.Migrate, store.MigrationSets...)
 	fd := &fakeDeals{deals: map[int64]map[string]any{}}
 	dealsSrv := httptest.NewServer(fd)
 	t.Cleanup(dealsSrv.Close)

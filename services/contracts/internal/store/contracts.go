@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +12,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
@@ -100,10 +102,11 @@ func FormatNumber(prefix string, year int, n int64) string {
 	return fmt.Sprintf("%s-%04d-%05d", prefix, year, n)
 }
 
-// CreateContract numbers and inserts c in one transaction. The counter
-// row of (prefix, year) is incremented first: its row lock makes
-// concurrent creations of the same prefix and year wait for each other,
-// and a rollback returns the number, so numbers are gapless and unique.
+// CreateContract numbers and inserts c, with its contract.created event,
+// in one transaction. The counter row of (prefix, year) is incremented
+// first: its row lock makes concurrent creations of the same prefix and
+// year wait for each other, and a rollback returns the number, so numbers
+// are gapless and unique.
 func (s *Store) CreateContract(ctx context.Context, c contracts.Contract, prefix string, year int, finish func(*contracts.Contract) error) (contracts.Contract, error) {
 	var out contracts.Contract
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
@@ -132,23 +135,33 @@ func (s *Store) CreateContract(ctx context.Context, c contracts.Contract, prefix
 		if err != nil {
 			return fmt.Errorf("insert contract: %w", err)
 		}
-		out, err = s.getContract(ctx, tx, id, false)
-		return err
+		if out, err = s.getContract(ctx, tx, id, false); err != nil {
+			return err
+		}
+		return addEvents(ctx, tx, []outbox.Record{record(contracts.EventCreated, out)})
 	})
 	return out, err
 }
 
-// UpdateContract locks the contract, applies the change and saves it.
+// UpdateContract locks the contract, applies the change and saves it with
+// its events (changeEvents).
 func (s *Store) UpdateContract(ctx context.Context, id int64, apply func(*contracts.Contract) error) (contracts.Contract, error) {
-	return s.modify(ctx, id, func(_ pgx.Tx, c *contracts.Contract) error { return apply(c) })
+	return s.modify(ctx, id, func(_ pgx.Tx, c *contracts.Contract) error { return apply(c) }, changeEvents)
 }
 
-// modify runs change on the contract locked in a transaction, saves it and
-// returns it as stored.
-func (s *Store) modify(ctx context.Context, id int64, change func(pgx.Tx, *contracts.Contract) error) (contracts.Contract, error) {
+// modify runs change on the contract locked in a transaction, saves it,
+// records the events that events chooses from the contract before and
+// after, and returns it as stored. An error anywhere rolls back the change
+// and its events together.
+func (s *Store) modify(ctx context.Context, id int64, change func(pgx.Tx, *contracts.Contract) error,
+	events func(before snapshot, after contracts.Contract) ([]outbox.Record, error)) (contracts.Contract, error) {
 	var out contracts.Contract
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		c, err := s.getContract(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		before, err := snap(c)
 		if err != nil {
 			return err
 		}
@@ -158,8 +171,14 @@ func (s *Store) modify(ctx context.Context, id int64, change func(pgx.Tx, *contr
 		if err := s.save(ctx, tx, c); err != nil {
 			return err
 		}
-		out, err = s.getContract(ctx, tx, id, false)
-		return err
+		if out, err = s.getContract(ctx, tx, id, false); err != nil {
+			return err
+		}
+		recs, err := events(before, out)
+		if err != nil {
+			return err
+		}
+		return addEvents(ctx, tx, recs)
 	})
 	return out, err
 }
@@ -183,11 +202,12 @@ func (s *Store) save(ctx context.Context, tx pgx.Tx, c contracts.Contract) error
 }
 
 // DeleteContract removes the contract, its notes, tasks and signed copy,
-// if allow agrees. The contract row is locked first, the lock every change
-// of the signed copy takes (modify), and the copy is looked for by a later
-// statement: under READ COMMITTED that statement's snapshot includes
-// every upload committed before the lock was granted, so the answer given
-// to allow is current and stays so until the delete commits.
+// if allow agrees, and records contract.deleted with only its id. The
+// contract row is locked first, the lock every change of the signed copy
+// takes (modify), and the copy is looked for by a later statement: under
+// READ COMMITTED that statement's snapshot includes every upload committed
+// before the lock was granted, so the answer given to allow is current and
+// stays so until the delete commits.
 func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSignedCopy bool) error) error {
 	return s.db.InTx(ctx, func(tx pgx.Tx) error {
 		var locked int64
@@ -208,7 +228,11 @@ func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSign
 		if _, err := tx.Exec(ctx, `DELETE FROM contracts WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete contract: %w", err)
 		}
-		return activity.DeleteAll(ctx, tx, activity.Contract, id)
+		if err := activity.DeleteAll(ctx, tx, activity.Contract, id); err != nil {
+			return err
+		}
+		return addEvents(ctx, tx, []outbox.Record{{Type: contracts.EventDeleted,
+			AggregateID: strconv.FormatInt(id, 10), Data: outbox.Tombstone(id)}})
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -58,8 +59,8 @@ func (s *Store) ExpireAndRenew(ctx context.Context, today time.Time, batch int) 
 }
 
 // expireBatch claims up to batch due contracts (skipping locked rows unless
-// wait), expires or renews each with its system note, counts them in res
-// and returns how many it claimed.
+// wait), expires or renews each with its system note and its event, counts
+// them in res and returns how many it claimed.
 func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, wait bool, res *contracts.ExpiryResult) (int, error) {
 	lock := "FOR UPDATE SKIP LOCKED"
 	if wait {
@@ -86,7 +87,10 @@ func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, wai
 	if err != nil {
 		return 0, fmt.Errorf("due contracts: %w", err)
 	}
+	changed := make([]int64, 0, len(list))
+	renewed := map[int64]bool{}
 	for _, d := range list {
+		changed = append(changed, d.id)
 		from := contracts.FormatDate(d.term)
 		if d.renew {
 			next, _ := contracts.RenewedTermination(d.anchor, d.term, d.month, today)
@@ -98,6 +102,7 @@ func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, wai
 				return len(list), fmt.Errorf("renewal note: %w", err)
 			}
 			res.Renewed++
+			renewed[d.id] = true
 			continue
 		}
 		if _, err := tx.Exec(ctx, `UPDATE contracts SET status = 'expired', updated_at = now() WHERE id = $1`, d.id); err != nil {
@@ -108,5 +113,41 @@ func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, wai
 		}
 		res.Expired++
 	}
-	return len(list), nil
+	return len(list), expiryEvents(ctx, tx, changed, renewed)
+}
+
+// expiryEvents records the events of one batch in the order its contracts
+// were changed: contract.updated for a renewal (its termination_date
+// moved), contract.status_changed for an expiry (its status is all that
+// moved). The contracts are read back in one query, after their changes,
+// as GET /contracts/{id} answers them.
+func expiryEvents(ctx context.Context, tx pgx.Tx, ids []int64, renewed map[int64]bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, contractSelect+` WHERE c.id = ANY($1)`, ids)
+	if err != nil {
+		return fmt.Errorf("changed contracts: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanContract)
+	if err != nil {
+		return fmt.Errorf("changed contracts: %w", err)
+	}
+	byID := make(map[int64]contracts.Contract, len(list))
+	for _, c := range list {
+		byID[c.ID] = c
+	}
+	recs := make([]outbox.Record, 0, len(ids))
+	for _, id := range ids {
+		c, ok := byID[id]
+		if !ok {
+			return fmt.Errorf("changed contract %d vanished", id)
+		}
+		typ := contracts.EventStatusChanged
+		if renewed[id] {
+			typ = contracts.EventUpdated
+		}
+		recs = append(recs, record(typ, c))
+	}
+	return addEvents(ctx, tx, recs)
 }

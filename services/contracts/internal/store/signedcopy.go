@@ -24,7 +24,8 @@ import (
 // SELECT waited for a concurrent upload, PostgreSQL re-reads the locked
 // contract row but not the joined executed_files row, so c.ExecutedFile
 // can miss the copy that upload just committed. An error from apply rolls
-// the DELETE back.
+// the DELETE back. The events are signedEvents': contract.status_changed
+// when the status moved, then contract.executed.
 func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewExecutedFile, apply func(c *contracts.Contract, replacing bool) error) (contracts.Contract, error) {
 	return s.modify(ctx, id, func(tx pgx.Tx, c *contracts.Contract) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id)
@@ -55,7 +56,7 @@ func (s *Store) PutExecutedFile(ctx context.Context, id int64, f contracts.NewEx
 			}
 		}
 		return nil
-	})
+	}, signedEvents)
 }
 
 // StreamExecutedFile writes the signed copy chunk by chunk in a
@@ -101,7 +102,9 @@ func (s *Store) StreamExecutedFile(ctx context.Context, id int64, start func(con
 	})
 }
 
-// DeleteExecutedFile removes the signed copy (404 when there is none).
+// DeleteExecutedFile removes the signed copy (404 when there is none) with
+// changeEvents' events: contract.status_changed when apply moved the
+// status, and contract.updated, since executed_file changed.
 func (s *Store) DeleteExecutedFile(ctx context.Context, id int64, apply func(*contracts.Contract) error) (contracts.Contract, error) {
 	return s.modify(ctx, id, func(tx pgx.Tx, c *contracts.Contract) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM executed_files WHERE contract_id = $1`, id)
@@ -112,5 +115,5 @@ func (s *Store) DeleteExecutedFile(ctx context.Context, id int64, apply func(*co
 			return problem.NotFound("signed copy")
 		}
 		return apply(c)
-	})
+	}, changeEvents)
 }
