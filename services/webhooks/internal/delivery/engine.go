@@ -163,7 +163,10 @@ func (e *Engine) RunWorkers(ctx context.Context) error {
 		Queues:          map[string]int{e.cfg.Queue: 1},
 		LogLevel:        asynq.ErrorLevel,
 		ShutdownTimeout: e.cfg.ShutdownWait,
-		BaseContext:     func() context.Context { return context.WithoutCancel(ctx) },
+		// asynq looks for new tasks this often when its queue is empty (1 s
+		// by default), which would add up to a second to every delivery.
+		TaskCheckInterval: e.cfg.Tick,
+		BaseContext:       func() context.Context { return context.WithoutCancel(ctx) },
 		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration {
 			return e.cfg.TaskRetryDelay
 		},

@@ -39,13 +39,17 @@ func (s *Store) Ingest(ctx context.Context, ev NewEvent) (bool, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, ingestLock); err != nil {
 			return err
 		}
+		// Looked up first (under the lock nobody else inserts) so a
+		// duplicate does not use up a seq: the ids stay consecutive.
+		var seen bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE source = $1 AND source_id = $2)`,
+			ev.Source, ev.SourceID).Scan(&seen); err != nil || seen {
+			return err
+		}
 		var seq int64
 		err := tx.QueryRow(ctx, `INSERT INTO events (source, source_id, type, record_id, data, occurred_at)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (source, source_id) DO NOTHING RETURNING seq`,
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
 			ev.Source, ev.SourceID, ev.Type, ev.RecordID, data, ev.OccurredAt).Scan(&seq)
-		if db.IsNoRows(err) {
-			return nil
-		}
 		if err != nil {
 			return err
 		}
