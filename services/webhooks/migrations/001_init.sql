@@ -62,8 +62,8 @@ CREATE TABLE deliveries (
     created_at      timestamptz NOT NULL DEFAULT now()
 );
 
--- The dispatcher's scan of what is due.
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id) WHERE status = 'pending' AND NOT queued;
+-- The dispatcher's scan of what is due, per subscription.
+CREATE INDEX deliveries_due ON deliveries (subscription_id, next_attempt_at, id) WHERE status = 'pending' AND NOT queued;
 -- The per-record head check.
 CREATE INDEX deliveries_head ON deliveries (subscription_id, record_key, id) WHERE status = 'pending';
 -- Worker slots in use per subscription, and the sweeper of lost tasks.

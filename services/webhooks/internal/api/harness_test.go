@@ -79,7 +79,7 @@ type netErr struct{}
 func (*netErr) Error() string { return "no such host" }
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *httptest.Server
 	store   *store.Store
 	engine  *delivery.Engine
@@ -112,7 +112,7 @@ func noWorkers() opt { return func(c *config) { c.workers = false } }
 
 func withDelivery(f func(*delivery.Config)) opt { return func(c *config) { f(&c.cfg) } }
 
-func newEnv(t *testing.T, opts ...opt) *env {
+func newEnv(t testing.TB, opts ...opt) *env {
 	t.Helper()
 	c := config{workers: true, cfg: delivery.Config{
 		Queue: "test-webhooks-" + randHex(6), Workers: 8, PerEndpoint: 4, Timeout: 2 * time.Second,
@@ -267,7 +267,7 @@ func (e *env) do(method, path, token string, body any) result {
 	return result{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 
-func decode[T any](t *testing.T, r result) T {
+func decode[T any](t testing.TB, r result) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(r.body, &v); err != nil {
@@ -347,7 +347,7 @@ func (e *env) deliveries(id int64, query string) []delivered {
 }
 
 // eventually polls cond until it holds or 15 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {

@@ -6,12 +6,14 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 )
 
 // hit is one request a receiver got.
 type hit struct {
 	header http.Header
 	body   []byte
+	at     time.Time
 }
 
 // receiver is an httptest server whose answer a test sets per request.
@@ -22,13 +24,13 @@ type receiver struct {
 	answer func(n int, w http.ResponseWriter, r *http.Request) // n counts from 1
 }
 
-func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *receiver {
+func newReceiver(t testing.TB, answer func(n int, w http.ResponseWriter, r *http.Request)) *receiver {
 	t.Helper()
 	rc := &receiver{answer: answer}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.hits = append(rc.hits, hit{header: r.Header.Clone(), body: body})
+		rc.hits = append(rc.hits, hit{header: r.Header.Clone(), body: body, at: time.Now()})
 		n := len(rc.hits)
 		ans := rc.answer
 		rc.mu.Unlock()

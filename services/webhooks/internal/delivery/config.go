@@ -42,6 +42,11 @@ type Config struct {
 	// woken; Batch how many it hands out at once.
 	Tick  time.Duration
 	Batch int
+	// Poll is how often a worker server looks for tasks while its queue is
+	// empty. The dispatcher keeps only a few tasks per subscription in the
+	// queue, so it is often empty for an instant: asynq's default (1 s)
+	// capped throughput at a few hundred deliveries a second.
+	Poll time.Duration
 	// StaleAfter is how long a delivery may stay queued before its task is
 	// considered lost and enqueued again.
 	StaleAfter time.Duration
@@ -82,6 +87,9 @@ func (c *Config) defaults() {
 	}
 	if c.Tick <= 0 {
 		c.Tick = 200 * time.Millisecond
+	}
+	if c.Poll <= 0 {
+		c.Poll = 25 * time.Millisecond
 	}
 	if c.Batch <= 0 {
 		c.Batch = 200

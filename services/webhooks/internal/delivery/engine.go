@@ -159,13 +159,11 @@ func (e *Engine) SweepOnce(ctx context.Context) error {
 // attempts under way (up to the timeout) before returning.
 func (e *Engine) RunWorkers(ctx context.Context) error {
 	srv := asynq.NewServer(e.redis, asynq.Config{
-		Concurrency:     e.cfg.Workers,
-		Queues:          map[string]int{e.cfg.Queue: 1},
-		LogLevel:        asynq.ErrorLevel,
-		ShutdownTimeout: e.cfg.ShutdownWait,
-		// asynq looks for new tasks this often when its queue is empty (1 s
-		// by default), which would add up to a second to every delivery.
-		TaskCheckInterval: e.cfg.Tick,
+		Concurrency:       e.cfg.Workers,
+		Queues:            map[string]int{e.cfg.Queue: 1},
+		LogLevel:          asynq.ErrorLevel,
+		ShutdownTimeout:   e.cfg.ShutdownWait,
+		TaskCheckInterval: e.cfg.Poll,
 		BaseContext:       func() context.Context { return context.WithoutCancel(ctx) },
 		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration {
 			return e.cfg.TaskRetryDelay

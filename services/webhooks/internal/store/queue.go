@@ -32,19 +32,24 @@ func (s *Store) Dispatch(ctx context.Context, perEndpoint, batch int) ([]Task, e
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, dispatchLock).Scan(&got); err != nil || !got {
 			return err
 		}
+		// Per active subscription with a free slot, its earliest due
+		// deliveries (at most the free slots, the index stops the scan
+		// there), so the cost follows subscriptions × slots, not the backlog.
 		rows, err := tx.Query(ctx, `WITH busy AS (
 				SELECT subscription_id, count(*) AS n FROM deliveries WHERE queued GROUP BY subscription_id
-			), due AS (
-				SELECT d.id, d.next_attempt_at, coalesce(b.n, 0) AS busy,
-					row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rn
-				FROM deliveries d
-				JOIN subscriptions s ON s.id = d.subscription_id AND s.active
-				LEFT JOIN busy b ON b.subscription_id = d.subscription_id
-				WHERE d.status = 'pending' AND NOT d.queued AND d.next_attempt_at <= now()
-					AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subscription_id = d.subscription_id
-						AND e.record_key = d.record_key AND e.status = 'pending' AND e.id < d.id)
+			), subs AS (
+				SELECT s.id, $1 - coalesce(b.n, 0) AS free FROM subscriptions s
+				LEFT JOIN busy b ON b.subscription_id = s.id
+				WHERE s.active AND coalesce(b.n, 0) < $1
 			), pick AS (
-				SELECT id FROM due WHERE rn <= $1 - busy ORDER BY next_attempt_at, id LIMIT $2
+				SELECT d.id FROM subs, LATERAL (
+					SELECT d.id, d.next_attempt_at FROM deliveries d
+					WHERE d.subscription_id = subs.id AND d.status = 'pending' AND NOT d.queued
+						AND d.next_attempt_at <= now()
+						AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subscription_id = d.subscription_id
+							AND e.record_key = d.record_key AND e.status = 'pending' AND e.id < d.id)
+					ORDER BY d.next_attempt_at, d.id LIMIT subs.free
+				) d ORDER BY d.next_attempt_at, d.id LIMIT $2
 			)
 			UPDATE deliveries SET queued = true, queued_at = now()
 			WHERE id IN (SELECT id FROM pick) RETURNING id, attempt`, perEndpoint, batch)
