@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
+	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/webhooks/internal/ingest"
 )
 
@@ -119,5 +121,51 @@ func TestFeed(t *testing.T) {
 	} {
 		r := e.do("GET", "/events?"+q.query, e.admin, nil)
 		problemtest.Want(t, r.status, r.header, r.body, http.StatusUnprocessableEntity, "validation_failed", q.field)
+	}
+}
+
+// TestIngestThroughRelay: a context records events in its outbox, the
+// real relay publishes them (one of them twice, as after a crash between
+// XADD and marking it published), and webhooks stores each once.
+func TestIngestThroughRelay(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noWorkers())
+	producer := testdb.New(t, "contacts", outbox.Migrate, outbox.Migrations)
+	stream := "test:webhooks:" + randHex(6)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { e.rdb.Del(context.Background(), stream) })
+	c := &outbox.Consumer{Redis: e.rdb, Stream: stream, Group: ingest.Group, Name: "test",
+		Handle: e.ingest.Handler("contacts"), Log: e.log, RetryIdle: time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	relay := &outbox.Relay{DB: producer, Redis: e.rdb, Log: e.log}
+	err := producer.InTx(ctx, func(tx pgx.Tx) error {
+		return outbox.AddMany(ctx, tx, stream, []outbox.Record{
+			{Type: "contact.created", AggregateID: "5", Data: map[string]any{"id": 5, "first_name": "Ada"}},
+			{Type: "contact.updated", AggregateID: "5", Data: map[string]any{"id": 5, "first_name": "Ada B."}},
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := relay.Once(ctx); err != nil || n != 2 {
+		t.Fatalf("relay = %d, %v", n, err)
+	}
+	if _, err := producer.Exec(ctx, `UPDATE outbox SET published_at = NULL WHERE type = 'contact.created'`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := relay.Once(ctx); err != nil || n != 1 {
+		t.Fatalf("second relay = %d, %v", n, err)
+	}
+	eventually(t, "the stream read to its end", func() bool {
+		info, err := e.rdb.XInfoGroups(ctx, stream).Result()
+		return err == nil && len(info) == 1 && info[0].Lag == 0 && info[0].Pending == 0
+	})
+	f := decode[feed](t, e.do("GET", "/events", e.admin, nil))
+	if len(f.Data) != 2 || f.Data[0].Type != "contact.created" || f.Data[1].Type != "contact.updated" ||
+		string(f.Data[1].Data) != `{"id":5,"first_name":"Ada B."}` {
+		t.Fatalf("feed %+v", f)
 	}
 }
