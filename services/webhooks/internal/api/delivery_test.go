@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
@@ -405,6 +406,29 @@ func TestLostTaskIsSweptAgain(t *testing.T) {
 	}
 	e.start()
 	eventually(t, "delivered by the sweeper", func() bool { return len(e.deliveries(h.ID, "?status=delivered")) == 1 })
+	if rc.count() != 1 {
+		t.Fatalf("receiver got %d", rc.count())
+	}
+}
+
+// TestArchivedTaskIsReplaced: asynq gave up on an attempt's task (archived
+// after its retries); the sweeper replaces it instead of being blocked by
+// its id forever.
+func TestArchivedTaskIsReplaced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noWorkers())
+	rc := newReceiver(t, nil)
+	h := e.create(rc.url(), "*")
+	e.emit("deals", "deal.created", "1", map[string]any{"id": 1})
+	if n, err := e.engine.DispatchOnce(context.Background()); err != nil || n != 1 {
+		t.Fatalf("dispatch = %d, %v", n, err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	if err := insp.ArchiveTask(e.cfg.Queue, "dlv:1:0"); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	eventually(t, "delivered after the sweep", func() bool { return len(e.deliveries(h.ID, "?status=delivered")) == 1 })
 	if rc.count() != 1 {
 		t.Fatalf("receiver got %d", rc.count())
 	}

@@ -33,6 +33,7 @@ type Engine struct {
 	cfg     Config
 	redis   RedisConn
 	queue   *asynq.Client
+	inspect *asynq.Inspector
 	client  *http.Client
 	secrets Opener
 	metrics *Metrics
@@ -56,6 +57,7 @@ func New(st *store.Store, rdb redis.UniversalClient, conn RedisConn, secrets Ope
 	}
 	return &Engine{
 		store: st, cfg: cfg, redis: conn, queue: asynq.NewClientFromRedisClient(rdb),
+		inspect: asynq.NewInspectorFromRedisClient(rdb),
 		client: netguard.NewClient(netguard.ClientOptions{
 			Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver,
 		}),
@@ -109,16 +111,31 @@ func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 	return len(tasks), nil
 }
 
+// enqueue hands one attempt to the workers. The task id makes it
+// idempotent: while that attempt's task is pending, running or waiting to
+// run again, nothing is added. A task asynq gave up on (archived after its
+// retries, e.g. through a long database outage) would block the id for
+// good, so it is deleted and the attempt enqueued afresh.
 func (e *Engine) enqueue(ctx context.Context, t store.Task) error {
+	id := "dlv:" + strconv.FormatInt(t.ID, 10) + ":" + strconv.Itoa(t.Attempt)
 	b, _ := json.Marshal(payload{ID: t.ID, Attempt: t.Attempt})
-	_, err := tracing.Enqueue(ctx, e.queue, asynq.NewTask(TaskType, b),
-		asynq.Queue(e.cfg.Queue), asynq.TaskID("dlv:"+strconv.FormatInt(t.ID, 10)+":"+strconv.Itoa(t.Attempt)),
-		asynq.MaxRetry(5), asynq.Timeout(e.cfg.Timeout+30*time.Second))
-	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return nil // that attempt's task exists already
-	}
-	if err != nil {
-		return fmt.Errorf("delivery: enqueue %d: %w", t.ID, err)
+	for range 2 {
+		_, err := tracing.Enqueue(ctx, e.queue, asynq.NewTask(TaskType, b),
+			asynq.Queue(e.cfg.Queue), asynq.TaskID(id),
+			asynq.MaxRetry(10), asynq.Timeout(e.cfg.Timeout+30*time.Second))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("delivery: enqueue %d: %w", t.ID, err)
+		}
+		info, err := e.inspect.GetTaskInfo(e.cfg.Queue, id)
+		if err != nil || (info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted) {
+			return nil // that attempt's task exists and will run
+		}
+		if err := e.inspect.DeleteTask(e.cfg.Queue, id); err != nil {
+			return fmt.Errorf("delivery: drop dead task %s: %w", id, err)
+		}
 	}
 	return nil
 }
