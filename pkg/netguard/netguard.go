@@ -54,12 +54,14 @@ var (
 	nat64      = netip.MustParsePrefix("64:ff9b::/96")
 	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
 	v4compat   = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
 )
 
 // Refused reports whether a must not be connected to. An invalid address
 // is refused. IPv6 addresses that carry an IPv4 address (mapped ::ffff:a.b.c.d,
 // compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d) are judged by that IPv4
-// address, since that is where the packets end up.
+// address, since that is where the packets end up; a 6to4 address
+// (2002::/16) is refused when the IPv4 address it embeds is.
 func Refused(a netip.Addr) bool {
 	if !a.IsValid() {
 		return true
@@ -72,6 +74,11 @@ func Refused(a netip.Addr) bool {
 			a = a.Unmap()
 		case nat64.Contains(a) || (v4compat.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback()):
 			a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		case sixToFour.Contains(a):
+			// 6to4 carries its relay's IPv4 address in bytes 2 to 5.
+			if Refused(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})) {
+				return true
+			}
 		case nat64Local.Contains(a):
 			return true
 		}
