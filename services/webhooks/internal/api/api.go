@@ -38,9 +38,12 @@ type Sealer interface {
 	Seal(plaintext []byte) ([]byte, error)
 }
 
-// Pinger sends a ping now and returns its delivery id.
+// Pinger is the delivery engine as the API uses it: Ping sends a ping now
+// and returns its delivery id; Wake makes the dispatcher look for due
+// deliveries at once (after a manual retry).
 type Pinger interface {
 	Ping(ctx context.Context, subID int64) (int64, error)
+	Wake()
 }
 
 // Deps are the handlers' collaborators.
@@ -275,9 +278,7 @@ func (h *handler) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if p, ok := h.Pinger.(interface{ Wake() }); ok {
-		p.Wake()
-	}
+	h.Pinger.Wake()
 	httpx.Updated(w, d, "Delivery queued for retry")
 	return nil
 }

@@ -18,13 +18,14 @@ import (
 // Group is the consumer group webhooks reads every stream in.
 const Group = "webhooks"
 
-// Ingester stores events; Woken is told when deliveries may be due.
+// Ingester stores the events of the streams and wakes the dispatcher when
+// a new one may have made deliveries due.
 type Ingester struct {
 	store *store.Store
 	wake  func()
 }
 
-// New returns an ingester; wake (may be nil) runs after a new event.
+// New returns an ingester; wake (may be nil) runs after each new event.
 func New(st *store.Store, wake func()) (*Ingester, error) {
 	if st == nil {
 		return nil, errors.New("ingest: a store is required")
