@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/opencrm/crm/pkg/netguard"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
@@ -289,7 +289,7 @@ func (s *Syncer) store1(ctx context.Context, mb mail.MailboxSecret, f fetched) e
 func (s *Syncer) dial(ctx context.Context, addr string, mb mail.MailboxSecret) (*imapclient.Client, error) {
 	d := &net.Dialer{Timeout: s.opts.DialTimeout}
 	if s.opts.BlockPrivate {
-		d.Control = refusePrivate
+		d.Control = netguard.Control
 	}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -322,30 +322,13 @@ type tlsError struct{ err error }
 func (e *tlsError) Error() string { return "tls: " + e.err.Error() }
 func (e *tlsError) Unwrap() error { return e.err }
 
-var errPrivate = errors.New("address is private")
-
-// refusePrivate is a net.Dialer Control hook: it runs after name
-// resolution, on the address actually dialled, so DNS tricks cannot pass.
-func refusePrivate(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return errPrivate
-	}
-	a := ap.Addr().Unmap()
-	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() {
-		return errPrivate
-	}
-	return nil
-}
-
 // dialError describes a connection failure in fixed words.
 func dialError(addr string, err error) string {
 	var dnsErr *net.DNSError
 	var te *tlsError
 	var ne net.Error
 	switch {
-	case errors.Is(err, errPrivate):
+	case errors.Is(err, netguard.ErrRefused):
 		return fmt.Sprintf("connecting to %s is not allowed (private address)", addr)
 	case errors.As(err, &dnsErr):
 		return fmt.Sprintf("the host of %s could not be resolved", addr)

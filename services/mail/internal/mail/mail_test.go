@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -256,5 +257,20 @@ func TestTruncate(t *testing.T) {
 	}
 	if got := TruncateRunes("aéb", 2); got != "aé" {
 		t.Errorf("TruncateRunes = %q, want aé", got)
+	}
+}
+
+// TestSealerOpensRowsSealedBefore: a password sealed by the sealer as it
+// was before it moved onto pkg/sealbox still opens.
+func TestSealerOpensRowsSealedBefore(t *testing.T) {
+	t.Parallel()
+	s, err := NewSealer("test-secret-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := hex.DecodeString("0174866d88bff8465f80e31221b0ec7fbddbcf8a5225cc994ba9a4fe7132fcad6db6b839203787348623")
+	got, err := s.Open(old)
+	if err != nil || got != "imap-password" {
+		t.Fatalf("Open = %q, %v; want imap-password", got, err)
 	}
 }

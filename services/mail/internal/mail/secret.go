@@ -1,55 +1,35 @@
 package mail
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
-	"fmt"
+
+	"github.com/opencrm/crm/pkg/sealbox"
 )
 
-// sealVersion prefixes every sealed value, so the scheme can change later
-// without guessing what an old row holds.
-const sealVersion = 1
-
 // hkdfInfo binds the derived key to this one purpose: the same
-// CRM_SECRET_KEY feeds other services' keys, which must differ.
+// CRM_SECRET_KEY feeds other services' keys, which must differ. It is the
+// purpose every stored mailbox password was sealed under; it never changes.
 const hkdfInfo = "opencrm/mail/mailbox-password/v1"
 
-// Sealer encrypts mailbox passwords at rest with AES-256-GCM under a key
-// derived from CRM_SECRET_KEY with HKDF-SHA256.
-type Sealer struct{ aead cipher.AEAD }
+// Sealer encrypts mailbox passwords at rest (pkg/sealbox: AES-256-GCM
+// under a key derived from CRM_SECRET_KEY with HKDF-SHA256).
+type Sealer struct{ box *sealbox.Box }
 
 // NewSealer derives the key from secret (at least 16 characters).
 func NewSealer(secret string) (*Sealer, error) {
-	if len(secret) < 16 {
+	if len(secret) < sealbox.MinSecret {
 		return nil, errors.New("mail: CRM_SECRET_KEY must be at least 16 characters")
 	}
-	key, err := hkdf.Key(sha256.New, []byte(secret), nil, hkdfInfo, 32)
+	box, err := sealbox.New(secret, hkdfInfo)
 	if err != nil {
-		return nil, fmt.Errorf("mail: derive key: %w", err)
+		return nil, err
 	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("mail: cipher: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("mail: gcm: %w", err)
-	}
-	return &Sealer{aead: aead}, nil
+	return &Sealer{box: box}, nil
 }
 
 // Seal returns version || nonce || ciphertext.
 func (s *Sealer) Seal(plaintext string) ([]byte, error) {
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, fmt.Errorf("mail: nonce: %w", err)
-	}
-	out := append([]byte{sealVersion}, nonce...)
-	return s.aead.Seal(out, nonce, []byte(plaintext), []byte(hkdfInfo)), nil
+	return s.box.Seal([]byte(plaintext))
 }
 
 // ErrUnseal is a sealed value that cannot be opened: another key, or a
@@ -58,11 +38,7 @@ var ErrUnseal = errors.New("stored password cannot be decrypted (was CRM_SECRET_
 
 // Open reverses Seal.
 func (s *Sealer) Open(sealed []byte) (string, error) {
-	ns := s.aead.NonceSize()
-	if len(sealed) < 1+ns || sealed[0] != sealVersion {
-		return "", ErrUnseal
-	}
-	pt, err := s.aead.Open(nil, sealed[1:1+ns], sealed[1+ns:], []byte(hkdfInfo))
+	pt, err := s.box.Open(sealed)
 	if err != nil {
 		return "", ErrUnseal
 	}

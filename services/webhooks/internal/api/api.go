@@ -1,0 +1,337 @@
+// Package api serves the webhooks context's HTTP routes: subscriptions,
+// their delivery log, and the events feed. Every route needs an admin, or
+// an integration token holding webhooks:read (reads) or webhooks:write.
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+	"github.com/opencrm/crm/services/webhooks/internal/store"
+	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
+)
+
+// Scopes of an integration token.
+const (
+	ScopeRead  = "webhooks:read"
+	ScopeWrite = "webhooks:write"
+)
+
+// Feed limits.
+const (
+	DefaultFeedLimit = 100
+	MaxFeedLimit     = 1000
+)
+
+// Sealer seals signing secrets at rest.
+type Sealer interface {
+	Seal(plaintext []byte) ([]byte, error)
+}
+
+// Pinger is the delivery engine as the API uses it: Ping sends a ping now
+// and returns its delivery id; Wake makes the dispatcher look for due
+// deliveries at once (after a manual retry).
+type Pinger interface {
+	Ping(ctx context.Context, subID int64) (int64, error)
+	Wake()
+}
+
+// Deps are the handlers' collaborators.
+type Deps struct {
+	Store    *store.Store
+	Pinger   Pinger
+	Sealer   Sealer
+	Verifier *auth.Verifier
+	// Policy is what a subscription URL may be.
+	Policy webhooks.URLPolicy
+	// Grace is how long the previous secret signs after a rotation.
+	Grace time.Duration
+}
+
+type handler struct{ Deps }
+
+// New returns the routes of the webhooks service.
+func New(d Deps) (http.Handler, error) {
+	if d.Store == nil || d.Pinger == nil || d.Sealer == nil || d.Verifier == nil || d.Grace <= 0 {
+		return nil, errors.New("api: every dependency is required")
+	}
+	h := &handler{d}
+	read := func(fn httpx.HandlerFunc) http.Handler { return d.Verifier.Require(h.guard(ScopeRead, fn)) }
+	write := func(fn httpx.HandlerFunc) http.Handler { return d.Verifier.Require(h.guard(ScopeWrite, fn)) }
+	mux := http.NewServeMux()
+	mux.Handle("GET /webhooks", read(h.list))
+	mux.Handle("POST /webhooks", write(h.create))
+	mux.Handle("GET /webhooks/{id}", read(h.get))
+	mux.Handle("PUT /webhooks/{id}", write(h.update))
+	mux.Handle("DELETE /webhooks/{id}", write(h.remove))
+	mux.Handle("POST /webhooks/{id}/rotate-secret", write(h.rotate))
+	mux.Handle("POST /webhooks/{id}/test", write(h.test))
+	mux.Handle("GET /webhooks/{id}/deliveries", read(h.deliveries))
+	mux.Handle("POST /webhooks/{id}/deliveries/{deliveryId}/retry", write(h.retry))
+	mux.Handle("GET /events", read(h.feed))
+	return httpx.Routes(mux), nil
+}
+
+// guard lets a person with the admin role through, and an integration
+// token holding scope (webhooks:write covers webhooks:read).
+func (h *handler) guard(scope string, fn httpx.HandlerFunc) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c := auth.FromContext(r.Context())
+		switch {
+		case c == nil:
+			return problem.Unauthenticated("missing bearer token")
+		case c.Scoped():
+			if !auth.GrantsScope(c.Scopes, scope) {
+				return insufficientScope(scope)
+			}
+		case !c.IsAdmin():
+			return problem.Forbidden("this action requires the admin role")
+		}
+		return fn(w, r)
+	}
+}
+
+// insufficientScope is the RFC 6750 answer to a token lacking scope, as the
+// gateway gives it.
+func insufficientScope(scope string) *problem.Error {
+	return &problem.Error{
+		Status: http.StatusForbidden, Code: "insufficient_scope", Title: http.StatusText(http.StatusForbidden),
+		Detail: "this access token lacks the " + scope + " scope",
+		Header: http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope", scope="` + scope + `"`}},
+	}
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
+	q := listq.Parse(r.URL.Query(), store.Sorts)
+	if err := q.Err(); err != nil {
+		return err
+	}
+	if r.URL.Query().Get("sort_dir") == "" { // newest first unless asked
+		q.Desc = true
+	}
+	subs, total, err := h.Store.List(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(subs, q, total))
+	return nil
+}
+
+func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in webhooks.Input
+	if err := httpx.Decode(w, r, &in, webhooks.MaxBody); err != nil {
+		return err
+	}
+	if err := in.Validate(r.Context(), true, h.Policy); err != nil {
+		return err
+	}
+	secret, prefix := webhooks.NewSecret()
+	sealed, err := h.Sealer.Seal([]byte(secret))
+	if err != nil {
+		return err
+	}
+	n := store.NewSubscription{URL: *in.URL, Events: *in.Events, Active: true, Secret: sealed, SecretPrefix: prefix}
+	if in.Description != nil {
+		n.Description = *in.Description
+	}
+	if in.Active != nil {
+		n.Active = *in.Active
+	}
+	if c := auth.FromContext(r.Context()); c.UserID() > 0 {
+		id := c.UserID()
+		n.CreatedBy = &id
+	}
+	sub, err := h.Store.Create(r.Context(), n)
+	if err != nil {
+		return err
+	}
+	sub.Secret = secret
+	httpx.Created(w, sub, "Webhook created")
+	return nil
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	sub, err := h.Store.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, sub)
+	return nil
+}
+
+func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Store.Get(r.Context(), id); err != nil {
+		return err
+	}
+	var in webhooks.Input
+	if err := httpx.Decode(w, r, &in, webhooks.MaxBody); err != nil {
+		return err
+	}
+	if err := in.Validate(r.Context(), false, h.Policy); err != nil {
+		return err
+	}
+	sub, err := h.Store.Update(r.Context(), id, in)
+	if err != nil {
+		return err
+	}
+	httpx.Updated(w, sub, "Webhook updated")
+	return nil
+}
+
+func (h *handler) remove(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	httpx.Deleted(w, "Webhook deleted")
+	return nil
+}
+
+func (h *handler) rotate(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	secret, prefix := webhooks.NewSecret()
+	sealed, err := h.Sealer.Seal([]byte(secret))
+	if err != nil {
+		return err
+	}
+	sub, err := h.Store.Rotate(r.Context(), id, sealed, prefix, h.Grace)
+	if err != nil {
+		return err
+	}
+	sub.Secret = secret
+	httpx.Updated(w, sub, "Signing secret rotated")
+	return nil
+}
+
+func (h *handler) test(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	did, err := h.Pinger.Ping(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	d, err := h.Store.Delivery(r.Context(), id, did)
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, d)
+	return nil
+}
+
+func (h *handler) deliveries(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	q := listq.Parse(r.URL.Query(), store.DeliverySorts)
+	status := q.Enum("status", webhooks.Statuses...)
+	if err := q.Err(); err != nil {
+		return err
+	}
+	if r.URL.Query().Get("sort_dir") == "" { // newest first unless asked
+		q.Desc = true
+	}
+	ds, total, err := h.Store.Deliveries(r.Context(), id, q, status)
+	if err != nil {
+		return err
+	}
+	httpx.JSON(w, http.StatusOK, listq.NewPage(ds, q, total))
+	return nil
+}
+
+func (h *handler) retry(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	did, err := httpx.PathID(r, "deliveryId")
+	if err != nil {
+		return err
+	}
+	d, err := h.Store.Retry(r.Context(), id, did)
+	if err != nil {
+		return err
+	}
+	h.Pinger.Wake()
+	httpx.Updated(w, d, "Delivery queued for retry")
+	return nil
+}
+
+// feed is GET /events?after=&type=&limit=.
+func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
+	v := r.URL.Query()
+	var errs validate.Errors
+	var after int64
+	var afterID *string
+	if a := v.Get("after"); a != "" {
+		seq, ok := webhooks.ParseEventID(a)
+		if !ok {
+			errs.Add("after", "must be an event id (evt_ and a number)")
+		}
+		after, afterID = seq, &a
+	}
+	var types []string
+	if t := v.Get("type"); t != "" {
+		for _, x := range strings.Split(t, ",") {
+			x = strings.TrimSpace(x)
+			if x == "" {
+				continue
+			}
+			if x == webhooksapi.All || !webhooksapi.ValidEventType(x) {
+				errs.Add("type", "must be event types separated by commas (see the webhooks section)")
+				break
+			}
+			types = append(types, x)
+		}
+	}
+	limit := DefaultFeedLimit
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxFeedLimit {
+			errs.Add("limit", "must be a whole number from 1 to %d", MaxFeedLimit)
+		}
+		limit = n
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	evs, more, err := h.Store.Feed(r.Context(), after, types, limit)
+	if err != nil {
+		return err
+	}
+	f := webhooks.Feed{Success: true, Data: evs, HasMore: more, NextAfter: afterID}
+	if f.Data == nil {
+		f.Data = []webhooks.Event{}
+	}
+	if n := len(evs); n > 0 {
+		f.NextAfter = &evs[n-1].ID
+	}
+	httpx.JSON(w, http.StatusOK, f)
+	return nil
+}

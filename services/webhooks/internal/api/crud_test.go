@@ -1,0 +1,164 @@
+package api_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/problem/problemtest"
+)
+
+func TestCreateRefusesInvalidInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, strict(), noWorkers())
+	e.dns.set("hooks.example.com", "93.184.216.34")
+	e.dns.set("inside.example.com", "10.1.2.3")
+	ok := "https://hooks.example.com/crm"
+	tests := []struct {
+		name  string
+		body  string
+		field string
+		msg   string
+	}{
+		{"url missing", `{"events":["*"]}`, "url", "is required"},
+		{"url empty", `{"url":"","events":["*"]}`, "url", "is required"},
+		{"url relative", `{"url":"/crm","events":["*"]}`, "url", "must be an absolute URL"},
+		{"http when not allowed", `{"url":"http://hooks.example.com/","events":["*"]}`, "url", "must use https"},
+		{"ftp", `{"url":"ftp://hooks.example.com/","events":["*"]}`, "url", "must use https"},
+		{"file", `{"url":"file:///etc/passwd","events":["*"]}`, "url", "must use https"},
+		{"gopher", `{"url":"gopher://hooks.example.com/","events":["*"]}`, "url", "must use https"},
+		{"userinfo", `{"url":"https://u:p@hooks.example.com/","events":["*"]}`, "url", "must not contain a user name or password"},
+		{"loopback", `{"url":"https://127.0.0.1/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
+		{"private", `{"url":"https://10.0.0.1/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
+		{"metadata", `{"url":"https://169.254.169.254/latest","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
+		{"v6 loopback", `{"url":"https://[::1]/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
+		{"mapped loopback", `{"url":"https://[::ffff:127.0.0.1]/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
+		{"name resolving inside", `{"url":"https://inside.example.com/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
+		{"url too long", `{"url":"` + ok + "?" + strings.Repeat("a", 2048) + `","events":["*"]}`, "url", "must be at most 2048 characters"},
+		{"events missing", `{"url":"` + ok + `"}`, "events", "is required"},
+		{"events empty", `{"url":"` + ok + `","events":[]}`, "events", "must name at least one event type"},
+		{"event unknown", `{"url":"` + ok + `","events":["contact.created","contact.exploded"]}`, "events[1]", `must be an event type (see the webhooks section) or "*"`},
+		{"ping is not subscribable", `{"url":"` + ok + `","events":["ping"]}`, "events[0]", `must be an event type (see the webhooks section) or "*"`},
+		{"description too long", `{"url":"` + ok + `","events":["*"],"description":"` + strings.Repeat("d", 501) + `"}`, "description", "must be at most 500 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(http.MethodPost, "/webhooks", e.admin, tt.body)
+			b := problemtest.Want(t, r.status, r.header, r.body, http.StatusUnprocessableEntity, "validation_failed", tt.field)
+			if b.Errors[0].Message != tt.msg {
+				t.Errorf("message = %q, want %q", b.Errors[0].Message, tt.msg)
+			}
+		})
+	}
+	r := e.do(http.MethodGet, "/webhooks", e.admin, nil)
+	if got := decode[page[hook]](t, r).Total; got != 0 {
+		t.Fatalf("%d webhooks stored after refused creates", got)
+	}
+	// The same rules hold on update, and a refused update changes nothing.
+	h := e.create(ok, "*")
+	r = e.do(http.MethodPut, "/webhooks/"+strconv.FormatInt(h.ID, 10), e.admin, `{"url":"https://127.0.0.1/","events":[]}`)
+	problemtest.Want(t, r.status, r.header, r.body, http.StatusUnprocessableEntity, "validation_failed", "url", "events")
+	got := decode[record[hook]](t, e.do(http.MethodGet, "/webhooks/"+strconv.FormatInt(h.ID, 10), e.admin, nil)).Data
+	if got.URL != ok {
+		t.Fatalf("url after refused update = %q", got.URL)
+	}
+}
+
+func TestAuthorization(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noWorkers())
+	h := e.create("http://127.0.0.1:1/x", "*")
+	id := strconv.FormatInt(h.ID, 10)
+	body := `{"url":"http://127.0.0.1:1/y","events":["*"]}`
+	tests := []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		code                      string
+	}{
+		{"no token", "GET", "/webhooks", "", nil, 401, "unauthenticated"},
+		{"person without admin", "GET", "/webhooks", e.issuer.User(t, 3), nil, 403, "forbidden"},
+		{"person without admin writes", "POST", "/webhooks", e.issuer.User(t, 3), body, 403, "forbidden"},
+		{"person without admin reads the feed", "GET", "/events", e.issuer.User(t, 3), nil, 403, "forbidden"},
+		{"token without webhooks scope", "GET", "/webhooks", e.scoped("contacts:write"), nil, 403, "insufficient_scope"},
+		{"read token writes", "POST", "/webhooks", e.scoped("webhooks:read"), body, 403, "insufficient_scope"},
+		{"read token deletes", "DELETE", "/webhooks/" + id, e.scoped("webhooks:read"), nil, 403, "insufficient_scope"},
+		{"read token retries", "POST", "/webhooks/" + id + "/deliveries/1/retry", e.scoped("webhooks:read"), nil, 403, "insufficient_scope"},
+		{"feed without scope", "GET", "/events", e.scoped("deals:read"), nil, 403, "insufficient_scope"},
+		{"read token reads", "GET", "/webhooks/" + id, e.scoped("webhooks:read"), nil, 200, ""},
+		{"read token reads the feed", "GET", "/events", e.scoped("webhooks:read"), nil, 200, ""},
+		{"write token reads", "GET", "/webhooks", e.scoped("webhooks:write"), nil, 200, ""},
+		{"write token creates", "POST", "/webhooks", e.scoped("webhooks:write"), body, 201, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(tt.method, tt.path, tt.token, tt.body)
+			if tt.code == "" {
+				if r.status != tt.status {
+					t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
+				}
+				return
+			}
+			problemtest.Want(t, r.status, r.header, r.body, tt.status, tt.code)
+			if tt.code == "insufficient_scope" && !strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+}
+
+func TestCRUD(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noWorkers())
+	r := e.do(http.MethodPost, "/webhooks", e.admin,
+		`{"url":"http://127.0.0.1:9/a","events":["deal.updated","contact.created","contact.created"],"description":"billing"}`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	a := decode[record[hook]](t, r)
+	if a.Message != "Webhook created" || !strings.HasPrefix(a.Data.Secret, "whsec_") || !strings.HasPrefix(a.Data.Secret, a.Data.SecretPrefix) ||
+		len(a.Data.SecretPrefix) != len("whsec_")+8 || !a.Data.Active {
+		t.Fatalf("created %+v", a)
+	}
+	if diff := cmp.Diff([]string{"contact.created", "deal.updated"}, a.Data.Events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	b := e.create("http://127.0.0.1:9/b", "*")
+
+	got := decode[record[hook]](t, e.do(http.MethodGet, "/webhooks/"+strconv.FormatInt(a.Data.ID, 10), e.admin, nil)).Data
+	if got.Secret != "" || got.Description != "billing" || got.URL != "http://127.0.0.1:9/a" {
+		t.Fatalf("get %+v (the secret is shown once)", got)
+	}
+	list := decode[page[hook]](t, e.do(http.MethodGet, "/webhooks", e.admin, nil))
+	if list.Total != 2 || list.Data[0].ID != b.ID || list.Data[1].ID != a.Data.ID || list.Data[0].Secret != "" {
+		t.Fatalf("list (newest first) %+v", list)
+	}
+
+	path := "/webhooks/" + strconv.FormatInt(a.Data.ID, 10)
+	r = e.do(http.MethodPut, path, e.admin, `{"active":false}`)
+	up := decode[record[hook]](t, r).Data
+	if r.status != 200 || up.Active || up.URL != "http://127.0.0.1:9/a" || up.Description != "billing" || len(up.Events) != 2 {
+		t.Fatalf("partial update: %d %+v", r.status, up)
+	}
+	r = e.do(http.MethodPut, path, e.admin, `{"events":["*"],"description":""}`)
+	up = decode[record[hook]](t, r).Data
+	if up.Active || up.Description != "" || len(up.Events) != 1 || up.Events[0] != "*" {
+		t.Fatalf("second update: %+v", up)
+	}
+
+	r = e.do(http.MethodDelete, path, e.admin, nil)
+	if r.status != 200 || decode[record[any]](t, r).Message != "Webhook deleted" {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		r = e.do(m, path, e.admin, `{}`)
+		problemtest.Want(t, r.status, r.header, r.body, 404, "not_found")
+	}
+	r = e.do("GET", path+"/deliveries", e.admin, nil)
+	problemtest.Want(t, r.status, r.header, r.body, 404, "not_found")
+	r = e.do("POST", "/webhooks/abc/test", e.admin, nil)
+	problemtest.Want(t, r.status, r.header, r.body, 404, "not_found")
+}

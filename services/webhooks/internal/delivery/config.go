@@ -1,0 +1,113 @@
+// Package delivery sends events to subscriptions: a dispatcher hands due
+// deliveries to asynq workers (at most PerEndpoint at a time per
+// subscription, one record's deliveries in order), a worker POSTs one
+// signed attempt through a client that cannot reach private addresses,
+// and the outcome sets the next attempt on a backoff schedule. A sweeper
+// re-enqueues deliveries whose task was lost, so an accepted event is
+// delivered at least once whatever dies in between.
+package delivery
+
+import (
+	"errors"
+	"time"
+
+	"github.com/opencrm/crm/pkg/netguard"
+)
+
+// DefaultSchedule is the wait after each failed attempt (the last repeats),
+// before ±20 % jitter.
+var DefaultSchedule = []time.Duration{
+	30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour,
+	2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// Config tunes the engine; zero fields take the defaults.
+type Config struct {
+	// Queue is the asynq queue (tests use their own).
+	Queue string
+	// Workers is how many deliveries one process sends at once.
+	Workers int
+	// PerEndpoint caps the deliveries of one subscription in flight, so a
+	// slow or dead receiver holds at most that many worker slots.
+	PerEndpoint int
+	// Timeout bounds one attempt, answer included.
+	Timeout time.Duration
+	// Schedule is the wait after each failed attempt; Jitter its spread
+	// (0.2 = ±20 %; negative disables it).
+	Schedule []time.Duration
+	Jitter   float64
+	// MaxAge is how long a delivery is retried before it fails for good.
+	MaxAge time.Duration
+	// Tick is how often the dispatcher looks for due deliveries when not
+	// woken; Batch how many it hands out at once.
+	Tick  time.Duration
+	Batch int
+	// Poll is how often a worker server looks for tasks while its queue is
+	// empty. The dispatcher keeps only a few tasks per subscription in the
+	// queue, so it is often empty for an instant: asynq's default (1 s)
+	// capped throughput at a few hundred deliveries a second.
+	Poll time.Duration
+	// StaleAfter is how long a delivery may stay queued before its task is
+	// considered lost and enqueued again.
+	StaleAfter time.Duration
+	// AllowPrivate lets deliveries reach private addresses (development).
+	AllowPrivate bool
+	// Resolver resolves receiver hosts at dial time (tests replace it).
+	Resolver netguard.Resolver
+	// TaskRetryDelay is how long asynq waits before running again a task
+	// whose worker stopped mid-way.
+	TaskRetryDelay time.Duration
+	// ShutdownWait is how long stopping waits for attempts under way
+	// (default Timeout + 1 s); one cut short is recorded nowhere and runs
+	// again.
+	ShutdownWait time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Queue == "" {
+		c.Queue = "webhooks"
+	}
+	if c.Workers <= 0 {
+		c.Workers = 20
+	}
+	if c.PerEndpoint <= 0 {
+		c.PerEndpoint = 4
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if len(c.Schedule) == 0 {
+		c.Schedule = DefaultSchedule
+	}
+	if c.Jitter == 0 {
+		c.Jitter = 0.2
+	}
+	if c.MaxAge <= 0 {
+		c.MaxAge = 72 * time.Hour
+	}
+	if c.Tick <= 0 {
+		c.Tick = 200 * time.Millisecond
+	}
+	if c.Poll <= 0 {
+		c.Poll = 25 * time.Millisecond
+	}
+	if c.Batch <= 0 {
+		c.Batch = 200
+	}
+	if c.StaleAfter <= 0 {
+		c.StaleAfter = 2 * time.Minute
+	}
+	if c.ShutdownWait <= 0 {
+		c.ShutdownWait = c.Timeout + time.Second
+	}
+	if c.TaskRetryDelay <= 0 {
+		c.TaskRetryDelay = 5 * time.Second
+	}
+}
+
+func (c *Config) check() error {
+	if c.StaleAfter <= c.Timeout {
+		return errors.New("delivery: StaleAfter must be longer than Timeout")
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/opencrm/crm/pkg/netguard"
+	"github.com/opencrm/crm/pkg/tracing"
+	"github.com/opencrm/crm/services/webhooks/internal/store"
+	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
+)
+
+// TaskType is the asynq task of one delivery attempt.
+const TaskType = "webhook:deliver"
+
+type payload struct {
+	ID      int64 `json:"id"`
+	Attempt int   `json:"attempt"`
+}
+
+// Engine is one process's dispatcher, sweeper and workers.
+type Engine struct {
+	store   *store.Store
+	cfg     Config
+	redis   RedisConn
+	queue   *asynq.Client
+	inspect *asynq.Inspector
+	client  *http.Client
+	secrets Opener
+	metrics *Metrics
+	log     *slog.Logger
+	wake    chan struct{}
+}
+
+// RedisConn makes the asynq server's own Redis client (asynq closes it on
+// shutdown, so it must not be the shared one).
+type RedisConn = asynq.RedisConnOpt
+
+// New wires an engine. rdb (shared, closed by the caller) enqueues; conn
+// is for the worker server.
+func New(st *store.Store, rdb redis.UniversalClient, conn RedisConn, secrets Opener, m *Metrics, cfg Config, log *slog.Logger) (*Engine, error) {
+	if st == nil || rdb == nil || conn == nil || secrets == nil || m == nil || log == nil {
+		return nil, errors.New("delivery: every dependency is required")
+	}
+	cfg.defaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return &Engine{
+		store: st, cfg: cfg, redis: conn, queue: asynq.NewClientFromRedisClient(rdb),
+		inspect: asynq.NewInspectorFromRedisClient(rdb),
+		client: netguard.NewClient(netguard.ClientOptions{
+			Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver,
+		}),
+		secrets: secrets, metrics: m, log: log, wake: make(chan struct{}, 1),
+	}, nil
+}
+
+// Wake makes the dispatcher look for due deliveries now (after an ingest
+// or an outcome), instead of at its next tick.
+func (e *Engine) Wake() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// RunDispatcher hands due deliveries to the workers until ctx ends.
+func (e *Engine) RunDispatcher(ctx context.Context) {
+	t := time.NewTicker(e.cfg.Tick)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		n, err := e.DispatchOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("webhook dispatch failed", "error", err.Error())
+		}
+		if err == nil && n == e.cfg.Batch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		case <-e.wake:
+		}
+	}
+}
+
+// DispatchOnce hands out one batch and returns its size.
+func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
+	tasks, err := e.store.Dispatch(ctx, e.cfg.PerEndpoint, e.cfg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range tasks {
+		if err := e.enqueue(ctx, t); err != nil {
+			// Back to the dispatcher; if this fails too, the sweeper
+			// finds it.
+			_ = e.store.Unqueue(context.WithoutCancel(ctx), t)
+			return len(tasks), err
+		}
+	}
+	return len(tasks), nil
+}
+
+// enqueue hands one attempt to the workers. The task id makes it
+// idempotent: while that attempt's task is pending, running or waiting to
+// run again, nothing is added. A task asynq gave up on (archived after its
+// retries, e.g. through a long database outage) would block the id for
+// good, so it is deleted and the attempt enqueued afresh.
+func (e *Engine) enqueue(ctx context.Context, t store.Task) error {
+	id := "dlv:" + strconv.FormatInt(t.ID, 10) + ":" + strconv.Itoa(t.Attempt)
+	b, _ := json.Marshal(payload{ID: t.ID, Attempt: t.Attempt})
+	for range 2 {
+		_, err := tracing.Enqueue(ctx, e.queue, asynq.NewTask(TaskType, b),
+			asynq.Queue(e.cfg.Queue), asynq.TaskID(id),
+			asynq.MaxRetry(10), asynq.Timeout(e.cfg.Timeout+30*time.Second))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("delivery: enqueue %d: %w", t.ID, err)
+		}
+		info, err := e.inspect.GetTaskInfo(e.cfg.Queue, id)
+		if err != nil || (info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted) {
+			return nil // that attempt's task exists and will run
+		}
+		if err := e.inspect.DeleteTask(e.cfg.Queue, id); err != nil {
+			return fmt.Errorf("delivery: drop dead task %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// RunSweeper re-enqueues deliveries queued for longer than StaleAfter
+// (a task Redis lost, or a process killed between marking and enqueueing)
+// until ctx ends.
+func (e *Engine) RunSweeper(ctx context.Context) {
+	t := time.NewTicker(e.cfg.StaleAfter / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := e.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("webhook sweep failed", "error", err.Error())
+		}
+	}
+}
+
+// SweepOnce re-enqueues the stale deliveries once.
+func (e *Engine) SweepOnce(ctx context.Context) error {
+	tasks, err := e.store.Stale(ctx, e.cfg.StaleAfter)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if err := e.enqueue(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunWorkers processes delivery tasks until ctx ends, then waits for the
+// attempts under way (up to the timeout) before returning.
+func (e *Engine) RunWorkers(ctx context.Context) error {
+	srv := asynq.NewServer(e.redis, asynq.Config{
+		Concurrency:       e.cfg.Workers,
+		Queues:            map[string]int{e.cfg.Queue: 1},
+		LogLevel:          asynq.ErrorLevel,
+		ShutdownTimeout:   e.cfg.ShutdownWait,
+		TaskCheckInterval: e.cfg.Poll,
+		BaseContext:       func() context.Context { return context.WithoutCancel(ctx) },
+		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration {
+			return e.cfg.TaskRetryDelay
+		},
+	})
+	mux := asynq.NewServeMux()
+	mux.Use(tracing.Middleware)
+	mux.HandleFunc(TaskType, e.process)
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("delivery: start workers: %w", err)
+	}
+	<-ctx.Done()
+	srv.Shutdown()
+	return nil
+}
+
+// process is one task: one attempt of one delivery.
+func (e *Engine) process(ctx context.Context, t *asynq.Task) error {
+	var p payload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil {
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	j, ok, err := e.store.Job(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	if !ok || j.Status != webhooks.StatusPending || !j.Queued || j.Attempt != p.Attempt {
+		return nil // done already, or a stale copy of an attempt
+	}
+	task := store.Task{ID: j.ID, Attempt: j.Attempt}
+	if !j.Active {
+		// Deactivated since it was queued: it waits for re-activation.
+		return e.store.Unqueue(ctx, task)
+	}
+	o, err := e.attempt(ctx, j)
+	if err != nil {
+		return err
+	}
+	return e.Finish(context.WithoutCancel(ctx), j, o)
+}
+
+// Finish records an outcome, counts it and wakes the dispatcher.
+func (e *Engine) Finish(ctx context.Context, j store.Job, o store.Outcome) error {
+	applied, err := e.store.Record(ctx, store.Task{ID: j.ID, Attempt: j.Attempt}, o)
+	if err != nil {
+		return err
+	}
+	if applied {
+		outcome := "retry"
+		if o.Status != webhooks.StatusPending {
+			outcome = o.Status
+		}
+		e.metrics.outcomes.WithLabelValues(outcome).Inc()
+		if o.Status == webhooks.StatusDelivered && j.EventSeq != nil {
+			e.metrics.endToEnd.Observe(time.Since(j.OccurredAt).Seconds())
+		}
+	}
+	e.Wake()
+	return nil
+}
+
+// Ping sends a ping to the subscription now, synchronously, records it in
+// its delivery log (never retried) and returns the delivery id.
+func (e *Engine) Ping(ctx context.Context, subID int64) (int64, error) {
+	d, err := e.store.NewPing(ctx, subID)
+	if err != nil {
+		return 0, err
+	}
+	j, ok, err := e.store.Job(ctx, d.ID)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("delivery: ping %d vanished", d.ID)
+	}
+	o, err := e.attempt(ctx, j)
+	if err != nil {
+		_ = e.store.Unqueue(context.WithoutCancel(ctx), store.Task{ID: j.ID})
+		return 0, err
+	}
+	return d.ID, e.Finish(context.WithoutCancel(ctx), j, o)
+}

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/timestamp"
+	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
+)
+
+const deliveryColumns = `id, subscription_id, event_seq, event_type, status, attempt, status_code, duration_ms,
+	error, response_body, next_attempt_at, last_attempt_at, created_at`
+
+func scanDelivery(row pgx.CollectableRow) (webhooks.Delivery, error) {
+	var d webhooks.Delivery
+	var seq *int64
+	var next time.Time
+	err := row.Scan(&d.ID, &d.WebhookID, &seq, &d.EventType, &d.Status, &d.Attempt, &d.StatusCode, &d.DurationMS,
+		&d.Error, &d.ResponseBody, &next, &d.LastAttemptAt, &d.CreatedAt)
+	if seq != nil {
+		d.EventID = webhooks.EventID(*seq)
+	} else {
+		d.EventID = webhooks.PingID(d.ID)
+	}
+	if d.Status == webhooks.StatusPending {
+		d.NextAttemptAt = timestamp.Ptr(&next)
+	}
+	return d, err
+}
+
+var errDeliveryNotFound = problem.NotFound("delivery")
+
+// Deliveries returns one page of a subscription's delivery log, newest
+// first, optionally of one status; 404 when the subscription is absent.
+func (s *Store) Deliveries(ctx context.Context, subID int64, q *listq.Query, status string) ([]webhooks.Delivery, int, error) {
+	if _, err := s.Get(ctx, subID); err != nil {
+		return nil, 0, err
+	}
+	var w listq.Where
+	w.And("subscription_id = " + w.Arg(subID))
+	if status != "" {
+		w.And("status = " + w.Arg(status))
+	}
+	var total int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM deliveries `+w.SQL(), w.Args()...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Query(ctx, `SELECT `+deliveryColumns+` FROM deliveries `+w.SQL()+` `+q.OrderBy()+` `+q.LimitOffset(&w), w.Args()...)
+	if err != nil {
+		return nil, 0, err
+	}
+	ds, err := pgx.CollectRows(rows, scanDelivery)
+	return ds, total, err
+}
+
+// Delivery returns one delivery of a subscription; 404 otherwise.
+func (s *Store) Delivery(ctx context.Context, subID, id int64) (webhooks.Delivery, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1 AND subscription_id = $2`, id, subID)
+	if err != nil {
+		return webhooks.Delivery{}, err
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, scanDelivery)
+	if db.IsNoRows(err) {
+		return d, errDeliveryNotFound
+	}
+	return d, err
+}
+
+// Retry makes a delivery of the subscription pending and due now. One
+// already handed to a worker is left as it is (its attempt is under way).
+func (s *Store) Retry(ctx context.Context, subID, id int64) (webhooks.Delivery, error) {
+	rows, err := s.db.Query(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = now()
+		WHERE id = $1 AND subscription_id = $2 AND NOT queued RETURNING `+deliveryColumns, id, subID)
+	if err != nil {
+		return webhooks.Delivery{}, err
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, scanDelivery)
+	if db.IsNoRows(err) {
+		return s.Delivery(ctx, subID, id)
+	}
+	return d, err
+}
+
+// NewPing records a ping delivery to the subscription, queued (it is sent
+// at once by the caller, never by the dispatcher).
+func (s *Store) NewPing(ctx context.Context, subID int64) (webhooks.Delivery, error) {
+	rows, err := s.db.Query(ctx, `INSERT INTO deliveries (subscription_id, event_type, record_key, queued, queued_at)
+		SELECT id, 'ping', 'ping:' || id, true, now() FROM subscriptions WHERE id = $1
+		RETURNING `+deliveryColumns, subID)
+	if err != nil {
+		return webhooks.Delivery{}, err
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, scanDelivery)
+	if db.IsNoRows(err) {
+		return d, errNotFound
+	}
+	return d, err
+}

@@ -1,0 +1,120 @@
+// Package webhooks is the webhooks context's domain: subscriptions and
+// their validation, signing secrets, deliveries and the events feed, in
+// the shapes the API answers with (pkg/contract/webhooksapi).
+package webhooks
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
+	"github.com/opencrm/crm/pkg/timestamp"
+)
+
+// Delivery statuses.
+const (
+	StatusPending   = "pending"
+	StatusDelivered = "delivered"
+	StatusFailed    = "failed"
+)
+
+// Statuses are the values of the deliveries' status filter.
+var Statuses = []string{StatusPending, StatusDelivered, StatusFailed}
+
+// Webhook is a subscription as the API returns it.
+type Webhook struct {
+	ID                      int64           `json:"id"`
+	URL                     string          `json:"url"`
+	Events                  []string        `json:"events"`
+	Description             string          `json:"description"`
+	Active                  bool            `json:"active"`
+	DisabledReason          *string         `json:"disabled_reason"`
+	SecretPrefix            string          `json:"secret_prefix"`
+	PreviousSecretExpiresAt *timestamp.Time `json:"previous_secret_expires_at"`
+	CreatedBy               *int64          `json:"created_by"`
+	CreatedAt               timestamp.Time  `json:"created_at"`
+	UpdatedAt               timestamp.Time  `json:"updated_at"`
+	Secret                  string          `json:"secret,omitempty"`
+}
+
+// Delivery is one event sent (or being sent) to one subscription.
+type Delivery struct {
+	ID            int64           `json:"id"`
+	WebhookID     int64           `json:"webhook_id"`
+	EventID       string          `json:"event_id"`
+	EventType     string          `json:"event_type"`
+	Status        string          `json:"status"`
+	Attempt       int             `json:"attempt"`
+	StatusCode    *int            `json:"status_code"`
+	DurationMS    *int            `json:"duration_ms"`
+	Error         *string         `json:"error"`
+	ResponseBody  *string         `json:"response_body"`
+	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
+	LastAttemptAt *timestamp.Time `json:"last_attempt_at"`
+	CreatedAt     timestamp.Time  `json:"created_at"`
+}
+
+// Event is one change as the feed and the deliveries carry it.
+type Event struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt timestamp.Time  `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Feed is one page of GET /events.
+type Feed struct {
+	Success   bool    `json:"success"`
+	Data      []Event `json:"data"`
+	HasMore   bool    `json:"has_more"`
+	NextAfter *string `json:"next_after"`
+}
+
+// EventID is the public id of the event numbered seq.
+func EventID(seq int64) string { return "evt_" + strconv.FormatInt(seq, 10) }
+
+// PingID is the id of the ping sent as delivery id.
+func PingID(deliveryID int64) string { return "ping_" + strconv.FormatInt(deliveryID, 10) }
+
+// ParseEventID reverses EventID; ok is false for anything else.
+func ParseEventID(s string) (int64, bool) {
+	n, ok := strings.CutPrefix(s, "evt_")
+	if !ok || n == "" || len(n) > 19 {
+		return 0, false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	seq, err := strconv.ParseInt(n, 10, 64)
+	return seq, err == nil
+}
+
+// secretBytes is the length of the random key of a signing secret.
+const secretBytes = 32
+
+// prefixLen is how much of a secret secret_prefix shows: whsec_ and 8.
+const prefixLen = len(webhooksapi.SecretPrefix) + 8
+
+// NewSecret returns a fresh signing secret (whsec_ and base64 of 32
+// random bytes) and its displayed prefix.
+func NewSecret() (secret, prefix string) {
+	b := make([]byte, secretBytes)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	secret = webhooksapi.SecretPrefix + base64.StdEncoding.EncodeToString(b)
+	return secret, secret[:prefixLen]
+}
+
+// Matches reports whether a subscription to events wants type t.
+func Matches(events []string, t string) bool {
+	for _, e := range events {
+		if e == t || e == webhooksapi.All {
+			return true
+		}
+	}
+	return false
+}
