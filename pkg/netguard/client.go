@@ -16,6 +16,9 @@ type ClientOptions struct {
 	AllowPrivate bool
 	// Resolver looks host names up at dial time; nil is net.DefaultResolver.
 	Resolver Resolver
+	// Exempt are prefixes dialled although refused (an operator's own
+	// internal receivers).
+	Exempt Exempt
 }
 
 // NewClient returns an HTTP client for URLs a user chose: every dial goes
@@ -26,7 +29,7 @@ type ClientOptions struct {
 func NewClient(o ClientOptions) *http.Client {
 	d := &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}
 	if !o.AllowPrivate {
-		d.Control = Control
+		d.Control = o.Exempt.Control
 	}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
@@ -39,7 +42,7 @@ func NewClient(o ClientOptions) *http.Client {
 		}
 		var first error
 		for _, a := range addrs {
-			if !o.AllowPrivate && Refused(a) {
+			if !o.AllowPrivate && o.Exempt.Refused(a) {
 				if first == nil {
 					first = ErrRefused
 				}

@@ -9,7 +9,9 @@ package netguard
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
+	"strings"
 	"syscall"
 )
 
@@ -89,6 +91,56 @@ func Refused(a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// Exempt lists prefixes an operator allows although Refused names them: a
+// receiver of their own on an internal network. Empty exempts nothing.
+type Exempt []netip.Prefix
+
+// Refused is the package's Refused unless a lies in one of e's prefixes.
+func (e Exempt) Refused(a netip.Addr) bool {
+	u := a.WithZone("").Unmap()
+	for _, p := range e {
+		if p.Contains(u) {
+			return false
+		}
+	}
+	return Refused(a)
+}
+
+// Control is the Control hook of a dialer that honours e.
+func (e Exempt) Control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil || e.Refused(ap.Addr()) {
+		return ErrRefused
+	}
+	return nil
+}
+
+// ParseExempt reads a comma-separated list of CIDR prefixes (an address
+// alone is a one-address prefix), as an operator writes it in a setting.
+func ParseExempt(s string) (Exempt, error) {
+	var out Exempt
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an address or CIDR prefix", f)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an address or CIDR prefix", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // Control is a net.Dialer Control hook refusing (with ErrRefused) every

@@ -25,6 +25,8 @@ type URLPolicy struct {
 	AllowPrivate bool
 	// Resolver looks host names up; nil is net.DefaultResolver.
 	Resolver Resolver
+	// Exempt are prefixes accepted although refused.
+	Exempt Exempt
 }
 
 // URLError is a URL CheckURL refuses; its message is written for the
@@ -76,7 +78,7 @@ func CheckURL(ctx context.Context, raw string, p URLPolicy) (*url.URL, error) {
 		return nil, &URLError{"the host name does not resolve"}
 	}
 	for _, a := range addrs {
-		if Refused(a) {
+		if p.Exempt.Refused(a) {
 			return nil, &URLError{"must not point to a private, loopback or otherwise reserved address"}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/netguard"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/sealbox"
@@ -46,9 +47,12 @@ type settings struct {
 	SecretKey    string
 	AllowHTTP    bool
 	BlockPrivate bool
-	Grace        time.Duration
-	Retention    time.Duration
-	Delivery     delivery.Config
+	// Exempt (WEBHOOKS_ALLOWED_CIDRS) keeps blocking on but lets chosen
+	// internal prefixes through, for receivers inside the operator's network.
+	Exempt    netguard.Exempt
+	Grace     time.Duration
+	Retention time.Duration
+	Delivery  delivery.Config
 }
 
 func load(l *config.Loader) (settings, error) {
@@ -60,6 +64,9 @@ func load(l *config.Loader) (settings, error) {
 		Grace:        l.Duration("WEBHOOKS_ROTATION_GRACE", 24*time.Hour),
 		Retention:    l.Duration("WEBHOOKS_RETENTION", 30*24*time.Hour),
 	}
+	exempt, err := netguard.ParseExempt(l.String("WEBHOOKS_ALLOWED_CIDRS", ""))
+	l.Check(err == nil, "WEBHOOKS_ALLOWED_CIDRS", fmt.Sprint(err))
+	s.Exempt = exempt
 	if s.SecretKey != "" {
 		l.Check(len(s.SecretKey) >= sealbox.MinSecret, "CRM_SECRET_KEY", "must be at least 16 characters")
 	}
@@ -71,6 +78,7 @@ func load(l *config.Loader) (settings, error) {
 		MaxAge:       l.Duration("WEBHOOKS_MAX_AGE", 72*time.Hour),
 		StaleAfter:   l.Duration("WEBHOOKS_STALE_AFTER", 2*time.Minute),
 		AllowPrivate: !s.BlockPrivate,
+		Exempt:       s.Exempt,
 	}
 	l.Check(s.Delivery.Timeout > 0 && s.Delivery.Timeout <= time.Minute, "WEBHOOKS_TIMEOUT", "must be between 1ms and 1m")
 	l.Check(s.Delivery.StaleAfter > s.Delivery.Timeout, "WEBHOOKS_STALE_AFTER", "must be longer than WEBHOOKS_TIMEOUT")
@@ -125,7 +133,7 @@ func run(ctx context.Context) error {
 	}
 	h, err := api.New(api.Deps{
 		Store: st, Pinger: engine, Sealer: box, Verifier: rt.Verifier, Grace: s.Grace,
-		Policy: webhooks.URLPolicy{AllowHTTP: s.AllowHTTP, AllowPrivate: !s.BlockPrivate},
+		Policy: webhooks.URLPolicy{AllowHTTP: s.AllowHTTP, AllowPrivate: !s.BlockPrivate, Exempt: s.Exempt},
 	})
 	if err != nil {
 		return err

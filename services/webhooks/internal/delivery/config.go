@@ -52,6 +52,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// AllowPrivate lets deliveries reach private addresses (development).
 	AllowPrivate bool
+	// Exempt are prefixes deliveries may reach although private
+	// (WEBHOOKS_ALLOWED_CIDRS: an operator's own internal receivers).
+	Exempt netguard.Exempt
 	// Resolver resolves receiver hosts at dial time (tests replace it).
 	Resolver netguard.Resolver
 	// TaskRetryDelay is how long asynq waits before running again a task

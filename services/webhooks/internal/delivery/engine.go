@@ -59,7 +59,7 @@ func New(st *store.Store, rdb redis.UniversalClient, conn RedisConn, secrets Ope
 		store: st, cfg: cfg, redis: conn, queue: asynq.NewClientFromRedisClient(rdb),
 		inspect: asynq.NewInspectorFromRedisClient(rdb),
 		client: netguard.NewClient(netguard.ClientOptions{
-			Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver,
+			Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Exempt: cfg.Exempt,
 		}),
 		secrets: secrets, metrics: m, log: log, wake: make(chan struct{}, 1),
 	}, nil
