@@ -15,9 +15,9 @@ import (
 // Import writes the valid rows of a file in one transaction at COPY speed,
 // batch by batch as next yields them (the file is still being read):
 // existing emails are skipped, companies are found by case-insensitive
-// name or created, ids and the transaction's timestamp are taken up front,
-// so each row is written complete (company name included) by one COPY per
-// batch into contacts; at the end the outbox gets one contacts.imported
+// name or created, the batch's ids and the transaction's timestamp are
+// taken first, so each row is written complete (company name included) by
+// one COPY per batch into contacts; at the end the outbox gets one contacts.imported
 // event per contacts.ImportEventIDs ids. Trigram entries wait in the GIN
 // pending list and are merged in the background after commit
 // (cleanSearchIndex). A dry run stops after the duplicate check: it
