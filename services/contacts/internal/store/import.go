@@ -77,8 +77,8 @@ func (s *Store) Import(ctx context.Context, next func() ([]contacts.ImportRow, e
 type importWriter struct {
 	tx        pgx.Tx
 	companies map[string]*company // by lower-cased name, resolved so far
-	now       time.Time          // the transaction's timestamp, once written
-	ids       []int64            // of the rows written, in row order
+	now       time.Time           // the transaction's timestamp, once written
+	ids       []int64             // of the rows written, in row order
 	imported  int
 	skipped   []contacts.RowError
 }
