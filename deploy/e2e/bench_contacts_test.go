@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -195,69 +194,3 @@ func benchContactExport(b *testing.B, c *pgx.Conn, n int) {
 type countWriter struct{ n int64 }
 
 func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
-
-func benchContactImport(b *testing.B, c *pgx.Conn) {
-	adm := benchAdmin(b)
-	const rows = 100_000
-	file := func(prefix string) []byte {
-		var buf bytes.Buffer
-		buf.WriteString("first_name,last_name,email,phone,company_name,status,source,tags\n")
-		for i := 0; i < rows; i++ {
-			fmt.Fprintf(&buf, "Imp%d,Orted%d,%s%d@bench.test,+1 666 %07d,Import Co %d,active,csv,\"a, b\"\n", i, i, prefix, i, i, i%500)
-		}
-		return buf.Bytes()
-	}
-	// Raw PostgreSQL: COPY of the same rows (company id and name set, as
-	// the import writes them) into a copy of the contact table with all its
-	// indexes, in one transaction.
-	exec1(b, c, `DROP TABLE IF EXISTS public.bench_contacts`)
-	exec1(b, c, `CREATE TABLE public.bench_contacts (LIKE contacts.contacts INCLUDING ALL)`)
-	defer exec1(b, c, `DROP TABLE IF EXISTS public.bench_contacts`)
-	now := time.Now().UTC()
-	src := make([][]any, rows)
-	for i := range src {
-		co, name := int64(1+i%2000), fmt.Sprintf("Company %d Ltd", 1+i%2000)
-		src[i] = []any{fmt.Sprintf("Imp%d", i), fmt.Sprintf("Orted%d", i), fmt.Sprintf("raw%d@bench.test", i),
-			fmt.Sprintf("+1 666 %07d", i), co, name, "active", "csv", "a,b", now, now}
-	}
-	ctx := context.Background()
-	start := time.Now()
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"public", "bench_contacts"}, []string{"first_name", "last_name", "email",
-		"phone", "company_id", "company_name", "status", "source", "tags", "created_at", "updated_at"}, pgx.CopyFromRows(src)); err != nil {
-		b.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		b.Fatal(err)
-	}
-	rawTook := time.Since(start)
-
-	buf := file("imported")
-	b.ResetTimer()
-	start = time.Now()
-	r, err := adm.Upload("/contacts/import", "file", "bench.csv", buf)
-	took := time.Since(start)
-	b.StopTimer()
-	if err != nil || r.Status != 200 || r.JSON["imported"] != float64(rows) {
-		b.Fatalf("import: %v %.300s", err, r)
-	}
-	ratio := took.Seconds() / rawTook.Seconds()
-	met := "yes"
-	if ratio > 1.5 {
-		met = "no"
-	}
-	report(b, "Contacts import of 100,000 rows through the gateway",
-		[]string{"path", "MB", "seconds", "ratio", "≤ 1.5×"}, [][]string{
-			{"POST /contacts/import", fmt.Sprint(len(buf) >> 20), fmt.Sprintf("%.2f", took.Seconds()), fmt.Sprintf("%.2f", ratio), met},
-			{"raw COPY into a copy of contacts with all its indexes", "—", fmt.Sprintf("%.2f", rawTook.Seconds()), "1", ""},
-		})
-	note("The import's answer: " + strings.TrimSpace(fmt.Sprintf("encoding %v, delimiter %q, ignored %v", r.JSON["encoding"], r.JSON["delimiter"], r.JSON["ignored_columns"])))
-	b.ReportMetric(ratio, "x-raw-copy")
-	// Leave the table as it was for the other benchmarks.
-	exec1(b, c, `SET search_path = contacts, public`) // the delete triggers name tables unqualified
-	exec1(b, c, `DELETE FROM contacts.contacts WHERE email LIKE 'imported%@bench.test'`)
-	exec1(b, c, `RESET search_path`)
-}

@@ -425,18 +425,16 @@ func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.Impo
 	if ext := strings.ToLower(path.Ext(up.File.FileName())); ext != "" && ext != ".csv" && ext != ".txt" && ext != ".tsv" {
 		return contacts.ImportResult{}, csvx.Invalid("the file is not a CSV file")
 	}
-	rows, res, err := contacts.ParseImport(up.File, contacts.ImportOptions{Mapping: up.Mapping, DryRun: up.DryRun})
-	if err != nil {
-		return contacts.ImportResult{}, err
-	}
-	if err := up.Rest(); err != nil {
+	// What follows the file is read before the import commits.
+	rest := func() error {
+		err := up.Rest()
 		var p *problem.Error
-		if isTooLarge(err) || errors.As(err, &p) {
-			return contacts.ImportResult{}, err
+		if err == nil || isTooLarge(err) || errors.As(err, &p) {
+			return err
 		}
-		return contacts.ImportResult{}, csvx.Invalid("the upload is not a valid multipart form")
+		return csvx.Invalid("the upload is not a valid multipart form")
 	}
-	return a.svc.Import(r.Context(), rows, res)
+	return a.svc.Import(r.Context(), up.File, contacts.ImportOptions{Mapping: up.Mapping, DryRun: up.DryRun}, rest)
 }
 
 // listCompanies serves GET /companies.

@@ -309,7 +309,8 @@ type Store interface {
 	MatchCompanies(ctx context.Context, name string, limit int) ([]CompanyMatch, error)
 	PrimaryContact(ctx context.Context, companyID int64) (*Contact, error)
 
-	// Import bulk-inserts rows in one transaction, finding or creating
-	// their companies, and skips rows whose email is already stored.
-	Import(ctx context.Context, rows []ImportRow, dryRun bool) (imported int, skipped []RowError, err error)
+	// Import bulk-inserts the batches next yields (nil at the end; its
+	// error aborts) in one transaction, finding or creating their
+	// companies, and skips rows whose email is already stored.
+	Import(ctx context.Context, next func() ([]ImportRow, error), dryRun bool) (imported int, skipped []RowError, err error)
 }

@@ -1,0 +1,287 @@
+package contacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/validate"
+)
+
+// Import limits: the largest file and the most rows one import accepts.
+const (
+	MaxImportBytes = 20 << 20
+	MaxImportRows  = 100_000
+	MaxImportErrs  = 1000
+)
+
+// ImportColumns is the contact CSV layout, in template order. Each column
+// takes the header labels of other systems' exports from csvx's one label
+// table (docs/import.md).
+var ImportColumns = []csvx.Column{
+	{Name: "first_name", Labels: csvx.KeyFirstName, Required: true},
+	{Name: "last_name", Labels: csvx.KeyLastName, Required: true},
+	{Name: "email", Labels: csvx.KeyEmail},
+	{Name: "phone", Labels: csvx.KeyPhone},
+	{Name: "mobile", Labels: csvx.KeyMobile},
+	{Name: "job_title", Labels: csvx.KeyJobTitle},
+	{Name: "company_name", Labels: csvx.KeyCompany},
+	{Name: "address_street", Labels: csvx.KeyStreet},
+	{Name: "address_city", Labels: csvx.KeyCity},
+	{Name: "address_state", Labels: csvx.KeyState},
+	{Name: "address_zip", Labels: csvx.KeyZip},
+	{Name: "address_country", Labels: csvx.KeyCountry},
+	{Name: "notes", Labels: csvx.KeyNotes},
+	{Name: "tags", Labels: csvx.KeyTags},
+	{Name: "status", Labels: csvx.KeyContactStatus},
+	{Name: "source", Labels: csvx.KeySource},
+}
+
+// importName splits a single full-name column when the file has no
+// first and last name columns.
+var importName = &csvx.FullName{First: "first_name", Last: "last_name"}
+
+// ImportOptions are an import's form fields besides the file.
+type ImportOptions struct {
+	// Mapping overrides header recognition (csvx.Options.Mapping).
+	Mapping map[string]string
+	// DryRun validates everything and writes nothing.
+	DryRun bool
+}
+
+// ImportStatus maps a status cell onto a contact status: active and
+// inactive in any case; anything else is returned lower-cased, for
+// validation to refuse.
+func ImportStatus(s string) string {
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+// ImportHeader is the template's header line and the export's middle columns.
+func ImportHeader() []string {
+	h := make([]string, len(ImportColumns))
+	for i, c := range ImportColumns {
+		h[i] = c.Name
+	}
+	return h
+}
+
+type patchString = patch.Field[string]
+
+// ImportRow is one valid row ready for bulk insertion.
+type ImportRow struct {
+	Row         int
+	Contact     Contact
+	CompanyName string
+}
+
+// ImportResult is the import answer: the counts and row errors, and
+// how the file was read (encoding, delimiter, ignored columns).
+type ImportResult struct {
+	Imported int      `json:"imported"`
+	Skipped  int      `json:"skipped"`
+	Errors   []string `json:"errors"`
+	csvx.Report
+	DryRun  bool `json:"dry_run"`
+	rowErrs []RowError
+}
+
+// ImportAnswer is the body of a successful import: the result with the
+// envelope's success flag and a one-line summary. It is a struct, not a
+// map, so TestWireTypes holds it to the documented answer.
+type ImportAnswer struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	ImportResult
+}
+
+// Answer summarises r as "Imported N contacts, skipped M" ("Dry run:
+// would import ..." for a dry run).
+func (r ImportResult) Answer() ImportAnswer {
+	verb := "Imported"
+	if r.DryRun {
+		verb = "Dry run: would import"
+	}
+	msg := fmt.Sprintf("%s %d contacts, skipped %d", verb, r.Imported, r.Skipped)
+	return ImportAnswer{Success: true, Message: msg, ImportResult: r}
+}
+
+// RowError is why one row was skipped.
+type RowError struct {
+	Row     int
+	Message string
+}
+
+// AddError records a skipped row's reason.
+func (r *ImportResult) AddError(e RowError) {
+	r.Skipped++
+	r.rowErrs = append(r.rowErrs, e)
+}
+
+// Finish orders the reasons by row and keeps at most MaxImportErrs.
+func (r *ImportResult) Finish() {
+	slices.SortStableFunc(r.rowErrs, func(a, b RowError) int { return a.Row - b.Row })
+	r.Errors = make([]string, 0, min(len(r.rowErrs), MaxImportErrs))
+	for _, e := range r.rowErrs[:min(len(r.rowErrs), MaxImportErrs)] {
+		r.Errors = append(r.Errors, fmt.Sprintf("Row %d: %s", e.Row, e.Message))
+	}
+}
+
+// ImportBatch is how many valid rows ReadImport hands over at a time.
+// Small enough that writing starts right after the first rows are read
+// and a batch's counter trigger keeps its rows in memory, large enough
+// that a batch's few round trips cost nothing beside its COPY.
+const ImportBatch = 10_000
+
+// ReadImport reads a CSV file and hands its valid rows to batch,
+// ImportBatch at a time (the last batch may be shorter; batch owns each
+// slice it gets), and returns the row errors and how the file was read.
+// A structural problem (not CSV, missing columns, unclosed quote,
+// limits) is an error that rejects the whole file, even after batches
+// were handed over; so is batch's error. Duplicate emails within the
+// file are skipped here; against the table, in Store.Import.
+func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error) (ImportResult, error) {
+	res := ImportResult{DryRun: opt.DryRun}
+	r, err := csvx.Open(src, ImportColumns, csvx.Options{
+		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
+		Mapping:  opt.Mapping,
+		FullName: importName,
+	})
+	if err != nil {
+		return res, err
+	}
+	rows := make([]ImportRow, 0, ImportBatch)
+	seen := map[string]int{}
+	data := 0
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+		if rec.Blank() {
+			continue
+		}
+		data++
+		in := ContactInput{}
+		for _, f := range []struct {
+			col string
+			dst *patchString
+		}{
+			{"first_name", &in.FirstName}, {"last_name", &in.LastName}, {"email", &in.Email},
+			{"phone", &in.Phone}, {"mobile", &in.Mobile}, {"job_title", &in.JobTitle},
+			{"address_street", &in.AddressStreet}, {"address_city", &in.AddressCity},
+			{"address_state", &in.AddressState}, {"address_zip", &in.AddressZip},
+			{"address_country", &in.AddressCountry}, {"notes", &in.Notes}, {"tags", &in.Tags},
+			{"source", &in.Source},
+		} {
+			f.dst.Set, f.dst.Value = true, rec.Get(f.col)
+		}
+		in.Status.Set, in.Status.Value = true, ImportStatus(rec.Get("status"))
+		var c Contact
+		v := ApplyContact(in, &c)
+		company := strings.TrimSpace(rec.Get("company_name"))
+		v.MaxLen("company_name", company, validate.MaxString)
+		if err := v.Err(); err != nil {
+			res.AddError(RowError{rec.Row, fieldErrors(err)})
+			continue
+		}
+		if c.Email != nil {
+			k := strings.ToLower(*c.Email)
+			if first, dup := seen[k]; dup {
+				res.AddError(RowError{rec.Row, fmt.Sprintf("duplicate email %s (already in row %d)", *c.Email, first)})
+				continue
+			}
+			seen[k] = rec.Row
+		}
+		rows = append(rows, ImportRow{Row: rec.Row, Contact: c, CompanyName: company})
+		if len(rows) == ImportBatch {
+			if err := batch(rows); err != nil {
+				return res, err
+			}
+			rows = make([]ImportRow, 0, ImportBatch)
+		}
+	}
+	if data == 0 {
+		return res, csvx.Invalid("the file has no data rows")
+	}
+	if len(rows) > 0 {
+		if err := batch(rows); err != nil {
+			return res, err
+		}
+	}
+	res.Report = r.Report()
+	return res, nil
+}
+
+func fieldErrors(err error) string {
+	p := problem.From(err)
+	parts := make([]string, 0, len(p.Errors))
+	for _, fe := range p.Errors {
+		parts = append(parts, fe.Field+" "+fe.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Import reads the CSV file src and writes its valid rows in one
+// transaction (nothing for a dry run). Reading overlaps writing: a
+// goroutine parses and validates the next batch while the store writes
+// the previous one, so on two cores the parse adds almost no time. rest
+// runs once the file was read (the rest of the upload), before anything
+// commits. As when the file was read before anything was written, a
+// rejected file (or rest's error) is the answer even if the database
+// failed meanwhile, and either way nothing is written.
+func (s *Service) Import(ctx context.Context, src io.Reader, opt ImportOptions, rest func() error) (ImportResult, error) {
+	batches := make(chan []ImportRow, 1)
+	stop := make(chan struct{}) // closed when the store no longer takes batches
+	done := make(chan struct{})
+	var res ImportResult
+	var readErr error
+	go func() {
+		defer close(done)
+		defer close(batches)
+		defer func() {
+			if p := recover(); p != nil {
+				readErr = fmt.Errorf("contacts: import: reading the file panicked: %v", p)
+			}
+		}()
+		res, readErr = ReadImport(src, opt, func(b []ImportRow) error {
+			select {
+			case batches <- b:
+			case <-stop: // the write failed: read on for the file's own verdict
+			}
+			return nil
+		})
+		if readErr == nil && rest != nil {
+			readErr = rest()
+		}
+	}()
+	next := func() ([]ImportRow, error) {
+		if b, ok := <-batches; ok {
+			return b, nil
+		}
+		return nil, readErr // set before batches was closed
+	}
+	imported, skipped, err := s.store.Import(ctx, next, opt.DryRun)
+	close(stop)
+	<-done
+	if readErr != nil {
+		return ImportResult{}, readErr
+	}
+	if err != nil {
+		return ImportResult{}, err
+	}
+	res.Imported = imported
+	for _, e := range skipped {
+		res.AddError(e)
+	}
+	res.Finish()
+	return res, nil
+}
