@@ -186,6 +186,18 @@ func (c *Client) CompanyExists(ctx context.Context, id int64) (bool, error) {
 	return c.c.Exists(ctx, CompanyPath(id))
 }
 
+// EventContactsImported is published on contacts' event stream by a CSV
+// import instead of one contact.created per row, once per
+// MaxContactsByID contacts; its data is an Imported. A consumer reads the
+// records with ContactsByID.
+const EventContactsImported = "contacts.imported"
+
+// Imported is the data of a contacts.imported event: the ids of contacts
+// one import created, ascending.
+type Imported struct {
+	IDs []int64 `json:"ids"`
+}
+
 // MaxContactsByID is the most ids one ContactsByID call may name: as many
 // as one contacts.imported event lists.
 const MaxContactsByID = 1000

@@ -1,17 +1,20 @@
 -- Every change the contexts publish, numbered in commit order (seq is taken
 -- under one advisory lock, so a reader paging with ?after= never skips an
--- event that committed late). (source, source_id) is the outbox row that
--- carried it: a message Redis hands over twice is stored once.
+-- event that committed late). (source, source_id, part) is the outbox row
+-- that carried it: a message Redis hands over twice is stored once. part
+-- numbers the events one row expands into (a contacts.imported row becomes
+-- one contact.created per contact); 0 for every other row.
 CREATE TABLE events (
     seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     source      text        NOT NULL,
     source_id   bigint      NOT NULL,
+    part        integer     NOT NULL DEFAULT 0,
     type        text        NOT NULL,
     record_id   text        NOT NULL,
     data        jsonb       NOT NULL,
     occurred_at timestamptz NOT NULL,
     stored_at   timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (source, source_id)
+    UNIQUE (source, source_id, part)
 );
 
 CREATE INDEX events_type ON events (type, seq);

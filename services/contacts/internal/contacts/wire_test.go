@@ -22,3 +22,14 @@ func TestWireTypes(t *testing.T) {
 		{Name: "ImportAnswer", Service: ImportAnswer{}, Wire: envelope.ImportResult{}},
 	})
 }
+
+// TestImportEventContract keeps the contacts.imported event as contacts
+// publishes it equal to what its consumers read through contactsapi.
+func TestImportEventContract(t *testing.T) {
+	t.Parallel()
+	if ContactsImported != contactsapi.EventContactsImported || ImportEventIDs != contactsapi.MaxContactsByID {
+		t.Errorf("contacts publishes %q with %d ids, contactsapi says %q with %d", ContactsImported, ImportEventIDs,
+			contactsapi.EventContactsImported, contactsapi.MaxContactsByID)
+	}
+	wiretest.Check(t, []wiretest.Case{{Name: "Imported", Service: Imported{}, Wire: contactsapi.Imported{}}})
+}

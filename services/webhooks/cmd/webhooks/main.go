@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/netguard"
@@ -49,10 +51,12 @@ type settings struct {
 	BlockPrivate bool
 	// Exempt (WEBHOOKS_ALLOWED_CIDRS) keeps blocking on but lets chosen
 	// internal prefixes through, for receivers inside the operator's network.
-	Exempt    netguard.Exempt
-	Grace     time.Duration
-	Retention time.Duration
-	Delivery  delivery.Config
+	Exempt netguard.Exempt
+	// ContactsURL is where the records of a CSV import are read.
+	ContactsURL string
+	Grace       time.Duration
+	Retention   time.Duration
+	Delivery    delivery.Config
 }
 
 func load(l *config.Loader) (settings, error) {
@@ -63,6 +67,7 @@ func load(l *config.Loader) (settings, error) {
 		BlockPrivate: l.Bool("WEBHOOKS_BLOCK_PRIVATE", true),
 		Grace:        l.Duration("WEBHOOKS_ROTATION_GRACE", 24*time.Hour),
 		Retention:    l.Duration("WEBHOOKS_RETENTION", 30*24*time.Hour),
+		ContactsURL:  strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
 	}
 	exempt, err := netguard.ParseExempt(l.String("WEBHOOKS_ALLOWED_CIDRS", ""))
 	l.Check(err == nil, "WEBHOOKS_ALLOWED_CIDRS", fmt.Sprint(err))
@@ -127,7 +132,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := ingest.New(st, engine.Wake)
+	in, err := ingest.New(st, contactsapi.New(s.ContactsURL, s.InternalSecret), engine.Wake)
 	if err != nil {
 		return err
 	}

@@ -3,15 +3,18 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -72,6 +75,50 @@ func TestIngestFromStream(t *testing.T) {
 	if n := len(e.deliveries(h.ID, "")); n != 2 {
 		t.Fatalf("%d deliveries, want 2", n)
 	}
+}
+
+// TestIngestExpandsImports: a CSV import publishes one contacts.imported
+// per 1,000 contacts; webhooks turns it into one contact.created per
+// contact with the record read from contacts, skips a contact deleted
+// since, and stores each once when the event comes twice.
+func TestIngestExpandsImports(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rc := newReceiver(t, nil)
+	e.create(rc.url(), "contact.created")
+	ctx := context.Background()
+	_, client := e.contacts.Start(t)
+	var ids []int64
+	for i, name := range []string{"Ada", "Grace"} {
+		id, err := client.CreateContact(ctx, fmt.Sprint("imp-", i), contactsapi.CreateContactRequest{FirstName: name, LastName: "Imported", Source: "import"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	data, _ := json.Marshal(contactsapi.Imported{IDs: append(ids, 99_999)})
+	ev := outbox.Event{ID: 41, Type: contactsapi.EventContactsImported, AggregateID: fmt.Sprint(ids[0]), OccurredAt: time.Now(), Data: data}
+	handle := e.ingest.Handler("contacts")
+	for range 2 {
+		if err := handle(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := decode[feed](t, e.do("GET", "/events?type=contact.created", e.admin, nil))
+	var got []string
+	for _, ev := range f.Data {
+		var rec struct {
+			ID        int64  `json:"id"`
+			FirstName string `json:"first_name"`
+		}
+		_ = json.Unmarshal(ev.Data, &rec)
+		got = append(got, fmt.Sprintf("%s %d %s", ev.Type, rec.ID, rec.FirstName))
+	}
+	want := []string{fmt.Sprintf("contact.created %d Ada", ids[0]), fmt.Sprintf("contact.created %d Grace", ids[1])}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("feed (-want +got):\n%s", diff)
+	}
+	eventually(t, "both delivered", func() bool { return rc.count() == 2 })
 }
 
 func TestFeed(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -79,21 +80,24 @@ type netErr struct{}
 func (*netErr) Error() string { return "no such host" }
 
 type env struct {
-	t       testing.TB
-	srv     *httptest.Server
-	store   *store.Store
-	engine  *delivery.Engine
-	ingest  *ingest.Ingester
-	issuer  *authtest.Issuer
-	admin   string
-	rdb     *redis.Client
-	dns     *dns
-	ops     *httpx.Ops
-	cfg     delivery.Config
-	box     *sealbox.Box
-	log     *slog.Logger
-	nextID  int64
-	stopRun func()
+	t      testing.TB
+	srv    *httptest.Server
+	store  *store.Store
+	engine *delivery.Engine
+	ingest *ingest.Ingester
+	// contacts answers the contacts internal API (the records of a CSV
+	// import) from memory.
+	contacts *contactsapitest.Fake
+	issuer   *authtest.Issuer
+	admin    string
+	rdb      *redis.Client
+	dns      *dns
+	ops      *httpx.Ops
+	cfg      delivery.Config
+	box      *sealbox.Box
+	log      *slog.Logger
+	nextID   int64
+	stopRun  func()
 }
 
 type config struct {
@@ -146,7 +150,9 @@ func newEnv(t testing.TB, opts ...opt) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &env{t: t, store: st, rdb: rdb, dns: r, ops: ops, cfg: c.cfg, box: box, log: log}
 	e.engine = e.newEngine(ops.Registry)
-	e.ingest, err = ingest.New(st, e.engine.Wake)
+	e.contacts = contactsapitest.NewFake("test-internal-secret-0123456789")
+	_, contacts := e.contacts.Start(t)
+	e.ingest, err = ingest.New(st, contacts, e.engine.Wake)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,15 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
@@ -21,19 +24,26 @@ const Group = "webhooks"
 // Ingester stores the events of the streams and wakes the dispatcher when
 // a new one may have made deliveries due.
 type Ingester struct {
-	store *store.Store
-	wake  func()
+	store    *store.Store
+	contacts Contacts
+	wake     func()
+}
+
+// Contacts reads the records a contacts.imported event names (the
+// contacts context's typed client).
+type Contacts interface {
+	ContactsByID(ctx context.Context, ids []int64) ([]json.RawMessage, error)
 }
 
 // New returns an ingester; wake (may be nil) runs after each new event.
-func New(st *store.Store, wake func()) (*Ingester, error) {
-	if st == nil {
-		return nil, errors.New("ingest: a store is required")
+func New(st *store.Store, contacts Contacts, wake func()) (*Ingester, error) {
+	if st == nil || contacts == nil {
+		return nil, errors.New("ingest: a store and a contacts reader are required")
 	}
 	if wake == nil {
 		wake = func() {}
 	}
-	return &Ingester{store: st, wake: wake}, nil
+	return &Ingester{store: st, contacts: contacts, wake: wake}, nil
 }
 
 // Handler handles the events of one context's stream: a type webhooks
@@ -41,21 +51,55 @@ func New(st *store.Store, wake func()) (*Ingester, error) {
 // once (the outbox id is the key) with their deliveries.
 func (i *Ingester) Handler(source string) outbox.Handler {
 	return func(ctx context.Context, ev outbox.Event) error {
-		if !slices.Contains(webhooksapi.EventTypes, ev.Type) {
+		var evs []store.NewEvent
+		switch {
+		case source == "contacts" && ev.Type == contactsapi.EventContactsImported:
+			var err error
+			if evs, err = i.imported(ctx, source, ev); err != nil {
+				return err
+			}
+		case slices.Contains(webhooksapi.EventTypes, ev.Type):
+			evs = []store.NewEvent{{Source: source, SourceID: ev.ID, Type: ev.Type, RecordID: ev.AggregateID,
+				Data: ev.Data, OccurredAt: ev.OccurredAt}}
+		default:
 			return nil
 		}
-		added, err := i.store.Ingest(ctx, store.NewEvent{
-			Source: source, SourceID: ev.ID, Type: ev.Type, RecordID: ev.AggregateID,
-			Data: ev.Data, OccurredAt: ev.OccurredAt,
-		})
+		added, err := i.store.IngestAll(ctx, evs)
 		if err != nil {
 			return err
 		}
-		if added {
+		if added > 0 {
 			i.wake()
 		}
 		return nil
 	}
+}
+
+// imported expands a CSV import's contacts.imported event into one
+// contact.created per contact, each carrying the record as the API returns
+// it, read from contacts in one call. A contact deleted since is skipped
+// (its contact.deleted follows on the stream).
+func (i *Ingester) imported(ctx context.Context, source string, ev outbox.Event) ([]store.NewEvent, error) {
+	var imp contactsapi.Imported
+	if err := json.Unmarshal(ev.Data, &imp); err != nil || len(imp.IDs) == 0 {
+		return nil, nil // nothing to expand: acknowledged and dropped
+	}
+	records, err := i.contacts.ContactsByID(ctx, imp.IDs)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]store.NewEvent, 0, len(records))
+	for n, rec := range records {
+		var id struct {
+			ID int64 `json:"id"`
+		}
+		if json.Unmarshal(rec, &id) != nil || id.ID == 0 {
+			continue
+		}
+		evs = append(evs, store.NewEvent{Source: source, SourceID: ev.ID, Part: n + 1,
+			Type: webhooksapi.ContactCreated, RecordID: strconv.FormatInt(id.ID, 10), Data: rec, OccurredAt: ev.OccurredAt})
+	}
+	return evs, nil
 }
 
 // Consumers returns one consumer per stream of webhooksapi.Streams.

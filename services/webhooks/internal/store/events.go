@@ -18,47 +18,66 @@ var ingestLock = db.LockKey("webhooks:events:ingest")
 
 // NewEvent is one event read from a context's stream.
 type NewEvent struct {
-	Source     string // the context
-	SourceID   int64  // its outbox id
+	Source   string // the context
+	SourceID int64  // its outbox id
+	// Part numbers the events one outbox row expands into (0 otherwise).
+	Part       int
 	Type       string
 	RecordID   string
 	Data       json.RawMessage
 	OccurredAt time.Time
 }
 
-// Ingest stores ev once (a second copy of the same outbox row is ignored)
-// and, when new, a pending delivery for every active subscription to its
-// type created before it happened. It reports whether ev was new.
+// Ingest stores ev once; see IngestAll.
 func (s *Store) Ingest(ctx context.Context, ev NewEvent) (bool, error) {
-	data := ev.Data
-	if len(data) == 0 || string(data) == "null" {
-		data = json.RawMessage(`{}`)
-	}
-	added := false
+	n, err := s.IngestAll(ctx, []NewEvent{ev})
+	return n > 0, err
+}
+
+// IngestAll stores, in one transaction and in the order given, each of evs
+// not stored yet (a second copy of the same outbox row and part is
+// ignored) and, for each new one, a pending delivery for every active
+// subscription to its type created before it happened. It returns how many
+// were new.
+func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
+	added := 0
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		added = 0
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, ingestLock); err != nil {
 			return err
 		}
-		// Looked up first (under the lock nobody else inserts) so a
-		// duplicate does not use up a seq: the ids stay consecutive.
-		var seen bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE source = $1 AND source_id = $2)`,
-			ev.Source, ev.SourceID).Scan(&seen); err != nil || seen {
-			return err
+		for _, ev := range evs {
+			data := ev.Data
+			if len(data) == 0 || string(data) == "null" {
+				data = json.RawMessage(`{}`)
+			}
+			// Looked up first (under the lock nobody else inserts) so a
+			// duplicate does not use up a seq: the ids stay consecutive.
+			var seen bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE source = $1 AND source_id = $2 AND part = $3)`,
+				ev.Source, ev.SourceID, ev.Part).Scan(&seen); err != nil {
+				return err
+			}
+			if seen {
+				continue
+			}
+			var seq int64
+			err := tx.QueryRow(ctx, `INSERT INTO events (source, source_id, part, type, record_id, data, occurred_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq`,
+				ev.Source, ev.SourceID, ev.Part, ev.Type, ev.RecordID, data, ev.OccurredAt).Scan(&seq)
+			if err != nil {
+				return err
+			}
+			added++
+			_, err = tx.Exec(ctx, `INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
+				SELECT id, $1, $2, $3 FROM subscriptions
+				WHERE active AND (events @> ARRAY[$2::text] OR events @> ARRAY['*']) AND created_at <= $4
+				ORDER BY id`, seq, ev.Type, ev.Source+":"+ev.RecordID, ev.OccurredAt)
+			if err != nil {
+				return err
+			}
 		}
-		var seq int64
-		err := tx.QueryRow(ctx, `INSERT INTO events (source, source_id, type, record_id, data, occurred_at)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
-			ev.Source, ev.SourceID, ev.Type, ev.RecordID, data, ev.OccurredAt).Scan(&seq)
-		if err != nil {
-			return err
-		}
-		added = true
-		_, err = tx.Exec(ctx, `INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
-			SELECT id, $1, $2, $3 FROM subscriptions
-			WHERE active AND (events @> ARRAY[$2::text] OR events @> ARRAY['*']) AND created_at <= $4
-			ORDER BY id`, seq, ev.Type, ev.Source+":"+ev.RecordID, ev.OccurredAt)
-		return err
+		return nil
 	})
 	return added, err
 }
