@@ -174,30 +174,35 @@ func sentFile(body []byte, contentType string) ([]byte, error) {
 }
 
 // paddedPDF is a valid one-page PDF of exactly size bytes: pdfBytes with
-// a comment line after the header grown until the cross-reference offsets
-// (which move with it) and the file add up.
+// a comment line of pad bytes after the header, the cross-reference
+// offsets and startxref moved by it. Their digits grow with pad, so pad is
+// adjusted until the sizes add up; the padding is written once.
 func paddedPDF(size int) []byte {
-	pad := 0
-	for {
-		b := pdfWithComment(strings.Repeat("x", pad))
-		if len(b) == size {
-			return b
+	const header = "%PDF-1.4\n"
+	for pad := size; ; {
+		rest := shiftedPDF(len(header) + len("%\n") + pad)
+		if n := len(header) + len("%\n") + pad + len(rest); n != size {
+			pad += size - n
+			continue
 		}
-		pad += size - len(b)
+		var b bytes.Buffer
+		b.Grow(size)
+		b.WriteString(header + "%")
+		b.Write(bytes.Repeat([]byte("x"), pad))
+		b.WriteString("\n")
+		b.WriteString(rest)
+		return b.Bytes()
 	}
 }
 
-func pdfWithComment(comment string) []byte {
-	p := pdfBytes("padded")
+// shiftedPDF is pdfBytes without its header line, every offset moved by
+// shift-len(header) (the bytes put before the objects instead of it).
+func shiftedPDF(shift int) string {
+	p := string(pdfBytes("padded"))
 	const header = "%PDF-1.4\n"
-	var b bytes.Buffer
-	b.WriteString(header)
-	fmt.Fprintf(&b, "%%%s\n", comment)
-	shift := b.Len() - len(header)
-	rest := string(p[len(header):])
-	// Shift every offset of the table and startxref by the comment's size.
+	shift -= len(header)
+	rest := p[len(header):]
 	xref := strings.Index(rest, "xref\n")
-	b.WriteString(rest[:xref])
 	lines := strings.Split(rest[xref:], "\n")
 	for i, l := range lines {
 		var off, gen int
@@ -206,10 +211,9 @@ func pdfWithComment(comment string) []byte {
 		}
 		if i > 0 && lines[i-1] == "startxref" {
 			var start int
-			fmt.Sscanf(l, "%d", &start)
+			_, _ = fmt.Sscanf(l, "%d", &start)
 			lines[i] = fmt.Sprint(start + shift)
 		}
 	}
-	b.WriteString(strings.Join(lines, "\n"))
-	return b.Bytes()
+	return rest[:xref] + strings.Join(lines, "\n")
 }
