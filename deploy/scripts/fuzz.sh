@@ -14,6 +14,7 @@ FUZZ_KEEP=${FUZZ_KEEP:-40}
 TARGETS="
 pkg/csvx:FuzzReader
 pkg/csvx:FuzzWriterRoundTrip
+pkg/csvx:FuzzOpen
 pkg/listq:FuzzParse
 pkg/httpx:FuzzDecode
 gateway/internal/gateway:FuzzMatch
@@ -21,6 +22,11 @@ services/contacts/internal/api:FuzzWriteBodies
 services/contacts/internal/api:FuzzImportUpload
 services/leads/internal/api:FuzzWriteBodies
 services/deals/internal/api:FuzzWriteBodies
+services/identity/internal/api:FuzzWriteBodies
+services/contracts/internal/api:FuzzWriteBodies
+services/contracts/internal/api:FuzzSignedCopyUpload
+services/intake/internal/api:FuzzSubmit
+services/mail/internal/api:FuzzWriteBodies
 services/contracts/internal/contracts:FuzzResolve
 services/contracts/internal/contracts:FuzzResolveTemplate
 services/contracts/internal/contracts:FuzzSanitizer

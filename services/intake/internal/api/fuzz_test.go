@@ -89,7 +89,7 @@ func FuzzSubmit(f *testing.F) {
 func settled(t *testing.T, d *db.DB) map[string]string {
 	t.Helper()
 	prev := snapshot(t, d)
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 		cur := snapshot(t, d)
 		if cmp.Equal(prev, cur) {
