@@ -30,6 +30,7 @@ services/mail/internal/api:FuzzWriteBodies
 services/contracts/internal/contracts:FuzzResolve
 services/contracts/internal/contracts:FuzzResolveTemplate
 services/contracts/internal/contracts:FuzzSanitizer
+services/contracts/internal/contracts:FuzzParseablePDF
 services/render/internal/htmldoc:FuzzSanitize
 services/render/internal/docx:FuzzRender
 services/mail/internal/imapsync:FuzzParse
