@@ -39,11 +39,31 @@ if [[ -n "${FUZZ_ONLY:-}" ]]; then
 	TARGETS=$(grep -E -- "${FUZZ_ONLY}" <<<"$TARGETS" || true)
 fi
 
+# A fuzz worker stopped in the middle of an input (at the end of FUZZTIME,
+# or when the fuzzer restarts it) cannot run its clean-up, so the test
+# database it cloned (pkg/testdb) stays behind. After each target, the
+# crmtest_* databases its run created are dropped; DROP DATABASE without
+# FORCE refuses one still in use, so another test's database is never
+# taken. Without psql nothing is dropped.
+DB_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
+test_dbs() {
+	command -v psql >/dev/null || return 0
+	psql "$DB_URL" -Atc "SELECT datname FROM pg_database WHERE datname LIKE 'crmtest\_%'" 2>/dev/null | LC_ALL=C sort || true
+}
+
 cache=$(go env GOCACHE)/fuzz
 for t in $TARGETS; do
 	dir=${t%%:*} name=${t##*:}
 	echo "== $dir $name ($FUZZTIME)"
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "./$dir"
+	before=$(test_dbs)
+	status=0
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "./$dir" || status=$?
+	for db in $(LC_ALL=C comm -13 <(echo "$before") <(test_dbs)); do
+		psql "$DB_URL" -qAtc "DROP DATABASE \"$db\"" 2>/dev/null || true
+	done
+	if [[ $status != 0 ]]; then
+		exit "$status"
+	fi
 	if [[ "${FUZZ_SAVE:-}" == 1 ]]; then
 		pkg=$(cd "$dir" && go list .)
 		src="$cache/$pkg/$name"
