@@ -108,13 +108,13 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvAt(t, nil)
 }
 
 // newEnvAt is newEnv with the service's clock pinned to now (nil: time.Now).
-func newEnvAt(t *testing.T, now func() time.Time) *env {
+func newEnvAt(t testing.TB, now func() time.Time) *env {
 	t.Helper()
 	d := testdb.New(t, store.Schema, store.Migrate, store.MigrationSets...)
 	fd := &fakeDeals{deals: map[int64]map[string]any{}}

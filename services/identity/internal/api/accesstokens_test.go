@@ -121,6 +121,9 @@ func TestAccessTokenBadInput(t *testing.T) {
 		{"no scopes", e.admin, `{"name":"t","scopes":[]}`, 422, "validation_failed", []string{"scopes"}},
 		{"admin scope with role user", e.admin, `{"name":"t","scopes":["admin"]}`, 422, "validation_failed", []string{"scopes"}},
 		{"expiry in the past", e.admin, `{"name":"t","scopes":["leads:read"],"expires_at":"` + past + `"}`, 422, "validation_failed", []string{"expires_at"}},
+		// In UTC a year-10000 timestamp, which the API's format cannot write.
+		{"expiry after year 9999", e.admin, `{"name":"t","scopes":["leads:read"],"expires_at":"9999-12-31T23:59:59-23:59"}`, 422, "validation_failed", []string{"expires_at"}},
+		{"expiry past the last second", e.admin, `{"name":"t","scopes":["leads:read"],"expires_at":"9999-12-31T23:59:59.5Z"}`, 422, "validation_failed", []string{"expires_at"}},
 		{"bad role", e.admin, `{"name":"t","scopes":["leads:read"],"role":"owner"}`, 422, "validation_failed", []string{"role"}},
 		{"no name", e.admin, `{"scopes":["leads:read"]}`, 422, "validation_failed", []string{"name"}},
 		{"non-admin", userToken, `{"name":"t","scopes":["leads:read"]}`, 403, "forbidden", nil},

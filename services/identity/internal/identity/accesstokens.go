@@ -89,6 +89,12 @@ type AccessTokens interface {
 	TouchAccessToken(ctx context.Context, id int64, every time.Duration) error
 }
 
+// MaxExpiry is the latest expires_at: the last second the API's timestamp
+// format (a four-digit year, in UTC) can write. A later one, such as
+// 9999-12-31T23:59:59-01:00, would be answered and listed as a year-10000
+// timestamp that no RFC 3339 client can read.
+var MaxExpiry = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
 // AccessTokenInput is the body of POST /access-tokens.
 type AccessTokenInput struct {
 	Name      string     `json:"name"`
@@ -121,8 +127,12 @@ func (in *AccessTokenInput) check(now time.Time) error {
 			v.Add("scopes", "the admin scope needs role admin")
 		}
 	}
-	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+	switch {
+	case in.ExpiresAt == nil:
+	case !in.ExpiresAt.After(now):
 		v.Add("expires_at", "must be in the future")
+	case in.ExpiresAt.After(MaxExpiry):
+		v.Add("expires_at", "must be at most %s", MaxExpiry.Format(time.RFC3339))
 	}
 	return v.Err()
 }

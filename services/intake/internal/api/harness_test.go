@@ -52,7 +52,7 @@ func migrate(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "i
 // idempotency per item key. It can be stopped (its listener closed) and
 // restarted on the same address.
 type fakeLeads struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 
 	mu      sync.Mutex
@@ -64,7 +64,7 @@ type fakeLeads struct {
 	entered chan struct{}      // receives when a blocked request arrived
 }
 
-func newFakeLeads(t *testing.T) *fakeLeads {
+func newFakeLeads(t testing.TB) *fakeLeads {
 	t.Helper()
 	f := &fakeLeads{t: t, fake: leadsapitest.NewFake(secret)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -176,13 +176,14 @@ func (f *fakeLeads) idemKeys() []string {
 // env is one intake service wired to fakes, a fresh database and a
 // private Redis key prefix.
 type env struct {
-	t           *testing.T
+	t           testing.TB
 	srv         *httptest.Server
 	identity    *identityapitest.Fake
 	identitySrv *httptest.Server
 	leads       *fakeLeads
 	svc         *intake.Service
 	store       *store.Store
+	db          *db.DB
 	ops         *httpx.Ops
 	issuer      *authtest.Issuer
 }
@@ -198,7 +199,7 @@ func withCORS(origins ...string) envOpt { return func(c *envConfig) { c.cors = o
 
 func withCacheTTL(d time.Duration) envOpt { return func(c *envConfig) { c.cacheTTL = d } }
 
-func newEnv(t *testing.T, opts ...envOpt) *env {
+func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
 	ec := envConfig{cacheTTL: apikey.MaxTTL}
 	for _, o := range opts {
@@ -274,7 +275,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	srv := httptest.NewServer(ops.Handler(h))
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, identity: identity, identitySrv: identitySrv, leads: leads, svc: svc, store: st, ops: ops, issuer: issuer}
+	return &env{t: t, srv: srv, identity: identity, identitySrv: identitySrv, leads: leads, svc: svc, store: st, db: d, ops: ops, issuer: issuer}
 }
 
 func randHex(n int) string {

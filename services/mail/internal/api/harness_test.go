@@ -57,7 +57,7 @@ type fakeRecords struct {
 	down bool
 }
 
-func newFakeRecords(t *testing.T, kind string) *fakeRecords {
+func newFakeRecords(t testing.TB, kind string) *fakeRecords {
 	t.Helper()
 	f := &fakeRecords{}
 	var h http.Handler
@@ -93,7 +93,7 @@ func (f *fakeRecords) setDown(down bool) {
 }
 
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *httptest.Server
 	issuer   *authtest.Issuer
 	db       *db.DB
@@ -112,7 +112,7 @@ type envOpts struct {
 	interval time.Duration
 }
 
-func newEnv(t *testing.T, o envOpts) *env {
+func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
 	d := testdb.New(t, "mail", migrate, migrations.FS)
 	st, err := store.New(d)
@@ -211,7 +211,7 @@ func (r result) json(t *testing.T) map[string]any {
 }
 
 // data decodes the "data" member into out.
-func (r result) data(t *testing.T, out any) {
+func (r result) data(t testing.TB, out any) {
 	t.Helper()
 	var env struct {
 		Data json.RawMessage `json:"data"`
@@ -283,7 +283,7 @@ func wantProblem(t *testing.T, r result, status int, code string, fields ...stri
 
 // eventually polls cond until it holds or a generous deadline passes; it
 // asserts the outcome of background work, never its speed.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {

@@ -56,10 +56,13 @@ func (in MessageInput) Validate(now time.Time) (NewMessage, error) {
 	v.OneOf("direction", m.Direction, Inbound, Outbound)
 	if s := strings.TrimSpace(in.SentAt); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
+		switch {
+		case err != nil:
 			v.Add("sent_at", "must be an RFC 3339 timestamp such as 2026-11-22T03:10:26Z")
-		} else {
-			m.SentAt = t.UTC()
+		case !Writable(t):
+			v.Add("sent_at", "must lie between the years 0001 and 9999 in UTC")
+		default:
+			m.SentAt = t.UTC().Truncate(time.Microsecond)
 		}
 	}
 	return m, v.Err()
@@ -94,4 +97,14 @@ func parseAddress(s string) (string, bool) {
 		return "", false
 	}
 	return a.Address, true
+}
+
+// Writable reports whether t, in UTC at PostgreSQL's microsecond
+// precision, has a year the API's timestamp format writes (four digits,
+// 0001 to 9999). A time beyond, such as 9999-12-31T23:59:59-23:59, would be
+// stored and then answered as a year-10000 timestamp that no RFC 3339
+// client reads.
+func Writable(t time.Time) bool {
+	y := t.UTC().Truncate(time.Microsecond).Year()
+	return y >= 1 && y <= 9999
 }

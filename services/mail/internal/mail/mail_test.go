@@ -90,6 +90,15 @@ func TestMessageInputValidate(t *testing.T) {
 		},
 		{name: "bad direction", in: MessageInput{MessageID: "m", From: "a@x.example", Direction: "sideways"}, fields: []string{"direction"}},
 		{name: "bad sent_at", in: MessageInput{MessageID: "m", From: "a@x.example", SentAt: "yesterday"}, fields: []string{"sent_at"}},
+		// Valid RFC 3339, but year 10000 and year -1 in UTC: the API could not write them back.
+		{name: "sent_at after year 9999 in UTC", in: MessageInput{MessageID: "m", From: "a@x.example", SentAt: "9999-12-31T23:59:59-23:59"}, fields: []string{"sent_at"}},
+		{name: "sent_at before year 1 in UTC", in: MessageInput{MessageID: "m", From: "a@x.example", SentAt: "0000-01-01T00:00:00+23:59"}, fields: []string{"sent_at"}},
+		{
+			name: "sent_at at PostgreSQL's precision",
+			in:   MessageInput{MessageID: "m", From: "a@x.example", SentAt: "9999-12-31T23:59:59.9999999Z"},
+			want: NewMessage{MessageID: "<m>", From: "a@x.example", To: []string{}, Cc: []string{},
+				SentAt: time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC), Direction: Inbound},
+		},
 		{name: "long message_id", in: MessageInput{MessageID: strings.Repeat("m", MaxMessageID+1), From: "a@x.example"}, fields: []string{"message_id"}},
 		{name: "long subject", in: MessageInput{MessageID: "m", From: "a@x.example", Subject: strings.Repeat("s", MaxSubject+1)}, fields: []string{"subject"}},
 		{name: "too many recipients", in: MessageInput{MessageID: "m", From: "a@x.example", To: make([]string, MaxRecipients+1)}, fields: []string{"to"}},
