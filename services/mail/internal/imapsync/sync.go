@@ -266,11 +266,13 @@ func (s *Syncer) fetch(c *imapclient.Client, uids []imap.UID) ([]fetched, error)
 // store1 saves one parsed message; the same message_id again is a no-op.
 func (s *Syncer) store1(ctx context.Context, mb mail.MailboxSecret, f fetched) error {
 	p := f.parsed
+	// A Date header PostgreSQL and RFC 3339 cannot hold (year 10000 once
+	// in UTC) falls back like a missing one.
 	sent := p.Date
-	if sent.IsZero() {
+	if sent.IsZero() || !mail.Writable(sent) {
 		sent = f.internal
 	}
-	if sent.IsZero() {
+	if sent.IsZero() || !mail.Writable(sent) {
 		sent = time.Now()
 	}
 	dir := mail.Inbound

@@ -440,3 +440,23 @@ func TestSettingsChangeDropsStaleSync(t *testing.T) {
 func set(f mail.MailboxFields) func(mail.Mailbox) (mail.MailboxFields, error) {
 	return func(mail.Mailbox) (mail.MailboxFields, error) { return f, nil }
 }
+
+// TestSyncUnstorableDate: a Date header that is year 10000 in UTC (which
+// neither PostgreSQL nor RFC 3339 holds) falls back to the server's date,
+// like a missing one, and the message is stored.
+func TestSyncUnstorableDate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, imapsync.Options{})
+	e.appendAll("far-future.eml")
+	mb := e.mailbox(password, "INBOX")
+	if got := e.sync(mb.ID); got.Status != "ok" {
+		t.Fatalf("mailbox %+v", stateOf(got))
+	}
+	list, _, err := e.store.Linked(context.Background(), "zed@example.com", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].MessageID != "<future-1@example.com>" || list[0].SentAt.Year() > 9999 {
+		t.Fatalf("stored %+v", list)
+	}
+}
