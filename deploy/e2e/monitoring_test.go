@@ -45,7 +45,7 @@ func monitoringFile(t *testing.T, name string) []byte {
 }
 
 // metricName finds the platform's metric names in a PromQL expression.
-var metricName = regexp.MustCompile(`\b(?:gateway_|http_|pgxpool_|outbox_|asynq_|dependency_up)[a-z_]*`)
+var metricName = regexp.MustCompile(`\b(?:gateway_|http_|pgxpool_|outbox_|asynq_|webhooks_|dependency_up)[a-z_]*`)
 
 func referencedMetrics(exprs []string) map[string]bool {
 	out := map[string]bool{}
@@ -126,6 +126,17 @@ func TestMonitoringRules(t *testing.T) {
 	// gateway its route series.
 	adm := admin(t)
 	renderPDF(t, adm)
+	// A subscription and its ping create the webhooks series.
+	rc := newReceiver(t)
+	hook, _ := subscribe(t, adm, rc.srv.URL, "contact.created")
+	must(t, http.StatusOK)(adm.Do("POST", fmt.Sprintf("/webhooks/%d/test", hook), nil))
+	must(t, http.StatusCreated)(adm.Do("POST", "/contacts", map[string]any{"first_name": "Metric", "last_name": uniq("Hook")}))
+	eventually(t, "a delivery counted", func() error {
+		if len(rc.deliveries(func(d received) bool { return d.Event.Type == "contact.created" })) == 0 {
+			return fmt.Errorf("nothing delivered yet")
+		}
+		return nil
+	})
 	exported := map[string]bool{}
 	scrape := func(url string) {
 		resp, err := http.Get(url)
