@@ -24,7 +24,7 @@ import (
 type fakeTokens struct {
 	e        *env
 	mu       sync.Mutex
-	grants   map[string]TokenGrant
+	grants   map[string]identityapi.VerifiedAccessToken
 	verifies int
 	down     bool
 }
@@ -61,7 +61,7 @@ func (f *fakeTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": g})
 }
 
-func (f *fakeTokens) set(token string, g *TokenGrant) {
+func (f *fakeTokens) set(token string, g *identityapi.VerifiedAccessToken) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if g == nil {
@@ -80,14 +80,16 @@ func (f *fakeTokens) calls() int {
 func newTokenEnv(t *testing.T, mutate func(*Config)) (*env, *fakeTokens) {
 	t.Helper()
 	e := newEnv(t, mutate)
-	f := &fakeTokens{e: e, grants: map[string]TokenGrant{}}
+	f := &fakeTokens{e: e, grants: map[string]identityapi.VerifiedAccessToken{}}
 	e.tokensMu.Lock()
 	e.tokens = f
 	e.tokensMu.Unlock()
 	return e, f
 }
 
-func patToken(tag string) string { return AccessTokenPrefix + tag + strings.Repeat("x", 43-len(tag)) }
+func patToken(tag string) string {
+	return identityapi.AccessTokenPrefix + tag + strings.Repeat("x", 43-len(tag))
+}
 
 // TestAccessTokenForwardsMintedJWT: the service sees the minted access
 // token of the token's service user, never the secret.
@@ -95,7 +97,7 @@ func TestAccessTokenForwardsMintedJWT(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, nil)
 	tok := patToken("fwd")
-	f.set(tok, &TokenGrant{ID: 1, UserID: 77, Role: auth.RoleUser, Scopes: []string{"contacts:write"}})
+	f.set(tok, &identityapi.VerifiedAccessToken{ID: 1, UserID: 77, Role: auth.RoleUser, Scopes: []string{"contacts:write"}})
 
 	s := echoed(t, e.do(req{path: "/api/contacts?page=1", token: tok}))
 	bearer, _ := auth.BearerToken(s.Header.Get("Authorization"))
@@ -125,7 +127,7 @@ func TestAccessTokenBadInput(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, nil)
 	good := patToken("good")
-	f.set(good, &TokenGrant{ID: 2, UserID: 78, Role: auth.RoleUser, Scopes: []string{"leads:read"}})
+	f.set(good, &identityapi.VerifiedAccessToken{ID: 2, UserID: 78, Role: auth.RoleUser, Scopes: []string{"leads:read"}})
 	apiKey := "crm_live_" + strings.Repeat("k", 43)
 	e.identity.AddKey(apiKey, identityapi.VerifiedKey{})
 	tests := []struct {
@@ -166,7 +168,7 @@ func TestAccessTokenRevocationWithinTTL(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, func(c *Config) { c.APIKeyCacheTTL = 200 * time.Millisecond })
 	tok := patToken("revoke")
-	f.set(tok, &TokenGrant{ID: 3, UserID: 79, Role: auth.RoleUser, Scopes: []string{"deals:read"}})
+	f.set(tok, &identityapi.VerifiedAccessToken{ID: 3, UserID: 79, Role: auth.RoleUser, Scopes: []string{"deals:read"}})
 	echoed(t, e.do(req{path: "/api/deals", token: tok}))
 	f.set(tok, nil)
 	time.Sleep(250 * time.Millisecond)
@@ -207,8 +209,8 @@ func TestAccessTokenScopeEveryRoute(t *testing.T) {
 		}
 		n++
 		lacking, holding := patToken(fmt.Sprintf("l%d", n)), patToken(fmt.Sprintf("h%d", n))
-		f.set(lacking, &TokenGrant{ID: int64(n), UserID: 500, Role: auth.RoleAdmin, Scopes: others})
-		f.set(holding, &TokenGrant{ID: int64(n), UserID: 501, Role: auth.RoleAdmin, Scopes: []string{need}})
+		f.set(lacking, &identityapi.VerifiedAccessToken{ID: int64(n), UserID: 500, Role: auth.RoleAdmin, Scopes: others})
+		f.set(holding, &identityapi.VerifiedAccessToken{ID: int64(n), UserID: 501, Role: auth.RoleAdmin, Scopes: []string{need}})
 		t.Run(op.Method+" "+op.Path, func(t *testing.T) {
 			r := e.do(req{method: op.Method, path: path, token: lacking, body: strings.NewReader("{}"),
 				header: map[string]string{"Content-Type": "application/json"}})
@@ -238,7 +240,7 @@ func TestAccessTokenAdminRoutesNeedAdminRole(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, nil)
 	tok := patToken("userrole")
-	f.set(tok, &TokenGrant{ID: 9, UserID: 90, Role: auth.RoleUser, Scopes: []string{"admin"}})
+	f.set(tok, &identityapi.VerifiedAccessToken{ID: 9, UserID: 90, Role: auth.RoleUser, Scopes: []string{"admin"}})
 	wantProblem(t, e.do(req{path: "/api/users", token: tok}), 403, "forbidden")
 	wantProblem(t, e.do(req{method: http.MethodPost, path: "/api/access-tokens", token: patToken("none")}), 401, "unauthenticated")
 }
@@ -282,8 +284,8 @@ func TestAccessTokenRateLimitPerServiceUser(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, func(c *Config) { c.UserPerMinute = 2 })
 	busy, other := patToken("busy"), patToken("other")
-	f.set(busy, &TokenGrant{ID: 11, UserID: 111, Role: auth.RoleUser, Scopes: []string{"contacts:read"}})
-	f.set(other, &TokenGrant{ID: 12, UserID: 112, Role: auth.RoleUser, Scopes: []string{"contacts:read"}})
+	f.set(busy, &identityapi.VerifiedAccessToken{ID: 11, UserID: 111, Role: auth.RoleUser, Scopes: []string{"contacts:read"}})
+	f.set(other, &identityapi.VerifiedAccessToken{ID: 12, UserID: 112, Role: auth.RoleUser, Scopes: []string{"contacts:read"}})
 	for range 2 {
 		echoed(t, e.do(req{path: "/api/contacts", token: busy}))
 	}
@@ -302,7 +304,7 @@ func TestAccessTokenIdentityDown(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, nil)
 	tok := patToken("down")
-	f.set(tok, &TokenGrant{ID: 13, UserID: 113, Role: auth.RoleUser, Scopes: []string{"leads:read"}})
+	f.set(tok, &identityapi.VerifiedAccessToken{ID: 13, UserID: 113, Role: auth.RoleUser, Scopes: []string{"leads:read"}})
 	f.mu.Lock()
 	f.down = true
 	f.mu.Unlock()

@@ -54,7 +54,7 @@ type Gateway struct {
 	verifier  *auth.Verifier
 	jwks      *auth.JWKS
 	keys      *identityapi.KeyVerifier
-	tokens    *TokenVerifier
+	tokens    *tokenVerifier
 	rdb       *redis.Client
 	limiter   *Limiter
 	metrics   *metrics
@@ -142,6 +142,10 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokens, err := newTokenVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL)
+	if err != nil {
+		return nil, err
+	}
 	transport := newTransport(cfg.UpstreamTimeout)
 	var upstream http.RoundTripper = transport
 	if tracing.Active() {
@@ -160,7 +164,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		routes:    newRouteTemplates(Operations()),
 		verifier:  verifier, jwks: jwks,
 		keys:    keys,
-		tokens:  NewTokenVerifier(cfg.Services[SvcIdentity], cfg.InternalSecret, cfg.APIKeyCacheTTL),
+		tokens:  tokens,
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
 		metrics: m, openapi: specJSON,

@@ -24,6 +24,11 @@ type Backend interface {
 	CreateKey(t testing.TB, name string, origins []string) (string, identityapi.VerifiedKey)
 	// RevokeKey revokes the key with that secret.
 	RevokeKey(t testing.TB, secret string, k identityapi.VerifiedKey)
+	// CreateAccessToken issues an integration token of role with scopes
+	// and returns its secret and id.
+	CreateAccessToken(t testing.TB, name, role string, scopes []string) (string, int64)
+	// RevokeAccessToken revokes the integration token with that secret.
+	RevokeAccessToken(t testing.TB, secret string, id int64)
 }
 
 // Run is identity's internal API contract. The fake runs it in its own
@@ -83,6 +88,33 @@ func Run(t *testing.T, b Backend) {
 		b.RevokeKey(t, secret, k)
 		if _, err := c.VerifyKey(ctx, secret); !errors.Is(err, identityapi.ErrUnknownKey) {
 			t.Errorf("revoked key: err = %v, want ErrUnknownKey", err)
+		}
+	})
+
+	t.Run("access tokens", func(t *testing.T) {
+		secret, id := b.CreateAccessToken(t, "Sync", "user", []string{"contacts:read", "leads:write"})
+		if !identityapi.PlausibleAccessToken(secret) {
+			t.Fatalf("issued token %q is not plausible", secret)
+		}
+		got, err := c.VerifyAccessToken(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != id || got.UserID <= 0 || got.Role != "user" || got.AccessToken == "" || got.ExpiresIn <= 0 ||
+			!cmp.Equal([]string{"contacts:read", "leads:write"}, got.Scopes) {
+			t.Errorf("VerifyAccessToken = %+v", got)
+		}
+		for _, bad := range []string{secret + "x", identityapi.AccessTokenPrefix + "unknown0123456789"} {
+			if _, err := c.VerifyAccessToken(ctx, bad); !errors.Is(err, identityapi.ErrUnknownAccessToken) {
+				t.Errorf("VerifyAccessToken(%q): err = %v, want ErrUnknownAccessToken", bad, err)
+			}
+		}
+		if _, err := b.Stranger().VerifyAccessToken(ctx, secret); err == nil {
+			t.Error("wrong secret: the token was verified")
+		}
+		b.RevokeAccessToken(t, secret, id)
+		if _, err := c.VerifyAccessToken(ctx, secret); !errors.Is(err, identityapi.ErrUnknownAccessToken) {
+			t.Errorf("revoked token: err = %v, want ErrUnknownAccessToken", err)
 		}
 	})
 }

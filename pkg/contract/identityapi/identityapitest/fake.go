@@ -28,8 +28,10 @@ type Fake struct {
 	mu       sync.Mutex
 	users    map[int64]identityapi.DirectoryUser
 	keys     map[string]identityapi.VerifiedKey
+	tokens   map[string]identityapi.VerifiedAccessToken
 	nextID   int64
 	verifies int
+	tokenAsk int
 	failWith int
 	gate     chan struct{}
 }
@@ -37,7 +39,7 @@ type Fake struct {
 // NewFake answers callers presenting the internal secret.
 func NewFake(secret string) *Fake {
 	f := &Fake{secret: secret, users: map[int64]identityapi.DirectoryUser{},
-		keys: map[string]identityapi.VerifiedKey{}, nextID: 1}
+		keys: map[string]identityapi.VerifiedKey{}, tokens: map[string]identityapi.VerifiedAccessToken{}, nextID: 1}
 	f.h = auth.RequireInternal(secret)(http.HandlerFunc(f.serve))
 	return f
 }
@@ -98,6 +100,50 @@ func (f *Fake) RevokeKey(secret string) {
 	delete(f.keys, secret)
 }
 
+// AddAccessToken makes secret a valid integration token answered with t
+// (id assigned when zero; role user, no scopes, a placeholder minted
+// token living 60 s unless given).
+func (f *Fake) AddAccessToken(secret string, t identityapi.VerifiedAccessToken) identityapi.VerifiedAccessToken {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t.ID == 0 {
+		t.ID = f.nextID
+		f.nextID++
+	}
+	if t.UserID == 0 {
+		t.UserID = t.ID + 1000
+	}
+	if t.Role == "" {
+		t.Role = auth.RoleUser
+	}
+	if t.Scopes == nil {
+		t.Scopes = []string{}
+	}
+	if t.AccessToken == "" {
+		t.AccessToken = "minted-for-" + strconv.FormatInt(t.UserID, 10)
+	}
+	if t.ExpiresIn == 0 {
+		t.ExpiresIn = 60
+	}
+	f.tokens[secret] = t
+	return t
+}
+
+// RevokeAccessToken makes secret unknown.
+func (f *Fake) RevokeAccessToken(secret string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.tokens, secret)
+}
+
+// TokenVerifications counts the integration-token verifications asked so
+// far.
+func (f *Fake) TokenVerifications() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tokenAsk
+}
+
 // Verifications counts the key verifications asked so far.
 func (f *Fake) Verifications() int {
 	f.mu.Lock()
@@ -126,8 +172,11 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.h.ServeHTTP
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	if r.URL.Path == identityapi.PathVerifyKey {
+	switch r.URL.Path {
+	case identityapi.PathVerifyKey:
 		f.verifies++
+	case identityapi.PathVerifyAccessToken:
+		f.tokenAsk++
 	}
 	failWith, gate := f.failWith, f.gate
 	f.mu.Unlock()
@@ -181,6 +230,24 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		httpx.OK(w, k)
+	case r.Method == http.MethodPost && r.URL.Path == identityapi.PathVerifyAccessToken:
+		var in identityapi.VerifyAccessTokenRequest
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			problem.Write(w, r, problem.MalformedJSON("the body is not valid JSON"))
+			return
+		}
+		if in.Token == "" {
+			problem.Write(w, r, problem.Invalid("token", "is required"))
+			return
+		}
+		f.mu.Lock()
+		t, ok := f.tokens[in.Token]
+		f.mu.Unlock()
+		if !ok {
+			problem.Write(w, r, problem.Unauthenticated("invalid, revoked or expired access token"))
+			return
+		}
+		httpx.OK(w, t)
 	default:
 		problem.Write(w, r, problem.NotFound("route"))
 	}

@@ -30,6 +30,14 @@ func (b *fakeBackend) CreateKey(_ testing.TB, name string, origins []string) (st
 
 func (b *fakeBackend) RevokeKey(_ testing.TB, s string, _ identityapi.VerifiedKey) { b.f.RevokeKey(s) }
 
+func (b *fakeBackend) CreateAccessToken(_ testing.TB, _, role string, scopes []string) (string, int64) {
+	b.n++
+	s := identityapi.AccessTokenPrefix + "fake" + string(rune('a'+b.n)) + "0123456789abcdefghijklmnopqrstuvwxyzABC"
+	return s, b.f.AddAccessToken(s, identityapi.VerifiedAccessToken{Role: role, Scopes: scopes}).ID
+}
+
+func (b *fakeBackend) RevokeAccessToken(_ testing.TB, s string, _ int64) { b.f.RevokeAccessToken(s) }
+
 func TestFakeKeepsTheContract(t *testing.T) {
 	t.Parallel()
 	f := identityapitest.NewFake(secret)

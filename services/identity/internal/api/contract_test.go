@@ -3,8 +3,12 @@ package api_test
 import (
 	"context"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -42,6 +46,23 @@ func (b *realIdentity) CreateKey(t testing.TB, name string, origins []string) (s
 func (b *realIdentity) RevokeKey(t testing.TB, _ string, k identityapi.VerifiedKey) {
 	t.Helper()
 	if err := b.e.svc.RevokeAPIKey(context.Background(), k.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (b *realIdentity) CreateAccessToken(t testing.TB, name, role string, scopes []string) (string, int64) {
+	t.Helper()
+	admin := &auth.Claims{Role: auth.RoleAdmin, RegisteredClaims: jwt.RegisteredClaims{Subject: strconv.FormatInt(b.e.adminID, 10)}}
+	tok, secret, err := b.e.svc.CreateAccessToken(context.Background(), identity.AccessTokenInput{Name: name, Role: role, Scopes: scopes}, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret, tok.ID
+}
+
+func (b *realIdentity) RevokeAccessToken(t testing.TB, _ string, id int64) {
+	t.Helper()
+	if err := b.e.svc.RevokeAccessToken(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 }
