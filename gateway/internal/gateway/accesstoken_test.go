@@ -252,8 +252,8 @@ func TestAccessTokenWebhooksByScope(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, nil)
 	write, read := patToken("hookwrite"), patToken("hookread")
-	f.set(write, &TokenGrant{ID: 11, UserID: 110, Role: auth.RoleUser, Scopes: []string{"webhooks:write"}})
-	f.set(read, &TokenGrant{ID: 12, UserID: 120, Role: auth.RoleUser, Scopes: []string{"webhooks:read", "contacts:write"}})
+	f.set(write, &identityapi.VerifiedAccessToken{ID: 11, UserID: 110, Role: auth.RoleUser, Scopes: []string{"webhooks:write"}})
+	f.set(read, &identityapi.VerifiedAccessToken{ID: 12, UserID: 120, Role: auth.RoleUser, Scopes: []string{"webhooks:read", "contacts:write"}})
 	for _, tt := range []struct {
 		method, path string
 		token        string
