@@ -34,6 +34,7 @@ func (w *securityWorld) createBody(op apiOp) (map[string]any, bool) {
 		"POST /public/leads":         {"first_name": "Mass", "last_name": "Assigned", "email": uniq("mass") + "@sec.test"},
 		"POST /emails":               {"message_id": "<" + uniq("mass") + "@sec.test>", "subject": "Mass", "from": "m@sec.test", "to": []string{"sales@sec.test"}},
 		"POST /mailboxes":            {"host": "imap.example.com", "username": uniq("mass"), "password": "mailbox-password"},
+		"POST /webhooks":             {"url": "http://" + receiverHost + ":9/mass", "events": []string{"contract.executed"}},
 		"PUT /leads/{id}/disqualify": {"reason": "Mass assignment"},
 		"POST /leads/{id}/qualify":   {},
 		"POST /contacts/{id}/notes":  notes, "POST /leads/{id}/notes": notes, "POST /contracts/{id}/notes": notes,

@@ -160,6 +160,10 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 	w.ids["/mailboxes"] = created("/mailboxes", map[string]any{"host": "imap.example.com", "username": "sec", "password": "mailbox-password"})
 	w.ids["/emails"] = created("/emails", map[string]any{"message_id": "<" + uniq("sec") + "@sec.test>", "subject": "Security",
 		"from": "someone@sec.test", "to": []string{"sales@sec.test"}})
+	// A subscription whose receiver is never there (port 9), and the
+	// delivery its ping leaves in the log.
+	w.ids["/webhooks"] = created("/webhooks", map[string]any{"url": "http://" + receiverHost + ":9/security", "events": []string{"contract.executed"}})
+	w.ids["/webhooks/deliveryId"] = must(t, http.StatusOK)(adm.Do("POST", fmt.Sprintf("/webhooks/%d/test", w.ids["/webhooks"]), nil)).ID()
 	must(t, http.StatusCreated)(stack.Client().withKey(w.apiKey).Do("POST", "/public/leads", map[string]any{
 		"first_name": "Public", "last_name": "Lead", "email": uniq("public") + "@sec.test"}))
 	subs := must(t, http.StatusOK)(adm.Do("GET", "/intake/submissions", nil))
@@ -175,7 +179,7 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 		w.reads = append(w.reads, base+"/notes", base+"/tasks")
 	}
 	for _, p := range []string{"/teams", "/users", "/deal-stages", "/contacts", "/companies", "/leads", "/deals", "/quotes",
-		"/contract-templates", "/contracts", "/mailboxes", "/emails"} {
+		"/contract-templates", "/contracts", "/mailboxes", "/emails", "/webhooks"} {
 		w.reads = append(w.reads, fmt.Sprintf("%s/%d", p, w.ids[p]))
 	}
 	// Records only: lists change under the other tests sharing the stack.
