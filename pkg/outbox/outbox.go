@@ -221,6 +221,12 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 // Handler processes one event; returning an error leaves it pending for a retry.
 type Handler func(ctx context.Context, ev Event) error
 
+// BatchHandler processes the events of one read (up to 100) at once, in
+// stream order; returning an error leaves all of them pending for a retry.
+// It suits a consumer that stores what it reads, in one transaction per
+// read instead of one per event.
+type BatchHandler func(ctx context.Context, evs []Event) error
+
 // Consumer reads a stream in a consumer group.
 type Consumer struct {
 	Redis  redis.UniversalClient
@@ -228,7 +234,9 @@ type Consumer struct {
 	Group  string
 	Name   string
 	Handle Handler
-	Log    *slog.Logger
+	// HandleBatch, when set, is used instead of Handle.
+	HandleBatch BatchHandler
+	Log         *slog.Logger
 	// RetryIdle is how long a failed or orphaned event waits before it is
 	// claimed again.
 	RetryIdle time.Duration
@@ -292,6 +300,10 @@ func (c *Consumer) reclaim(ctx context.Context, idle time.Duration, log *slog.Lo
 }
 
 func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog.Logger) {
+	if c.HandleBatch != nil {
+		c.processBatch(ctx, msgs, log)
+		return
+	}
 	for _, m := range msgs {
 		raw, _ := m.Values["event"].(string)
 		var ev Event
@@ -308,6 +320,42 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog
 		// not handled a second time after a restart.
 		_ = c.Redis.XAck(context.WithoutCancel(ctx), c.Stream, c.Group, m.ID).Err()
 	}
+}
+
+// processBatch hands every decodable message of msgs to HandleBatch and
+// acknowledges them all (and the undecodable ones) when it succeeds.
+func (c *Consumer) processBatch(ctx context.Context, msgs []redis.XMessage, log *slog.Logger) {
+	if len(msgs) == 0 {
+		return
+	}
+	evs := make([]Event, 0, len(msgs))
+	ids := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+		raw, _ := m.Values["event"].(string)
+		var ev Event
+		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+			log.Error("dropping undecodable event", "stream", c.Stream, "id", m.ID)
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) > 0 {
+		ctx, span := tracing.Start(ctx, c.Stream+" process", trace.SpanKindConsumer)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("messaging.system", "redis_streams"),
+				attribute.String("messaging.destination.name", c.Stream),
+				attribute.String("messaging.consumer.group.name", c.Group),
+				attribute.Int("messaging.batch.message_count", len(evs)))
+		}
+		err := c.HandleBatch(ctx, evs)
+		tracing.End(span, err)
+		if err != nil {
+			log.Warn("event handler failed; will retry", "stream", c.Stream, "events", len(evs), "error", err.Error())
+			return
+		}
+	}
+	_ = c.Redis.XAck(context.WithoutCancel(ctx), c.Stream, c.Group, ids...).Err()
 }
 
 // handle runs the handler under a consumer span continuing the trace that

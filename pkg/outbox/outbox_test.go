@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,5 +190,62 @@ func TestRelayTrimsOldEvents(t *testing.T) {
 	}
 	if len(entries) != 1 || entries[0].ID <= fmt.Sprintf("%d-9", old) {
 		t.Errorf("stream holds %d entries (%v), want only the new event", len(entries), entries)
+	}
+}
+
+// TestConsumeBatches: HandleBatch gets the events of a read together, in
+// stream order; a failed batch stays pending and comes again whole, and
+// nothing is acknowledged before it succeeds.
+func TestConsumeBatches(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rdb := newRedis(t)
+	stream := randStream(t, rdb)
+	for i := 1; i <= 5; i++ {
+		body := fmt.Sprintf(`{"id":%d,"type":"thing.created","aggregate_id":"%d","data":{}}`, i, i)
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"event": body}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var calls [][]int64
+	failed := false
+	c := &outbox.Consumer{Redis: rdb, Stream: stream, Group: "g", Name: "n", RetryIdle: 200 * time.Millisecond,
+		HandleBatch: func(_ context.Context, evs []outbox.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			var ids []int64
+			for _, ev := range evs {
+				ids = append(ids, ev.ID)
+			}
+			calls = append(calls, ids)
+			if !failed {
+				failed = true
+				return errors.New("store down")
+			}
+			return nil
+		}}
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pending, err := rdb.XPending(ctx, stream, "g").Result()
+		mu.Lock()
+		n := len(calls)
+		mu.Unlock()
+		if err == nil && pending.Count == 0 && n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %d calls, pending %+v, %v", n, pending, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	want := [][]int64{{1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}}
+	if diff := cmp.Diff(want, calls[:2]); diff != "" {
+		t.Errorf("batches (-want +got):\n%s", diff)
 	}
 }

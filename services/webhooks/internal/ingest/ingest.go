@@ -46,22 +46,33 @@ func New(st *store.Store, contacts Contacts, wake func()) (*Ingester, error) {
 	return &Ingester{store: st, contacts: contacts, wake: wake}, nil
 }
 
-// Handler handles the events of one context's stream: a type webhooks
-// does not publish is acknowledged and dropped; the others are stored
-// once (the outbox id is the key) with their deliveries.
+// Handler handles one event of a context's stream; see Batch.
 func (i *Ingester) Handler(source string) outbox.Handler {
-	return func(ctx context.Context, ev outbox.Event) error {
+	batch := i.Batch(source)
+	return func(ctx context.Context, ev outbox.Event) error { return batch(ctx, []outbox.Event{ev}) }
+}
+
+// Batch handles the events of one read of a context's stream in one
+// transaction: a type webhooks does not publish is acknowledged and
+// dropped; the others are stored once (the outbox id is the key) with
+// their deliveries, a contacts.imported expanded into its contacts.
+func (i *Ingester) Batch(source string) outbox.BatchHandler {
+	return func(ctx context.Context, in []outbox.Event) error {
 		var evs []store.NewEvent
-		switch {
-		case source == "contacts" && ev.Type == contactsapi.EventContactsImported:
-			var err error
-			if evs, err = i.imported(ctx, source, ev); err != nil {
-				return err
+		for _, ev := range in {
+			switch {
+			case source == "contacts" && ev.Type == contactsapi.EventContactsImported:
+				more, err := i.imported(ctx, source, ev)
+				if err != nil {
+					return err
+				}
+				evs = append(evs, more...)
+			case slices.Contains(webhooksapi.EventTypes, ev.Type):
+				evs = append(evs, store.NewEvent{Source: source, SourceID: ev.ID, Type: ev.Type, RecordID: ev.AggregateID,
+					Data: ev.Data, OccurredAt: ev.OccurredAt})
 			}
-		case slices.Contains(webhooksapi.EventTypes, ev.Type):
-			evs = []store.NewEvent{{Source: source, SourceID: ev.ID, Type: ev.Type, RecordID: ev.AggregateID,
-				Data: ev.Data, OccurredAt: ev.OccurredAt}}
-		default:
+		}
+		if len(evs) == 0 {
 			return nil
 		}
 		added, err := i.store.IngestAll(ctx, evs)
@@ -107,7 +118,7 @@ func (i *Ingester) Consumers(rdb redis.UniversalClient, name string, log *slog.L
 	out := make([]*outbox.Consumer, 0, len(webhooksapi.Streams))
 	for _, s := range webhooksapi.Streams {
 		out = append(out, &outbox.Consumer{
-			Redis: rdb, Stream: outbox.Stream(s), Group: Group, Name: name, Handle: i.Handler(s), Log: log,
+			Redis: rdb, Stream: outbox.Stream(s), Group: Group, Name: name, HandleBatch: i.Batch(s), Log: log,
 		})
 	}
 	return out
