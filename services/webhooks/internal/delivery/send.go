@@ -63,14 +63,20 @@ func Body(j store.Job) ([]byte, string) {
 	return b, id
 }
 
-// attempt sends j once and classifies the answer; unreachable reports a
-// failure to get any answer (timeout, connection or DNS failure), which
-// breaks a batch. It returns errStopped when ctx ended (the process is
-// stopping), not the attempt's own timeout.
+// attempt sends j once and classifies the answer; unreachable reports
+// that the receiver could not be reached at all (timeout, refused
+// connection, DNS or TLS failure), which breaks a batch. A closed
+// connection does not: the receiver was there (and may have dropped an
+// idle kept-alive connection). It returns errStopped when ctx ended (the
+// process is stopping), not the attempt's own timeout.
 func (e *Engine) attempt(ctx context.Context, j store.Job) (o store.Outcome, unreachable bool, err error) {
 	o, err = e.try(ctx, j)
-	unreachable = err == nil && o.StatusCode == nil && o.Error != nil && *o.Error != errNotAllowed &&
-		*o.Error != errSecret && *o.Error != errBadURL
+	if err == nil && o.StatusCode == nil && o.Error != nil {
+		switch *o.Error {
+		case errTimeout, errRefused, errDNS, errTLS, errConnect:
+			unreachable = true
+		}
+	}
 	return o, unreachable, err
 }
 
