@@ -64,12 +64,20 @@ func New(st *store.Store, rdb redis.UniversalClient, conn RedisConn, secrets Ope
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	client := netguard.NewClient(netguard.ClientOptions{
+		Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Exempt: cfg.Exempt,
+	})
+	if tr, ok := client.Transport.(*http.Transport); ok {
+		// Every worker may be sending a batch to the same host (several
+		// subscriptions of one receiver): each keeps its connection
+		// between requests instead of dialling anew.
+		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, cfg.Workers)
+		tr.MaxIdleConns = max(tr.MaxIdleConns, cfg.Workers)
+	}
 	return &Engine{
 		store: st, cfg: cfg, redis: conn, queue: asynq.NewClientFromRedisClient(rdb),
 		inspect: asynq.NewInspectorFromRedisClient(rdb),
-		client: netguard.NewClient(netguard.ClientOptions{
-			Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Exempt: cfg.Exempt,
-		}),
+		client:  client,
 		secrets: secrets, metrics: m, log: log, wake: make(chan struct{}, 1),
 		stopping: make(chan struct{}),
 	}, nil
