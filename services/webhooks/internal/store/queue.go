@@ -47,12 +47,12 @@ func group(rows []batchRow) []Batch {
 	return out
 }
 
-// Dispatch hands out at most one batch per active subscription with a free
-// slot (fewer than perEndpoint batches in flight): up to size of its due
+// Dispatch hands out batches to every active subscription with free slots
+// (fewer than perEndpoint batches in flight), one per free slot: its due
 // deliveries, oldest due first, each the head of its record (no earlier
 // pending delivery for the same subscription and record, so per-record
-// order holds), marked queued in the batch. It returns nothing while
-// another replica's dispatcher runs.
+// order holds), cut into batches of at most size and marked queued in
+// them. It returns nothing while another replica's dispatcher runs.
 func (s *Store) Dispatch(ctx context.Context, perEndpoint, size int) ([]Batch, error) {
 	var batches []Batch
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
@@ -60,27 +60,30 @@ func (s *Store) Dispatch(ctx context.Context, perEndpoint, size int) ([]Batch, e
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, dispatchLock).Scan(&got); err != nil || !got {
 			return err
 		}
-		// The index stops each subscription's scan after size rows, so the
-		// cost follows subscriptions × size, not the backlog.
+		// The index stops each subscription's scan after its free slots ×
+		// size rows, so the cost follows subscriptions × slots, not the
+		// backlog.
 		rows, err := tx.Query(ctx, `WITH busy AS (
 				SELECT subscription_id, count(DISTINCT queued_batch) AS n FROM deliveries WHERE queued GROUP BY subscription_id
 			), subs AS (
-				SELECT s.id FROM subscriptions s LEFT JOIN busy b ON b.subscription_id = s.id
+				SELECT s.id, $1 - coalesce(b.n, 0) AS free FROM subscriptions s LEFT JOIN busy b ON b.subscription_id = s.id
 				WHERE s.active AND coalesce(b.n, 0) < $1
 			), pick AS (
-				SELECT d.id, d.subscription_id, d.next_attempt_at FROM subs, LATERAL (
+				SELECT d.id, d.subscription_id, d.next_attempt_at,
+					(row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) - 1) / $2 AS chunk
+				FROM subs, LATERAL (
 					SELECT d.id, d.subscription_id, d.next_attempt_at FROM deliveries d
 					WHERE d.subscription_id = subs.id AND d.status = 'pending' AND NOT d.queued
 						AND d.next_attempt_at <= now()
 						AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subscription_id = d.subscription_id
 							AND e.record_key = d.record_key AND e.status = 'pending' AND e.id < d.id)
-					ORDER BY d.next_attempt_at, d.id LIMIT $2
+					ORDER BY d.next_attempt_at, d.id LIMIT subs.free * $2
 				) d
 			), batch AS (
-				SELECT subscription_id, nextval('delivery_batches') AS id FROM pick GROUP BY subscription_id
+				SELECT subscription_id, chunk, nextval('delivery_batches') AS id FROM pick GROUP BY subscription_id, chunk
 			), marked AS (
 				UPDATE deliveries d SET queued = true, queued_at = now(), queued_batch = batch.id
-				FROM pick JOIN batch USING (subscription_id)
+				FROM pick JOIN batch USING (subscription_id, chunk)
 				WHERE d.id = pick.id RETURNING batch.id AS batch, d.subscription_id, d.id, d.attempt, pick.next_attempt_at
 			)
 			SELECT batch, subscription_id, id, attempt FROM marked ORDER BY batch, next_attempt_at, id`, perEndpoint, size)
