@@ -112,7 +112,7 @@ func (e *Engine) RunDispatcher(ctx context.Context) {
 	}
 }
 
-// DispatchOnce hands out one round of batches (at most one per
+// DispatchOnce hands out one round of batches (one per free slot of each
 // subscription) and returns how many deliveries they hold.
 func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 	batches, err := e.store.Dispatch(ctx, e.cfg.PerEndpoint, e.cfg.Batch)
