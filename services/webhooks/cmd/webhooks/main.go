@@ -79,6 +79,7 @@ func load(l *config.Loader) (settings, error) {
 		Queue:        l.String("WEBHOOKS_QUEUE", "webhooks"),
 		Workers:      l.Int("WEBHOOKS_WORKERS", 20, 1, 1000),
 		PerEndpoint:  l.Int("WEBHOOKS_PER_ENDPOINT", 4, 1, 100),
+		Batch:        l.Int("WEBHOOKS_BATCH", 100, 1, 1000),
 		Timeout:      l.Duration("WEBHOOKS_TIMEOUT", 10*time.Second),
 		MaxAge:       l.Duration("WEBHOOKS_MAX_AGE", 72*time.Hour),
 		StaleAfter:   l.Duration("WEBHOOKS_STALE_AFTER", 2*time.Minute),

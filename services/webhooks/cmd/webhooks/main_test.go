@@ -25,6 +25,7 @@ func TestLoad(t *testing.T) {
 		{"secret key missing", map[string]string{"CRM_INTERNAL_SECRET": "0123456789abcdef"}, "CRM_SECRET_KEY: is required"},
 		{"secret key short", base(map[string]string{"CRM_SECRET_KEY": "short"}), "CRM_SECRET_KEY: must be at least 16 characters"},
 		{"stale before timeout", base(map[string]string{"WEBHOOKS_TIMEOUT": "10s", "WEBHOOKS_STALE_AFTER": "5s"}), "WEBHOOKS_STALE_AFTER"},
+		{"batch zero", base(map[string]string{"WEBHOOKS_BATCH": "0"}), "WEBHOOKS_BATCH"},
 		{"workers zero", base(map[string]string{"WEBHOOKS_WORKERS": "0"}), "WEBHOOKS_WORKERS"},
 		{"ok", base(nil), ""},
 	}
@@ -35,7 +36,7 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("%s: %v", tt.name, err)
 			}
 			d := s.Delivery
-			if s.Addr != ":8089" || !s.BlockPrivate || s.AllowHTTP || d.Workers != 20 || d.PerEndpoint != 4 ||
+			if s.Addr != ":8089" || !s.BlockPrivate || s.AllowHTTP || d.Workers != 20 || d.PerEndpoint != 4 || d.Batch != 100 ||
 				d.Timeout != 10*time.Second || d.StaleAfter != 2*time.Minute || d.AllowPrivate || s.Grace != 24*time.Hour {
 				t.Errorf("defaults %+v", s)
 			}

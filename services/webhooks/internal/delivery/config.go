@@ -1,10 +1,11 @@
 // Package delivery sends events to subscriptions: a dispatcher hands due
-// deliveries to asynq workers (at most PerEndpoint at a time per
-// subscription, one record's deliveries in order), a worker POSTs one
-// signed attempt through a client that cannot reach private addresses,
-// and the outcome sets the next attempt on a backoff schedule. A sweeper
-// re-enqueues deliveries whose task was lost, so an accepted event is
-// delivered at least once whatever dies in between.
+// deliveries to asynq workers in batches per subscription (at most
+// PerEndpoint batches at a time per subscription, one record's deliveries
+// in order), a worker POSTs a batch's signed attempts one after the other
+// through a client that cannot reach private addresses, and each outcome
+// sets the next attempt on a backoff schedule. A sweeper re-enqueues
+// batches whose task was lost, so an accepted event is delivered at least
+// once whatever dies in between.
 package delivery
 
 import (
@@ -25,10 +26,11 @@ var DefaultSchedule = []time.Duration{
 type Config struct {
 	// Queue is the asynq queue (tests use their own).
 	Queue string
-	// Workers is how many deliveries one process sends at once.
+	// Workers is how many batches one process sends at once.
 	Workers int
-	// PerEndpoint caps the deliveries of one subscription in flight, so a
-	// slow or dead receiver holds at most that many worker slots.
+	// PerEndpoint caps the batches of one subscription in flight (each
+	// sends one request at a time), so a slow or dead receiver holds at
+	// most that many worker slots and connections.
 	PerEndpoint int
 	// Timeout bounds one attempt, answer included.
 	Timeout time.Duration
@@ -39,15 +41,24 @@ type Config struct {
 	// MaxAge is how long a delivery is retried before it fails for good.
 	MaxAge time.Duration
 	// Tick is how often the dispatcher looks for due deliveries when not
-	// woken; Batch how many it hands out at once.
-	Tick  time.Duration
+	// woken.
+	Tick time.Duration
+	// Batch is how many deliveries of one subscription one task sends, one
+	// after the other over one connection: a task's round trips (Redis,
+	// the job query, the outcome statement) are paid once per batch.
 	Batch int
+	// BatchDeadline is how long a batch keeps starting attempts; the rest
+	// are given back, due at once, so a slow receiver does not hold a slot
+	// for minutes. A batch thus holds its slot at most BatchDeadline +
+	// Timeout, which must stay under StaleAfter (default: 2 × Timeout, or
+	// less when StaleAfter is short).
+	BatchDeadline time.Duration
 	// Poll is how often a worker server looks for tasks while its queue is
 	// empty. The dispatcher keeps only a few tasks per subscription in the
 	// queue, so it is often empty for an instant: asynq's default (1 s)
 	// capped throughput at a few hundred deliveries a second.
 	Poll time.Duration
-	// StaleAfter is how long a delivery may stay queued before its task is
+	// StaleAfter is how long a batch may stay queued before its task is
 	// considered lost and enqueued again.
 	StaleAfter time.Duration
 	// AllowPrivate lets deliveries reach private addresses (development).
@@ -95,10 +106,13 @@ func (c *Config) defaults() {
 		c.Poll = 25 * time.Millisecond
 	}
 	if c.Batch <= 0 {
-		c.Batch = 200
+		c.Batch = 100
 	}
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = 2 * time.Minute
+	}
+	if c.BatchDeadline <= 0 {
+		c.BatchDeadline = max(min(2*c.Timeout, (c.StaleAfter-c.Timeout)/2), time.Millisecond)
 	}
 	if c.ShutdownWait <= 0 {
 		c.ShutdownWait = c.Timeout + time.Second
@@ -111,6 +125,9 @@ func (c *Config) defaults() {
 func (c *Config) check() error {
 	if c.StaleAfter <= c.Timeout {
 		return errors.New("delivery: StaleAfter must be longer than Timeout")
+	}
+	if c.StaleAfter <= c.BatchDeadline+c.Timeout {
+		return errors.New("delivery: StaleAfter must be longer than BatchDeadline + Timeout")
 	}
 	return nil
 }

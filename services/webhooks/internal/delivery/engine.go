@@ -16,16 +16,22 @@ import (
 	"github.com/opencrm/crm/pkg/netguard"
 	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
-	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
 )
 
-// TaskType is the asynq task of one delivery attempt.
-const TaskType = "webhook:deliver"
+// TaskType is the asynq task of one batch: a subscription's deliveries
+// sent one after the other over one connection.
+const TaskType = "webhook:deliver-batch"
 
 type payload struct {
-	ID      int64 `json:"id"`
-	Attempt int   `json:"attempt"`
+	Batch        int64   `json:"batch"`
+	Subscription int64   `json:"subscription"`
+	IDs          []int64 `json:"ids"`
+	Attempts     []int   `json:"attempts"`
 }
+
+// TaskID is the asynq task id of a batch: enqueueing it again (the sweeper)
+// adds nothing while it is pending, running or waiting to run again.
+func TaskID(batch int64) string { return "dlvb:" + strconv.FormatInt(batch, 10) }
 
 // Engine is one process's dispatcher, sweeper and workers.
 type Engine struct {
@@ -39,6 +45,9 @@ type Engine struct {
 	metrics *Metrics
 	log     *slog.Logger
 	wake    chan struct{}
+	// stopping is closed when the workers are told to stop: a batch under
+	// way makes no further attempt.
+	stopping chan struct{}
 }
 
 // RedisConn makes the asynq server's own Redis client (asynq closes it on
@@ -55,13 +64,22 @@ func New(st *store.Store, rdb redis.UniversalClient, conn RedisConn, secrets Ope
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	client := netguard.NewClient(netguard.ClientOptions{
+		Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Exempt: cfg.Exempt,
+	})
+	if tr, ok := client.Transport.(*http.Transport); ok {
+		// Every worker may be sending a batch to the same host (several
+		// subscriptions of one receiver): each keeps its connection
+		// between requests instead of dialling anew.
+		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, cfg.Workers)
+		tr.MaxIdleConns = max(tr.MaxIdleConns, cfg.Workers)
+	}
 	return &Engine{
 		store: st, cfg: cfg, redis: conn, queue: asynq.NewClientFromRedisClient(rdb),
 		inspect: asynq.NewInspectorFromRedisClient(rdb),
-		client: netguard.NewClient(netguard.ClientOptions{
-			Timeout: cfg.Timeout, AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Exempt: cfg.Exempt,
-		}),
+		client:  client,
 		secrets: secrets, metrics: m, log: log, wake: make(chan struct{}, 1),
+		stopping: make(chan struct{}),
 	}, nil
 }
 
@@ -83,8 +101,8 @@ func (e *Engine) RunDispatcher(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("webhook dispatch failed", "error", err.Error())
 		}
-		if err == nil && n == e.cfg.Batch {
-			continue
+		if err == nil && n > 0 {
+			continue // more slots may be free
 		}
 		select {
 		case <-ctx.Done():
@@ -94,44 +112,56 @@ func (e *Engine) RunDispatcher(ctx context.Context) {
 	}
 }
 
-// DispatchOnce hands out one batch and returns its size.
+// DispatchOnce hands out one round of batches (one per free slot of each
+// subscription) and returns how many deliveries they hold.
 func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
-	tasks, err := e.store.Dispatch(ctx, e.cfg.PerEndpoint, e.cfg.Batch)
+	batches, err := e.store.Dispatch(ctx, e.cfg.PerEndpoint, e.cfg.Batch)
 	if err != nil {
 		return 0, err
 	}
-	for _, t := range tasks {
-		if err := e.enqueue(ctx, t); err != nil {
+	n := 0
+	for _, b := range batches {
+		n += len(b.Tasks)
+	}
+	for i, b := range batches {
+		if err := e.enqueue(ctx, b); err != nil {
 			// Back to the dispatcher; if this fails too, the sweeper
-			// finds it.
-			_ = e.store.Unqueue(context.WithoutCancel(ctx), t)
-			return len(tasks), err
+			// finds them.
+			for _, b := range batches[i:] {
+				_ = e.store.Release(context.WithoutCancel(ctx), b)
+			}
+			return n, err
 		}
 	}
-	return len(tasks), nil
+	return n, nil
 }
 
-// enqueue hands one attempt to the workers. The task id makes it
-// idempotent: while that attempt's task is pending, running or waiting to
-// run again, nothing is added. A task asynq gave up on (archived after its
-// retries, e.g. through a long database outage) would block the id for
-// good, so it is deleted and the attempt enqueued afresh.
-func (e *Engine) enqueue(ctx context.Context, t store.Task) error {
-	id := "dlv:" + strconv.FormatInt(t.ID, 10) + ":" + strconv.Itoa(t.Attempt)
-	b, _ := json.Marshal(payload{ID: t.ID, Attempt: t.Attempt})
+// enqueue hands one batch to the workers. The task id makes it idempotent:
+// while that batch's task is pending, running or waiting to run again,
+// nothing is added. A task asynq gave up on (archived after its retries,
+// e.g. through a long database outage) would block the id for good, so it
+// is deleted and the batch enqueued afresh.
+func (e *Engine) enqueue(ctx context.Context, b store.Batch) error {
+	id := TaskID(b.ID)
+	p := payload{Batch: b.ID, Subscription: b.SubscriptionID}
+	for _, t := range b.Tasks {
+		p.IDs = append(p.IDs, t.ID)
+		p.Attempts = append(p.Attempts, t.Attempt)
+	}
+	raw, _ := json.Marshal(p)
 	for range 2 {
-		_, err := tracing.Enqueue(ctx, e.queue, asynq.NewTask(TaskType, b),
+		_, err := tracing.Enqueue(ctx, e.queue, asynq.NewTask(TaskType, raw),
 			asynq.Queue(e.cfg.Queue), asynq.TaskID(id),
-			asynq.MaxRetry(10), asynq.Timeout(e.cfg.Timeout+30*time.Second))
+			asynq.MaxRetry(10), asynq.Timeout(e.cfg.BatchDeadline+e.cfg.Timeout+30*time.Second))
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, asynq.ErrTaskIDConflict) {
-			return fmt.Errorf("delivery: enqueue %d: %w", t.ID, err)
+			return fmt.Errorf("delivery: enqueue batch %d: %w", b.ID, err)
 		}
 		info, err := e.inspect.GetTaskInfo(e.cfg.Queue, id)
 		if err != nil || (info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted) {
-			return nil // that attempt's task exists and will run
+			return nil // that batch's task exists and will run
 		}
 		if err := e.inspect.DeleteTask(e.cfg.Queue, id); err != nil {
 			return fmt.Errorf("delivery: drop dead task %s: %w", id, err)
@@ -140,7 +170,7 @@ func (e *Engine) enqueue(ctx context.Context, t store.Task) error {
 	return nil
 }
 
-// RunSweeper re-enqueues deliveries queued for longer than StaleAfter
+// RunSweeper re-enqueues batches queued for longer than StaleAfter
 // (a task Redis lost, or a process killed between marking and enqueueing)
 // until ctx ends.
 func (e *Engine) RunSweeper(ctx context.Context) {
@@ -158,14 +188,14 @@ func (e *Engine) RunSweeper(ctx context.Context) {
 	}
 }
 
-// SweepOnce re-enqueues the stale deliveries once.
+// SweepOnce re-enqueues the stale batches once.
 func (e *Engine) SweepOnce(ctx context.Context) error {
-	tasks, err := e.store.Stale(ctx, e.cfg.StaleAfter)
+	batches, err := e.store.Stale(ctx, e.cfg.StaleAfter)
 	if err != nil {
 		return err
 	}
-	for _, t := range tasks {
-		if err := e.enqueue(ctx, t); err != nil {
+	for _, b := range batches {
+		if err := e.enqueue(ctx, b); err != nil {
 			return err
 		}
 	}
@@ -193,53 +223,15 @@ func (e *Engine) RunWorkers(ctx context.Context) error {
 		return fmt.Errorf("delivery: start workers: %w", err)
 	}
 	<-ctx.Done()
+	close(e.stopping)
 	srv.Shutdown()
 	return nil
 }
 
-// process is one task: one attempt of one delivery.
-func (e *Engine) process(ctx context.Context, t *asynq.Task) error {
-	var p payload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil {
-		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
-	}
-	j, ok, err := e.store.Job(ctx, p.ID)
-	if err != nil {
-		return err
-	}
-	if !ok || j.Status != webhooks.StatusPending || !j.Queued || j.Attempt != p.Attempt {
-		return nil // done already, or a stale copy of an attempt
-	}
-	task := store.Task{ID: j.ID, Attempt: j.Attempt}
-	if !j.Active {
-		// Deactivated since it was queued: it waits for re-activation.
-		return e.store.Unqueue(ctx, task)
-	}
-	o, err := e.attempt(ctx, j)
-	if err != nil {
-		return err
-	}
-	return e.Finish(context.WithoutCancel(ctx), j, o)
-}
-
-// Finish records an outcome, counts it and wakes the dispatcher.
+// Finish records the outcome of a delivery queued outside any batch (a
+// ping), counts it and wakes the dispatcher.
 func (e *Engine) Finish(ctx context.Context, j store.Job, o store.Outcome) error {
-	applied, err := e.store.Record(ctx, store.Task{ID: j.ID, Attempt: j.Attempt}, o)
-	if err != nil {
-		return err
-	}
-	if applied {
-		outcome := "retry"
-		if o.Status != webhooks.StatusPending {
-			outcome = o.Status
-		}
-		e.metrics.outcomes.WithLabelValues(outcome).Inc()
-		if o.Status == webhooks.StatusDelivered && j.EventSeq != nil {
-			e.metrics.endToEnd.Observe(time.Since(j.OccurredAt).Seconds())
-		}
-	}
-	e.Wake()
-	return nil
+	return e.record(ctx, nil, []store.Job{j}, []store.Result{{Task: store.Task{ID: j.ID, Attempt: j.Attempt}, Tried: true, Outcome: o}})
 }
 
 // Ping sends a ping to the subscription now, synchronously, records it in
@@ -256,7 +248,7 @@ func (e *Engine) Ping(ctx context.Context, subID int64) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("delivery: ping %d vanished", d.ID)
 	}
-	o, err := e.attempt(ctx, j)
+	o, _, err := e.attempt(ctx, j)
 	if err != nil {
 		_ = e.store.Unqueue(context.WithoutCancel(ctx), store.Task{ID: j.ID})
 		return 0, err

@@ -37,6 +37,7 @@ const (
 	errDNS        = "host name does not resolve"
 	errTLS        = "TLS handshake failed"
 	errConnect    = "connection failed"
+	errBadURL     = "the URL cannot be requested"
 	errSecret     = "signing secret cannot be decrypted (was CRM_SECRET_KEY changed?)"
 	// Disabled410 is the disabled_reason of a subscription whose receiver
 	// answered 410.
@@ -62,9 +63,24 @@ func Body(j store.Job) ([]byte, string) {
 	return b, id
 }
 
-// attempt sends j once and classifies the answer. It returns errStopped
-// when ctx ended (the process is stopping), not the attempt's own timeout.
-func (e *Engine) attempt(ctx context.Context, j store.Job) (store.Outcome, error) {
+// attempt sends j once and classifies the answer; unreachable reports
+// that the receiver could not be reached at all (timeout, refused
+// connection, DNS or TLS failure), which breaks a batch. A closed
+// connection does not: the receiver was there (and may have dropped an
+// idle kept-alive connection). It returns errStopped when ctx ended (the
+// process is stopping), not the attempt's own timeout.
+func (e *Engine) attempt(ctx context.Context, j store.Job) (o store.Outcome, unreachable bool, err error) {
+	o, err = e.try(ctx, j)
+	if err == nil && o.StatusCode == nil && o.Error != nil {
+		switch *o.Error {
+		case errTimeout, errRefused, errDNS, errTLS, errConnect:
+			unreachable = true
+		}
+	}
+	return o, unreachable, err
+}
+
+func (e *Engine) try(ctx context.Context, j store.Job) (store.Outcome, error) {
 	body, id := Body(j)
 	secrets := make([]string, 0, 2)
 	for _, sealed := range [][]byte{j.Secret, j.PreviousSecret} {
@@ -86,7 +102,7 @@ func (e *Engine) attempt(ctx context.Context, j store.Job) (store.Outcome, error
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, j.URL, bytes.NewReader(body))
 	if err != nil {
-		return store.Outcome{Status: webhooks.StatusFailed, Error: ptr("the URL cannot be requested")}, nil
+		return store.Outcome{Status: webhooks.StatusFailed, Error: ptr(errBadURL)}, nil
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
