@@ -34,50 +34,53 @@ func (s *Store) Ingest(ctx context.Context, ev NewEvent) (bool, error) {
 	return n > 0, err
 }
 
-// IngestAll stores, in one transaction and in the order given, each of evs
-// not stored yet (a second copy of the same outbox row and part is
-// ignored) and, for each new one, a pending delivery for every active
-// subscription to its type created before it happened. It returns how many
-// were new.
+// IngestAll stores, in one statement and in the order given, each of evs
+// not stored yet (a second copy of the same outbox row and part, in the
+// table or within evs, is ignored) and, for each new one, a pending
+// delivery for every active subscription to its type created before it
+// happened. It returns how many were new.
 func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
+	n := len(evs)
+	sources, types, records := make([]string, n), make([]string, n), make([]string, n)
+	ids, parts := make([]int64, n), make([]int32, n)
+	data, occurred := make([]string, n), make([]time.Time, n)
+	for i, ev := range evs {
+		sources[i], ids[i], parts[i], types[i], records[i], occurred[i] = ev.Source, ev.SourceID, int32(ev.Part), ev.Type, ev.RecordID, ev.OccurredAt
+		data[i] = string(ev.Data)
+		if len(ev.Data) == 0 || string(ev.Data) == "null" {
+			data[i] = `{}`
+		}
+	}
 	added := 0
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		added = 0
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, ingestLock); err != nil {
 			return err
 		}
-		for _, ev := range evs {
-			data := ev.Data
-			if len(data) == 0 || string(data) == "null" {
-				data = json.RawMessage(`{}`)
-			}
-			// Looked up first (under the lock nobody else inserts) so a
-			// duplicate does not use up a seq: the ids stay consecutive.
-			var seen bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE source = $1 AND source_id = $2 AND part = $3)`,
-				ev.Source, ev.SourceID, ev.Part).Scan(&seen); err != nil {
-				return err
-			}
-			if seen {
-				continue
-			}
-			var seq int64
-			err := tx.QueryRow(ctx, `INSERT INTO events (source, source_id, part, type, record_id, data, occurred_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq`,
-				ev.Source, ev.SourceID, ev.Part, ev.Type, ev.RecordID, data, ev.OccurredAt).Scan(&seq)
-			if err != nil {
-				return err
-			}
-			added++
-			_, err = tx.Exec(ctx, `INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
-				SELECT id, $1, $2, $3 FROM subscriptions
-				WHERE active AND (events @> ARRAY[$2::text] OR events @> ARRAY['*']) AND created_at <= $4
-				ORDER BY id`, seq, ev.Type, ev.Source+":"+ev.RecordID, ev.OccurredAt)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		// Under the lock nobody else inserts, so filtering out what is
+		// stored already means no insert conflicts: no seq is used up and
+		// the ids stay consecutive. The deliveries are numbered in event
+		// order, which the per-record order of delivery relies on.
+		return tx.QueryRow(ctx, `WITH input AS (
+				SELECT DISTINCT ON (source, source_id, part) *
+				FROM unnest($1::text[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[])
+					WITH ORDINALITY AS u (source, source_id, part, type, record_id, data, occurred_at, n)
+				ORDER BY source, source_id, part, n
+			), fresh AS (
+				SELECT i.* FROM input i WHERE NOT EXISTS (SELECT 1 FROM events e
+					WHERE e.source = i.source AND e.source_id = i.source_id AND e.part = i.part)
+			), ins AS (
+				INSERT INTO events (source, source_id, part, type, record_id, data, occurred_at)
+				SELECT source, source_id, part, type, record_id, data, occurred_at FROM fresh ORDER BY n
+				RETURNING seq, source, type, record_id, occurred_at
+			), dl AS (
+				INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
+				SELECT s.id, ins.seq, ins.type, ins.source || ':' || ins.record_id
+				FROM ins JOIN subscriptions s ON s.active AND (s.events @> ARRAY[ins.type] OR s.events @> ARRAY['*'])
+					AND s.created_at <= ins.occurred_at
+				ORDER BY ins.seq, s.id
+				RETURNING 1
+			)
+			SELECT count(*) FROM ins`, sources, ids, parts, types, records, data, occurred).Scan(&added)
 	})
 	return added, err
 }

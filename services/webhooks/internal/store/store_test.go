@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -117,5 +118,44 @@ func TestRetention(t *testing.T) {
 	}
 	if e, dl := count(t, d, `SELECT count(*) FROM events`), count(t, d, `SELECT count(*) FROM deliveries`); e != 2 || dl != 2 {
 		t.Fatalf("after retention: %d events, %d deliveries; want 2, 2", e, dl)
+	}
+}
+
+// TestIngestAllOrderAndRepeats: one call stores a read's events in the
+// order given with consecutive ids, once each even when the read repeats
+// one, and numbers their deliveries in event order.
+func TestIngestAllOrderAndRepeats(t *testing.T) {
+	t.Parallel()
+	st, d := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Create(ctx, store.NewSubscription{URL: "https://x.example/", Events: []string{"*"}, Active: true,
+		Secret: []byte{1}, SecretPrefix: "whsec_x"}); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id int64, part int, typ string) store.NewEvent {
+		return store.NewEvent{Source: "contacts", SourceID: id, Part: part, Type: typ, RecordID: "9",
+			Data: json.RawMessage(`{"id":9}`), OccurredAt: time.Now()}
+	}
+	read := []store.NewEvent{ev(5, 0, "contact.updated"), ev(3, 1, "contact.created"), ev(5, 0, "contact.updated"), ev(3, 2, "contact.created")}
+	if n, err := st.IngestAll(ctx, read); err != nil || n != 3 {
+		t.Fatalf("IngestAll = %d, %v; want 3 new", n, err)
+	}
+	if n, err := st.IngestAll(ctx, read); err != nil || n != 0 {
+		t.Fatalf("again = %d, %v; want 0 new", n, err)
+	}
+	rows, err := d.Query(ctx, `SELECT e.seq, e.source_id, e.part FROM events e JOIN deliveries d ON d.event_seq = e.seq ORDER BY d.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]int64
+	for rows.Next() {
+		var r [3]int64
+		if err := rows.Scan(&r[0], &r[1], &r[2]); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if want := [][3]int64{{1, 5, 0}, {2, 3, 1}, {3, 3, 2}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events by delivery order %v, want %v", got, want)
 	}
 }
