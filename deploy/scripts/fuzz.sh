@@ -27,6 +27,8 @@ services/contracts/internal/api:FuzzWriteBodies
 services/contracts/internal/api:FuzzSignedCopyUpload
 services/intake/internal/api:FuzzSubmit
 services/mail/internal/api:FuzzWriteBodies
+services/webhooks/internal/api:FuzzWriteBodies
+pkg/netguard:FuzzCheckURL
 services/contracts/internal/contracts:FuzzResolve
 services/contracts/internal/contracts:FuzzResolveTemplate
 services/contracts/internal/contracts:FuzzSanitizer

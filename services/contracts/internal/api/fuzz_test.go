@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/fuzzcheck"
 )
 
 // FuzzWriteBodies sends arbitrary JSON bodies to every contracts write
@@ -82,24 +84,24 @@ func FuzzWriteBodies(f *testing.F) {
 		{5, "due_date", `"0000-01-01"`}, {5, "assigned_to", `9223372036854775807`}, {5, "contract_id", `-1`},
 		{6, "priority", `"urgent"`}, {6, "status", `"cancelled"`},
 	} {
-		f.Add(uint8(s.which), fieldSeed(writes[s.which].valid, s.field), []byte(s.raw))
+		f.Add(uint8(s.which), fuzzcheck.FieldSeed(writes[s.which].valid, s.field), []byte(s.raw))
 	}
 	f.Fuzz(func(t *testing.T, which, splice uint8, body []byte) {
 		w := writes[int(which)%len(writes)]
 		if splice%2 == 1 {
-			body = spliceField(w.valid, nil, splice/2, body)
+			body = fuzzcheck.Splice(w.valid, nil, splice/2, body)
 		}
 		req := httptest.NewRequest(w.method, w.path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+w.token)
-		before := snapshot(t, e.db)
+		before := fuzzcheck.Snapshot(t, e.db)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		what := fmt.Sprintf("%s %s with %q", w.method, w.path, body)
 		t.Logf("%s: %d", what, rec.Code)
-		checkAnswer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
+		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
 		if rec.Code >= 400 {
-			if diff := cmp.Diff(before, snapshot(t, e.db)); diff != "" {
+			if diff := cmp.Diff(before, fuzzcheck.Snapshot(t, e.db)); diff != "" {
 				t.Fatalf("%s: %d changed rows (-before +after):\n%s", what, rec.Code, diff)
 			}
 		}

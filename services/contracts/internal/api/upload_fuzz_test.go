@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/fuzzcheck"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -95,13 +96,13 @@ func FuzzSignedCopyUpload(f *testing.F) {
 		if layout&layoutNoLength != 0 {
 			req.ContentLength = -1
 		}
-		before := snapshot(t, e.db)
+		before := fuzzcheck.Snapshot(t, e.db)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		what := fmt.Sprintf("upload (layout %#x, boundary %q, header %q, %d bytes)", layout, boundary, header, len(content))
 		t.Logf("%s: %d", what, rec.Code)
 		left := takeSpooled(t, spoolDir)
-		checkAnswer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
+		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
 		if len(left) > 0 {
 			t.Fatalf("%s: %d: spool files left behind: %v", what, rec.Code, left)
 		}
@@ -120,7 +121,7 @@ func FuzzSignedCopyUpload(f *testing.F) {
 				t.Fatalf("delete signed copy: %d %s", del.Code, del.Body)
 			}
 		case rec.Code >= 400:
-			if diff := cmp.Diff(before, snapshot(t, e.db)); diff != "" {
+			if diff := cmp.Diff(before, fuzzcheck.Snapshot(t, e.db)); diff != "" {
 				t.Fatalf("%s: %d changed rows (-before +after):\n%s", what, rec.Code, diff)
 			}
 		default:

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/fuzzcheck"
 )
 
 // fuzzWrite is one write endpoint taking a JSON body.
@@ -111,7 +112,7 @@ func FuzzWriteBodies(f *testing.F) {
 		{8, "expires_at", `"2000-01-01T00:00:00Z"`}, {8, "expires_at", `"9999-12-31T23:59:59-23:59"`},
 		{8, "scopes", `["admin"]`}, {8, "scopes", `["contacts:read","contacts:read"]`}, {8, "role", `null`},
 	} {
-		f.Add(uint8(s.which), fieldSeed(writes[s.which].valid, s.field), []byte(s.raw))
+		f.Add(uint8(s.which), fuzzcheck.FieldSeed(writes[s.which].valid, s.field), []byte(s.raw))
 	}
 	n := 0 // inputs so far in this process
 	f.Fuzz(func(t *testing.T, which, splice uint8, body []byte) {
@@ -119,9 +120,9 @@ func FuzzWriteBodies(f *testing.F) {
 		if n++; splice%2 == 1 {
 			valid := w.valid
 			if w.unique != "" {
-				valid = withUnique(valid, w.unique, w.format, n)
+				valid = fuzzcheck.WithUnique(valid, w.unique, w.format, n)
 			}
-			body = spliceField(valid, sortedKeys(w.valid), splice/2, body)
+			body = fuzzcheck.Splice(valid, fuzzcheck.Fields(w.valid), splice/2, body)
 		}
 		req := httptest.NewRequest(w.method, w.path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -132,14 +133,14 @@ func FuzzWriteBodies(f *testing.F) {
 		if w.internal {
 			req.Header.Set("X-Internal-Token", internalSecret)
 		}
-		before := snapshot(t, e.db)
+		before := fuzzcheck.Snapshot(t, e.db)
 		rec := httptest.NewRecorder()
 		e.h.ServeHTTP(rec, req)
 		what := fmt.Sprintf("%s %s with %q", w.method, w.path, body)
 		t.Logf("%s: %d", what, rec.Code)
-		checkAnswer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
+		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
 		if rec.Code >= 400 {
-			after := snapshot(t, e.db)
+			after := fuzzcheck.Snapshot(t, e.db)
 			for _, table := range w.refusalWrites {
 				delete(before, table)
 				delete(after, table)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fuzzcheck"
 )
 
 // validLead is a submission intake accepts; leadFields are the fields of
@@ -55,7 +56,7 @@ func FuzzSubmit(f *testing.F) {
 	accepted := false
 	f.Fuzz(func(t *testing.T, splice uint8, body []byte, idem, origin string) {
 		if splice%2 == 1 {
-			body = spliceField(validLead, leadFields, splice/2, body)
+			body = fuzzcheck.Splice(validLead, leadFields, splice/2, body)
 		}
 		req := httptest.NewRequest(http.MethodPost, "/public/leads", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -66,17 +67,17 @@ func FuzzSubmit(f *testing.F) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		before := snapshot(t, e.db)
+		before := fuzzcheck.Snapshot(t, e.db)
 		if accepted {
 			before = settled(t, e.db)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		what := fmt.Sprintf("POST /public/leads with %q (Idempotency-Key %q, Origin %q)", body, idem, origin)
-		checkAnswer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
+		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
 		accepted = rec.Code < 300
 		if rec.Code >= 400 {
-			if diff := cmp.Diff(before, snapshot(t, e.db)); diff != "" {
+			if diff := cmp.Diff(before, fuzzcheck.Snapshot(t, e.db)); diff != "" {
 				t.Fatalf("%s: %d changed rows (-before +after):\n%s", what, rec.Code, diff)
 			}
 		}
@@ -88,10 +89,10 @@ func FuzzSubmit(f *testing.F) {
 // agree.
 func settled(t *testing.T, d *db.DB) map[string]string {
 	t.Helper()
-	prev := snapshot(t, d)
+	prev := fuzzcheck.Snapshot(t, d)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
-		cur := snapshot(t, d)
+		cur := fuzzcheck.Snapshot(t, d)
 		if cmp.Equal(prev, cur) {
 			return cur
 		}

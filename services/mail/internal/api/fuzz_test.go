@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/fuzzcheck"
 )
 
 // FuzzWriteBodies sends arbitrary JSON bodies to every mail endpoint that
@@ -76,7 +78,7 @@ func FuzzWriteBodies(f *testing.F) {
 		{1, "host", `"` + strings.Repeat("a.", 127) + `a"`}, {1, "username", `"a\u0000b"`}, {1, "folder", `"INBOX\r\nA1 LOGOUT"`},
 		{2, "password", `""`}, {2, "tls", `false`}, {2, "port", `0`},
 	} {
-		f.Add(uint8(s.which), fieldSeed(writes[s.which].valid, s.field), []byte(s.raw))
+		f.Add(uint8(s.which), fuzzcheck.FieldSeed(writes[s.which].valid, s.field), []byte(s.raw))
 	}
 	n := 0 // inputs so far in this process
 	f.Fuzz(func(t *testing.T, which, splice uint8, body []byte) {
@@ -86,17 +88,17 @@ func FuzzWriteBodies(f *testing.F) {
 			if w.path == "/emails" {
 				// A known message_id answers the stored copy (200): keep
 				// reaching the create path.
-				valid = withUnique(valid, "message_id", "<fuzz-%d@example.com>", n)
+				valid = fuzzcheck.WithUnique(valid, "message_id", "<fuzz-%d@example.com>", n)
 			}
-			body = spliceField(valid, nil, splice/2, body)
+			body = fuzzcheck.Splice(valid, nil, splice/2, body)
 		}
-		before := snapshot(t, e.db)
+		before := fuzzcheck.Snapshot(t, e.db)
 		rec := serveJSON(h, w.method, w.path, user, body)
 		what := fmt.Sprintf("%s %s with %q", w.method, w.path, body)
 		t.Logf("%s: %d", what, rec.Code)
-		checkAnswer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
+		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
 		if rec.Code >= 400 {
-			if diff := cmp.Diff(before, snapshot(t, e.db)); diff != "" {
+			if diff := cmp.Diff(before, fuzzcheck.Snapshot(t, e.db)); diff != "" {
 				t.Fatalf("%s: %d changed rows (-before +after):\n%s", what, rec.Code, diff)
 			}
 		}

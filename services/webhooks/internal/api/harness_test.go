@@ -83,6 +83,7 @@ type env struct {
 	t      testing.TB
 	srv    *httptest.Server
 	store  *store.Store
+	db     *db.DB
 	engine *delivery.Engine
 	ingest *ingest.Ingester
 	// contacts answers the contacts internal API (the records of a CSV
@@ -148,7 +149,7 @@ func newEnv(t testing.TB, opts ...opt) *env {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e := &env{t: t, store: st, rdb: rdb, dns: r, ops: ops, cfg: c.cfg, box: box, log: log}
+	e := &env{t: t, store: st, db: d, rdb: rdb, dns: r, ops: ops, cfg: c.cfg, box: box, log: log}
 	e.engine = e.newEngine(ops.Registry)
 	e.contacts = contactsapitest.NewFake("test-internal-secret-0123456789")
 	_, contacts := e.contacts.Start(t)

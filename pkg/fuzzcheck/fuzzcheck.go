@@ -1,4 +1,9 @@
-package api_test
+// Package fuzzcheck holds what the services' fuzz targets of write
+// endpoints assert and how they build inputs: any answer is a documented
+// one (no 5xx, problem+json with a code its status may carry, RFC 3339
+// timestamps), a refused write changes no row, and inputs are valid bodies
+// with one field replaced. Test support only, like testdb.
+package fuzzcheck
 
 import (
 	"context"
@@ -32,10 +37,10 @@ var documentedCodes = map[int][]string{
 	429: {"rate_limited"},
 }
 
-// checkAnswer fails on a 5xx, on a 4xx that is not problem+json with a
+// Answer fails on a 5xx, on a 4xx that is not problem+json with a
 // documented code of its status (a 422 naming at least one field), and on
 // a 2xx whose JSON holds a timestamp outside the documented format.
-func checkAnswer(t *testing.T, what string, status int, header http.Header, body []byte) {
+func Answer(t *testing.T, what string, status int, header http.Header, body []byte) {
 	t.Helper()
 	if status >= 500 {
 		t.Fatalf("%s: status %d: %s", what, status, body)
@@ -95,10 +100,10 @@ func badTimestamp(body []byte) string {
 	return walk(v)
 }
 
-// snapshot fingerprints every table of the service's schema by its row
+// Snapshot fingerprints every table of the service's schema by its row
 // count and newest row version (xmin): an insert, update or delete
 // changes one of them, for the price of a scan of small tables.
-func snapshot(t *testing.T, d *db.DB) map[string]string {
+func Snapshot(t *testing.T, d *db.DB) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	rows, err := d.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = $1`, d.Schema)
@@ -121,15 +126,15 @@ func snapshot(t *testing.T, d *db.DB) map[string]string {
 	return out
 }
 
-// spliceField returns base (a valid body) as JSON with one of fields (nil:
+// Splice returns base (a valid body) as JSON with one of fields (nil:
 // base's own) set to raw: raw itself when it is a JSON value, else raw as
 // a JSON string.
 // Mutating one field of a body that is otherwise valid reaches the
 // validation and the SQL behind it far more often than mutating bytes of
 // the whole body, which mostly exercises the JSON decoder.
-func spliceField(base map[string]any, fields []string, field uint8, raw []byte) []byte {
+func Splice(base map[string]any, fields []string, field uint8, raw []byte) []byte {
 	if fields == nil {
-		fields = sortedKeys(base)
+		fields = Fields(base)
 	}
 	m := make(map[string]any, len(base)+1)
 	for k, v := range base {
@@ -147,9 +152,9 @@ func spliceField(base map[string]any, fields []string, field uint8, raw []byte) 
 	return out
 }
 
-// sortedKeys are m's keys in order, so a field number names the same
+// Fields are m's keys in order, so a field number names the same
 // field in every run.
-func sortedKeys(m map[string]any) []string {
+func Fields(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -158,20 +163,20 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// fieldSeed is the splice argument that sets field of valid (see
-// spliceField with nil fields).
-func fieldSeed(valid map[string]any, field string) uint8 {
-	i := slices.Index(sortedKeys(valid), field)
+// FieldSeed is the splice argument that sets field of valid (see
+// Splice with nil fields).
+func FieldSeed(valid map[string]any, field string) uint8 {
+	i := slices.Index(Fields(valid), field)
 	if i < 0 {
 		panic("no field " + field)
 	}
 	return uint8(2*i + 1)
 }
 
-// withUnique is base with field set to format filled with n: a valid body
+// WithUnique is base with field set to format filled with n: a valid body
 // for an endpoint that refuses a second record with the same value (409),
 // so that later inputs still reach the create path.
-func withUnique(base map[string]any, field, format string, n int) map[string]any {
+func WithUnique(base map[string]any, field, format string, n int) map[string]any {
 	m := make(map[string]any, len(base))
 	for k, v := range base {
 		m[k] = v
