@@ -2,24 +2,14 @@ package identityapi
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 )
 
 // mintedMargin is how long before its expiry a minted access token stops
 // being reused, so one is never forwarded in its last seconds.
 const mintedMargin = 2 * time.Second
-
-type tokenVerdict struct {
-	token   VerifiedAccessToken
-	known   bool
-	expires time.Time
-}
 
 // AccessTokenVerifier is the integration-token check of the gateway, as
 // KeyVerifier is the API-key check: it asks identity and caches each
@@ -31,12 +21,7 @@ type tokenVerdict struct {
 // token share one question to identity. Failures are not cached.
 type AccessTokenVerifier struct {
 	client *Client
-	ttl    time.Duration
-	now    func() time.Time
-
-	mu    sync.Mutex
-	cache map[[32]byte]tokenVerdict
-	group singleflight.Group
+	cache  *verdictCache[VerifiedAccessToken]
 }
 
 // NewAccessTokenVerifier verifies through client, caching for ttl (0 to
@@ -48,11 +33,11 @@ func NewAccessTokenVerifier(client *Client, ttl time.Duration) (*AccessTokenVeri
 	if ttl < 0 || ttl > MaxKeyCacheTTL {
 		return nil, fmt.Errorf("identityapi: access token cache ttl must be between 0 and %s", MaxKeyCacheTTL)
 	}
-	return &AccessTokenVerifier{client: client, ttl: ttl, now: time.Now, cache: map[[32]byte]tokenVerdict{}}, nil
+	return &AccessTokenVerifier{client: client, cache: newVerdictCache[VerifiedAccessToken](ttl, ErrUnknownAccessToken)}, nil
 }
 
 // SetClock replaces the clock the cache expires by (tests move time).
-func (v *AccessTokenVerifier) SetClock(now func() time.Time) { v.now = now }
+func (v *AccessTokenVerifier) SetClock(now func() time.Time) { v.cache.now = now }
 
 // Verify returns identity's answer for tok; ErrUnknownAccessToken for a
 // token that is not plausible (never asked about) or that identity
@@ -62,36 +47,9 @@ func (v *AccessTokenVerifier) Verify(ctx context.Context, tok string) (VerifiedA
 	if !PlausibleAccessToken(tok) {
 		return VerifiedAccessToken{}, ErrUnknownAccessToken
 	}
-	h := sha256.Sum256([]byte(tok))
-	v.mu.Lock()
-	e, ok := v.cache[h]
-	v.mu.Unlock()
-	if !ok || !v.now().Before(e.expires) {
-		res, err, _ := v.group.Do(string(h[:]), func() (any, error) {
-			t, err := v.client.VerifyAccessToken(context.WithoutCancel(ctx), tok)
-			if err != nil && !errors.Is(err, ErrUnknownAccessToken) {
-				return tokenVerdict{}, err
-			}
-			at := v.now()
-			fresh := tokenVerdict{token: t, known: err == nil, expires: at.Add(v.ttl)}
-			if limit := at.Add(time.Duration(t.ExpiresIn)*time.Second - mintedMargin); fresh.known && limit.Before(fresh.expires) {
-				fresh.expires = limit
-			}
-			v.mu.Lock()
-			if len(v.cache) >= maxCachedKeys {
-				clear(v.cache)
-			}
-			v.cache[h] = fresh
-			v.mu.Unlock()
-			return fresh, nil
-		})
-		if err != nil {
-			return VerifiedAccessToken{}, err
-		}
-		e = res.(tokenVerdict)
-	}
-	if !e.known {
-		return VerifiedAccessToken{}, ErrUnknownAccessToken
-	}
-	return e.token, nil
+	return v.cache.verify(ctx, tok, func(ctx context.Context) (VerifiedAccessToken, error) {
+		return v.client.VerifyAccessToken(ctx, tok)
+	}, func(t VerifiedAccessToken, at time.Time) time.Time {
+		return at.Add(time.Duration(t.ExpiresIn)*time.Second - mintedMargin)
+	})
 }
