@@ -6,10 +6,12 @@
 package fuzzcheck
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -183,4 +185,16 @@ func WithUnique(base map[string]any, field, format string, n int) map[string]any
 	}
 	m[field] = fmt.Sprintf(format, n)
 	return m
+}
+
+// Serve sends body to h as a JSON request with a bearer token and returns
+// the recorded answer: a fuzz target calls the handler directly, without a
+// listener per input.
+func Serve(h http.Handler, method, path, token string, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
 }

@@ -1,11 +1,9 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -27,7 +25,7 @@ func FuzzWriteBodies(f *testing.F) {
 	e.leads.set(1, ptr("bob@example.com"))
 	h := e.srv.Config.Handler
 	user := e.user(7)
-	rec := serveJSON(h, http.MethodPost, "/mailboxes", user,
+	rec := fuzzcheck.Serve(h, http.MethodPost, "/mailboxes", user,
 		[]byte(`{"host":"imap.example.com","username":"fuzz","password":"secret"}`))
 	var mb struct {
 		Data struct {
@@ -93,7 +91,7 @@ func FuzzWriteBodies(f *testing.F) {
 			body = fuzzcheck.Splice(valid, nil, splice/2, body)
 		}
 		before := fuzzcheck.Snapshot(t, e.db)
-		rec := serveJSON(h, w.method, w.path, user, body)
+		rec := fuzzcheck.Serve(h, w.method, w.path, user, body)
 		what := fmt.Sprintf("%s %s with %q", w.method, w.path, body)
 		t.Logf("%s: %d", what, rec.Code)
 		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
@@ -103,13 +101,4 @@ func FuzzWriteBodies(f *testing.F) {
 			}
 		}
 	})
-}
-
-func serveJSON(h http.Handler, method, path, token string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
 }

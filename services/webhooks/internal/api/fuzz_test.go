@@ -1,11 +1,9 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -25,7 +23,7 @@ func FuzzWriteBodies(f *testing.F) {
 	valid := map[string]any{"url": "https://hooks.example.com/crm", "events": []string{"contact.created", "deal.updated"},
 		"description": "fuzz", "active": true}
 	first, _ := json.Marshal(valid)
-	rec := serveJSON(h, http.MethodPost, "/webhooks", e.admin, first)
+	rec := fuzzcheck.Serve(h, http.MethodPost, "/webhooks", e.admin, first)
 	if rec.Code != http.StatusCreated {
 		f.Fatalf("create webhook: %d %s", rec.Code, rec.Body)
 	}
@@ -57,7 +55,7 @@ func FuzzWriteBodies(f *testing.F) {
 			body = fuzzcheck.Splice(valid, nil, splice/2, body)
 		}
 		before := fuzzcheck.Snapshot(t, e.db)
-		rec := serveJSON(h, w.method, w.path, e.admin, body)
+		rec := fuzzcheck.Serve(h, w.method, w.path, e.admin, body)
 		what := fmt.Sprintf("%s %s with %q", w.method, w.path, body)
 		fuzzcheck.Answer(t, what, rec.Code, rec.Header(), rec.Body.Bytes())
 		if rec.Code >= 400 {
@@ -66,15 +64,6 @@ func FuzzWriteBodies(f *testing.F) {
 			}
 		}
 	})
-}
-
-func serveJSON(h http.Handler, method, path, token string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
 }
 
 // idOf is the data.id of a record answer.
