@@ -22,14 +22,14 @@ func adminByScope(op Operation) bool {
 // body's schema (reflected from webhooksapi), so a receiver can be
 // generated like a client.
 func webhookItems(set *schemaSet) obj {
-	header := func(desc string) obj {
-		return obj{"in": "header", "required": true, "description": desc, "schema": obj{"type": "string"}}
+	header := func(name, desc string) obj {
+		return obj{"name": name, "in": "header", "required": true, "description": desc, "schema": obj{"type": "string"}}
 	}
 	params := []obj{
-		withName(header("The event id (evt_...), the same on every attempt: drop a repeat you have already handled."), webhooksapi.HeaderID),
-		withName(header("Unix seconds of this attempt; refuse one too far from your clock (replays)."), webhooksapi.HeaderTimestamp),
-		withName(header("Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body> under each valid secret "+
-			"(two during the 24 h after a rotation): accept if one matches."), webhooksapi.HeaderSignature),
+		header(webhooksapi.HeaderID, "The event id (evt_...), the same on every attempt: drop a repeat you have already handled."),
+		header(webhooksapi.HeaderTimestamp, "Unix seconds of this attempt; refuse one too far from your clock (replays)."),
+		header(webhooksapi.HeaderSignature, "Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body> under each valid secret "+
+			"(two during the 24 h after a rotation): accept if one matches."),
 	}
 	items := obj{}
 	for _, typ := range append(append([]string{}, webhooksapi.EventTypes...), webhooksapi.Ping) {
@@ -59,9 +59,4 @@ func webhookItems(set *schemaSet) obj {
 		}}
 	}
 	return items
-}
-
-func withName(p obj, name string) obj {
-	p["name"] = name
-	return p
 }
