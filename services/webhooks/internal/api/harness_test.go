@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -37,9 +38,10 @@ import (
 	"github.com/opencrm/crm/services/webhooks/migrations"
 )
 
-// redisURL is this package's Redis database; each env uses its own asynq
-// queue and stream names in it.
-const redisURL = "redis://127.0.0.1:6379/20"
+// redisURL is this package's Redis database (WEBHOOKS_TEST_REDIS_URL, else
+// database 12: a server's default 16 databases must do); each env uses its
+// own asynq queue and stream names in it.
+var redisURL = cmp.Or(os.Getenv("WEBHOOKS_TEST_REDIS_URL"), "redis://127.0.0.1:6379/12")
 
 func TestMain(m *testing.M) {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(io.Discard, nil)))
