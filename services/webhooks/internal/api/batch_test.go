@@ -28,8 +28,9 @@ type row struct {
 
 func (e *env) rows(subID int64) []row {
 	e.t.Helper()
-	rs, err := e.store.DB().Query(context.Background(), `SELECT id, attempt, status, queued, coalesce(error, ''), next_attempt_at
-		FROM deliveries WHERE subscription_id = $1 ORDER BY id`, subID)
+	rs, err := e.store.DB().Query(context.Background(), `SELECT id, attempt, status,
+			EXISTS (SELECT 1 FROM batches b WHERE d.id = ANY(b.deliveries)), coalesce(error, ''), next_attempt_at
+		FROM deliveries d WHERE subscription_id = $1 ORDER BY id`, subID)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -60,7 +60,8 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w == nil || q == nil || pending < 1 || w.GetGauge().GetValue()+q.GetGauge().GetValue() != pending {
-		rows, _ := e.store.DB().Query(context.Background(), `SELECT id, subscription_id, status, queued, attempt, coalesce(error, '') FROM deliveries`)
+		rows, _ := e.store.DB().Query(context.Background(), `SELECT id, subscription_id, status,
+			EXISTS (SELECT 1 FROM batches b WHERE d.id = ANY(b.deliveries)), attempt, coalesce(error, '') FROM deliveries d`)
 		for rows.Next() {
 			var id, sub int64
 			var st, er string

@@ -15,34 +15,24 @@ import (
 // process is one task: a batch of one subscription's deliveries, loaded
 // in one query, sent one after the other (over one kept-alive connection,
 // so PerEndpoint bounds the connections to a receiver), their outcomes
-// recorded in one statement.
+// recorded in one transaction.
 func (e *Engine) process(ctx context.Context, t *asynq.Task) error {
 	var p payload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || len(p.IDs) != len(p.Attempts) {
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.Batch == 0 {
 		return fmt.Errorf("%w: bad payload %v", asynq.SkipRetry, err)
 	}
-	jobs, err := e.store.Jobs(ctx, p.IDs)
+	todo, err := e.store.Jobs(ctx, p.Batch)
 	if err != nil {
 		return err
 	}
-	want := make(map[int64]int, len(p.IDs))
-	for i, id := range p.IDs {
-		want[id] = p.Attempts[i]
-	}
-	todo := jobs[:0]
-	for _, j := range jobs {
-		// Done already, or a stale copy of this batch.
-		if a, ok := want[j.ID]; ok && a == j.Attempt && j.Status == webhooks.StatusPending &&
-			j.Queued && j.Batch != nil && *j.Batch == p.Batch {
-			todo = append(todo, j)
-		}
-	}
 	if len(todo) == 0 {
-		return nil
+		// Nothing listed is still to send (a duplicate of a task that
+		// finished, or deliveries that ended otherwise): the batch goes.
+		return e.store.Release(ctx, p.Batch)
 	}
 	rs, stopped := e.send(ctx, todo)
 	if len(rs) > 0 {
-		if err := e.record(context.WithoutCancel(ctx), &p.Batch, todo, rs); err != nil {
+		if err := e.record(context.WithoutCancel(ctx), p.Batch, todo, rs); err != nil {
 			return err
 		}
 	}
@@ -104,7 +94,7 @@ func (e *Engine) send(ctx context.Context, jobs []store.Job) ([]store.Result, er
 
 // record stores a batch's results, counts the attempts that applied and
 // wakes the dispatcher (slots are free).
-func (e *Engine) record(ctx context.Context, batch *int64, jobs []store.Job, rs []store.Result) error {
+func (e *Engine) record(ctx context.Context, batch int64, jobs []store.Job, rs []store.Result) error {
 	applied, err := e.store.RecordBatch(ctx, batch, rs)
 	if err != nil {
 		return err

@@ -22,11 +22,11 @@ import (
 // sent one after the other over one connection.
 const TaskType = "webhook:deliver-batch"
 
+// payload names the batch; its deliveries are listed in the batches table
+// (tasks of earlier versions also carry ids and attempts, ignored).
 type payload struct {
-	Batch        int64   `json:"batch"`
-	Subscription int64   `json:"subscription"`
-	IDs          []int64 `json:"ids"`
-	Attempts     []int   `json:"attempts"`
+	Batch        int64 `json:"batch"`
+	Subscription int64 `json:"subscription"`
 }
 
 // TaskID is the asynq task id of a batch: enqueueing it again (the sweeper)
@@ -128,7 +128,7 @@ func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 			// Back to the dispatcher; if this fails too, the sweeper
 			// finds them.
 			for _, b := range batches[i:] {
-				_ = e.store.Release(context.WithoutCancel(ctx), b)
+				_ = e.store.Release(context.WithoutCancel(ctx), b.ID)
 			}
 			return n, err
 		}
@@ -143,12 +143,7 @@ func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 // is deleted and the batch enqueued afresh.
 func (e *Engine) enqueue(ctx context.Context, b store.Batch) error {
 	id := TaskID(b.ID)
-	p := payload{Batch: b.ID, Subscription: b.SubscriptionID}
-	for _, t := range b.Tasks {
-		p.IDs = append(p.IDs, t.ID)
-		p.Attempts = append(p.Attempts, t.Attempt)
-	}
-	raw, _ := json.Marshal(p)
+	raw, _ := json.Marshal(payload{Batch: b.ID, Subscription: b.SubscriptionID})
 	for range 2 {
 		_, err := tracing.Enqueue(ctx, e.queue, asynq.NewTask(TaskType, raw),
 			asynq.Queue(e.cfg.Queue), asynq.TaskID(id),
@@ -228,30 +223,25 @@ func (e *Engine) RunWorkers(ctx context.Context) error {
 	return nil
 }
 
-// Finish records the outcome of a delivery queued outside any batch (a
-// ping), counts it and wakes the dispatcher.
-func (e *Engine) Finish(ctx context.Context, j store.Job, o store.Outcome) error {
-	return e.record(ctx, nil, []store.Job{j}, []store.Result{{Task: store.Task{ID: j.ID, Attempt: j.Attempt}, Tried: true, Outcome: o}})
-}
-
 // Ping sends a ping to the subscription now, synchronously, records it in
 // its delivery log (never retried) and returns the delivery id.
 func (e *Engine) Ping(ctx context.Context, subID int64) (int64, error) {
-	d, err := e.store.NewPing(ctx, subID)
+	b, err := e.store.NewPing(ctx, subID)
 	if err != nil {
 		return 0, err
 	}
-	j, ok, err := e.store.Job(ctx, d.ID)
+	jobs, err := e.store.Jobs(ctx, b.ID)
+	if err == nil && len(jobs) != 1 {
+		err = fmt.Errorf("delivery: ping batch %d vanished", b.ID)
+	}
 	if err != nil {
 		return 0, err
 	}
-	if !ok {
-		return 0, fmt.Errorf("delivery: ping %d vanished", d.ID)
-	}
-	o, _, err := e.attempt(ctx, j)
+	o, _, err := e.attempt(ctx, jobs[0])
 	if err != nil {
-		_ = e.store.Unqueue(context.WithoutCancel(ctx), store.Task{ID: j.ID})
+		_ = e.store.Release(context.WithoutCancel(ctx), b.ID)
 		return 0, err
 	}
-	return d.ID, e.Finish(context.WithoutCancel(ctx), j, o)
+	j := jobs[0]
+	return j.ID, e.record(context.WithoutCancel(ctx), b.ID, jobs, []store.Result{{Task: store.Task{ID: j.ID, Attempt: j.Attempt}, Tried: true, Outcome: o}})
 }

@@ -70,10 +70,11 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var waiting, queued float64
-	if err := c.db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT queued), count(*) FILTER (WHERE queued)
+	if err := c.db.QueryRow(ctx, `SELECT count(*), (SELECT coalesce(sum(cardinality(deliveries)), 0) FROM batches)
 		FROM deliveries WHERE status = 'pending'`).Scan(&waiting, &queued); err != nil {
 		return
 	}
+	waiting = max(waiting-queued, 0)
 	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, waiting, "waiting")
 	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, queued, "queued")
 	rows, err := c.db.Query(ctx, `SELECT s.id, COALESCE(EXTRACT(EPOCH FROM now() - min(COALESCE(e.occurred_at, d.created_at))), 0)::float8

@@ -75,7 +75,9 @@ func (s *Store) Delivery(ctx context.Context, subID, id int64) (webhooks.Deliver
 // already handed to a worker is left as it is (its attempt is under way).
 func (s *Store) Retry(ctx context.Context, subID, id int64) (webhooks.Delivery, error) {
 	rows, err := s.db.Query(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = now()
-		WHERE id = $1 AND subscription_id = $2 AND NOT queued RETURNING `+deliveryColumns, id, subID)
+		WHERE id = $1 AND subscription_id = $2
+			AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.subscription_id = $2 AND $1 = ANY(b.deliveries))
+		RETURNING `+deliveryColumns, id, subID)
 	if err != nil {
 		return webhooks.Delivery{}, err
 	}
@@ -86,18 +88,24 @@ func (s *Store) Retry(ctx context.Context, subID, id int64) (webhooks.Delivery, 
 	return d, err
 }
 
-// NewPing records a ping delivery to the subscription, queued (it is sent
-// at once by the caller, never by the dispatcher).
-func (s *Store) NewPing(ctx context.Context, subID int64) (webhooks.Delivery, error) {
-	rows, err := s.db.Query(ctx, `INSERT INTO deliveries (subscription_id, event_type, record_key, queued, queued_at)
-		SELECT id, 'ping', 'ping:' || id, true, now() FROM subscriptions WHERE id = $1
-		RETURNING `+deliveryColumns, subID)
+// NewPing records a ping delivery to the subscription in a batch of its
+// own (it is sent at once by the caller, never by the dispatcher; the
+// sweeper sends it if the caller dies first) and returns that batch.
+func (s *Store) NewPing(ctx context.Context, subID int64) (Batch, error) {
+	rows, err := s.db.Query(ctx, `WITH d AS (
+			INSERT INTO deliveries (subscription_id, event_type, record_key)
+			SELECT id, 'ping', 'ping:' || id FROM subscriptions WHERE id = $1
+			RETURNING id, subscription_id, attempt
+		)
+		INSERT INTO batches (subscription_id, deliveries, attempts)
+		SELECT subscription_id, ARRAY[id], ARRAY[attempt] FROM d
+		RETURNING id, subscription_id, deliveries, attempts`, subID)
+	b, err := collectBatches(rows, err)
+	if err == nil && len(b) == 0 {
+		err = errNotFound
+	}
 	if err != nil {
-		return webhooks.Delivery{}, err
+		return Batch{}, err
 	}
-	d, err := pgx.CollectExactlyOneRow(rows, scanDelivery)
-	if db.IsNoRows(err) {
-		return d, errNotFound
-	}
-	return d, err
+	return b[0], nil
 }

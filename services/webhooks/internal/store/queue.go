@@ -30,29 +30,43 @@ type Batch struct {
 }
 
 type batchRow struct {
-	Batch, Sub, ID int64
-	Attempt        int
+	ID, Sub  int64
+	IDs      []int64
+	Attempts []int32
 }
 
-// group folds rows ordered by batch into batches, keeping their order.
-func group(rows []batchRow) []Batch {
-	var out []Batch
-	for _, r := range rows {
-		if len(out) == 0 || out[len(out)-1].ID != r.Batch {
-			out = append(out, Batch{ID: r.Batch, SubscriptionID: r.Sub})
-		}
-		b := &out[len(out)-1]
-		b.Tasks = append(b.Tasks, Task{ID: r.ID, Attempt: r.Attempt})
+func (r batchRow) batch() Batch {
+	b := Batch{ID: r.ID, SubscriptionID: r.Sub, Tasks: make([]Task, len(r.IDs))}
+	for i, id := range r.IDs {
+		b.Tasks[i] = Task{ID: id, Attempt: int(r.Attempts[i])}
 	}
-	return out
+	return b
+}
+
+func collectBatches(rows pgx.Rows, err error) ([]Batch, error) {
+	if err != nil {
+		return nil, err
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchRow])
+	out := make([]Batch, len(got))
+	for i, r := range got {
+		out[i] = r.batch()
+	}
+	return out, err
 }
 
 // Dispatch hands out batches to every active subscription with free slots
 // (fewer than perEndpoint batches in flight), one per free slot: its due
-// deliveries, oldest due first, each the head of its record (no earlier
-// pending delivery for the same subscription and record, so per-record
-// order holds), cut into batches of at most size and marked queued in
-// them. It returns nothing while another replica's dispatcher runs.
+// deliveries not in a batch already, oldest due first, each the head of
+// its record (no earlier pending delivery for the same subscription and
+// record, so per-record order holds), cut into batches of at most size.
+// It returns nothing while another replica's dispatcher runs.
+//
+// The head check is a scalar subquery with LIMIT 1 so that it is always a
+// probe of deliveries_head by subscription and record: written as NOT
+// EXISTS, a planner with stale statistics (a table that grew by thousands
+// of rows in seconds) joined it on the subscription alone and read every
+// pending delivery once per candidate.
 func (s *Store) Dispatch(ctx context.Context, perEndpoint, size int) ([]Batch, error) {
 	var batches []Batch
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
@@ -60,77 +74,51 @@ func (s *Store) Dispatch(ctx context.Context, perEndpoint, size int) ([]Batch, e
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, dispatchLock).Scan(&got); err != nil || !got {
 			return err
 		}
-		// The index stops each subscription's scan after its free slots ×
-		// size rows, so the cost follows subscriptions × slots, not the
-		// backlog.
-		rows, err := tx.Query(ctx, `WITH busy AS (
-				SELECT subscription_id, count(DISTINCT queued_batch) AS n FROM deliveries WHERE queued GROUP BY subscription_id
+		// The index stops each subscription's scan after the deliveries
+		// in flight plus its free slots × size rows, so the cost follows
+		// subscriptions × slots, not the backlog.
+		var err error
+		batches, err = collectBatches(tx.Query(ctx, `WITH busy AS (
+				SELECT subscription_id, count(*) AS n FROM batches GROUP BY subscription_id
 			), subs AS (
 				SELECT s.id, $1 - coalesce(b.n, 0) AS free FROM subscriptions s LEFT JOIN busy b ON b.subscription_id = s.id
 				WHERE s.active AND coalesce(b.n, 0) < $1
 			), pick AS (
-				SELECT d.id, d.subscription_id, d.next_attempt_at,
-					(row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) - 1) / $2 AS chunk
+				SELECT d.id, d.subscription_id, d.attempt,
+					row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) - 1 AS n
 				FROM subs, LATERAL (
-					SELECT d.id, d.subscription_id, d.next_attempt_at FROM deliveries d
-					WHERE d.subscription_id = subs.id AND d.status = 'pending' AND NOT d.queued
-						AND d.next_attempt_at <= now()
-						AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subscription_id = d.subscription_id
-							AND e.record_key = d.record_key AND e.status = 'pending' AND e.id < d.id)
+					SELECT d.id, d.subscription_id, d.attempt, d.next_attempt_at FROM deliveries d
+					WHERE d.subscription_id = subs.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+						AND d.id NOT IN (SELECT unnest(deliveries) FROM batches)
+						AND d.id = (SELECT e.id FROM deliveries e WHERE e.subscription_id = d.subscription_id
+							AND e.record_key = d.record_key AND e.status = 'pending' ORDER BY e.id LIMIT 1)
 					ORDER BY d.next_attempt_at, d.id LIMIT subs.free * $2
 				) d
-			), batch AS (
-				SELECT subscription_id, chunk, nextval('delivery_batches') AS id FROM pick GROUP BY subscription_id, chunk
-			), marked AS (
-				UPDATE deliveries d SET queued = true, queued_at = now(), queued_batch = batch.id
-				FROM pick JOIN batch USING (subscription_id, chunk)
-				WHERE d.id = pick.id RETURNING batch.id AS batch, d.subscription_id, d.id, d.attempt, pick.next_attempt_at
 			)
-			SELECT batch, subscription_id, id, attempt FROM marked ORDER BY batch, next_attempt_at, id`, perEndpoint, size)
-		if err != nil {
-			return err
-		}
-		got2, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchRow])
-		batches = group(got2)
+			INSERT INTO batches (subscription_id, deliveries, attempts)
+			SELECT subscription_id, array_agg(id ORDER BY n), array_agg(attempt ORDER BY n)
+			FROM pick GROUP BY subscription_id, n / $2
+			RETURNING id, subscription_id, deliveries, attempts`, perEndpoint, size))
 		return err
 	})
 	return batches, err
 }
 
 // Release gives a batch's deliveries back to the dispatcher unattempted
-// (its task could not be enqueued).
-func (s *Store) Release(ctx context.Context, b Batch) error {
-	ids, attempts := split(b.Tasks)
-	_, err := s.db.Exec(ctx, `UPDATE deliveries d SET queued = false, queued_at = NULL, queued_batch = NULL
-		FROM unnest($1::bigint[], $2::int[]) AS t(id, attempt)
-		WHERE d.id = t.id AND d.attempt = t.attempt AND d.queued AND d.queued_batch = $3`, ids, attempts, b.ID)
+// (its task could not be enqueued, or a ping could not be sent).
+func (s *Store) Release(ctx context.Context, batch int64) error {
+	_, err := s.db.Exec(ctx, `DELETE FROM batches WHERE id = $1`, batch)
 	return err
 }
 
-func split(ts []Task) ([]int64, []int32) {
-	ids, attempts := make([]int64, len(ts)), make([]int32, len(ts))
-	for i, t := range ts {
-		ids[i], attempts[i] = t.ID, int32(t.Attempt)
-	}
-	return ids, attempts
-}
-
 // Stale returns the batches queued longer than age ago (their task was
-// lost: Redis lost it, or the process died before enqueueing) and restarts
-// their clock, for the caller to enqueue again. A ping left queued by a
-// process that died mid-send becomes a batch of its own.
+// lost: Redis lost it, or the process died before enqueueing or while
+// sending a ping) and restarts their clock, for the caller to enqueue
+// again.
 func (s *Store) Stale(ctx context.Context, age time.Duration) ([]Batch, error) {
-	rows, err := s.db.Query(ctx, `WITH stale AS (
-			UPDATE deliveries SET queued_at = now(), queued_batch = coalesce(queued_batch, -id)
-			WHERE queued AND status = 'pending' AND queued_at < now() - make_interval(secs => $1)
-			RETURNING queued_batch, subscription_id, id, attempt, next_attempt_at
-		)
-		SELECT queued_batch, subscription_id, id, attempt FROM stale ORDER BY queued_batch, next_attempt_at, id`, age.Seconds())
-	if err != nil {
-		return nil, err
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchRow])
-	return group(got), err
+	return collectBatches(s.db.Query(ctx, `UPDATE batches SET queued_at = now()
+		WHERE queued_at < now() - make_interval(secs => $1)
+		RETURNING id, subscription_id, deliveries, attempts`, age.Seconds()))
 }
 
 // Job is what a worker needs to send one delivery.
@@ -138,9 +126,6 @@ type Job struct {
 	ID, SubscriptionID int64
 	EventSeq           *int64
 	EventType          string
-	Status             string
-	Queued             bool
-	Batch              *int64 // the batch it is queued in (nil for a ping)
 	Attempt            int
 	CreatedAt          time.Time
 	URL                string
@@ -151,31 +136,46 @@ type Job struct {
 	OccurredAt         time.Time // the event's, or the ping's creation
 }
 
-const jobQuery = `SELECT d.id, d.subscription_id, d.event_seq, d.event_type, d.status, d.queued, d.queued_batch, d.attempt,
-		d.created_at, s.url, s.active, s.secret,
-		CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END,
-		COALESCE(e.data, jsonb_build_object('webhook_id', s.id)), COALESCE(e.occurred_at, d.created_at)
-	FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-	LEFT JOIN events e ON e.seq = d.event_seq`
-
-// Job loads a delivery with its subscription and event; ok is false when
-// it no longer exists.
-func (s *Store) Job(ctx context.Context, id int64) (Job, bool, error) {
-	jobs, err := s.Jobs(ctx, []int64{id})
-	if err != nil || len(jobs) == 0 {
-		return Job{}, false, err
-	}
-	return jobs[0], true, nil
-}
-
-// Jobs loads deliveries with their subscription and event in one query,
-// in the order of ids; those that no longer exist are left out.
-func (s *Store) Jobs(ctx context.Context, ids []int64) ([]Job, error) {
-	rows, err := s.db.Query(ctx, jobQuery+` JOIN unnest($1::bigint[]) WITH ORDINALITY AS w(id, n) ON w.id = d.id ORDER BY w.n`, ids)
+// Jobs loads the deliveries still listed in a batch, with their
+// subscription and event, in the batch's order: those recorded already
+// (a duplicate task), no longer pending or at another attempt are left
+// out, and nothing is returned once the batch is gone.
+//
+// Deliveries are found by id alone, status checked on the rows found: a
+// join on status = 'pending' lets a planner whose statistics predate a
+// burst of thousands of deliveries (autovacuum analyses a minute later)
+// scan every pending delivery per batch through the partial index.
+func (s *Store) Jobs(ctx context.Context, batch int64) ([]Job, error) {
+	rows, err := s.db.Query(ctx, `SELECT d.id, d.subscription_id, d.event_seq, d.event_type, d.attempt,
+			d.created_at, s.url, s.active, s.secret,
+			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END,
+			COALESCE(e.data, jsonb_build_object('webhook_id', s.id)), COALESCE(e.occurred_at, d.created_at), d.status
+		FROM batches b, unnest(b.deliveries, b.attempts) WITH ORDINALITY AS w(id, attempt, n)
+		JOIN deliveries d ON d.id = w.id AND d.attempt = w.attempt
+		JOIN subscriptions s ON s.id = d.subscription_id
+		LEFT JOIN events e ON e.seq = d.event_seq
+		WHERE b.id = $1 ORDER BY w.n`, batch)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Job])
+	jobs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (job, error) {
+		var j job
+		err := row.Scan(&j.ID, &j.SubscriptionID, &j.EventSeq, &j.EventType, &j.Attempt, &j.CreatedAt, &j.URL, &j.Active,
+			&j.Secret, &j.PreviousSecret, &j.Data, &j.OccurredAt, &j.status)
+		return j, err
+	})
+	out := make([]Job, 0, len(jobs))
+	for _, j := range jobs {
+		if j.status == "pending" {
+			out = append(out, j.Job)
+		}
+	}
+	return out, err
+}
+
+type job struct {
+	Job
+	status string
 }
 
 // Outcome is the result of one attempt.
@@ -189,20 +189,4 @@ type Outcome struct {
 	NextAttemptAt time.Time
 	// Disable deactivates the subscription with this reason (a 410).
 	Disable string
-}
-
-// Record stores the outcome of attempt number attempt+1 of a delivery not
-// in a batch (a ping) and releases it. It applies only while the delivery
-// is still that attempt and queued (a duplicate's late answer changes
-// nothing).
-func (s *Store) Record(ctx context.Context, t Task, o Outcome) (bool, error) {
-	applied, err := s.RecordBatch(ctx, nil, []Result{{Task: t, Tried: true, Outcome: o}})
-	return len(applied) == 1, err
-}
-
-// Unqueue gives a ping back (its attempt could not be made).
-func (s *Store) Unqueue(ctx context.Context, t Task) error {
-	_, err := s.db.Exec(ctx, `UPDATE deliveries SET queued = false, queued_at = NULL
-		WHERE id = $1 AND attempt = $2 AND queued AND queued_batch IS NULL`, t.ID, t.Attempt)
-	return err
 }
