@@ -125,7 +125,7 @@ func (r *RedisServer) Start(ctx context.Context) error {
 	cmd := exec.Command("redis-server", "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("e2e: redis-server: %w", err)
 	}

@@ -273,7 +273,7 @@ func expiredToken(t *testing.T) (string, time.Time) {
 	cmd.Env = env
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -331,7 +331,7 @@ func (s *Stack) StartProcess(ctx context.Context, name string) error {
 	buf := &bytes.Buffer{}
 	w := &lockedWriter{w: buf}
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
