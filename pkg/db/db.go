@@ -57,7 +57,10 @@ func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) 
 		cfg.MaxConns = maxConns
 	}
 	if tracing.Active() {
-		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes())
+		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes(),
+			// A span per pool checkout doubled the spans of a request for a
+			// wait the pool metrics already show (pgxpool_*).
+			otelpgx.WithDisableAcquireTracer())
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 func TestServerSpans(t *testing.T) {
 	const tid, caller = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	rec := tracetest.NewSpanRecorder()
-	tracing.Install(tracing.NewProvider(resource.Empty(), rec))
+	tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1))
 	t.Cleanup(func() { tracing.Install(nil) })
 
 	var seen trace.SpanContext

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
@@ -41,12 +42,27 @@ type Config struct {
 	// the standard OTEL_* variables themselves (headers, timeout,
 	// OTEL_BSP_SCHEDULE_DELAY...).
 	Endpoint string
+	// Ratio is the share of traces recorded where work enters the system
+	// (1: every one). OTEL_TRACES_SAMPLER=parentbased_traceidratio with
+	// OTEL_TRACES_SAMPLER_ARG sets it, as for any OpenTelemetry SDK; a
+	// trace is kept or dropped whole, since every hop after the first
+	// follows its parent's decision.
+	Ratio float64
 }
 
-// Load reads the tracing configuration; a malformed endpoint fails start-up
-// with the rest of the configuration.
+// Load reads the tracing configuration; a malformed endpoint or sampler
+// fails start-up with the rest of the configuration.
 func Load(l *config.Loader) Config {
-	c := Config{Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", "")}
+	c := Config{Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", ""), Ratio: 1}
+	switch sampler := l.String("OTEL_TRACES_SAMPLER", "parentbased_always_on"); sampler {
+	case "parentbased_always_on":
+	case "parentbased_traceidratio":
+		r, err := strconv.ParseFloat(l.String("OTEL_TRACES_SAMPLER_ARG", "1"), 64)
+		l.Check(err == nil && r > 0 && r <= 1, "OTEL_TRACES_SAMPLER_ARG", "must be a ratio in (0, 1]")
+		c.Ratio = r
+	default:
+		l.Check(false, "OTEL_TRACES_SAMPLER", "must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)")
+	}
 	if t := l.URL("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ""); t != "" {
 		c.Endpoint = t
 	}
@@ -90,7 +106,7 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 	if err != nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
-	tp := NewProvider(res, sdktrace.NewBatchSpanProcessor(exp))
+	tp := NewProvider(res, sdktrace.NewBatchSpanProcessor(exp), c.Ratio)
 	Install(tp)
 	return tp.Shutdown, nil
 }
@@ -112,32 +128,32 @@ func Install(tp *sdktrace.TracerProvider) {
 // NewProvider is the tracer provider Setup installs, with sp as its span
 // processor; benchmarks and tests give it their own processor.
 //
-// It samples every trace that starts where work enters the system (a
-// server request, a queue or event consumer) and follows the parent's
-// decision inside it. A span with no parent of any other kind — the outbox
-// relay's polling query, asynq's Redis housekeeping, a health probe's
-// ping — is dropped: those run every second in every replica and would
-// bury the traces of real requests.
-func NewProvider(res *resource.Resource, sp sdktrace.SpanProcessor) *sdktrace.TracerProvider {
+// It samples ratio of the traces that start where work enters the system
+// (a server request, a queue or event consumer; 1: all of them) and
+// follows the parent's decision inside them. A span with no parent of any
+// other kind — the outbox relay's polling query, asynq's Redis
+// housekeeping, a health probe's ping — is dropped: those run every second
+// in every replica and would bury the traces of real requests.
+func NewProvider(res *resource.Resource, sp sdktrace.SpanProcessor, ratio float64) *sdktrace.TracerProvider {
 	return sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(entrySampler{})),
+		sdktrace.WithSampler(sdktrace.ParentBased(entrySampler{ratio: sdktrace.TraceIDRatioBased(ratio)})),
 		sdktrace.WithSpanProcessor(sp),
 	)
 }
 
-// entrySampler samples root spans of kind server or consumer only.
-type entrySampler struct{}
+// entrySampler samples root spans of kind server or consumer only, by
+// their trace id's ratio.
+type entrySampler struct{ ratio sdktrace.Sampler }
 
-func (entrySampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
-	d := sdktrace.Drop
+func (s entrySampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
 	if p.Kind == trace.SpanKindServer || p.Kind == trace.SpanKindConsumer {
-		d = sdktrace.RecordAndSample
+		return s.ratio.ShouldSample(p)
 	}
-	return sdktrace.SamplingResult{Decision: d, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+	return sdktrace.SamplingResult{Decision: sdktrace.Drop, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
 }
 
-func (entrySampler) Description() string { return "EntrySampler" }
+func (s entrySampler) Description() string { return "EntrySampler{" + s.ratio.Description() + "}" }
 
 // Carrier is the W3C trace context of a span in a form that travels in
 // JSON: {"traceparent": "00-…", "tracestate": "…"}.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/tracing"
 )
@@ -24,7 +26,7 @@ import (
 var rec = tracetest.NewSpanRecorder()
 
 func TestMain(m *testing.M) {
-	tracing.Install(tracing.NewProvider(resource.Empty(), rec))
+	tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1))
 	os.Exit(m.Run())
 }
 
@@ -148,5 +150,74 @@ func TestLogCarriesTrace(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadSampler: the standard OTEL_TRACES_SAMPLER settings this platform
+// honours, and the ones it refuses at start-up.
+func TestLoadSampler(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		env   map[string]string
+		ratio float64
+		err   string
+	}{
+		{"default", nil, 1, ""},
+		{"always on", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_always_on"}, 1, ""},
+		{"ratio", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}, 0.1, ""},
+		{"ratio without arg", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio"}, 1, ""},
+		{"ratio zero", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"}, 0,
+			"OTEL_TRACES_SAMPLER_ARG: must be a ratio in (0, 1]"},
+		{"ratio not a number", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "ten"}, 0,
+			"OTEL_TRACES_SAMPLER_ARG: must be a ratio in (0, 1]"},
+		{"unknown sampler", map[string]string{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, 0,
+			"OTEL_TRACES_SAMPLER: must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := config.FromMap(tt.env)
+			c := tracing.Load(l)
+			err := ""
+			if e := l.Err(); e != nil {
+				err = e.Error()
+			}
+			if tt.err != "" {
+				if !strings.Contains(err, tt.err) {
+					t.Fatalf("error %q, want it to contain %q", err, tt.err)
+				}
+				return
+			}
+			if err != "" || c.Ratio != tt.ratio {
+				t.Fatalf("ratio %v, error %q; want %v and none", c.Ratio, err, tt.ratio)
+			}
+		})
+	}
+}
+
+// TestRatioSampler: with a ratio, about that share of entry spans start a
+// recorded trace, and a child always follows its parent's decision, so a
+// trace is kept or dropped whole.
+func TestRatioSampler(t *testing.T) {
+	t.Parallel()
+	tp := tracing.NewProvider(resource.Empty(), tracetest.NewSpanRecorder(), 0.25)
+	tr := tp.Tracer("test")
+	const n = 4000
+	sampled := 0
+	for range n {
+		ctx, server := tr.Start(context.Background(), "server", trace.WithSpanKind(trace.SpanKindServer))
+		_, child := tr.Start(ctx, "query", trace.WithSpanKind(trace.SpanKindClient))
+		if child.IsRecording() != server.IsRecording() {
+			t.Fatalf("child recording %v under a parent recording %v", child.IsRecording(), server.IsRecording())
+		}
+		if server.IsRecording() {
+			sampled++
+		}
+		child.End()
+		server.End()
+	}
+	if got := float64(sampled) / n; got < 0.2 || got > 0.3 {
+		t.Fatalf("sampled %.3f of entry spans, want about 0.25", got)
 	}
 }

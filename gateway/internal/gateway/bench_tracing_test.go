@@ -32,7 +32,7 @@ func BenchmarkProxyTracing(b *testing.B) {
 			var tp *sdktrace.TracerProvider
 			if on {
 				name = fmt.Sprintf("tracing=on/round=%d", round)
-				tp = tracing.NewProvider(otelresource.Empty(), sdktrace.NewBatchSpanProcessor(discard{}))
+				tp = tracing.NewProvider(otelresource.Empty(), sdktrace.NewBatchSpanProcessor(discard{}), 1)
 			}
 			// Installed before the gateway is built: its traced transport
 			// and Redis hooks are chosen at construction.
