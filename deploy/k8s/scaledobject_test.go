@@ -48,6 +48,36 @@ func TestRenderScalesOnItsQueues(t *testing.T) {
 	}
 }
 
+// TestWebhooksScaleOnTheirQueue: the webhooks ScaledObject watches the
+// pending list of the delivery queue (WEBHOOKS_QUEUE's default) and CPU.
+func TestWebhooksScaleOnTheirQueue(t *testing.T) {
+	t.Parallel()
+	r := load(t, "k8s/overlays/production")
+	var got []string
+	for _, s := range r.scaled {
+		if s.Spec.ScaleTargetRef.Name != "webhooks" {
+			continue
+		}
+		for _, tr := range s.Spec.Triggers {
+			switch tr.Type {
+			case "redis":
+				if tr.Metadata["address"] != "redis:6379" || tr.Metadata["databaseIndex"] != "0" || tr.Metadata["listLength"] == "" {
+					t.Errorf("trigger %v: want redis:6379 db 0 (crm-config's REDIS_URL) with a listLength", tr.Metadata)
+				}
+				got = append(got, tr.Metadata["listName"])
+			case "cpu":
+				got = append(got, "cpu")
+			default:
+				t.Errorf("unexpected trigger %s", tr.Type)
+			}
+		}
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{pendingList("webhooks"), "cpu"}, got); diff != "" {
+		t.Errorf("what the webhooks ScaledObject watches (-want +got):\n%s", diff)
+	}
+}
+
 // TestAsynqPendingListName proves pendingList against the asynq version
 // this repository uses: a task enqueued and not yet processed is one
 // element of that list.

@@ -14,7 +14,7 @@ import (
 
 // processes are every long-running workload; render is a queue worker
 // without a Service.
-var processes = []string{"gateway", "identity", "contacts", "leads", "deals", "contracts", "intake", "mail", "render"}
+var processes = []string{"gateway", "identity", "contacts", "leads", "deals", "contracts", "intake", "mail", "webhooks", "render"}
 
 // rendered is one kustomization's output, indexed by kind.
 type rendered struct {
@@ -276,6 +276,7 @@ func TestSecretsPerProcess(t *testing.T) {
 		"contracts": with("crm-db/contracts"),
 		"intake":    with("crm-db/intake"),
 		"mail":      with("crm-db/mail", "crm-mail/CRM_SECRET_KEY"),
+		"webhooks":  with("crm-db/webhooks", "crm-webhooks/CRM_SECRET_KEY"),
 		"render":    {"crm-redis/REDIS_URL?"},
 	}
 	for _, v := range want {
@@ -392,7 +393,7 @@ func TestNetworkPolicies(t *testing.T) {
 	}
 	// The calls the architecture documents, so that a broken scan of the
 	// code cannot pass unnoticed.
-	for _, edge := range []string{"leads>contacts", "leads>deals", "deals>contacts", "contracts>deals", "intake>leads", "intake>identity", "mail>contacts", "mail>leads", "gateway>identity", "contacts>identity"} {
+	for _, edge := range []string{"leads>contacts", "leads>deals", "deals>contacts", "contracts>deals", "intake>leads", "intake>identity", "mail>contacts", "mail>leads", "gateway>identity", "contacts>identity", "gateway>webhooks", "webhooks>contacts"} {
 		from, to, _ := strings.Cut(edge, ">")
 		if !slices.Contains(callers[to], from) {
 			t.Errorf("the code scan misses %s calling %s", from, to)
@@ -472,7 +473,7 @@ func admitted(r rendered, name string) []string {
 }
 
 // urlSetting matches the settings naming another process's base URL.
-var urlSetting = regexp.MustCompile(`"(IDENTITY|CONTACTS|LEADS|DEALS|CONTRACTS|INTAKE|MAIL)_URL"`)
+var urlSetting = regexp.MustCompile(`"(IDENTITY|CONTACTS|LEADS|DEALS|CONTRACTS|INTAKE|MAIL|WEBHOOKS)_URL"`)
 
 // callersFromCode maps each service to the processes whose non-test Go code
 // reads its *_URL setting; every service loading pkg/platform's settings
