@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
@@ -77,22 +78,8 @@ func (a *API) revokeAccessToken(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// verifiedTokenJSON is the gateway's answer for a valid integration token:
-// the token's service user, role and scopes, and an access token minted for
-// that user which the gateway forwards in place of the secret.
-type verifiedTokenJSON struct {
-	ID          int64    `json:"id"`
-	UserID      int64    `json:"user_id"`
-	Role        string   `json:"role"`
-	Scopes      []string `json:"scopes"`
-	AccessToken string   `json:"access_token"`
-	ExpiresIn   int      `json:"expires_in"`
-}
-
 func (a *API) verifyAccessToken(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Token string `json:"token"`
-	}
+	var in identityapi.VerifyAccessTokenRequest
 	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
 		return err
 	}
@@ -104,7 +91,7 @@ func (a *API) verifyAccessToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	noStore(w)
-	httpx.OK(w, verifiedTokenJSON{ID: v.Token.ID, UserID: v.Token.UserID, Role: v.Token.Role,
+	httpx.OK(w, identityapi.VerifiedAccessToken{ID: v.Token.ID, UserID: v.Token.UserID, Role: v.Token.Role,
 		Scopes: v.Token.Scopes, AccessToken: v.AccessToken, ExpiresIn: v.ExpiresIn})
 	return nil
 }
