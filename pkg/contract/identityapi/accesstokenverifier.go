@@ -12,8 +12,8 @@ import (
 const mintedMargin = 2 * time.Second
 
 // AccessTokenVerifier is the integration-token check of the gateway, as
-// KeyVerifier is the API-key check: it asks identity and caches each
-// verdict, positive or negative, for at most its TTL (MaxKeyCacheTTL), so
+// AccessTokenVerifier is the integration-token check: it asks identity and
+// caches each verdict, positive or negative, for at most its TTL (MaxKeyCacheTTL), so
 // a revoked or expired token stops working within the TTL, a busy token
 // costs identity one call per TTL, and guessing tokens does not turn into
 // load on identity. A positive verdict is never kept past the minted
