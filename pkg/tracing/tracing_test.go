@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/logx"
+	"github.com/opencrm/crm/pkg/testredis"
 	"github.com/opencrm/crm/pkg/tracing"
 )
 
@@ -73,16 +73,7 @@ func TestSampler(t *testing.T) {
 // headers and Middleware runs the job as its child.
 func TestAsynqHeaders(t *testing.T) {
 	t.Parallel()
-	url := os.Getenv("RENDER_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := testredis.Client(t, "RENDER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 	client := asynq.NewClientFromRedisClient(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	queue := "tracing-test-" + t.Name()

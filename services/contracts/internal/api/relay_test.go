@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/testredis"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -102,17 +102,7 @@ func TestOutboxRefusalRollsTheWriteBack(t *testing.T) {
 // CONTRACTS_TEST_REDIS_URL, else database 0 of the local server.
 func relayRedis(t *testing.T) *redis.Client {
 	t.Helper()
-	url := os.Getenv("CONTRACTS_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
+	return testredis.Client(t, "CONTRACTS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 }
 
 // TestRelayPublishesContractEvents: the relay copies the outbox to
