@@ -21,7 +21,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
@@ -60,10 +59,7 @@ type Gateway struct {
 	metrics   *metrics
 	routes    *routeTemplates
 	queuesUI  *queuesUI
-	// upstream is transport, traced when tracing is active: a client span
-	// per proxied request whose W3C trace context the service continues.
-	upstream http.RoundTripper
-	openapi  []byte
+	openapi   []byte
 
 	// draining is set once Serve's context ends: /readyz answers 503 and
 	// every response closes its connection.
@@ -147,11 +143,6 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return nil, err
 	}
 	transport := newTransport(cfg.UpstreamTimeout)
-	var upstream http.RoundTripper = transport
-	if tracing.Active() {
-		upstream = otelhttp.NewTransport(transport, otelhttp.WithPropagators(tracing.Propagator),
-			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " upstream" }))
-	}
 	qui, err := newQueuesUI(cfg.QueuesRedisURL)
 	if err != nil {
 		return nil, err
@@ -160,7 +151,6 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		queuesUI: qui,
 		cfg:      cfg, log: log, table: Table,
 		transport: transport,
-		upstream:  upstream,
 		routes:    newRouteTemplates(Operations()),
 		verifier:  verifier, jwks: jwks,
 		keys:    keys,
