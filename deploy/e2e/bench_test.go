@@ -339,11 +339,16 @@ func refused(int, int) map[string]any {
 	return map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "not-an-email"}
 }
 
-// intakeRound posts body(client, n) from one closed loop per key for dur
-// and returns the rate of answers with status want, every latency and the
+// intakeRound posts body(client, n) to the main stack from one closed loop
+// per key for dur and returns the rate of answers with status want, every latency and the
 // number of other answers.
 func intakeRound(b *testing.B, secrets []string, dur time.Duration, body func(w, i int) map[string]any, want int) (float64, []time.Duration, int64) {
 	b.Helper()
+	return intakeRoundOn(stack, secrets, dur, body, want)
+}
+
+// intakeRoundOn is intakeRound against s.
+func intakeRoundOn(s *Stack, secrets []string, dur time.Duration, body func(w, i int) map[string]any, want int) (float64, []time.Duration, int64) {
 	var okN, errN atomic.Int64
 	var mu sync.Mutex
 	var all []time.Duration
@@ -354,7 +359,7 @@ func intakeRound(b *testing.B, secrets []string, dur time.Duration, body func(w,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cl := stack.Client()
+			cl := s.Client()
 			cl.Record = nil
 			cl.Header.Set("X-API-Key", secret)
 			var mine []time.Duration

@@ -68,6 +68,7 @@ type Stack struct {
 	env      map[string][]string
 	mu       sync.Mutex
 	procs    map[string]*Process
+	redis    *RedisServer
 	dropDB   func()
 	database string
 }
@@ -84,6 +85,9 @@ type Options struct {
 	// PostgreSQL connection through toxiproxy and gives the stack a
 	// private Redis (Stack.Faults), for fault-injection tests.
 	Faults bool
+	// PrivateRedis gives the stack a Redis server of its own instead of
+	// E2E_REDIS_URL, so several stacks can run side by side.
+	PrivateRedis bool
 }
 
 // RepoRoot finds the workspace root (the directory holding go.work).
@@ -141,6 +145,13 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 			return nil, err
 		}
 		s.Faults, s.RedisURL = f, f.Redis.URL()
+	} else if opts.PrivateRedis {
+		r, err := StartRedis(ctx)
+		if err != nil {
+			s.dropDB()
+			return nil, err
+		}
+		s.redis, s.RedisURL = r, r.URL()
 	}
 	if err := flushRedis(ctx, s.RedisURL); err != nil {
 		s.Close()
@@ -402,6 +413,17 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	return s.WaitReady(ctx, name)
 }
 
+// Names lists the processes the stack started.
+func (s *Stack) Names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.procs))
+	for n := range s.procs {
+		names = append(names, n)
+	}
+	return names
+}
+
 // Pid is the process id of a running process (0 if none): a test that
 // expects a service to recover by itself checks it did not change.
 func (s *Stack) Pid(name string) int {
@@ -433,12 +455,7 @@ func (s *Stack) Logs(name string) string {
 
 // Close stops every process and drops the database.
 func (s *Stack) Close() {
-	s.mu.Lock()
-	names := make([]string, 0, len(s.procs))
-	for n := range s.procs {
-		names = append(names, n)
-	}
-	s.mu.Unlock()
+	names := s.Names()
 	var wg sync.WaitGroup
 	for _, n := range names {
 		wg.Add(1)
@@ -447,6 +464,9 @@ func (s *Stack) Close() {
 	wg.Wait()
 	if s.Faults != nil {
 		s.Faults.Close()
+	}
+	if s.redis != nil {
+		s.redis.Stop()
 	}
 	if s.dropDB != nil {
 		s.dropDB()
