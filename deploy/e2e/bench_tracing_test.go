@@ -31,7 +31,7 @@ import (
 func BenchmarkTracingOverhead(b *testing.B) {
 	const (
 		clients = 8
-		rounds  = 30
+		rounds  = 40
 	)
 	slice := time.Second
 	// settle lets a stack finish what a slice left (intake forwarding its

@@ -81,7 +81,7 @@ func (o *Ops) Handler(api http.Handler) http.Handler {
 		return extractTrace(h)
 	}
 	return otelhttp.NewHandler(h, "http.server",
-		otelhttp.WithPropagators(tracing.Propagator),
+		otelhttp.WithPropagators(tracing.Propagator), otelhttp.WithTracerProvider(tracing.Provider()),
 		otelhttp.WithFilter(func(r *http.Request) bool {
 			switch r.URL.Path {
 			case "/healthz", "/readyz", "/metrics":

@@ -48,7 +48,7 @@ func New(name, baseURL, secret string) *Client {
 	// W3C trace context, so the callee's spans join the caller's trace.
 	var tr http.RoundTripper = t
 	if tracing.Active() {
-		tr = otelhttp.NewTransport(t, otelhttp.WithPropagators(tracing.Propagator),
+		tr = otelhttp.NewTransport(t, otelhttp.WithPropagators(tracing.Propagator), otelhttp.WithTracerProvider(tracing.Provider()),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + name }))
 	}
 	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tr}}

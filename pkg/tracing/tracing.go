@@ -82,6 +82,23 @@ var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPr
 // active is set once Setup installed an exporting provider.
 var active atomic.Bool
 
+// installed is the provider Install set last, and tracer its tracer of
+// this package's scope: otelhttp, and Start, would otherwise look the
+// tracer up in the provider (a lock and a map) on every request.
+var (
+	installed atomic.Pointer[sdktrace.TracerProvider]
+	tracer    atomic.Pointer[trace.Tracer]
+)
+
+// Provider is the tracer provider Install set, or OpenTelemetry's global
+// one: the instrumentation built after Setup is given it once.
+func Provider() trace.TracerProvider {
+	if tp := installed.Load(); tp != nil {
+		return tp
+	}
+	return otel.GetTracerProvider()
+}
+
 // Active reports whether this process records and exports spans. The
 // wrappers that cost allocations per call even when nothing records
 // (otelhttp's handler and transport, the pgx and Redis hooks) are
@@ -118,10 +135,15 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 func Install(tp *sdktrace.TracerProvider) {
 	if tp == nil {
 		otel.SetTracerProvider(noop.NewTracerProvider())
+		installed.Store(nil)
+		tracer.Store(nil)
 		active.Store(false)
 		return
 	}
 	otel.SetTracerProvider(tp)
+	t := tp.Tracer(Name)
+	installed.Store(tp)
+	tracer.Store(&t)
 	active.Store(true)
 }
 
@@ -179,6 +201,9 @@ func Extract(ctx context.Context, c Carrier) context.Context {
 
 // Start starts a span of kind k with the package's tracer.
 func Start(ctx context.Context, name string, k trace.SpanKind) (context.Context, trace.Span) {
+	if t := tracer.Load(); t != nil {
+		return (*t).Start(ctx, name, trace.WithSpanKind(k))
+	}
 	return otel.Tracer(Name).Start(ctx, name, trace.WithSpanKind(k))
 }
 
