@@ -157,9 +157,16 @@ func benchList(b *testing.B, title, base string, cases []listCase) {
 	report(b, title, []string{"case", "query", "gateway p50 ms", "gateway p95 ms", "raw count(*) p95 ms", "p95 < 50 ms"}, rows)
 }
 
+// benchAdmin logs in as the admin of the main stack.
 func benchAdmin(b *testing.B) *Client {
 	b.Helper()
-	c := stack.Client()
+	return stackAdmin(b, stack)
+}
+
+// stackAdmin logs in as the admin of s.
+func stackAdmin(b *testing.B, s *Stack) *Client {
+	b.Helper()
+	c := s.Client()
 	c.Record = nil
 	tok, err := c.Login(AdminEmail, AdminPassword)
 	if err != nil {

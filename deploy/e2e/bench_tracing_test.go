@@ -130,18 +130,6 @@ func BenchmarkTracingOverhead(b *testing.B) {
 	note(fmt.Sprintf("On within 5 %% of off (both ratios ≥ 0.95): %s.", yes(met)))
 }
 
-// stackAdmin logs in as the admin of s.
-func stackAdmin(b *testing.B, s *Stack) *Client {
-	b.Helper()
-	c := s.Client()
-	c.Record = nil
-	tok, err := c.Login(AdminEmail, AdminPassword)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return c.With(tok)
-}
-
 // summary returns the mean of rates and their smallest and largest.
 func summary(rates []float64) (mean, lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)

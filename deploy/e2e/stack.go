@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -417,11 +419,7 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 func (s *Stack) Names() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.procs))
-	for n := range s.procs {
-		names = append(names, n)
-	}
-	return names
+	return slices.Collect(maps.Keys(s.procs))
 }
 
 // Pid is the process id of a running process (0 if none): a test that

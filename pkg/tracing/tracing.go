@@ -82,19 +82,21 @@ var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPr
 // active is set once Setup installed an exporting provider.
 var active atomic.Bool
 
-// installed is the provider Install set last, and tracer its tracer of
-// this package's scope: otelhttp, and Start, would otherwise look the
-// tracer up in the provider (a lock and a map) on every request.
-var (
-	installed atomic.Pointer[sdktrace.TracerProvider]
-	tracer    atomic.Pointer[trace.Tracer]
-)
+// installed is the provider Install set last with its tracer of this
+// package's scope: otelhttp, and Start, would otherwise look the tracer up
+// in the provider (a lock and a map) on every request.
+var installed atomic.Pointer[installation]
+
+type installation struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+}
 
 // Provider is the tracer provider Install set, or OpenTelemetry's global
 // one: the instrumentation built after Setup is given it once.
 func Provider() trace.TracerProvider {
-	if tp := installed.Load(); tp != nil {
-		return tp
+	if in := installed.Load(); in != nil {
+		return in.provider
 	}
 	return otel.GetTracerProvider()
 }
@@ -136,14 +138,11 @@ func Install(tp *sdktrace.TracerProvider) {
 	if tp == nil {
 		otel.SetTracerProvider(noop.NewTracerProvider())
 		installed.Store(nil)
-		tracer.Store(nil)
 		active.Store(false)
 		return
 	}
 	otel.SetTracerProvider(tp)
-	t := tp.Tracer(Name)
-	installed.Store(tp)
-	tracer.Store(&t)
+	installed.Store(&installation{provider: tp, tracer: tp.Tracer(Name)})
 	active.Store(true)
 }
 
@@ -201,8 +200,8 @@ func Extract(ctx context.Context, c Carrier) context.Context {
 
 // Start starts a span of kind k with the package's tracer.
 func Start(ctx context.Context, name string, k trace.SpanKind) (context.Context, trace.Span) {
-	if t := tracer.Load(); t != nil {
-		return (*t).Start(ctx, name, trace.WithSpanKind(k))
+	if in := installed.Load(); in != nil {
+		return in.tracer.Start(ctx, name, trace.WithSpanKind(k))
 	}
 	return otel.Tracer(Name).Start(ctx, name, trace.WithSpanKind(k))
 }

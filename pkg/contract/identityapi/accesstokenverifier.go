@@ -11,14 +11,14 @@ import (
 // being reused, so one is never forwarded in its last seconds.
 const mintedMargin = 2 * time.Second
 
-// AccessTokenVerifier is the integration-token check of the gateway, as
-// AccessTokenVerifier is the integration-token check: it asks identity and
-// caches each verdict, positive or negative, for at most its TTL (MaxKeyCacheTTL), so
-// a revoked or expired token stops working within the TTL, a busy token
-// costs identity one call per TTL, and guessing tokens does not turn into
-// load on identity. A positive verdict is never kept past the minted
-// access token's own expiry (less a margin). Concurrent misses of one
-// token share one question to identity. Failures are not cached.
+// AccessTokenVerifier is the gateway's integration-token check: it asks
+// identity and caches each verdict, positive or negative, for at most its
+// TTL (MaxKeyCacheTTL), so a revoked or expired token stops working within
+// the TTL, a busy token costs identity one call per TTL, and guessing
+// tokens does not turn into load on identity. A positive verdict is never
+// kept past the minted access token's own expiry (less a margin).
+// Concurrent misses of one token share one question to identity. Failures
+// are not cached.
 type AccessTokenVerifier struct {
 	client *Client
 	cache  *verdictCache[VerifiedAccessToken]
