@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -142,7 +143,10 @@ func (m *Metrics) Observe(next http.Handler) http.Handler {
 			// The server span was named before routing; the pattern is
 			// known only now, and keeps span names as few as the routes.
 			span.SetName(route)
-			span.SetAttributes(semconv.HTTPRoute(route))
+			span.SetAttributes(semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(rec.status))
+			if rec.status >= 500 {
+				span.SetStatus(codes.Error, "")
+			}
 		}
 		if m != nil {
 			m.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
