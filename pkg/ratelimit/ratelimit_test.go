@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/ratelimit"
@@ -50,6 +51,42 @@ func TestTake(t *testing.T) {
 	}
 	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 {
 		t.Errorf("PTTL after take = %v, want an expiry", ttl)
+	}
+}
+
+// TestTakeAll: each limit is counted in order until one is exceeded; the
+// later ones are not counted for that request.
+func TestTakeAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	ip, user := "test:rl:ip:"+hex.EncodeToString(b), "test:rl:user:"+hex.EncodeToString(b)
+	t.Cleanup(func() { rdb.Del(context.Background(), ip, user) })
+
+	// The user's limit is reached first, then the IP's.
+	limits := []ratelimit.Limit{{Key: ip, Max: 3}, {Key: user, Max: 1}}
+	for i, want := range [][]int{{1, 1}, {2, 2}, {3, 3}, {4}, {5}} {
+		counts, err := ratelimit.TakeAll(ctx, rdb, time.Minute, limits...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, c := range counts {
+			if c.TTL <= 0 || c.TTL > time.Minute {
+				t.Errorf("take %d: TTL %v, want within the minute", i+1, c.TTL)
+			}
+			got = append(got, c.N)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("take %d: counts (-want +got):\n%s", i+1, diff)
+		}
+	}
+	// The requests the IP refused were not counted against the user.
+	if n, err := rdb.Get(ctx, user).Int(); err != nil || n != 3 {
+		t.Errorf("user counter = %d, %v; want 3", n, err)
 	}
 }
 

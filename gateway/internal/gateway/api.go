@@ -53,37 +53,36 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		st.forwardedFor = xff + ", " + st.forwardedFor
 	}
 
-	if err := g.rateLimit(ctx, st, "ip", st.clientIP.String(), g.cfg.IPPerMinute); err != nil {
-		return err
-	}
-
 	switch rt.Policy {
 	case JWT, Admin:
-		tok, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
-		if !ok {
-			return problem.Unauthenticated("missing bearer token")
-		}
-		if isAccessToken(tok) {
-			if err := g.accessToken(c, st, rt, tok); err != nil {
+		tok, _ := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
+		if !isAccessToken(tok) {
+			if err := g.bearerJWT(ctx, st, tok, rt.Policy == Admin); err != nil {
 				return err
 			}
 			break
 		}
-		claims, err := g.verifier.Verify(ctx, tok)
-		if err != nil {
+		// The IP is counted first, on its own: an access token unknown to
+		// the cache is looked up at identity, which a client over its IP's
+		// limit must not reach.
+		if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
 			return err
 		}
-		if rt.Policy == Admin && !claims.IsAdmin() {
-			return problem.Forbidden("this action requires the admin role")
-		}
-		if err := g.rateLimit(ctx, st, "user", claims.Subject, g.cfg.UserPerMinute); err != nil {
+		if err := g.accessToken(c, st, rt, tok); err != nil {
 			return err
 		}
 	case Key:
+		if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
+			return err
+		}
 		if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 {
 			return keyProblem("bearer tokens are not accepted on the public API: send the API key in X-API-Key")
 		}
 		if err := g.verifyKey(ctx, c.Get("X-API-Key")); err != nil {
+			return err
+		}
+	default:
+		if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
 			return err
 		}
 	}

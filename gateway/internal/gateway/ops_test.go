@@ -47,8 +47,46 @@ func TestIPRateLimitComesBeforeAuth(t *testing.T) {
 	r := e.do(req{path: "/api/contacts", header: ip, token: e.iss.User(t, 7)})
 	wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
 	wantLimitHeaders(t, r, "2")
+	// Over the limit, a bad token and a missing admin role are refused as
+	// rate limited too, not checked.
+	for _, r := range []response{
+		e.do(req{path: "/api/contacts", header: ip, token: "not-a-token"}),
+		e.do(req{path: "/api/users", header: ip, token: e.iss.User(t, 7)}),
+	} {
+		wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+		wantLimitHeaders(t, r, "2")
+	}
 	// Another client address is not limited.
 	echoed(t, e.do(req{path: "/api/contacts", token: e.iss.User(t, 7), header: map[string]string{"X-Forwarded-For": "198.51.100.24"}}))
+}
+
+// TestIPAndUserLimitsTogether: the IP's and the user's limits are counted
+// together; a request the IP's limit refuses is not counted against the
+// user, and the tighter quota is the one reported.
+func TestIPAndUserLimitsTogether(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.IPPerMinute = 2; c.UserPerMinute = 3 })
+	user := e.iss.User(t, 43)
+	from := func(addr string) map[string]string { return map[string]string{"X-Forwarded-For": addr} }
+	for i, want := range []string{"1", "0"} { // the IP's quota is the tighter one
+		r := e.do(req{path: "/api/contacts", token: user, header: from("198.51.100.31")})
+		echoed(t, r)
+		if got := r.header.Get("RateLimit-Remaining"); got != want {
+			t.Errorf("request %d: RateLimit-Remaining = %q, want %q", i+1, got, want)
+		}
+	}
+	r := e.do(req{path: "/api/contacts", token: user, header: from("198.51.100.31")})
+	wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	wantLimitHeaders(t, r, "2")
+	// The user has one request left: the refused one was not counted.
+	r = e.do(req{path: "/api/contacts", token: user, header: from("198.51.100.32")})
+	echoed(t, r)
+	if got := r.header.Get("RateLimit-Remaining"); got != "0" {
+		t.Errorf("user's last request: RateLimit-Remaining = %q, want 0", got)
+	}
+	r = e.do(req{path: "/api/contacts", token: user, header: from("198.51.100.32")})
+	wantProblem(t, r, http.StatusTooManyRequests, "rate_limited")
+	wantLimitHeaders(t, r, "3")
 }
 
 func wantLimitHeaders(t *testing.T, r response, limit string) {

@@ -42,24 +42,43 @@ func NewLimiter(rdb *redis.Client, prefix string, log *slog.Logger) *Limiter {
 	return &Limiter{rdb: rdb, prefix: prefix, log: log}
 }
 
-// Allow counts one request for key against limit per minute. ok is false
-// when the limit is off or Redis is unavailable (fail open).
-func (l *Limiter) Allow(ctx context.Context, kind, key string, limit int) (q Quota, ok bool) {
-	if limit <= 0 {
-		return Quota{}, false
+// Check is one limit a request counts against; its kind and key name the
+// counter.
+type Check struct {
+	Kind, Key string
+	// Limit is per minute; 0 or less turns the check off.
+	Limit int
+}
+
+// Allow counts one request against each check that is on, in order and in
+// one Redis round trip, stopping at the first limit exceeded: a request
+// refused by one limit is not counted against the next. The quotas are
+// those counted, the last one Limited when it stopped early; there are
+// none when every check is off or Redis is unavailable (fail open).
+func (l *Limiter) Allow(ctx context.Context, checks ...Check) []Quota {
+	limits := make([]ratelimit.Limit, 0, len(checks))
+	for _, c := range checks {
+		if c.Limit > 0 {
+			limits = append(limits, ratelimit.Limit{Key: l.prefix + c.Kind + ":" + c.Key, Max: c.Limit})
+		}
 	}
-	if time.Now().UnixNano() < l.downUntil.Load() {
-		return Quota{}, false
+	if len(limits) == 0 || time.Now().UnixNano() < l.downUntil.Load() {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
 	defer cancel()
-	c, err := ratelimit.Take(ctx, l.rdb, l.prefix+kind+":"+key, window)
+	counts, err := ratelimit.TakeAll(ctx, l.rdb, window, limits...)
 	if err != nil {
 		l.downUntil.Store(time.Now().Add(time.Second).UnixNano())
 		l.log.WarnContext(ctx, "rate limiter unavailable, failing open", "error", err.Error())
-		return Quota{}, false
+		return nil
 	}
-	return Quota{Limit: limit, Remaining: c.Remaining(limit), Reset: c.ResetSeconds(), Limited: c.N > limit}, true
+	quotas := make([]Quota, len(counts))
+	for i, c := range counts {
+		limit := limits[i].Max
+		quotas[i] = Quota{Limit: limit, Remaining: c.Remaining(limit), Reset: c.ResetSeconds(), Limited: c.N > limit}
+	}
+	return quotas
 }
 
 // upstreamQuota reads a service's RateLimit-Limit/Remaining/Reset (intake
