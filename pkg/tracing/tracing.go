@@ -2,10 +2,11 @@
 // trace context across the hops HTTP instrumentation cannot see: an asynq
 // task (in its headers) and an outbox event (in the event).
 //
-// Without OTEL_EXPORTER_OTLP_ENDPOINT nothing is recorded or exported: the
-// global tracer provider stays OpenTelemetry's no-op, so instrumented code
-// costs a few allocations per span at most, and only the propagator runs
-// (a traceparent a client sent is still passed on, and logged).
+// Without OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_TRACES_EXPORTER=none) nothing
+// is recorded or exported: the global tracer provider stays OpenTelemetry's
+// no-op, so instrumented code costs a few allocations per span at most, and
+// only the propagator runs (a traceparent a client sent is still passed on,
+// and logged).
 package tracing
 
 import (
@@ -36,6 +37,12 @@ const Name = "github.com/opencrm/crm/pkg/tracing"
 
 // Config is the tracing part of a process's configuration.
 type Config struct {
+	// Exporter is OTEL_TRACES_EXPORTER. "otlp", the default, exports to
+	// Endpoint and leaves tracing off without one. "none" records every
+	// span and drops it in the process, exporting nothing: every request
+	// has a trace id in the logs without a collector, and the tracing
+	// benchmark tells what the instrumentation costs apart from the export.
+	Exporter string
 	// Endpoint is OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-only
 	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): the OTLP/HTTP collector. Empty
 	// turns tracing off. The exporter and batch processor read the rest of
@@ -53,7 +60,8 @@ type Config struct {
 // Load reads the tracing configuration; a malformed endpoint or sampler
 // fails start-up with the rest of the configuration.
 func Load(l *config.Loader) Config {
-	c := Config{Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", ""), Ratio: 1}
+	c := Config{Exporter: l.String("OTEL_TRACES_EXPORTER", "otlp"), Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", ""), Ratio: 1}
+	l.Check(c.Exporter == "otlp" || c.Exporter == "none", "OTEL_TRACES_EXPORTER", "must be otlp or none")
 	switch sampler := l.String("OTEL_TRACES_SAMPLER", "parentbased_always_on"); sampler {
 	case "parentbased_always_on":
 	case "parentbased_traceidratio":
@@ -101,7 +109,8 @@ func Provider() trace.TracerProvider {
 	return otel.GetTracerProvider()
 }
 
-// Active reports whether this process records and exports spans. The
+// Active reports whether this process records spans (and exports them,
+// unless OTEL_TRACES_EXPORTER=none). The
 // wrappers that cost allocations per call even when nothing records
 // (otelhttp's handler and transport, the pgx and Redis hooks) are
 // installed only then, by constructors running after Setup; with tracing
@@ -110,16 +119,20 @@ func Provider() trace.TracerProvider {
 func Active() bool { return active.Load() }
 
 // Setup installs the W3C propagator and, when c.Endpoint is set, a tracer
-// provider that batches spans to the OTLP/HTTP exporter. shutdown flushes
-// the spans still buffered; call it once the server has drained.
+// provider that batches spans to the OTLP/HTTP exporter (with c.Exporter
+// "none", to no exporter at all). shutdown flushes the spans still
+// buffered; call it once the server has drained.
 func Setup(ctx context.Context, service string, c Config) (shutdown func(context.Context) error, err error) {
 	otel.SetTextMapPropagator(Propagator)
-	if c.Endpoint == "" {
+	var exp sdktrace.SpanExporter = discard{}
+	switch {
+	case c.Exporter == "none":
+	case c.Endpoint == "":
 		return func(context.Context) error { return nil }, nil
-	}
-	exp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("tracing: exporter: %w", err)
+	default:
+		if exp, err = otlptracehttp.New(ctx); err != nil {
+			return nil, fmt.Errorf("tracing: exporter: %w", err)
+		}
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(service)))
 	if err != nil {
@@ -129,6 +142,12 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 	Install(tp)
 	return tp.Shutdown, nil
 }
+
+// discard is the exporter of OTEL_TRACES_EXPORTER=none.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                               { return nil }
 
 // Install makes tp the global tracer provider and tracing Active; nil
 // restores the no-op provider and turns it off. Setup calls it; benchmarks

@@ -187,6 +187,65 @@ func TestLoadSampler(t *testing.T) {
 	}
 }
 
+// TestLoadExporter: OTEL_TRACES_EXPORTER is otlp (the default) or none.
+func TestLoadExporter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		value, want, err string
+	}{
+		{"", "otlp", ""},
+		{"otlp", "otlp", ""},
+		{"none", "none", ""},
+		{"console", "", "OTEL_TRACES_EXPORTER: must be otlp or none"},
+	}
+	for _, tt := range tests {
+		env := map[string]string{}
+		if tt.value != "" {
+			env["OTEL_TRACES_EXPORTER"] = tt.value
+		}
+		l := config.FromMap(env)
+		c := tracing.Load(l)
+		err := ""
+		if e := l.Err(); e != nil {
+			err = e.Error()
+		}
+		if tt.err != "" {
+			if !strings.Contains(err, tt.err) {
+				t.Errorf("%q: error %q, want it to contain %q", tt.value, err, tt.err)
+			}
+			continue
+		}
+		if err != "" || c.Exporter != tt.want {
+			t.Errorf("%q: exporter %q, error %q; want %q and none", tt.value, c.Exporter, err, tt.want)
+		}
+	}
+}
+
+// TestSetupExporterNone: with OTEL_TRACES_EXPORTER=none and no endpoint,
+// tracing is on and spans are recorded (their ids reach the logs); with
+// neither it stays off. Not parallel: it installs the process's provider.
+func TestSetupExporterNone(t *testing.T) {
+	t.Cleanup(func() { tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1)) })
+	for _, tt := range []struct {
+		exporter string
+		active   bool
+	}{{"none", true}, {"otlp", false}} {
+		tracing.Install(nil)
+		shutdown, err := tracing.Setup(context.Background(), "test", tracing.Config{Exporter: tt.exporter, Ratio: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tracing.Start(context.Background(), "request", trace.SpanKindServer)
+		span.End()
+		if tracing.Active() != tt.active || span.SpanContext().IsSampled() != tt.active {
+			t.Errorf("exporter %s: active %v, span sampled %v; want %v", tt.exporter, tracing.Active(), span.SpanContext().IsSampled(), tt.active)
+		}
+		if err := shutdown(context.Background()); err != nil {
+			t.Errorf("exporter %s: shutdown: %v", tt.exporter, err)
+		}
+	}
+}
+
 // TestRatioSampler: with a ratio, about that share of entry spans start a
 // recorded trace, and a child always follows its parent's decision, so a
 // trace is kept or dropped whole.
