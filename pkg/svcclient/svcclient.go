@@ -32,6 +32,11 @@ type Client struct {
 	Name    string
 	BaseURL string
 	Secret  string
+	// Timeout bounds each call, the answer's body included (0: none). It
+	// is a context deadline rather than http.Client.Timeout: behind a
+	// transport net/http does not know (the traced one wraps it), that
+	// timeout costs a goroutine and a timer per call to cancel the request.
+	Timeout time.Duration
 	HTTP    *http.Client
 }
 
@@ -51,12 +56,17 @@ func New(name, baseURL, secret string) *Client {
 		tr = otelhttp.NewTransport(t, otelhttp.WithPropagators(tracing.Propagator), otelhttp.WithTracerProvider(tracing.Provider()),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + name }))
 	}
-	return &Client{Name: name, BaseURL: baseURL, Secret: secret, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: tr}}
+	return &Client{Name: name, BaseURL: baseURL, Secret: secret, Timeout: 10 * time.Second, HTTP: &http.Client{Transport: tr}}
 }
 
 // Do sends body (JSON, may be nil) and decodes a 2xx JSON answer into out
 // (may be nil). idemKey, when set, is sent as Idempotency-Key.
 func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out any) error {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

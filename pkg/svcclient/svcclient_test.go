@@ -40,7 +40,7 @@ func TestErrorCategories(t *testing.T) {
 	down.Close()
 
 	c := svcclient.New("deals", srv.URL, "secret")
-	c.HTTP.Timeout = 100 * time.Millisecond
+	c.Timeout = 100 * time.Millisecond
 	var out struct {
 		Data struct{ ID int } `json:"data"`
 	}

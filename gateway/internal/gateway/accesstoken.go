@@ -26,7 +26,7 @@ type tokenVerifier struct {
 // each question bounded like an API key's, and caches for ttl.
 func newTokenVerifier(identityURL, secret string, ttl time.Duration) (*tokenVerifier, error) {
 	sc := svcclient.New("identity", identityURL, secret)
-	sc.HTTP.Timeout = keyCheckTimeout
+	sc.Timeout = keyCheckTimeout
 	c, err := identityapi.NewClient(sc)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ const keyCheckTimeout = 5 * time.Second
 // intake), asking identity at identityURL with the internal secret.
 func newKeyVerifier(identityURL, secret string, ttl time.Duration) (*identityapi.KeyVerifier, error) {
 	sc := svcclient.New("identity", identityURL, secret)
-	sc.HTTP.Timeout = keyCheckTimeout
+	sc.Timeout = keyCheckTimeout
 	c, err := identityapi.NewClient(sc)
 	if err != nil {
 		return nil, err
