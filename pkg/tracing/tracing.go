@@ -147,7 +147,7 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                               { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
 
 // Install makes tp the global tracer provider and tracing Active; nil
 // restores the no-op provider and turns it off. Setup calls it; benchmarks
