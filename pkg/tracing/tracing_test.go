@@ -168,12 +168,7 @@ func TestLoadSampler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l := config.FromMap(tt.env)
-			c := tracing.Load(l)
-			err := ""
-			if e := l.Err(); e != nil {
-				err = e.Error()
-			}
+			c, err := load(tt.env)
 			if tt.err != "" {
 				if !strings.Contains(err, tt.err) {
 					t.Fatalf("error %q, want it to contain %q", err, tt.err)
@@ -185,6 +180,16 @@ func TestLoadSampler(t *testing.T) {
 			}
 		})
 	}
+}
+
+// load reads the tracing configuration of env and its error text ("": none).
+func load(env map[string]string) (tracing.Config, string) {
+	l := config.FromMap(env)
+	c := tracing.Load(l)
+	if err := l.Err(); err != nil {
+		return c, err.Error()
+	}
+	return c, ""
 }
 
 // TestLoadExporter: OTEL_TRACES_EXPORTER is otlp (the default) or none.
@@ -203,12 +208,7 @@ func TestLoadExporter(t *testing.T) {
 		if tt.value != "" {
 			env["OTEL_TRACES_EXPORTER"] = tt.value
 		}
-		l := config.FromMap(env)
-		c := tracing.Load(l)
-		err := ""
-		if e := l.Err(); e != nil {
-			err = e.Error()
-		}
+		c, err := load(env)
 		if tt.err != "" {
 			if !strings.Contains(err, tt.err) {
 				t.Errorf("%q: error %q, want it to contain %q", tt.value, err, tt.err)
