@@ -87,12 +87,10 @@ func Load(l *config.Loader) Config {
 // which process called Setup (tests, tools).
 var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
-// active is set once Setup installed an exporting provider.
-var active atomic.Bool
-
 // installed is the provider Install set last with its tracer of this
-// package's scope: otelhttp, and Start, would otherwise look the tracer up
-// in the provider (a lock and a map) on every request.
+// package's scope (nil: tracing is off). otelhttp, and Start, would
+// otherwise look the tracer up in the provider (a lock and a map) on every
+// request.
 var installed atomic.Pointer[installation]
 
 type installation struct {
@@ -110,13 +108,12 @@ func Provider() trace.TracerProvider {
 }
 
 // Active reports whether this process records spans (and exports them,
-// unless OTEL_TRACES_EXPORTER=none). The
-// wrappers that cost allocations per call even when nothing records
-// (otelhttp's handler and transport, the pgx and Redis hooks) are
-// installed only then, by constructors running after Setup; with tracing
+// unless OTEL_TRACES_EXPORTER=none). The wrappers that cost allocations
+// per call even when nothing records (the server span, otelhttp's
+// transport, the pgx and Redis hooks) are installed only then, by constructors running after Setup; with tracing
 // off the W3C context is still passed on by hand (Inject into headers),
 // so a client's traceparent reaches every log line.
-func Active() bool { return active.Load() }
+func Active() bool { return installed.Load() != nil }
 
 // Setup installs the W3C propagator and, when c.Endpoint is set, a tracer
 // provider that batches spans to the OTLP/HTTP exporter (with c.Exporter
@@ -124,9 +121,10 @@ func Active() bool { return active.Load() }
 // buffered; call it once the server has drained.
 func Setup(ctx context.Context, service string, c Config) (shutdown func(context.Context) error, err error) {
 	otel.SetTextMapPropagator(Propagator)
-	var exp sdktrace.SpanExporter = discard{}
+	var exp sdktrace.SpanExporter
 	switch {
 	case c.Exporter == "none":
+		exp = discard{}
 	case c.Endpoint == "":
 		return func(context.Context) error { return nil }, nil
 	default:
@@ -157,12 +155,10 @@ func Install(tp *sdktrace.TracerProvider) {
 	if tp == nil {
 		otel.SetTracerProvider(noop.NewTracerProvider())
 		installed.Store(nil)
-		active.Store(false)
 		return
 	}
 	otel.SetTracerProvider(tp)
 	installed.Store(&installation{provider: tp, tracer: tp.Tracer(Name)})
-	active.Store(true)
 }
 
 // NewProvider is the tracer provider Setup installs, with sp as its span
