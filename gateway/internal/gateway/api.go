@@ -53,36 +53,29 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		st.forwardedFor = xff + ", " + st.forwardedFor
 	}
 
-	switch rt.Policy {
-	case JWT, Admin:
-		tok, _ := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
-		if !isAccessToken(tok) {
-			if err := g.bearerJWT(ctx, st, tok, rt.Policy == Admin); err != nil {
-				return err
-			}
-			break
-		}
-		// The IP is counted first, on its own: an access token unknown to
-		// the cache is looked up at identity, which a client over its IP's
-		// limit must not reach.
-		if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
+	tok, _ := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
+	if (rt.Policy == JWT || rt.Policy == Admin) && !isAccessToken(tok) {
+		if err := g.bearerJWT(ctx, st, tok, rt.Policy == Admin); err != nil {
 			return err
 		}
+		return g.proxy(c, rt, path, st)
+	}
+	// Any other request counts its IP first, on its own: an integration
+	// token or an API key unknown to the cache is looked up at identity,
+	// which a client over its IP's limit must not reach.
+	if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
+		return err
+	}
+	switch rt.Policy {
+	case JWT, Admin:
 		if err := g.accessToken(c, st, rt, tok); err != nil {
 			return err
 		}
 	case Key:
-		if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
-			return err
-		}
 		if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 {
 			return keyProblem("bearer tokens are not accepted on the public API: send the API key in X-API-Key")
 		}
 		if err := g.verifyKey(ctx, c.Get("X-API-Key")); err != nil {
-			return err
-		}
-	default:
-		if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
 			return err
 		}
 	}

@@ -66,14 +66,15 @@ func (g *Gateway) userLimit(subject string) Check {
 // did when the IP was counted before the token was looked at: a client
 // sending bad tokens is refused once over its limit all the same.
 func (g *Gateway) bearerJWT(ctx context.Context, st *reqState, tok string, admin bool) error {
+	ip := g.ipLimit(st)
 	claims, err := g.verifyJWT(ctx, tok, admin)
 	if err != nil {
-		if limited := g.rateLimit(ctx, st, g.ipLimit(st)); limited != nil {
+		if limited := g.rateLimit(ctx, st, ip); limited != nil {
 			return limited
 		}
 		return err
 	}
-	return g.rateLimit(ctx, st, g.ipLimit(st), g.userLimit(claims.Subject))
+	return g.rateLimit(ctx, st, ip, g.userLimit(claims.Subject))
 }
 
 // verifyJWT verifies a bearer JWT ("": none was sent).
