@@ -347,8 +347,8 @@ func refused(int, int) map[string]any {
 }
 
 // intakeRound posts body(client, n) to the main stack from one closed loop
-// per key for dur and returns the rate of answers with status want, every latency and the
-// number of other answers.
+// per key for dur and returns the rate of answers with status want, every
+// latency and the number of other answers.
 func intakeRound(b *testing.B, secrets []string, dur time.Duration, body func(w, i int) map[string]any, want int) (float64, []time.Duration, int64) {
 	b.Helper()
 	return intakeRoundOn(stack, secrets, dur, body, want)

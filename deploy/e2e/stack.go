@@ -415,8 +415,8 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	return s.WaitReady(ctx, name)
 }
 
-// Names lists the processes the stack started.
-func (s *Stack) Names() []string {
+// names lists the processes the stack started.
+func (s *Stack) names() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Collect(maps.Keys(s.procs))
@@ -453,7 +453,7 @@ func (s *Stack) Logs(name string) string {
 
 // Close stops every process and drops the database.
 func (s *Stack) Close() {
-	names := s.Names()
+	names := s.names()
 	var wg sync.WaitGroup
 	for _, n := range names {
 		wg.Add(1)
