@@ -248,7 +248,8 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 }
 
 // Finish implements intake.Store in one round trip: the statements go as
-// one pipelined batch, which PostgreSQL runs as one implicit transaction.
+// one pipelined batch between BEGIN and COMMIT. (A batch alone runs as an
+// implicit transaction, in which SET LOCAL has no effect but a warning.)
 // The commit is asynchronous (synchronous_commit off, for this transaction
 // only): if a crash loses it, the submission is still pending with its
 // lease, and the retry job delivers it again under the same leads
@@ -268,7 +269,12 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 	statuses, lastErrors := make([]string, len(outs)), make([]string, len(outs))
 	nexts := make([]*time.Time, len(outs))
 	b := &pgx.Batch{}
+	b.Queue("BEGIN")
 	b.Queue("SET LOCAL synchronous_commit = off")
+	// The update is planned for each call: a plan kept from the first
+	// calls, made while the table was small, joined by scanning the whole
+	// table, and kept doing so as it grew.
+	b.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
 	for i, o := range outs {
 		ids[i], statuses[i], leadIDs[i], lastErrors[i] = o.ID, o.Status, o.LeadID, o.LastError
 		if o.Status == intake.StatusPending {
@@ -284,6 +290,7 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[])
 			AS o (id, status, lead_id, next_attempt_at, last_error)
 		WHERE s.id = o.id`, ids, statuses, leadIDs, nexts, lastErrors)
+	b.Queue("COMMIT")
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("finish submissions: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/problem"
@@ -186,4 +188,57 @@ func errorIs(err error, code string) bool {
 		p = problem.From(err)
 	}
 	return err != nil && p.Code == code
+}
+
+// TestFinishManyIsOneTransaction: the outcomes' batch runs in a transaction
+// of its own, so its SET LOCAL settings (asynchronous commit, a plan per
+// call) take effect instead of drawing PostgreSQL's warning, and every
+// outcome is recorded.
+func TestFinishManyIsOneTransaction(t *testing.T) {
+	t.Parallel()
+	_, d := newStore(t, time.Minute)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var notices []string
+	cfg := d.Pool.Config()
+	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		notices = append(notices, n.Severity+": "+n.Message)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := store.New(&db.DB{Pool: pool, Schema: d.Schema}, store.Options{IdemTTL: time.Hour, Orphaned: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []intake.Outcome
+	for i := range 3 {
+		acc, err := s.Accept(ctx, submission(time.Minute), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lead := int64(100 + i)
+		outs = append(outs, intake.Outcome{ID: acc.Submission.ID, Status: intake.StatusDelivered, LeadID: &lead})
+	}
+	if err := s.FinishMany(ctx, outs); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		sub, err := s.Get(ctx, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.Status != intake.StatusDelivered || sub.LeadID == nil || *sub.LeadID != *o.LeadID {
+			t.Errorf("submission %d: status %s lead %v, want delivered as lead %d", o.ID, sub.Status, sub.LeadID, *o.LeadID)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notices) > 0 {
+		t.Errorf("PostgreSQL said %q, want nothing", notices)
+	}
 }
