@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/redis/go-redis/extra/redisotel/v9"
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -228,16 +226,4 @@ func End(span trace.Span, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
-}
-
-// Redis traces rdb's commands (a client span each, inside the caller's
-// trace; the sampler drops those with no parent) when tracing is Active.
-func Redis(rdb *redis.Client) error {
-	if !Active() {
-		return nil
-	}
-	// Without the caller's function, file and line: finding them walks the
-	// stack (runtime.Callers) on every command, sampled or not, and was
-	// the largest single cost of tracing in the gateway.
-	return redisotel.InstrumentTracing(rdb, redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false))
 }
