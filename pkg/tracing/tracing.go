@@ -53,12 +53,15 @@ type Config struct {
 	// trace is kept or dropped whole, since every hop after the first
 	// follows its parent's decision.
 	Ratio float64
+	// Batching groups spans for the exporter (OTEL_BSP_*).
+	Batching Batching
 }
 
 // Load reads the tracing configuration; a malformed endpoint or sampler
 // fails start-up with the rest of the configuration.
 func Load(l *config.Loader) Config {
-	c := Config{Exporter: l.String("OTEL_TRACES_EXPORTER", "otlp"), Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", ""), Ratio: 1}
+	c := Config{Exporter: l.String("OTEL_TRACES_EXPORTER", "otlp"), Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", ""), Ratio: 1,
+		Batching: loadBatching(l)}
 	l.Check(c.Exporter == "otlp" || c.Exporter == "none", "OTEL_TRACES_EXPORTER", "must be otlp or none")
 	switch sampler := l.String("OTEL_TRACES_SAMPLER", "parentbased_always_on"); sampler {
 	case "parentbased_always_on":
@@ -134,7 +137,14 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 	if err != nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
-	tp := NewProvider(res, sdktrace.NewBatchSpanProcessor(exp), c.Ratio)
+	if c.Batching == (Batching{}) { // a Config not from Load
+		c.Batching = DefaultBatching
+	}
+	sp, err := NewBatcher(exp, c.Batching)
+	if err != nil {
+		return nil, err
+	}
+	tp := NewProvider(res, sp, c.Ratio)
 	Install(tp)
 	return tp.Shutdown, nil
 }

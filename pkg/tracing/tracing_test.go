@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -25,7 +29,38 @@ import (
 // tests (instrumentation reads the global one, as in a process).
 var rec = tracetest.NewSpanRecorder()
 
+// handled keeps what reaches OpenTelemetry's error handler.
+var handled errorLog
+
+type errorLog struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (l *errorLog) Handle(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.errs = append(l.errs, err.Error())
+}
+
+// waitFor polls until an error with text msg was handled.
+func (l *errorLog) waitFor(t *testing.T, msg string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		found := slices.Contains(l.errs, msg)
+		l.mu.Unlock()
+		if found {
+			return
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Fatalf("error %q not handled; handled %q", msg, l.errs)
+}
+
 func TestMain(m *testing.M) {
+	otel.SetErrorHandler(&handled)
 	tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1))
 	os.Exit(m.Run())
 }
