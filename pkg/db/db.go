@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/opencrm/crm/pkg/tracing"
 )
@@ -60,7 +61,11 @@ func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) 
 		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableConnectionDetailsInAttributes(),
 			// A span per pool checkout doubled the spans of a request for a
 			// wait the pool metrics already show (pgxpool_*).
-			otelpgx.WithDisableAcquireTracer())
+			otelpgx.WithDisableAcquireTracer(),
+			// Pool and query metrics are Prometheus's (pgxpool_*, the
+			// HTTP histograms); otelpgx's would time every statement, and
+			// look the global meter up, for a meter nobody reads.
+			otelpgx.WithMeterProvider(metricnoop.NewMeterProvider()))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
