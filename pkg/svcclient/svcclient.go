@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -38,6 +40,16 @@ type Client struct {
 	// timeout costs a goroutine and a timer per call to cancel the request.
 	Timeout time.Duration
 	HTTP    *http.Client
+	// traced sends a call that is part of a recorded trace, or of none,
+	// through otelhttp's transport (over HTTP's own): a client span per
+	// call, whose W3C context the callee continues. Without a trace the
+	// span is dropped and the context it sends (a new trace id, not
+	// sampled) keeps the callee from starting a trace of its own for a
+	// background job's call. A call in a trace that is not recorded goes
+	// straight through HTTP with the caller's context, which Do sets: its
+	// span would not be recorded either, and otelhttp's transport clones
+	// the request and builds its metric attributes whether or not it is.
+	traced *http.Client
 }
 
 // New returns a client with a 10 s timeout per call and a connection pool
@@ -49,14 +61,26 @@ func New(name, baseURL, secret string) *Client {
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 64
 	t.IdleConnTimeout = 90 * time.Second
-	// Traced, the transport starts a client span per call and sends its
-	// W3C trace context, so the callee's spans join the caller's trace.
-	var tr http.RoundTripper = t
+	c := &Client{Name: name, BaseURL: baseURL, Secret: secret, Timeout: 10 * time.Second, HTTP: &http.Client{Transport: t}}
 	if tracing.Active() {
-		tr = otelhttp.NewTransport(t, otelhttp.WithPropagators(tracing.Propagator), otelhttp.WithTracerProvider(tracing.Provider()),
-			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + name }))
+		c.traced = &http.Client{Transport: otelhttp.NewTransport(t, otelhttp.WithPropagators(tracing.Propagator),
+			otelhttp.WithTracerProvider(tracing.Provider()),
+			// The services' metrics are Prometheus's; no OpenTelemetry meter is read.
+			otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + name }))}
 	}
-	return &Client{Name: name, BaseURL: baseURL, Secret: secret, Timeout: 10 * time.Second, HTTP: &http.Client{Transport: tr}}
+	return c
+}
+
+// client is the HTTP client for a call made under ctx (see traced).
+func (c *Client) client(ctx context.Context) *http.Client {
+	if c.traced == nil {
+		return c.HTTP
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() || !span.SpanContext().IsValid() {
+		return c.traced
+	}
+	return c.HTTP
 }
 
 // Do sends body (JSON, may be nil) and decodes a 2xx JSON answer into out
@@ -93,7 +117,7 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 	// The caller's trace context travels on (the traced transport
 	// replaces it with its client span's).
 	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	resp, err := c.HTTP.Do(req)
+	resp, err := c.client(ctx).Do(req)
 	if err != nil {
 		return c.transportError(err)
 	}

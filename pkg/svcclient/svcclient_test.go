@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -123,4 +128,68 @@ func TestTransportErrorKeepsTheQueryOut(t *testing.T) {
 	if strings.Contains(err.Error(), "alice") || strings.Contains(err.Error(), "match?") {
 		t.Errorf("error text carries the URL: %v", err)
 	}
+}
+
+// TestTracedCalls: with tracing on, a call in a recorded trace gets a
+// client span whose context the callee receives; a call in a trace that is
+// not recorded passes the caller's context on without a span; a call in no
+// trace sends a context of its own, not sampled, so the callee starts no
+// trace for it. Not parallel: it installs the process's tracer provider.
+func TestTracedCalls(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1))
+	t.Cleanup(func() { tracing.Install(nil) })
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Traceparent")
+	}))
+	t.Cleanup(srv.Close)
+	c := svcclient.New("leads", srv.URL, "secret")
+
+	ctx, server := tracing.Start(context.Background(), "request", trace.SpanKindServer)
+	unsampled := tracing.Extract(context.Background(), tracing.Carrier{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"})
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		spans int    // client spans recorded
+		want  string // the traceparent the callee gets; "" where it is the client span's
+		fresh bool   // a trace id of its own, not sampled
+	}{
+		{"recorded", ctx, 1, "", false},
+		{"not recorded", unsampled, 0, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", false},
+		{"no trace", context.Background(), 0, "", true},
+	}
+	for _, tt := range tests {
+		before := len(rec.Ended())
+		if err := c.Do(tt.ctx, "POST", "/internal/leads", "", nil, nil); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		tp := <-got
+		var client []sdktrace.ReadOnlySpan
+		for _, s := range rec.Ended()[before:] {
+			if s.SpanKind() == trace.SpanKindClient {
+				client = append(client, s)
+			}
+		}
+		if len(client) != tt.spans {
+			t.Errorf("%s: %d client spans recorded, want %d", tt.name, len(client), tt.spans)
+			continue
+		}
+		switch {
+		case tt.spans == 1:
+			sc := client[0].SpanContext()
+			if want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"; tp != want ||
+				client[0].Parent().SpanID() != server.SpanContext().SpanID() || client[0].Name() != "POST leads" {
+				t.Errorf("%s: callee got %q, span %q under %s; want %q under the request span %s", tt.name, tp,
+					client[0].Name(), client[0].Parent().SpanID(), want, server.SpanContext().SpanID())
+			}
+		case tt.fresh:
+			if len(tp) != 55 || !strings.HasSuffix(tp, "-00") || strings.Contains(tp, "4bf92f3577b34da6a3ce929d0e0e4736") {
+				t.Errorf("%s: callee got %q, want a new trace not sampled", tt.name, tp)
+			}
+		case tp != tt.want:
+			t.Errorf("%s: callee got %q, want %q", tt.name, tp, tt.want)
+		}
+	}
+	server.End()
 }
