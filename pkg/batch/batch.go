@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Func handles items together and returns one output per item, in order.
@@ -108,7 +110,12 @@ func (b *Batcher[In, Out]) run(queued []*call[In, Out]) {
 	for i, c := range calls {
 		items[i] = c.in
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	// The flush continues the trace of the first caller it serves, under
+	// that caller's span (instrumentation records only under a recording
+	// span), so that trace shows the shared statement or call and what it
+	// led to in the callee; the other callers' traces show their wait.
+	parent := trace.ContextWithSpan(context.Background(), trace.SpanFromContext(calls[0].ctx))
+	ctx, cancel := context.WithTimeout(parent, b.timeout)
 	outs, err := b.flush(ctx, items)
 	cancel()
 	if err == nil && len(outs) != len(items) {

@@ -3,12 +3,15 @@ package batch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opencrm/crm/pkg/batch"
 )
@@ -171,5 +174,52 @@ func TestCallerThatGaveUpIsNotFlushed(t *testing.T) {
 	}
 	if _, ok := seen.Load("gave-up"); ok {
 		t.Error("a call whose caller gave up while queued was flushed")
+	}
+}
+
+// TestFlushContinuesTheFirstCallersTrace: a flush runs under the span of
+// the first caller it serves, so that caller's trace shows the shared work.
+func TestFlushContinuesTheFirstCallersTrace(t *testing.T) {
+	t.Parallel()
+	tr := sdktrace.NewTracerProvider().Tracer("test")
+	var callers []trace.Span
+	release := make(chan struct{})
+	type flush struct {
+		span  trace.Span
+		items int
+	}
+	seen := make(chan flush, 2)
+	b, err := batch.New(func(ctx context.Context, items []int) ([]int, error) {
+		if items[0] == 0 {
+			<-release // hold the first flush so the next two queue together
+		}
+		seen <- flush{trace.SpanFromContext(ctx), len(items)}
+		return items, nil
+	}, 8, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 3 {
+		ctx, span := tr.Start(context.Background(), fmt.Sprint("caller ", i), trace.WithSpanKind(trace.SpanKindServer))
+		callers = append(callers, span)
+		wg.Go(func() {
+			if _, err := b.Do(ctx, i); err != nil {
+				t.Error(err)
+			}
+		})
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	for _, span := range callers {
+		defer span.End()
+	}
+	want := []flush{{callers[0], 1}, {callers[1], 2}} // callers 1 and 2 under caller 1's span
+	for i, w := range want {
+		if got := <-seen; got.span != w.span || got.items != w.items || !got.span.IsRecording() {
+			t.Errorf("flush %d: %d items under span %s (recording %v); want %d under %s", i, got.items,
+				got.span.SpanContext().SpanID(), got.span.IsRecording(), w.items, w.span.SpanContext().SpanID())
+		}
 	}
 }
