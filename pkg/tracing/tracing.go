@@ -12,6 +12,7 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -122,6 +123,9 @@ func Active() bool { return installed.Load() != nil }
 // buffered; call it once the server has drained.
 func Setup(ctx context.Context, service string, c Config) (shutdown func(context.Context) error, err error) {
 	otel.SetTextMapPropagator(Propagator)
+	// Failed exports and dropped spans reach the process's own log, not
+	// OpenTelemetry's default logger (plain text on standard error).
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { slog.Warn("tracing", "error", err.Error()) }))
 	var exp sdktrace.SpanExporter
 	switch {
 	case c.Exporter == "none":

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -260,7 +262,10 @@ func TestLoadExporter(t *testing.T) {
 // tracing is on and spans are recorded (their ids reach the logs); with
 // neither it stays off. Not parallel: it installs the process's provider.
 func TestSetupExporterNone(t *testing.T) {
-	t.Cleanup(func() { tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1)) })
+	t.Cleanup(func() {
+		tracing.Install(tracing.NewProvider(resource.Empty(), rec, 1))
+		otel.SetErrorHandler(&handled) // Setup routes errors to the log
+	})
 	for _, tt := range []struct {
 		exporter string
 		active   bool
@@ -304,5 +309,31 @@ func TestRatioSampler(t *testing.T) {
 	}
 	if got := float64(sampled) / n; got < 0.2 || got > 0.3 {
 		t.Fatalf("sampled %.3f of entry spans, want about 0.25", got)
+	}
+}
+
+// TestSetupLogsTracingErrors: once Setup has run, OpenTelemetry's errors
+// (a failed export, dropped spans) are warnings in the process's log. Not
+// parallel: it replaces the default logger and the error handler.
+func TestSetupLogsTracingErrors(t *testing.T) {
+	var buf bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	t.Cleanup(func() {
+		slog.SetDefault(prev)
+		otel.SetErrorHandler(&handled)
+	})
+	if _, err := tracing.Setup(context.Background(), "test", tracing.Config{Exporter: "otlp", Ratio: 1}); err != nil {
+		t.Fatal(err)
+	}
+	otel.Handle(errors.New("tracing: 3 spans dropped"))
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	delete(got, "time")
+	want := map[string]any{"level": "WARN", "msg": "tracing", "error": "tracing: 3 spans dropped"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log line (-want +got):\n%s", diff)
 	}
 }
