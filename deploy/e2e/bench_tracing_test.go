@@ -16,7 +16,7 @@ import (
 // provider, no hook installed); on with the in-process no-op exporter
 // (OTEL_TRACES_EXPORTER=none: every span of every request recorded and
 // batched, then dropped); on with every span exported over OTLP/HTTP, with
-// the SDK's default batching, to a local receiver that discards it; and the
+// the default batching, to a local receiver that discards it; and the
 // latter at the production sampler (OTEL_TRACES_SAMPLER=
 // parentbased_traceidratio, 10 % of the traces recorded whole, the rest
 // instrumented but not recorded). The target: on within 5 % of off,
@@ -29,7 +29,9 @@ import (
 // machine's speed swings over seconds, and only load that alternates
 // faster than that sees the same machine in every mode. Each round thus
 // gives one paired ratio per mode; the report gives their total and a 95 %
-// interval over the rounds.
+// interval over the rounds. A second table gives what a request cost the
+// stack in CPU time and allocated bytes (see costMeter), which moves far
+// less with the machine's load than throughput does.
 func BenchmarkTracingOverhead(b *testing.B) {
 	const (
 		clients = 8
@@ -59,6 +61,8 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		secrets []string
 		rates   [2][]float64 // per round: list, intake
 		errs    int64
+		meter   *costMeter
+		spent   [2]spent
 	}
 	targets := map[string]*target{}
 	for _, mode := range modes {
@@ -68,7 +72,7 @@ func BenchmarkTracingOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(s.Close)
-		t := &target{s: s, adm: stackAdmin(b, s)}
+		t := &target{s: s, adm: stackAdmin(b, s), meter: newCostMeter(b, s)}
 		for i := range 50 {
 			if r, err := t.adm.Do("POST", "/contacts", map[string]any{"first_name": "Trace", "last_name": fmt.Sprintf("Bench %d", i),
 				"email": fmt.Sprintf("trace-bench-%d@bench.example", i)}); err != nil || r.Status != 201 {
@@ -97,10 +101,13 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		for w, run := range workloads {
 			for i := range modes {
 				t := targets[modes[(i+round+len(modes))%len(modes)]]
+				before := t.meter.read(b)
 				ps, n := run(t, round)
 				time.Sleep(settle)
 				if round >= 0 {
 					t.rates[w], t.errs = append(t.rates[w], ps), t.errs+n
+					cpu, alloc := t.meter.read(b).since(before)
+					t.spent[w].add(cpu, alloc, ps*slice.Seconds())
 				}
 			}
 		}
@@ -131,6 +138,21 @@ func BenchmarkTracingOverhead(b *testing.B) {
 	report(b, fmt.Sprintf("Tracing overhead: four stacks side by side, %d closed-loop clients, %d rounds of %s per mode and workload", clients, rounds, slice),
 		[]string{"tracing", "GET /contacts?per_page=25 req/s (slowest–fastest second)", "/ off (95 % interval)",
 			"POST /public/leads req/s", "/ off", "errors"}, rows)
+	rows = nil
+	for _, mode := range modes {
+		row := []string{mode}
+		for w := range workloads {
+			var base *spent
+			if mode != "off" {
+				base = &targets["off"].spent[w]
+			}
+			cpu, alloc := targets[mode].spent[w].perRequest(base)
+			row = append(row, cpu, alloc)
+		}
+		rows = append(rows, row)
+	}
+	report(b, "Tracing overhead: what a request cost the stack (its services, Redis and PostgreSQL backends; / off in brackets)",
+		[]string{"tracing", "GET /contacts CPU µs/req", "allocated KB/req", "POST /public/leads CPU µs/req", "allocated KB/req"}, rows)
 	note(fmt.Sprintf("On within 5 %% of off (both ratios ≥ 0.95): with the in-process no-op exporter %s; exporting every span over OTLP %s; over OTLP at the 10 %% sampler %s.",
 		yes(met[noop]), yes(met[otlp]), yes(met[sampled])))
 }
