@@ -24,10 +24,11 @@ type costMeter struct {
 	db *pgx.Conn // the stack's database, to find its backends
 }
 
-// cost is a reading of a costMeter: CPU time per process id, bytes
-// allocated per Go process.
+// cost is a reading of a costMeter: CPU time per process id (pg holds
+// the PostgreSQL backends'), bytes allocated per Go process.
 type cost struct {
 	cpu   map[int]time.Duration
+	pg    map[int]bool
 	alloc map[string]float64
 }
 
@@ -43,7 +44,7 @@ func newCostMeter(b *testing.B, s *Stack) *costMeter {
 
 func (m *costMeter) read(b *testing.B) cost {
 	b.Helper()
-	c := cost{cpu: map[int]time.Duration{}, alloc: map[string]float64{}}
+	c := cost{cpu: map[int]time.Duration{}, pg: map[int]bool{}, alloc: map[string]float64{}}
 	rows, err := m.db.Query(context.Background(),
 		`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 	if err != nil {
@@ -54,7 +55,7 @@ func (m *costMeter) read(b *testing.B) cost {
 		b.Fatal(err)
 	}
 	for _, p := range pids {
-		c.cpu[int(p)] = procCPU(int(p))
+		c.cpu[int(p)], c.pg[int(p)] = procCPU(int(p)), true
 	}
 	if m.s.redis != nil && m.s.redis.cmd != nil {
 		c.cpu[m.s.redis.cmd.Process.Pid] = procCPU(m.s.redis.cmd.Process.Pid)
@@ -71,16 +72,20 @@ func (m *costMeter) read(b *testing.B) cost {
 	return c
 }
 
-// since is the CPU time and bytes spent from c0 to c; a process that
-// started in between counts whole.
-func (c cost) since(c0 cost) (cpu time.Duration, alloc float64) {
+// since is what was spent from c0 to c: CPU time in all and in
+// PostgreSQL, and bytes allocated; a process that started in between
+// counts whole.
+func (c cost) since(c0 cost) (cpu, pg time.Duration, alloc float64) {
 	for pid, t := range c.cpu {
 		cpu += t - c0.cpu[pid]
+		if c.pg[pid] {
+			pg += t - c0.cpu[pid]
+		}
 	}
 	for name, n := range c.alloc {
 		alloc += n - c0.alloc[name]
 	}
-	return cpu, alloc
+	return cpu, pg, alloc
 }
 
 // allocated reads go_memstats_alloc_bytes_total from a Prometheus endpoint.
@@ -108,24 +113,25 @@ func allocated(b *testing.B, url string) float64 {
 
 // spent accumulates the cost of a workload's requests on one stack.
 type spent struct {
-	cpu      time.Duration
+	cpu, pg  time.Duration
 	alloc    float64
 	requests float64
 }
 
-func (s *spent) add(cpu time.Duration, alloc, requests float64) {
-	s.cpu, s.alloc, s.requests = s.cpu+cpu, s.alloc+alloc, s.requests+requests
+func (s *spent) add(cpu, pg time.Duration, alloc, requests float64) {
+	s.cpu, s.pg, s.alloc, s.requests = s.cpu+cpu, s.pg+pg, s.alloc+alloc, s.requests+requests
 }
 
-// perRequest formats CPU µs and allocated KB per request, with their
-// ratios to base's when base is set.
-func (s spent) perRequest(base *spent) (cpu, alloc string) {
-	c, a := s.cpu.Seconds()*1e6/s.requests, s.alloc/1024/s.requests
-	cpu, alloc = fmt.Sprintf("%.0f", c), fmt.Sprintf("%.1f", a)
+// perRequest formats CPU µs (all, and outside PostgreSQL) and allocated KB
+// per request, with their ratios to base's when base is set.
+func (s spent) perRequest(base *spent) (cpu, app, alloc string) {
+	us := func(d time.Duration, n float64) float64 { return d.Seconds() * 1e6 / n }
+	c, p, a := us(s.cpu, s.requests), us(s.cpu-s.pg, s.requests), s.alloc/1024/s.requests
+	cpu, app, alloc = fmt.Sprintf("%.0f", c), fmt.Sprintf("%.0f", p), fmt.Sprintf("%.1f", a)
 	if base != nil {
-		bc, ba := base.cpu.Seconds()*1e6/base.requests, base.alloc/1024/base.requests
-		cpu += fmt.Sprintf(" (%.3f)", c/bc)
-		alloc += fmt.Sprintf(" (%.2f)", a/ba)
+		cpu += fmt.Sprintf(" (%.3f)", c/us(base.cpu, base.requests))
+		app += fmt.Sprintf(" (%.3f)", p/us(base.cpu-base.pg, base.requests))
+		alloc += fmt.Sprintf(" (%.2f)", a/(base.alloc/1024/base.requests))
 	}
-	return cpu, alloc
+	return cpu, app, alloc
 }
