@@ -3,7 +3,6 @@ package tracing_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -267,18 +266,10 @@ func TestLoadBatching(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := load(tt.env)
-			if tt.err != "" {
-				if !strings.Contains(err, tt.err) {
-					t.Fatalf("error %q, want it to contain %q", err, tt.err)
+			if c, ok := load(t, tt.env, tt.err); ok {
+				if diff := cmp.Diff(tt.want, c.Batching); diff != "" {
+					t.Errorf("batching (-want +got):\n%s", diff)
 				}
-				return
-			}
-			if err != "" {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, c.Batching); diff != "" {
-				t.Errorf("batching (-want +got):\n%s", diff)
 			}
 		})
 	}

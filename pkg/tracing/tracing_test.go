@@ -205,28 +205,28 @@ func TestLoadSampler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := load(tt.env)
-			if tt.err != "" {
-				if !strings.Contains(err, tt.err) {
-					t.Fatalf("error %q, want it to contain %q", err, tt.err)
-				}
-				return
-			}
-			if err != "" || c.Ratio != tt.ratio {
-				t.Fatalf("ratio %v, error %q; want %v and none", c.Ratio, err, tt.ratio)
+			if c, ok := load(t, tt.env, tt.err); ok && c.Ratio != tt.ratio {
+				t.Errorf("ratio %v, want %v", c.Ratio, tt.ratio)
 			}
 		})
 	}
 }
 
-// load reads the tracing configuration of env and its error text ("": none).
-func load(env map[string]string) (tracing.Config, string) {
+// load reads the tracing configuration of env and checks its error: with
+// wantErr set, that there is one containing it (ok is then false, and the
+// configuration is not to be looked at); without, that there is none.
+func load(t *testing.T, env map[string]string, wantErr string) (c tracing.Config, ok bool) {
+	t.Helper()
 	l := config.FromMap(env)
-	c := tracing.Load(l)
-	if err := l.Err(); err != nil {
-		return c, err.Error()
+	c = tracing.Load(l)
+	err := l.Err()
+	switch {
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("error %v, want it to contain %q", err, wantErr)
+	case wantErr == "" && err != nil:
+		t.Errorf("error %v, want none", err)
 	}
-	return c, ""
+	return c, wantErr == "" && err == nil
 }
 
 // TestLoadExporter: OTEL_TRACES_EXPORTER is otlp (the default) or none.
@@ -245,15 +245,8 @@ func TestLoadExporter(t *testing.T) {
 		if tt.value != "" {
 			env["OTEL_TRACES_EXPORTER"] = tt.value
 		}
-		c, err := load(env)
-		if tt.err != "" {
-			if !strings.Contains(err, tt.err) {
-				t.Errorf("%q: error %q, want it to contain %q", tt.value, err, tt.err)
-			}
-			continue
-		}
-		if err != "" || c.Exporter != tt.want {
-			t.Errorf("%q: exporter %q, error %q; want %q and none", tt.value, c.Exporter, err, tt.want)
+		if c, ok := load(t, env, tt.err); ok && c.Exporter != tt.want {
+			t.Errorf("%q: exporter %q, want %q", tt.value, c.Exporter, tt.want)
 		}
 	}
 }
