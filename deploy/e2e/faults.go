@@ -38,16 +38,12 @@ type Faults struct {
 
 	srv  *toxiproxy.ApiServer
 	http *http.Server
-	// taken are ports already handed out (the processes' own, the other
-	// proxies'): a port freePort returns was free a moment ago, but may be
-	// one chosen for a process that has not bound it yet.
-	taken map[int]bool
 }
 
 // startFaults starts toxiproxy's API on a free loopback port and a private
 // Redis; proxies are added by proxy.
 func startFaults(ctx context.Context) (*Faults, error) {
-	f := &Faults{HTTP: map[string]*toxiclient.Proxy{}, PG: map[string]*toxiclient.Proxy{}, taken: map[int]bool{}}
+	f := &Faults{HTTP: map[string]*toxiclient.Proxy{}, PG: map[string]*toxiclient.Proxy{}}
 	var err error
 	if f.Redis, err = StartRedis(ctx); err != nil {
 		return nil, err
@@ -68,13 +64,9 @@ func startFaults(ctx context.Context) (*Faults, error) {
 // returns the host:port it listens on.
 func (f *Faults) proxy(name, upstream string) (*toxiclient.Proxy, string, error) {
 	port, err := freePort()
-	for err == nil && f.taken[port] {
-		port, err = freePort()
-	}
 	if err != nil {
 		return nil, "", err
 	}
-	f.taken[port] = true
 	listen := fmt.Sprintf("127.0.0.1:%d", port)
 	p, err := f.API.CreateProxy(name, listen, upstream)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -187,13 +188,6 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	s.GatewayOps = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
-	if s.Faults != nil {
-		for _, p := range ports {
-			s.Faults.taken[p] = true
-		}
-		s.Faults.taken[opsPort] = true
-		s.Faults.taken[s.Faults.Redis.Port] = true
-	}
 	// What every process is told: the services' own URLs, or the fault
 	// proxies in front of them.
 	peers := map[string]string{}
@@ -495,13 +489,35 @@ func flushRedis(ctx context.Context, u string) error {
 }
 
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		p := minPort + mrand.IntN(maxPort-minPort)
+		if portsGiven[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue // taken
+		}
+		_ = ln.Close()
+		portsGiven[p] = true
+		return p, nil
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("e2e: no free port")
 }
+
+// Ports for the stacks' processes come from below Linux's ephemeral range
+// (32768–60999), which the kernel hands to outgoing connections: a port
+// picked there with ":0" was sometimes taken by a connection between the
+// pick and the service's bind. Each port is given out once per test
+// process.
+const minPort, maxPort = 20000, 32768
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 func withDB(server, name string) string {
 	u, err := url.Parse(server)
