@@ -102,10 +102,7 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	rt.Redis = redis.NewClient(opt)
-	if err := tracing.Redis(rt.Redis); err != nil {
-		rt.Close()
-		return nil, err
-	}
+	tracing.Redis(rt.Redis)
 	if !o.issuer {
 		if rt.Verifier, err = jwksVerifier(rt, s.IdentityURL); err != nil {
 			rt.Close()

@@ -97,9 +97,7 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("renderq: REDIS_URL: %w", err)
 	}
 	rdb := redis.NewClient(opt)
-	if err := tracing.Redis(rdb); err != nil {
-		return nil, err
-	}
+	tracing.Redis(rdb)
 	return &Client{
 		cfg:       cfg,
 		rdb:       rdb,

@@ -141,9 +141,6 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 	if err != nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
-	if c.Batching == (Batching{}) { // a Config not from Load
-		c.Batching = DefaultBatching
-	}
 	sp, err := NewBatcher(exp, c.Batching)
 	if err != nil {
 		return nil, err

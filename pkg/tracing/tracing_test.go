@@ -264,7 +264,7 @@ func TestSetupExporterNone(t *testing.T) {
 		active   bool
 	}{{"none", true}, {"otlp", false}} {
 		tracing.Install(nil)
-		shutdown, err := tracing.Setup(context.Background(), "test", tracing.Config{Exporter: tt.exporter, Ratio: 1})
+		shutdown, err := tracing.Setup(context.Background(), "test", tracing.Config{Exporter: tt.exporter, Ratio: 1, Batching: tracing.DefaultBatching})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +316,7 @@ func TestSetupLogsTracingErrors(t *testing.T) {
 		slog.SetDefault(prev)
 		otel.SetErrorHandler(&handled)
 	})
-	if _, err := tracing.Setup(context.Background(), "test", tracing.Config{Exporter: "otlp", Ratio: 1}); err != nil {
+	if _, err := tracing.Setup(context.Background(), "test", tracing.Config{Exporter: "otlp", Ratio: 1, Batching: tracing.DefaultBatching}); err != nil {
 		t.Fatal(err)
 	}
 	otel.Handle(errors.New("tracing: 3 spans dropped"))

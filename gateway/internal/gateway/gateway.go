@@ -109,9 +109,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 250*time.Millisecond, 250*time.Millisecond, 250*time.Millisecond
 	ropts.MaxRetries = -1
 	rdb := redis.NewClient(ropts)
-	if err := tracing.Redis(rdb); err != nil {
-		return nil, err
-	}
+	tracing.Redis(rdb)
 
 	jwks := auth.NewJWKS(cfg.JWKSURL)
 	revocations, err := auth.NewRevocations(rdb, log)

@@ -250,6 +250,8 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 // Finish implements intake.Store in one round trip: the statements go as
 // one pipelined batch between BEGIN and COMMIT. (A batch alone runs as an
 // implicit transaction, in which SET LOCAL has no effect but a warning.)
+// Should a statement fail, PostgreSQL skips the rest, COMMIT included, and
+// the pool closes the connection it left in the failed transaction.
 // The commit is asynchronous (synchronous_commit off, for this transaction
 // only): if a crash loses it, the submission is still pending with its
 // lease, and the retry job delivers it again under the same leads

@@ -100,9 +100,7 @@ func run(ctx context.Context) error {
 
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if err := tracing.Redis(rdb); err != nil {
-		return err
-	}
+	tracing.Redis(rdb)
 
 	var renderer *pdf.Renderer
 	ops, err := httpx.NewOps(
