@@ -31,7 +31,9 @@ type Parsed struct {
 	To, Cc    []string
 	Subject   string
 	Body      string
-	Date      time.Time
+	// Date is the Date header in UTC; zero when it is missing or is no
+	// date (see parseDate).
+	Date time.Time
 }
 
 // Parse reads a raw message as far as it can: a broken part, an unknown
@@ -64,7 +66,7 @@ func Parse(raw []byte) Parsed {
 	if s, err := h.Subject(); err == nil || s != "" {
 		p.Subject = s
 	}
-	if d, err := h.Date(); err == nil {
+	if d, ok := parseDate(h.Get("Date")); ok {
 		p.Date = d
 	}
 	var w walker

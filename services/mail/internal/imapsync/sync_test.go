@@ -460,3 +460,39 @@ func TestSyncUnstorableDate(t *testing.T) {
 		t.Fatalf("stored %+v", list)
 	}
 }
+
+// TestSyncDateNamedZone: a Date header in a named zone is stored at its
+// UTC instant (10:00 EST is 15:00Z), and one in "Z", which was refused
+// and replaced by the server's date (2026-01-01 in imaptest), is read.
+func TestSyncDateNamedZone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, imapsync.Options{})
+	for _, m := range []struct{ id, date string }{
+		{"est", "Mon, 2 Mar 2026 10:00:00 EST"},
+		{"pdt", "2 Mar 26 10:00 PDT (Pacific Daylight Time)"},
+		{"z", "Mon, 2 Mar 2026 10:00:00 Z"},
+	} {
+		e.imap.Append(t, "INBOX", []byte("From: zoe@example.com\r\nTo: "+user+"\r\nSubject: "+m.id+
+			"\r\nMessage-ID: <"+m.id+"@example.com>\r\nDate: "+m.date+"\r\n\r\nHello.\r\n"))
+	}
+	mb := e.mailbox(password, "INBOX")
+	if got := e.sync(mb.ID); got.Status != "ok" {
+		t.Fatalf("mailbox %+v", stateOf(got))
+	}
+	list, _, err := e.store.Linked(context.Background(), "zoe@example.com", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range list {
+		got[m.MessageID] = m.SentAt.String()
+	}
+	want := map[string]string{
+		"<est@example.com>": "2026-03-02T15:00:00.000000Z",
+		"<pdt@example.com>": "2026-03-02T17:00:00.000000Z",
+		"<z@example.com>":   "2026-03-02T10:00:00.000000Z",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored sent_at (-want +got):\n%s", diff)
+	}
+}
