@@ -76,7 +76,7 @@ func TestExpiryAndRenewal(t *testing.T) {
 	if got := get(expiring); got["status"] != "expired" || got["termination_date"] != "2020-01-31" {
 		t.Errorf("expiring: %v %v", got["status"], got["termination_date"])
 	}
-	wantTerm, _ := contracts.RenewedTermination(time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), 12, today)
+	wantTerm, terms := contracts.RenewedTermination(time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), time.Date(2020, 1, 31, 0, 0, 0, 0, time.UTC), 12, today)
 	if got := get(renewing); got["status"] != "executed" || got["termination_date"] != contracts.FormatDate(wantTerm) {
 		t.Errorf("renewing: %v %v, want executed %s", got["status"], got["termination_date"], contracts.FormatDate(wantTerm))
 	}
@@ -89,7 +89,7 @@ func TestExpiryAndRenewal(t *testing.T) {
 	if diff := cmp.Diff([]string{contracts.ExpiryNote("2020-01-31")}, notesOf(t, e, idOf(expiring))); diff != "" {
 		t.Errorf("expiry notes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{contracts.RenewalNote("2020-01-31", contracts.FormatDate(wantTerm), 12)}, notesOf(t, e, idOf(renewing))); diff != "" {
+	if diff := cmp.Diff([]string{contracts.RenewalNote("2020-01-31", contracts.FormatDate(wantTerm), 12, terms)}, notesOf(t, e, idOf(renewing))); diff != "" {
 		t.Errorf("renewal notes (-want +got):\n%s", diff)
 	}
 	if n := notesOf(t, e, idOf(draft)); len(n) != 0 {

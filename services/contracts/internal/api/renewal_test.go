@@ -43,16 +43,22 @@ var renewalCases = []struct {
 	// days are the daily runs that renew; want the termination after each.
 	days, want []string
 	months     int
+	// catchUp is the note of one run on the last day: it adds all the
+	// terms the daily runs added one by one and names their total.
+	catchUp string
 }{
 	{"monthly from Dec 31 (effective_date)",
 		map[string]any{"start_date": "2025-12-31", "term_months": 1, "auto_renew": true}, "2026-01-31",
-		[]string{"2026-02-01", "2026-03-01", "2026-04-01"}, []string{"2026-02-28", "2026-03-31", "2026-04-30"}, 1},
+		[]string{"2026-02-01", "2026-03-01", "2026-04-01"}, []string{"2026-02-28", "2026-03-31", "2026-04-30"}, 1,
+		"Contract renewed automatically by 3 months (3 terms of 1): termination date moved from 2026-01-31 to 2026-04-30."},
 	{"monthly from end_date Jan 31",
 		map[string]any{"start_date": "2026-01-01", "end_date": "2026-01-31", "term_months": 1, "auto_renew": true}, "2026-01-31",
-		[]string{"2026-02-01", "2026-03-01", "2026-04-01"}, []string{"2026-02-28", "2026-03-31", "2026-04-30"}, 1},
+		[]string{"2026-02-01", "2026-03-01", "2026-04-01"}, []string{"2026-02-28", "2026-03-31", "2026-04-30"}, 1,
+		"Contract renewed automatically by 3 months (3 terms of 1): termination date moved from 2026-01-31 to 2026-04-30."},
 	{"yearly from leap day",
 		map[string]any{"start_date": "2024-02-29", "term_months": 12, "auto_renew": true}, "2025-02-28",
-		[]string{"2025-03-01", "2026-03-01", "2027-03-01"}, []string{"2026-02-28", "2027-02-28", "2028-02-29"}, 12},
+		[]string{"2025-03-01", "2026-03-01", "2027-03-01"}, []string{"2026-02-28", "2027-02-28", "2028-02-29"}, 12,
+		"Contract renewed automatically by 36 months (3 terms of 12): termination date moved from 2025-02-28 to 2028-02-29."},
 }
 
 // TestRenewalDatesDoNotDrift: the daily job renews from the contract's
@@ -83,7 +89,7 @@ func TestRenewalDatesDoNotDrift(t *testing.T) {
 					t.Errorf("run %s (-want +got):\n%s", d, diff)
 				}
 				got = append(got, terminationOf(t, e, daily))
-				wantNotes = append(wantNotes, contracts.RenewalNote(from, tc.want[i], tc.months))
+				wantNotes = append(wantNotes, contracts.RenewalNote(from, tc.want[i], tc.months, 1))
 				from = tc.want[i]
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -111,7 +117,7 @@ func TestRenewalDatesDoNotDrift(t *testing.T) {
 			if got := terminationOf(t, e, catchUp); got != final {
 				t.Errorf("catch-up termination_date %s, want %s", got, final)
 			}
-			if diff := cmp.Diff([]string{contracts.RenewalNote(tc.initial, final, tc.months)}, notesOf(t, e, idOf(catchUp))); diff != "" {
+			if diff := cmp.Diff([]string{tc.catchUp}, notesOf(t, e, idOf(catchUp))); diff != "" {
 				t.Errorf("catch-up notes (-want +got):\n%s", diff)
 			}
 		})
@@ -263,7 +269,7 @@ func TestExpiryRetriesLongRowLock(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	release()
-	want, _ := contracts.RenewedTermination(day(t, "2020-01-31"), day(t, "2020-01-31"), 12, today)
+	want, terms := contracts.RenewedTermination(day(t, "2020-01-31"), day(t, "2020-01-31"), 12, today)
 	for {
 		got := terminationOf(t, e, held)
 		if got == contracts.FormatDate(want) {
@@ -274,7 +280,7 @@ func TestExpiryRetriesLongRowLock(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if diff := cmp.Diff([]string{contracts.RenewalNote("2020-01-31", contracts.FormatDate(want), 12)}, notesOf(t, e, idOf(held))); diff != "" {
+	if diff := cmp.Diff([]string{contracts.RenewalNote("2020-01-31", contracts.FormatDate(want), 12, terms)}, notesOf(t, e, idOf(held))); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }

@@ -73,7 +73,17 @@ func ExpiryNote(termination string) string {
 	return fmt.Sprintf("Contract expired: its termination date %s has passed.", termination)
 }
 
-// RenewalNote is the system note written when a contract renews itself.
-func RenewalNote(from, to string, months int) string {
-	return fmt.Sprintf("Contract renewed automatically by %d months: termination date moved from %s to %s.", months, from, to)
+// RenewalNote is the system note written when a contract renews itself by
+// terms terms of months each. A catch-up run can add several terms at once,
+// and the note states the whole move (24 months for two terms of 12), so
+// it agrees with the dates it names.
+func RenewalNote(from, to string, months, terms int) string {
+	by := fmt.Sprintf("%d months", months*terms)
+	if months*terms == 1 {
+		by = "1 month"
+	}
+	if terms > 1 {
+		by += fmt.Sprintf(" (%d terms of %d)", terms, months)
+	}
+	return fmt.Sprintf("Contract renewed automatically by %s: termination date moved from %s to %s.", by, from, to)
 }

@@ -93,12 +93,12 @@ func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, wai
 		changed = append(changed, d.id)
 		from := contracts.FormatDate(d.term)
 		if d.renew {
-			next, _ := contracts.RenewedTermination(d.anchor, d.term, d.month, today)
+			next, terms := contracts.RenewedTermination(d.anchor, d.term, d.month, today)
 			to := contracts.FormatDate(next)
 			if _, err := tx.Exec(ctx, `UPDATE contracts SET termination_date = $2::date, updated_at = now() WHERE id = $1`, d.id, to); err != nil {
 				return len(list), fmt.Errorf("renew contract %d: %w", d.id, err)
 			}
-			if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.RenewalNote(from, to, d.month), nil); err != nil {
+			if _, err := activity.AddNote(ctx, tx, activity.Contract, d.id, contracts.RenewalNote(from, to, d.month, terms), nil); err != nil {
 				return len(list), fmt.Errorf("renewal note: %w", err)
 			}
 			res.Renewed++
