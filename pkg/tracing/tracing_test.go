@@ -3,6 +3,7 @@ package tracing_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -67,14 +68,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func spanByName(t *testing.T, name string) sdktrace.ReadOnlySpan {
+// spanByName finds the span called name in trace id. The recorder keeps
+// every span of the process, so a name alone would also match the spans
+// of an earlier run of the same test (go test -count=2).
+func spanByName(t *testing.T, id trace.TraceID, name string) sdktrace.ReadOnlySpan {
 	t.Helper()
 	for _, s := range rec.Ended() {
-		if s.Name() == name {
+		if s.SpanContext().TraceID() == id && s.Name() == name {
 			return s
 		}
 	}
-	t.Fatalf("no span %q", name)
+	t.Fatalf("no span %q in trace %s", name, id)
 	return nil
 }
 
@@ -110,11 +114,17 @@ func TestSampler(t *testing.T) {
 // headers and Middleware runs the job as its child.
 func TestAsynqHeaders(t *testing.T) {
 	t.Parallel()
-	rdb := testredis.Client(t, "RENDER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+	rdb := testredis.Client(t, "TRACING_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 	client := asynq.NewClientFromRedisClient(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
-	queue := "tracing-test-" + t.Name()
-	t.Cleanup(func() { _ = insp.DeleteQueue(queue, true) })
+	// A queue of this run only: another run (-count, a second go test)
+	// neither sees its task nor deletes it first.
+	queue := "tracing-test-asynq-headers-" + rand.Text()
+	t.Cleanup(func() {
+		if err := insp.DeleteQueue(queue, true); err != nil {
+			t.Errorf("delete queue %s: %v", queue, err)
+		}
+	})
 
 	ctx, server := tracing.Start(context.Background(), "request", trace.SpanKindServer)
 	info, err := tracing.Enqueue(ctx, client, asynq.NewTask("test:job", []byte(`{"a":1}`)), asynq.Queue(queue))
@@ -126,7 +136,7 @@ func TestAsynqHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	producer := spanByName(t, "test:job publish")
+	producer := spanByName(t, server.SpanContext().TraceID(), "test:job publish")
 	if got, want := stored.Headers["traceparent"], "00-"+producer.SpanContext().TraceID().String()+"-"+producer.SpanContext().SpanID().String()+"-01"; got != want {
 		t.Errorf("traceparent header = %q, want %q", got, want)
 	}
@@ -146,7 +156,7 @@ func TestAsynqHeaders(t *testing.T) {
 	if sc.TraceID() != producer.SpanContext().TraceID() {
 		t.Errorf("job trace = %s, want the producer's %s", sc.TraceID(), producer.SpanContext().TraceID())
 	}
-	consumer := spanByName(t, "test:job process")
+	consumer := spanByName(t, server.SpanContext().TraceID(), "test:job process")
 	if consumer.Parent().SpanID() != producer.SpanContext().SpanID() {
 		t.Errorf("job span parent = %s, want the producer span %s", consumer.Parent().SpanID(), producer.SpanContext().SpanID())
 	}
