@@ -9,7 +9,14 @@ package imaptest
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
 	"net"
 	"strconv"
 	"sync"
@@ -26,8 +33,12 @@ type Server struct {
 	Username, Password string
 	Host               string
 	Port               int
+	// RootCAs trusts the certificate of a server from StartTLS; nil for a
+	// plain server.
+	RootCAs *x509.CertPool
 
 	mu   sync.Mutex
+	tls  *tls.Config
 	user *imapmemserver.User
 	mem  *imapmemserver.Server
 	srv  *imapserver.Server
@@ -42,11 +53,29 @@ func (quiet) Printf(string, ...any) {}
 // free port of 127.0.0.1; it stops when the test ends.
 func Start(t testing.TB, username, password string) *Server {
 	t.Helper()
+	return start(t, username, password, nil, nil)
+}
+
+// StartTLS is Start with implicit TLS, as on port 993: the server says
+// nothing until the client's TLS handshake. Its certificate, for 127.0.0.1,
+// is trusted by s.RootCAs.
+func StartTLS(t testing.TB, username, password string) *Server {
+	t.Helper()
+	cert, roots, err := selfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start(t, username, password, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, roots)
+}
+
+func start(t testing.TB, username, password string, tlsConfig *tls.Config, roots *x509.CertPool) *Server {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Username: username, Password: password, Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}
+	s := &Server{Username: username, Password: password, Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
+		RootCAs: roots, tls: tlsConfig}
 	s.mem = imapmemserver.New()
 	s.user = imapmemserver.NewUser(username, password)
 	if err := s.user.Create("INBOX", nil); err != nil {
@@ -67,6 +96,9 @@ func (s *Server) serve(ln net.Listener) {
 		InsecureAuth: true,
 		Logger:       quiet{},
 	})
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	s.ln = ln
 	go func() { _ = s.srv.Serve(ln) }()
 }
@@ -132,4 +164,34 @@ func (s *Server) Recreate(t testing.TB, folder string) {
 	if err := s.user.Create(folder, nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// selfSigned makes a certificate for 127.0.0.1 that is its own root.
+func selfSigned() (tls.Certificate, *x509.CertPool, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "imaptest"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, roots, nil
 }

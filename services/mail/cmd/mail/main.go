@@ -69,12 +69,17 @@ func load(l *config.Loader) (settings, error) {
 			// Secure by default: a user-chosen host must not reach the
 			// cluster's own network unless the operator allows it.
 			BlockPrivate: l.Bool("MAIL_IMAP_BLOCK_PRIVATE", true),
+			// A mailbox with tls off on an implicit-TLS port gets no
+			// greeting; its error should come while the user still looks.
+			GreetingTimeout: l.Duration("MAIL_IMAP_GREETING_TIMEOUT", 8*time.Second),
 		},
 	}
 	s.Jobs.TaskTimeout = s.Sync.Lease
 	l.Check(s.SecretKey == "" || len(s.SecretKey) >= 16, "CRM_SECRET_KEY", "must be at least 16 characters")
 	l.Check(s.Jobs.Interval >= time.Second, "MAIL_SYNC_INTERVAL", "must be at least 1s")
 	l.Check(s.Sync.Lease >= 5*time.Second, "MAIL_SYNC_TIMEOUT", "must be at least 5s")
+	l.Check(s.Sync.GreetingTimeout >= time.Second && s.Sync.GreetingTimeout < s.Sync.Lease,
+		"MAIL_IMAP_GREETING_TIMEOUT", "must be at least 1s and less than MAIL_SYNC_TIMEOUT")
 	return s, l.Err()
 }
 

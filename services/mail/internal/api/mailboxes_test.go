@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -428,4 +431,68 @@ func TestScheduledSync(t *testing.T) {
 	e.waitMailbox(e.user(1), mb.ID, "scheduled sync", func(m mailbox) bool { return m.Status == "ok" && m.LastUID == 1 })
 	srv.Append(t, "INBOX", fixture(t, "alternative.eml"))
 	e.waitMailbox(e.user(1), mb.ID, "next scheduled sync", func(m mailbox) bool { return m.LastUID == 2 })
+}
+
+// TestMailboxWrongTLSSetting: a mailbox whose tls setting does not match
+// its port shows an error naming the likely mistake soon after it is
+// connected, and nothing else about it changes. With tls off on an
+// implicit-TLS port (993) the server waits for a TLS handshake and sends
+// no greeting: the mailbox used to stay pending for 60 s and then blame
+// the server. The worker runs with the default 8 s greeting timeout.
+func TestMailboxWrongTLSSetting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{worker: true, interval: time.Hour})
+	tok := e.user(5)
+	e.contacts.set(1, ptr("bob@example.org"))
+	tests := []struct {
+		name string
+		srv  *imaptest.Server
+		tls  bool
+		want string // %s is the server's address
+	}{
+		{"tls off on an implicit-TLS port", imaptest.StartTLS(t, imapUser, imapPass), false,
+			"no IMAP greeting from %s within 8s: is the port expecting TLS (tls: true)?"},
+		{"tls on a plain port", imaptest.Start(t, imapUser, imapPass), true,
+			"the server at %s answered without TLS: is the port expecting plain IMAP (tls: false)?"},
+	}
+	start := time.Now()
+	created := make([]mailbox, len(tests))
+	for i, tt := range tests {
+		tt.srv.Append(t, "INBOX", fixture(t, "plain.eml"))
+		created[i] = e.createMailbox(tok, map[string]any{
+			"host": tt.srv.Host, "port": tt.srv.Port, "tls": tt.tls, "username": imapUser, "password": imapPass,
+		})
+	}
+	got := make([]mailbox, len(tests))
+	took := make([]time.Duration, len(tests))
+	eventually(t, "both first syncs end", func() bool {
+		for i := range tests {
+			if took[i] == 0 {
+				if m := e.getMailbox(tok, created[i].ID); m.Status != "pending" {
+					got[i], took[i] = m, time.Since(start)
+				}
+			}
+		}
+		return !slices.Contains(took, 0)
+	})
+	for i, tt := range tests {
+		t.Logf("%s: error shown %s after POST /mailboxes", tt.name, took[i].Round(time.Millisecond))
+		// The greeting timeout, then the queue's pickup and a margin for a
+		// loaded machine.
+		if took[i] > 15*time.Second {
+			t.Errorf("%s: the error took %s", tt.name, took[i])
+		}
+		want := created[i]
+		want.Status = "error"
+		want.LastError = ptr(fmt.Sprintf(tt.want, net.JoinHostPort(tt.srv.Host, strconv.Itoa(tt.srv.Port))))
+		if diff := cmp.Diff(want, got[i], cmpopts.IgnoreFields(mailbox{}, "LastSyncedAt")); diff != "" {
+			t.Errorf("%s: GET /mailboxes/{id} (-want +got):\n%s", tt.name, diff)
+		}
+		if got[i].LastSyncedAt == nil {
+			t.Errorf("%s: last_synced_at not set", tt.name)
+		}
+	}
+	if got := ids(e.linked(tok, "/contacts/1/linked-emails")); len(got) != 0 {
+		t.Errorf("messages stored by failed syncs: %v", got)
+	}
 }

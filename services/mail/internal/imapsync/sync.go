@@ -32,6 +32,14 @@ type Options struct {
 	Lease time.Duration
 	// DialTimeout bounds connecting and the TLS handshake (default 15 s).
 	DialTimeout time.Duration
+	// GreetingTimeout bounds the wait for the server's IMAP greeting once
+	// connected (default 8 s). A server on an implicit-TLS port (993)
+	// reached without TLS waits for a handshake and never greets; without
+	// this bound the mailbox stayed pending for a minute (62 s measured,
+	// on go-imap's own read timeouts). 8 s leaves room for the queue's
+	// pickup, so the error shows within 10 s of connecting the mailbox,
+	// and is far more than a working server needs to greet.
+	GreetingTimeout time.Duration
 	// Batch is how many messages are fetched per round trip (default 25).
 	Batch int
 	// MaxRawBytes is the most of one message read from the server
@@ -50,6 +58,9 @@ func (o *Options) defaults() {
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 15 * time.Second
+	}
+	if o.GreetingTimeout <= 0 {
+		o.GreetingTimeout = 8 * time.Second
 	}
 	if o.Batch <= 0 {
 		o.Batch = 25
@@ -131,7 +142,14 @@ func (s *Syncer) run(ctx context.Context, mb mail.MailboxSecret, token int64) (m
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
 
-	if err := c.WaitGreeting(); err != nil {
+	greeting := time.AfterFunc(s.opts.GreetingTimeout, func() { _ = c.Close() })
+	err = c.WaitGreeting()
+	if !greeting.Stop() {
+		// Timed out, and the connection is closed, whatever WaitGreeting
+		// returned meanwhile.
+		return fail(greetingTimeout(addr, s.opts.GreetingTimeout, mb.TLS), err)
+	}
+	if err != nil {
 		return fail(fmt.Sprintf("the server at %s did not answer as an IMAP server", addr), err)
 	}
 	if err := c.Login(mb.Username, password).Wait(); err != nil {
@@ -328,12 +346,17 @@ func (e *tlsError) Unwrap() error { return e.err }
 func dialError(addr string, err error) string {
 	var dnsErr *net.DNSError
 	var te *tlsError
+	var rhe tls.RecordHeaderError
 	var ne net.Error
 	switch {
 	case errors.Is(err, netguard.ErrRefused):
 		return fmt.Sprintf("connecting to %s is not allowed (private address)", addr)
 	case errors.As(err, &dnsErr):
 		return fmt.Sprintf("the host of %s could not be resolved", addr)
+	case errors.As(err, &rhe):
+		// The server's first bytes are not TLS: most likely a plain IMAP
+		// greeting (port 143) answering the handshake.
+		return fmt.Sprintf("the server at %s answered without TLS: is the port expecting plain IMAP (tls: false)?", addr)
 	case errors.As(err, &te):
 		return fmt.Sprintf("the TLS handshake with %s failed", addr)
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -343,6 +366,16 @@ func dialError(addr string, err error) string {
 	default:
 		return fmt.Sprintf("could not connect to %s", addr)
 	}
+}
+
+// greetingTimeout describes a server that sent no greeting in fixed
+// words; without TLS the likely cause is a port expecting TLS.
+func greetingTimeout(addr string, d time.Duration, useTLS bool) string {
+	msg := fmt.Sprintf("no IMAP greeting from %s within %s", addr, d)
+	if !useTLS {
+		msg += ": is the port expecting TLS (tls: true)?"
+	}
+	return msg
 }
 
 // redact keeps a username out of debug logs of causes.

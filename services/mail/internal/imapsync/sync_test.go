@@ -2,6 +2,8 @@ package imapsync_test
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -335,12 +337,6 @@ func TestSyncFailures(t *testing.T) {
 			want: "is not allowed (private address)",
 		},
 		{
-			name:   "TLS against a plain server",
-			opts:   imapsync.Options{DialTimeout: 5 * time.Second},
-			mutate: func(_ *env, f *mail.MailboxFields) { f.TLS = true },
-			want:   "the TLS handshake with",
-		},
-		{
 			name: "undecryptable password",
 			mutate: func(_ *env, f *mail.MailboxFields) {
 				other, _ := mail.NewSealer("some-other-secret-key-000")
@@ -494,5 +490,73 @@ func TestSyncDateNamedZone(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored sent_at (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyncWrongTLSSetting: a mailbox whose tls setting does not match its
+// port fails quickly with a message naming the likely mistake, and changes
+// nothing but its status. Without TLS on an implicit-TLS port the server
+// waits for a handshake and sends no greeting; the sync used to wait for
+// go-imap's 30 s read timeout and then blame the server.
+func TestSyncWrongTLSSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		serverTLS  bool
+		mailboxTLS bool
+		want       string // %s is the server's address
+	}{
+		{"tls off on an implicit-TLS port", true, false, "no IMAP greeting from %s within 1.5s: is the port expecting TLS (tls: true)?"},
+		{"tls on a plain port", false, true, "the server at %s answered without TLS: is the port expecting plain IMAP (tls: false)?"},
+		{"tls on an implicit-TLS port", true, true, ""},
+		{"tls off on a plain port", false, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, imapsync.Options{GreetingTimeout: 1500 * time.Millisecond})
+			srv := e.imap
+			if tt.serverTLS {
+				srv = imaptest.StartTLS(t, user, password)
+				var err error
+				if e.syncer, err = imapsync.New(e.store, e.sealer, imapsync.Options{
+					GreetingTimeout: 1500 * time.Millisecond, TLSConfig: &tls.Config{RootCAs: srv.RootCAs},
+				}, slog.New(slog.NewJSONHandler(io.Discard, nil))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv.Append(t, "INBOX", e.fixture("plain.eml"))
+			sealed, err := e.sealer.Seal(password)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mb, err := e.store.CreateMailbox(context.Background(), 1, mail.MailboxFields{
+				Host: srv.Host, Port: srv.Port, TLS: tt.mailboxTLS, Username: user, Folder: "INBOX", PasswordSealed: sealed,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			start := time.Now()
+			got := stateOf(e.sync(mb.ID))
+			elapsed := time.Since(start)
+
+			want := state{Status: "ok", UIDValidity: 1, LastUID: 1, Synced: true}
+			if tt.want != "" {
+				addr := net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port))
+				want = state{Status: "error", LastError: fmt.Sprintf(tt.want, addr), Synced: true}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("mailbox state (-want +got):\n%s", diff)
+			}
+			// The greeting timeout plus a generous margin for a loaded
+			// machine; the old wait was 30 s.
+			if elapsed > 10*time.Second {
+				t.Errorf("sync took %s", elapsed)
+			}
+			if n := len(e.linked(user)); tt.want != "" && n != 0 {
+				t.Errorf("%d messages stored by a failed sync", n)
+			}
+		})
 	}
 }
