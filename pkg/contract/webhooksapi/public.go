@@ -47,6 +47,8 @@ type Delivery struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at" description:"When a pending delivery is tried again."`
 	LastAttemptAt *time.Time `json:"last_attempt_at"`
 	CreatedAt     time.Time  `json:"created_at"`
+
+	Attempts []DeliveryAttempt `json:"attempts" nullable:"false" description:"Every attempt made, oldest first: the last is the one status_code, error, duration_ms, response_body and last_attempt_at describe; empty before the first. A delivery attempted before this list existed shows only its latest attempt."`
 }
 
 // Event is one change as the events feed and webhook deliveries carry it.

@@ -70,7 +70,9 @@ func Body(j store.Job) ([]byte, string) {
 // idle kept-alive connection). It returns errStopped when ctx ended (the
 // process is stopping), not the attempt's own timeout.
 func (e *Engine) attempt(ctx context.Context, j store.Job) (o store.Outcome, unreachable bool, err error) {
+	at := time.Now()
 	o, err = e.try(ctx, j)
+	o.At = at
 	if err == nil && o.StatusCode == nil && o.Error != nil {
 		switch *o.Error {
 		case errTimeout, errRefused, errDNS, errTLS, errConnect:

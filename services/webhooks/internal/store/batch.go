@@ -21,7 +21,9 @@ type Result struct {
 
 // RecordBatch stores the results of a batch and takes their deliveries
 // out of it (the batch goes once it lists none); a 410 among them
-// deactivates the subscription in the same transaction. A result applies
+// deactivates the subscription in the same transaction. Each attempt made
+// is added to delivery_attempts by the statement that updates its
+// delivery, so the log costs no further round trip. A result applies
 // only while the batch still lists its delivery at that attempt (a
 // delivery leaves its batch only here, so a listed one is pending), so a
 // duplicate or superseded task changes nothing. It returns the ids that
@@ -52,19 +54,26 @@ func (s *Store) RecordBatch(ctx context.Context, batch int64, rs []Result) (map[
 		if len(apply) == 0 {
 			return nil
 		}
-		rows, err := tx.Query(ctx, `UPDATE deliveries d SET
-				status = CASE WHEN r.tried THEN r.status ELSE d.status END,
-				attempt = d.attempt + CASE WHEN r.tried THEN 1 ELSE 0 END,
-				status_code = CASE WHEN r.tried THEN r.code ELSE d.status_code END,
-				duration_ms = CASE WHEN r.tried THEN r.took ELSE d.duration_ms END,
-				error = CASE WHEN r.tried THEN r.err ELSE d.error END,
-				response_body = CASE WHEN r.tried THEN r.body ELSE d.response_body END,
-				last_attempt_at = CASE WHEN r.tried THEN now() ELSE d.last_attempt_at END,
-				next_attempt_at = COALESCE(r.next, d.next_attempt_at)
-			FROM unnest($1::bigint[], $2::int[], $3::bool[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::timestamptz[])
-				AS r(id, attempt, tried, status, code, took, err, body, next)
-			WHERE d.id = r.id AND d.attempt = r.attempt
-			RETURNING d.id, d.subscription_id`, resultColumns(apply)...)
+		rows, err := tx.Query(ctx, `WITH u AS (
+				UPDATE deliveries d SET
+					status = CASE WHEN r.tried THEN r.status ELSE d.status END,
+					attempt = d.attempt + CASE WHEN r.tried THEN 1 ELSE 0 END,
+					status_code = CASE WHEN r.tried THEN r.code ELSE d.status_code END,
+					duration_ms = CASE WHEN r.tried THEN r.took ELSE d.duration_ms END,
+					error = CASE WHEN r.tried THEN r.err ELSE d.error END,
+					response_body = CASE WHEN r.tried THEN r.body ELSE d.response_body END,
+					last_attempt_at = CASE WHEN r.tried THEN r.at ELSE d.last_attempt_at END,
+					next_attempt_at = COALESCE(r.next, d.next_attempt_at)
+				FROM unnest($1::bigint[], $2::int[], $3::bool[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[],
+						$9::timestamptz[], $10::timestamptz[])
+					AS r(id, attempt, tried, status, code, took, err, body, next, at)
+				WHERE d.id = r.id AND d.attempt = r.attempt
+				RETURNING d.id, d.subscription_id, d.attempt, r.tried, r.code, r.err, r.took, r.body, r.at
+			), logged AS (
+				INSERT INTO delivery_attempts (delivery_id, attempt, status_code, error, duration_ms, response_body, attempted_at)
+				SELECT id, attempt, code, err, took, body, at FROM u WHERE tried
+			)
+			SELECT id, subscription_id FROM u`, resultColumns(apply)...)
 		if err != nil {
 			return err
 		}
@@ -126,6 +135,7 @@ func resultColumns(rs []Result) []any {
 		errs     = make([]*string, n)
 		bodies   = make([]*string, n)
 		next     = make([]*time.Time, n)
+		at       = make([]*time.Time, n)
 	)
 	for i, r := range rs {
 		ids[i], attempts[i], tried[i] = r.ID, int32(r.Attempt), r.Tried
@@ -137,6 +147,10 @@ func resultColumns(rs []Result) []any {
 			continue
 		}
 		status[i], errs[i], bodies[i] = &o.Status, o.Error, o.Body
+		if o.At.IsZero() {
+			o.At = time.Now()
+		}
+		at[i] = &o.At
 		ms := int32(o.DurationMS)
 		took[i] = &ms
 		if o.StatusCode != nil {
@@ -144,5 +158,5 @@ func resultColumns(rs []Result) []any {
 			codes[i] = &c
 		}
 	}
-	return []any{ids, attempts, tried, status, codes, took, errs, bodies, next}
+	return []any{ids, attempts, tried, status, codes, took, errs, bodies, next, at}
 }

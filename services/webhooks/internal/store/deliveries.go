@@ -55,7 +55,49 @@ func (s *Store) Deliveries(ctx context.Context, subID int64, q *listq.Query, sta
 		return nil, 0, err
 	}
 	ds, err := pgx.CollectRows(rows, scanDelivery)
-	return ds, total, err
+	if err != nil {
+		return nil, 0, err
+	}
+	return ds, total, s.withAttempts(ctx, ds)
+}
+
+// withAttempts fills in the attempts of ds, oldest first, in one query for
+// the whole page.
+func (s *Store) withAttempts(ctx context.Context, ds []webhooks.Delivery) error {
+	ids := make([]int64, len(ds))
+	byID := make(map[int64]*webhooks.Delivery, len(ds))
+	for i := range ds {
+		ds[i].Attempts = []webhooks.DeliveryAttempt{}
+		ids[i] = ds[i].ID
+		byID[ds[i].ID] = &ds[i]
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT delivery_id, attempt, status_code, error, duration_ms, response_body, attempted_at
+		FROM delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt`, ids)
+	if err != nil {
+		return err
+	}
+	var id int64
+	var a webhooks.DeliveryAttempt
+	_, err = pgx.ForEachRow(rows, []any{&id, &a.Attempt, &a.StatusCode, &a.Error, &a.DurationMS, &a.ResponseBody, &a.AttemptedAt}, func() error {
+		d := byID[id]
+		d.Attempts = append(d.Attempts, a)
+		a = webhooks.DeliveryAttempt{} // the next row's pointers are its own
+		return nil
+	})
+	return err
+}
+
+// withAttemptsOne is withAttempts for a single delivery.
+func (s *Store) withAttemptsOne(ctx context.Context, d webhooks.Delivery, err error) (webhooks.Delivery, error) {
+	if err != nil {
+		return d, err
+	}
+	ds := []webhooks.Delivery{d}
+	err = s.withAttempts(ctx, ds)
+	return ds[0], err
 }
 
 // Delivery returns one delivery of a subscription; 404 otherwise.
@@ -68,7 +110,7 @@ func (s *Store) Delivery(ctx context.Context, subID, id int64) (webhooks.Deliver
 	if db.IsNoRows(err) {
 		return d, errDeliveryNotFound
 	}
-	return d, err
+	return s.withAttemptsOne(ctx, d, err)
 }
 
 // Retry makes a delivery of the subscription pending and due now. One
@@ -85,7 +127,7 @@ func (s *Store) Retry(ctx context.Context, subID, id int64) (webhooks.Delivery, 
 	if db.IsNoRows(err) {
 		return s.Delivery(ctx, subID, id)
 	}
-	return d, err
+	return s.withAttemptsOne(ctx, d, err)
 }
 
 // NewPing records a ping delivery to the subscription in a batch of its

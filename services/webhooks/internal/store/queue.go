@@ -185,6 +185,9 @@ type Outcome struct {
 	DurationMS int
 	Error      *string
 	Body       *string
+	// At is when the attempt started (the request was sent); the log's
+	// attempted_at and the delivery's last_attempt_at.
+	At time.Time
 	// NextAttemptAt is set when Status is pending.
 	NextAttemptAt time.Time
 	// Disable deactivates the subscription with this reason (a 410).

@@ -55,6 +55,8 @@ type Delivery struct {
 	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
 	LastAttemptAt *timestamp.Time `json:"last_attempt_at"`
 	CreatedAt     timestamp.Time  `json:"created_at"`
+
+	Attempts []DeliveryAttempt `json:"attempts"`
 }
 
 // Event is one change as the feed and the deliveries carry it.
