@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -62,11 +63,7 @@ func toProblem(err error) *problem.Error {
 		case fiber.StatusRequestEntityTooLarge:
 			return problem.TooLarge("the request body is too large")
 		case fiber.StatusRequestHeaderFieldsTooLarge:
-			// Oversized headers almost always carry a forged or garbage
-			// credential (the classic: a megabyte "token"); no valid token or
-			// key is that large, so the answer is the same 401 as for any bad
-			// credential, decided before anything is parsed.
-			return problem.Unauthenticated(fmt.Sprintf("request headers exceed %d bytes; no valid credential is that large", readBufferSize))
+			return headersTooLarge()
 		case fiber.StatusRequestTimeout:
 			return &problem.Error{Status: 408, Code: "request_timeout", Title: "Request Timeout", Detail: "the request was not received in time"}
 		case fiber.StatusBadRequest:
@@ -74,4 +71,17 @@ func toProblem(err error) *problem.Error {
 		}
 	}
 	return problem.Internal()
+}
+
+// headersTooLarge answers a request whose request line and header fields
+// do not fit in readBufferSize: 431 whichever part is long, a megabyte
+// token or a query of thousands of parameters. 414 would name a long
+// target, but fasthttp refuses the block before parsing it and keeps no
+// part of it, so the gateway cannot tell which part overflowed; one answer
+// for the one limit is what it can state truthfully. Only the detail says
+// what the limit covers.
+func headersTooLarge() *problem.Error {
+	return &problem.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: "request_header_fields_too_large",
+		Title:  http.StatusText(http.StatusRequestHeaderFieldsTooLarge),
+		Detail: fmt.Sprintf("the request line and header fields together exceed %d bytes", readBufferSize)}
 }

@@ -35,9 +35,10 @@ const (
 	bodyReadTimeout   = 10 * time.Minute
 	writeTimeout      = 10 * time.Minute
 	idleTimeout       = 120 * time.Second
-	// readBufferSize is also the largest request header block accepted;
-	// larger headers are refused as a bad credential, 401 (a buffer this size exists per connection, so
-	// it stays small).
+	// readBufferSize is also the largest request line plus header fields
+	// accepted; a larger block is refused with 431 before it is parsed
+	// (see headersTooLarge). A buffer this size exists per connection, so
+	// it stays small.
 	readBufferSize = 32 << 10
 )
 
