@@ -35,32 +35,61 @@ type Config struct {
 	// (*TooLongError) keeps holding its in-flight slot
 	// (RENDER_REFUSAL_COOLDOWN, 10s).
 	Cooldown time.Duration
-	// PDFTagged makes Render ask for tagged (accessible) PDFs
-	// (RENDER_PDF_TAGGED, false). It is the client's setting, not the
-	// worker's: it goes into the job and so into the job key.
-	PDFTagged bool
+	// PDFUntagged makes Render ask for untagged PDFs (RENDER_PDF_TAGGED=false;
+	// tagged, accessible PDFs are the default). It is the client's setting,
+	// not the worker's: it goes into the job and so into the job key. It is
+	// the negative so that a Config written in code is accessible too.
+	PDFUntagged bool
+	// Lang is the document language of jobs that name none
+	// (RENDER_DOCUMENT_LANG, "en"; a BCP 47 tag). Like tagging it goes into
+	// the job and its key.
+	Lang string
 }
+
+// DefaultLang is the document language when neither the job nor
+// RENDER_DOCUMENT_LANG names one.
+const DefaultLang = "en"
 
 // LoadConfig reads the render queue settings through the shared loader;
 // call l.Err() afterwards as for any other setting.
 func LoadConfig(l *config.Loader) Config {
 	return Config{
-		RedisURL:  l.URL("REDIS_URL", "redis://localhost:6379/0"),
-		Queues:    Queues{Prefix: l.String("RENDER_QUEUE_PREFIX", DefaultPrefix)},
-		Wait:      l.Duration("RENDER_WAIT", 30*time.Second),
-		ResultTTL: l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
-		MaxRetry:  l.Int("RENDER_MAX_RETRY", 3, 0, 10),
-		PerUser:   l.Int("RENDER_USER_INFLIGHT", DefaultPerUser, 1, 100),
-		Cooldown:  l.Duration("RENDER_REFUSAL_COOLDOWN", DefaultCooldown),
-		PDFTagged: l.Bool("RENDER_PDF_TAGGED", false),
+		RedisURL:    l.URL("REDIS_URL", "redis://localhost:6379/0"),
+		Queues:      Queues{Prefix: l.String("RENDER_QUEUE_PREFIX", DefaultPrefix)},
+		Wait:        l.Duration("RENDER_WAIT", 30*time.Second),
+		ResultTTL:   l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
+		MaxRetry:    l.Int("RENDER_MAX_RETRY", 3, 0, 10),
+		PerUser:     l.Int("RENDER_USER_INFLIGHT", DefaultPerUser, 1, 100),
+		Cooldown:    l.Duration("RENDER_REFUSAL_COOLDOWN", DefaultCooldown),
+		PDFUntagged: !l.Bool("RENDER_PDF_TAGGED", true),
+		Lang:        loadLang(l),
 	}
 }
 
-// settle fills in the settings of job that the deployment decides, before
-// the key is computed: everything that changes the output is in the job.
-func (c Config) settle(job Job) Job {
-	if job.Format == PDF && c.PDFTagged {
+// loadLang reads RENDER_DOCUMENT_LANG in its canonical form.
+func loadLang(l *config.Loader) string {
+	v := l.String("RENDER_DOCUMENT_LANG", DefaultLang)
+	lang, err := ParseLang(v)
+	l.Check(err == nil, "RENDER_DOCUMENT_LANG", fmt.Sprintf("%q is not a BCP 47 language tag (such as en or de-AT)", v))
+	return lang
+}
+
+// Settle returns the job that Render submits for job: the settings the
+// deployment decides filled in before the key is computed, since everything
+// that changes the output is in the job. A language the job names is kept,
+// in its canonical form. Its Key is the key of the stored result.
+func (c Config) Settle(job Job) Job {
+	if job.Format == PDF && !c.PDFUntagged {
 		job.Tagged = true
+	}
+	if job.Lang == "" {
+		job.Lang = c.Lang
+	}
+	if job.Lang == "" {
+		job.Lang = DefaultLang
+	}
+	if lang, err := ParseLang(job.Lang); err == nil {
+		job.Lang = lang
 	}
 	return job
 }
@@ -130,7 +159,7 @@ const (
 // job invalid, and the context's error only when ctx was cancelled (the
 // caller is gone).
 func (c *Client) Render(ctx context.Context, job Job, prio Priority, user string) ([]byte, error) {
-	job = c.cfg.settle(job)
+	job = c.cfg.Settle(job)
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}

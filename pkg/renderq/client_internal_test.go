@@ -1,47 +1,95 @@
 package renderq
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/config"
 )
 
-// TestClientSettlesTagged: the client, not the worker, decides tagging, from
-// RENDER_PDF_TAGGED, and puts it in the job before computing the key, so the
-// key it waits on is the key every worker stores under.
-func TestClientSettlesTagged(t *testing.T) {
+// TestLoadConfigDocumentSettings: PDFs are tagged and documents are in
+// English unless the deployment says otherwise; a language that is not a
+// BCP 47 tag stops the service at start-up, naming the variable.
+func TestLoadConfigDocumentSettings(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		env  string
-		want bool
-	}{{"", false}, {"false", false}, {"true", true}} {
-		l := config.FromMap(map[string]string{"RENDER_PDF_TAGGED": tc.env})
-		cfg := LoadConfig(l)
-		if err := l.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if cfg.PDFTagged != tc.want {
-			t.Errorf("RENDER_PDF_TAGGED=%q: PDFTagged = %v, want %v", tc.env, cfg.PDFTagged, tc.want)
-		}
+	tests := []struct {
+		name         string
+		env          map[string]string
+		wantUntagged bool
+		wantLang     string
+		wantErr      string
+	}{
+		{"defaults", nil, false, "en", ""},
+		{"tagging on", map[string]string{"RENDER_PDF_TAGGED": "true"}, false, "en", ""},
+		{"tagging off", map[string]string{"RENDER_PDF_TAGGED": "false"}, true, "en", ""},
+		{"language", map[string]string{"RENDER_DOCUMENT_LANG": "de-AT"}, false, "de-AT", ""},
+		{"language canonicalised", map[string]string{"RENDER_DOCUMENT_LANG": "de-at"}, false, "de-AT", ""},
+		{"not a language", map[string]string{"RENDER_DOCUMENT_LANG": "en_GB!"}, false, "", `RENDER_DOCUMENT_LANG: "en_GB!" is not a BCP 47 language tag`},
+		{"markup", map[string]string{"RENDER_DOCUMENT_LANG": `en"><script>`}, false, "", "RENDER_DOCUMENT_LANG: "},
 	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := config.FromMap(tc.env)
+			cfg := LoadConfig(l)
+			err := l.Err()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.PDFUntagged != tc.wantUntagged || cfg.Lang != tc.wantLang {
+				t.Errorf("PDFUntagged, Lang = %v, %q; want %v, %q", cfg.PDFUntagged, cfg.Lang, tc.wantUntagged, tc.wantLang)
+			}
+		})
+	}
+}
 
+// TestClientSettlesDocumentSettings: the client, not the worker, decides
+// tagging and the default language and puts them in the job before
+// computing the key, so the key it waits on is the key every worker stores
+// under, and a change of either setting is a new key.
+func TestClientSettlesDocumentSettings(t *testing.T) {
+	t.Parallel()
+	tagged, untagged, german := Config{}, Config{PDFUntagged: true}, Config{Lang: "de"}
 	pdf := Job{Format: PDF, HTML: "<p>x</p>"}
-	tagged, untagged := Config{PDFTagged: true}, Config{}
-	if got := tagged.settle(pdf); !got.Tagged {
-		t.Error("tagged client sent an untagged PDF job")
-	}
-	if tagged.settle(pdf).Key() == untagged.settle(pdf).Key() {
-		t.Error("differently configured clients share a key")
-	}
-	if untagged.settle(pdf).Key() != pdf.Key() {
-		t.Error("untagged client changed the job")
-	}
-	// A caller may still ask for a tagged PDF under an untagged default.
-	if !untagged.settle(Job{Format: PDF, Tagged: true}).Tagged {
-		t.Error("untagged client dropped an explicit Tagged")
-	}
 	docx := Job{Format: DOCX, HTML: "<p>x</p>"}
-	if got := tagged.settle(docx); got.Tagged || got.Key() != docx.Key() {
-		t.Error("tagging leaked into a DOCX job")
+	tests := []struct {
+		name string
+		cfg  Config
+		job  Job
+		want Job
+	}{
+		{"default PDF is tagged, in English", tagged, pdf, Job{Format: PDF, HTML: "<p>x</p>", Tagged: true, Lang: "en"}},
+		{"untagged client", untagged, pdf, Job{Format: PDF, HTML: "<p>x</p>", Lang: "en"}},
+		{"an explicit Tagged stays under an untagged client", untagged, Job{Format: PDF, Tagged: true}, Job{Format: PDF, Tagged: true, Lang: "en"}},
+		{"deployment language", german, pdf, Job{Format: PDF, HTML: "<p>x</p>", Tagged: true, Lang: "de"}},
+		{"the job's language wins, canonicalised", german, Job{Format: PDF, Lang: "fr-ch"}, Job{Format: PDF, Tagged: true, Lang: "fr-CH"}},
+		{"DOCX is never tagged but has a language", tagged, docx, Job{Format: DOCX, HTML: "<p>x</p>", Lang: "en"}},
+		{"a bad language is left for Validate", tagged, Job{Format: DOCX, Lang: "??"}, Job{Format: DOCX, Lang: "??"}},
+	}
+	for _, tc := range tests {
+		got := tc.cfg.Settle(tc.job)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+		if err := got.Validate(); (err != nil) != (tc.job.Lang == "??") {
+			t.Errorf("%s: Validate = %v", tc.name, err)
+		}
+	}
+	keys := map[string]string{}
+	for name, job := range map[string]Job{
+		"tagged": tagged.Settle(pdf), "untagged": untagged.Settle(pdf), "german": german.Settle(pdf),
+	} {
+		if other, ok := keys[job.Key()]; ok {
+			t.Errorf("%s and %s clients share a key", name, other)
+		}
+		keys[job.Key()] = name
 	}
 }

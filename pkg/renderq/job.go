@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"golang.org/x/text/language"
 )
 
 // RendererVersion is part of every job key. Bump it whenever the output of
@@ -25,7 +27,10 @@ import (
 //
 // render-4: Tagged moved from the worker's configuration into the job;
 // render-3 results were printed with whichever setting the worker had.
-const RendererVersion = "render-4"
+// render-5: the document language (Lang) in the PDF's <html lang> and the
+// DOCX's core properties and default run language, and the PDF's outline
+// with tagging; stored untagged render-4 PDFs are no longer served.
+const RendererVersion = "render-5"
 
 // Format is the output format of a job.
 type Format string
@@ -64,7 +69,15 @@ const MaxHTMLBytes = 2 << 20
 // Tagged asks for a tagged (accessible) PDF; PDF jobs only. It changes the
 // bytes, so it is part of the job and its key, and the worker prints what the
 // job says: workers configured differently can no longer store different
-// files under one key. Client.Render sets it from RENDER_PDF_TAGGED.
+// files under one key. Client.Render sets it from RENDER_PDF_TAGGED (on by
+// default).
+//
+// Title is the document's title (the PDF's <title>, Info /Title and window
+// title; the DOCX's dc:title). Lang is its BCP 47 language (the PDF's
+// <html lang>, which a tagged PDF carries as the catalog's /Lang; the DOCX's
+// dc:language and default w:lang); Client.Render fills an empty Lang from
+// RENDER_DOCUMENT_LANG, so a caller that knows better (a per-template
+// language) sets it and nothing else changes.
 type Job struct {
 	Format Format    `json:"format"`
 	Title  string    `json:"title"`
@@ -72,6 +85,7 @@ type Job struct {
 	Header [3]string `json:"header"`
 	Footer [3]string `json:"footer"`
 	Tagged bool      `json:"tagged,omitempty"`
+	Lang   string    `json:"lang,omitempty"`
 }
 
 // Validate reports a job the worker would refuse.
@@ -85,7 +99,36 @@ func (j Job) Validate() error {
 	if j.Tagged && j.Format != PDF {
 		return fmt.Errorf("renderq: tagged applies to PDF jobs, not %s", j.Format)
 	}
+	if j.Lang != "" {
+		if _, err := ParseLang(j.Lang); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// Language is the language the document is written in: Lang, or
+// DefaultLang for a job that names none (one submitted without
+// Client.Render), so every rendered document declares one.
+func (j Job) Language() string {
+	if j.Lang == "" {
+		return DefaultLang
+	}
+	return j.Lang
+}
+
+// ParseLang checks a document language and returns its canonical BCP 47
+// form ("de-at" becomes "de-AT"), so equal languages give equal job keys and
+// only a well-formed tag reaches the document's markup.
+func ParseLang(s string) (string, error) {
+	// language.Parse also takes "en_US"; a tag has letters, digits and
+	// hyphens only, at most 35 of them (RFC 5646's minimum support).
+	wellFormed := len(s) <= 35 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == ""
+	tag, err := language.Parse(s)
+	if err != nil || !wellFormed {
+		return "", fmt.Errorf("renderq: language %q is not a BCP 47 language tag (such as en or de-AT)", s)
+	}
+	return tag.String(), nil
 }
 
 // Key is the hex SHA-256 of the canonical JSON of the job and the renderer

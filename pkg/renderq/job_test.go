@@ -3,6 +3,7 @@ package renderq_test
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ func TestKey(t *testing.T) {
 		// Tagging changes the PDF's bytes, so a tagged and an untagged print
 		// of the same content must never share a stored result or a task.
 		{"tagged", func(j *renderq.Job) { j.Tagged = true }},
+		// So does the language (<html lang>, the tagged PDF's /Lang).
+		{"lang", func(j *renderq.Job) { j.Lang = "de" }},
 	}
 	for _, tc := range changes {
 		j := base
@@ -115,5 +118,16 @@ func TestValidate(t *testing.T) {
 	// Tagging is a PDF setting; a tagged DOCX would only split the cache.
 	if err := (renderq.Job{Format: renderq.DOCX, Tagged: true}).Validate(); err == nil {
 		t.Error("tagged DOCX accepted")
+	}
+	// The language goes into markup (<html lang>, w:lang): only a BCP 47 tag.
+	for _, lang := range []string{"en", "de-AT", "zh-Hant-TW", "sr-Latn"} {
+		if err := (renderq.Job{Format: renderq.PDF, Lang: lang}).Validate(); err != nil {
+			t.Errorf("lang %q: %v", lang, err)
+		}
+	}
+	for _, lang := range []string{"english", "en_US", `en" onload="x`, "e", "en-" + strings.Repeat("abcdefgh-", 5) + "x"} {
+		if err := (renderq.Job{Format: renderq.PDF, Lang: lang}).Validate(); err == nil {
+			t.Errorf("lang %q accepted", lang)
+		}
 	}
 }

@@ -191,7 +191,7 @@ func TestPerUserInFlight(t *testing.T) {
 
 	// Bob is not affected; a stored result needs no slot.
 	store := renderq.NewStore(env.rdb, env.cfg.Queues, time.Minute)
-	if err := store.PutResult(ctx, job("b1").Key(), []byte("%PDF-stored")); err != nil {
+	if err := store.PutResult(ctx, env.cfg.Settle(job("b1")).Key(), []byte("%PDF-stored")); err != nil {
 		t.Fatal(err)
 	}
 	if data, err := c.Render(ctx, job("b1"), renderq.Interactive, "alice"); err != nil || string(data) != "%PDF-stored" {
@@ -234,7 +234,7 @@ func TestTooLongIsProblem422(t *testing.T) {
 	}
 	for i, tc := range tests {
 		job := renderq.Job{Format: renderq.PDF, HTML: fmt.Sprintf("<p>long %d</p>", i)}
-		if err := store.PutFailure(ctx, job.Key(), tc.failure); err != nil {
+		if err := store.PutFailure(ctx, env.cfg.Settle(job).Key(), tc.failure); err != nil {
 			t.Fatal(err)
 		}
 		_, err := c.Render(ctx, job, renderq.Interactive, "carol")
@@ -261,7 +261,7 @@ func TestRefusalCooldown(t *testing.T) {
 	huge := renderq.Job{Format: renderq.PDF, HTML: "<p>huge</p>"}
 	go func() {
 		waitForTask(t, env)
-		_ = store.PutFailure(ctx, huge.Key(), renderq.Failure{Code: renderq.FailureTooLong, Message: "x", MaxPages: 300})
+		_ = store.PutFailure(ctx, env.cfg.Settle(huge).Key(), renderq.Failure{Code: renderq.FailureTooLong, Message: "x", MaxPages: 300})
 	}()
 	_, err := c.Render(ctx, huge, renderq.Interactive, "dave")
 	if p := problem.From(err); p.Code != "document_too_long" {

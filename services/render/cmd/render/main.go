@@ -92,10 +92,12 @@ func run(ctx context.Context) error {
 	}
 	defer rt.Close()
 	log := rt.Log
-	if s.Queue.PDFTagged {
-		// Tagging is in each job (and its key), set by the submitting
-		// service; the worker prints what the job asks.
-		log.Warn("RENDER_PDF_TAGGED has no effect on the worker; set it on the services that submit jobs")
+	for _, name := range []string{"RENDER_PDF_TAGGED", "RENDER_DOCUMENT_LANG"} {
+		// Tagging and the language are in each job (and its key), set by
+		// the submitting service; the worker renders what the job asks.
+		if _, set := os.LookupEnv(name); set {
+			log.Warn(name + " has no effect on the worker; set it on the services that submit jobs")
+		}
 	}
 
 	rdb := redis.NewClient(opt)

@@ -89,7 +89,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	queue := env.Config.Queues.Name(renderq.Interactive)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		info, err := insp.GetTaskInfo(queue, job.Key())
+		info, err := insp.GetTaskInfo(queue, env.Config.Settle(job).Key())
 		if err == nil && info.State == asynq.TaskStateActive {
 			break
 		}

@@ -79,9 +79,12 @@ func field(instr string) string {
 		` </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>1</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>`
 }
 
-func coreProps(title string) string {
+// coreProps names the document's title and language, which Word shows in
+// its properties and screen readers announce (the language also in
+// styles' default run properties, where Word takes it from).
+func coreProps(title, lang string) string {
 	return xml.Header + `<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
 		`xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" ` +
 		`xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:title>` + escape(title) + `</dc:title>` +
-		`<dc:creator>OpenCRM</dc:creator></cp:coreProperties>`
+		`<dc:creator>OpenCRM</dc:creator><dc:language>` + escape(lang) + `</dc:language></cp:coreProperties>`
 }

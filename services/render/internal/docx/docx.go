@@ -46,11 +46,11 @@ func Render(job renderq.Job) ([]byte, error) {
 	parts := []struct{ name, body string }{
 		{"[Content_Types].xml", contentTypes},
 		{"_rels/.rels", rootRels},
-		{"docProps/core.xml", coreProps(job.Title)},
+		{"docProps/core.xml", coreProps(job.Title, job.Language())},
 		{"docProps/app.xml", appProps},
 		{"word/_rels/document.xml.rels", documentRels},
 		{"word/document.xml", c.document()},
-		{"word/styles.xml", styles},
+		{"word/styles.xml", styles(job.Language())},
 		{"word/settings.xml", settings},
 		{"word/numbering.xml", c.numbering()},
 		{"word/header1.xml", band("hdr", "Header", job.Header)},

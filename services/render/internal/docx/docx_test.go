@@ -292,3 +292,44 @@ func TestPreservedWhiteSpace(t *testing.T) {
 		})
 	}
 }
+
+// TestTitleAndLanguage: the document's title and language are in its core
+// properties (dc:title, dc:language) and its default run language (w:lang
+// in the styles' docDefaults), where Word and screen readers take them from.
+func TestTitleAndLanguage(t *testing.T) {
+	t.Parallel()
+	type core struct {
+		Title    string `xml:"title"`
+		Language string `xml:"language"`
+	}
+	type styles struct {
+		Lang struct {
+			Val string `xml:"val,attr"`
+		} `xml:"docDefaults>rPrDefault>rPr>lang"`
+	}
+	tests := []struct {
+		name, title, lang, wantLang string
+	}{
+		{"no language named: the default", "CTR-1 Müller & Söhne <MSA>", "", "en"},
+		{"German (Austria)", "CTR-2 Vertrag", "de-AT", "de-AT"},
+	}
+	for _, tc := range tests {
+		data, err := docx.Render(renderq.Job{Format: renderq.DOCX, Title: tc.title, Lang: tc.lang, HTML: "<p>x</p>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := unzip(t, data)
+		var c core
+		if err := xml.Unmarshal(parts["docProps/core.xml"], &c); err != nil {
+			t.Fatal(err)
+		}
+		var s styles
+		if err := xml.Unmarshal(parts["word/styles.xml"], &s); err != nil {
+			t.Fatal(err)
+		}
+		got := []string{c.Title, c.Language, s.Lang.Val}
+		if diff := cmp.Diff([]string{tc.title, tc.wantLang, tc.wantLang}, got); diff != "" {
+			t.Errorf("%s: title, dc:language, w:lang (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}

@@ -51,10 +51,17 @@ func heading(level, size string) string {
 }
 
 // styles mirrors the PDF's CSS: Arial (Liberation Sans where Arial is
-// missing) 10.5 pt, bold headings, small grey header and footer.
-var styles = xml.Header + `<w:styles xmlns:w="` + nsW + `">` +
+// missing) 10.5 pt, bold headings, small grey header and footer; every run
+// is in the document's language unless it says otherwise.
+func styles(lang string) string {
+	return stylesHead + escape(lang) + stylesTail
+}
+
+const stylesHead = xml.Header + `<w:styles xmlns:w="` + nsW + `">` +
 	`<w:docDefaults><w:rPrDefault><w:rPr><w:rFonts w:ascii="Arial" w:hAnsi="Arial" w:eastAsia="Arial" w:cs="Arial"/>` +
-	`<w:sz w:val="21"/><w:szCs w:val="21"/><w:lang w:val="en-GB"/></w:rPr></w:rPrDefault>` +
+	`<w:sz w:val="21"/><w:szCs w:val="21"/><w:lang w:val="`
+
+var stylesTail = `"/></w:rPr></w:rPrDefault>` +
 	`<w:pPrDefault><w:pPr><w:spacing w:after="120" w:line="276" w:lineRule="auto"/></w:pPr></w:pPrDefault></w:docDefaults>` +
 	`<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/><w:qFormat/></w:style>` +
 	heading("1", "36") + heading("2", "30") + heading("3", "26") + heading("4", "23") + heading("5", "21") + heading("6", "21") +

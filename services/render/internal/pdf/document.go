@@ -57,11 +57,15 @@ func document(job renderq.Job) (string, int, error) {
 	return wrap(job, body.String()), htmldoc.ForcedBreaks(nodes), nil
 }
 
-// wrap puts the sanitised body into the printed page.
+// wrap puts the sanitised body into the printed page. The <title> becomes
+// the PDF's Info /Title (shown as the window title: Chromium sets
+// /DisplayDocTitle), and <html lang> the tagged PDF's /Lang, which screen
+// readers need to pronounce the text. Job.Validate admits only BCP 47 tags;
+// the language is escaped all the same.
 func wrap(job renderq.Job, body string) string {
 	var b strings.Builder
 	b.Grow(len(body) + 1024)
-	b.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8">`)
+	b.WriteString(`<!DOCTYPE html><html lang="` + stdhtml.EscapeString(job.Language()) + `"><head><meta charset="utf-8">`)
 	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + csp + `">`)
 	b.WriteString(`<title>` + stdhtml.EscapeString(job.Title) + `</title><style>` + pageCSS + `</style></head><body>`)
 	b.WriteString(body)

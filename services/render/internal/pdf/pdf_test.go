@@ -187,14 +187,18 @@ func TestRestartAfterJobs(t *testing.T) {
 	}
 }
 
-// TestPrintParamsFollowJob: tagging comes from the job (and so from its key),
-// never from a worker setting that the key does not see.
+// TestPrintParamsFollowJob: tagging, and the outline that comes with it,
+// follow the job (and so its key), never a worker setting that the key does
+// not see.
 func TestPrintParamsFollowJob(t *testing.T) {
 	t.Parallel()
 	for _, tagged := range []bool{false, true} {
 		p := pdf.PrintParams(renderq.Job{Format: renderq.PDF, Tagged: tagged})
 		if p.GenerateTaggedPDF == nil || *p.GenerateTaggedPDF != tagged {
 			t.Errorf("job Tagged=%v: GenerateTaggedPDF = %v", tagged, p.GenerateTaggedPDF)
+		}
+		if p.GenerateDocumentOutline == nil || *p.GenerateDocumentOutline != tagged {
+			t.Errorf("job Tagged=%v: GenerateDocumentOutline = %v", tagged, p.GenerateDocumentOutline)
 		}
 	}
 }

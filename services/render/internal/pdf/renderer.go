@@ -379,25 +379,28 @@ func truncate(s string, n int) string {
 }
 
 // PrintParams is the page setup of every print: A4, 20 mm margins, the
-// three-cell header and footer, tagging as the job asks (Chromium 156 tags by
-// default; tagging makes files larger and printing slower, see
-// docs/decisions.md). Tagging comes from the job, never from the worker's
+// three-cell header and footer, and tagging as the job asks (on by default:
+// a tagged PDF has the structure tree, /MarkInfo and /Lang that assistive
+// technology reads; see docs/decisions.md). A tagged PDF also gets the
+// document outline (bookmarks from the headings), which Chromium builds from
+// the same structure. Tagging comes from the job, never from the worker's
 // configuration, because the job key is all that identifies a stored file.
 // Exported so the benchmark's bare baseline prints exactly the same pages.
 func PrintParams(job renderq.Job) page.PrintToPDFParams {
 	const mm = 1 / 25.4
 	margin := 20 * mm
 	return page.PrintToPDFParams{
-		DisplayHeaderFooter: new(true),
-		PrintBackground:     new(true),
-		PaperWidth:          210 * mm,
-		PaperHeight:         297 * mm,
-		MarginTop:           &margin,
-		MarginBottom:        &margin,
-		MarginLeft:          &margin,
-		MarginRight:         &margin,
-		HeaderTemplate:      band(job.Header, true),
-		FooterTemplate:      band(job.Footer, false),
-		GenerateTaggedPDF:   new(job.Tagged),
+		DisplayHeaderFooter:     new(true),
+		PrintBackground:         new(true),
+		PaperWidth:              210 * mm,
+		PaperHeight:             297 * mm,
+		MarginTop:               &margin,
+		MarginBottom:            &margin,
+		MarginLeft:              &margin,
+		MarginRight:             &margin,
+		HeaderTemplate:          band(job.Header, true),
+		FooterTemplate:          band(job.Footer, false),
+		GenerateTaggedPDF:       new(job.Tagged),
+		GenerateDocumentOutline: new(job.Tagged),
 	}
 }

@@ -30,16 +30,27 @@ const benchConcurrency = 4
 // parallel runs b.N calls of fn over benchConcurrency goroutines and reports
 // the throughput in PDF/s.
 func parallel(b *testing.B, fn func(i int) error) {
+	b.ResetTimer()
+	elapsed, err := burst(b.N, fn)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pdf/s")
+}
+
+// burst runs fn(1) to fn(n) over benchConcurrency goroutines and returns the
+// wall time, or the first error.
+func burst(n int, fn func(i int) error) (time.Duration, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, benchConcurrency)
-	b.ResetTimer()
 	start := time.Now()
 	for range benchConcurrency {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1))
-				if i > b.N {
+				if i > n {
 					return
 				}
 				if err := fn(i); err != nil {
@@ -51,13 +62,12 @@ func parallel(b *testing.B, fn func(i int) error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	b.StopTimer()
 	select {
 	case err := <-errs:
-		b.Fatal(err)
+		return elapsed, err
 	default:
+		return elapsed, nil
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pdf/s")
 }
 
 // BenchmarkBarePrintToPDF is the baseline: one browser, a tab per job,
@@ -117,6 +127,89 @@ func BenchmarkWorkerPDF(b *testing.B) {
 		_, err := client.Render(context.Background(), job, renderq.Interactive, "")
 		return err
 	})
+}
+
+// BenchmarkTaggedPDF: throughput of tagged PDFs (the default) against
+// untagged ones (RENDER_PDF_TAGGED=false) on the seven-page contract, side
+// by side in one run on one browser: rounds alternate which of the two goes
+// first, so a load spike on the shared machine hits both. Two paths:
+// "worker" is the whole path (client, asynq, worker, Redis) with a client of
+// each setting and a new job each time (the cache never answers);
+// "renderer" is the worker's hardened print alone (pdf.Renderer, same
+// browser), where tagging's cost is the largest share. Reports both rates,
+// their ratio (target ≥ 0.9) and the mean file sizes.
+func BenchmarkTaggedPDF(b *testing.B) {
+	env := rendertest.New(b)
+	counting, _ := startWorker(b, env, os.Getenv("CHROME_PATH"))
+	untaggedCfg := env.Config
+	untaggedCfg.PDFUntagged = true
+	clients := map[bool]*renderq.Client{
+		true:  env.Client(b),
+		false: rendertest.Env{Config: untaggedCfg, Redis: env.Redis}.Client(b),
+	}
+	base := fixture.Contract(renderq.PDF, fixture.Sections)
+	run := fmt.Sprint(time.Now().UnixNano())
+	var seq atomic.Int64
+	job := func(tagged bool) renderq.Job {
+		j := base
+		j.Tagged = tagged
+		j.Title = fmt.Sprintf("%s %s-%d", base.Title, run, seq.Add(1))
+		return j
+	}
+	paths := []struct {
+		name  string
+		print func(tagged bool) ([]byte, error)
+	}{
+		{"worker", func(tagged bool) ([]byte, error) {
+			j := job(false) // the client's setting decides
+			return clients[tagged].Render(context.Background(), j, renderq.Interactive, "")
+		}},
+		{"renderer", func(tagged bool) ([]byte, error) {
+			return counting.Renderer.Render(context.Background(), job(tagged))
+		}},
+	}
+	const rounds, perRound = 6, 20
+	for _, path := range paths {
+		b.Run("via="+path.name, func(b *testing.B) {
+			var elapsed [2]time.Duration // untagged, tagged
+			var size [2]atomic.Int64
+			idx := func(tagged bool) int {
+				if tagged {
+					return 1
+				}
+				return 0
+			}
+			for _, tagged := range []bool{false, true} { // warm-up
+				if _, err := path.print(tagged); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				for r := range rounds {
+					for _, tagged := range []bool{r%2 == 0, r%2 != 0} {
+						d, err := burst(perRound, func(int) error {
+							data, err := path.print(tagged)
+							size[idx(tagged)].Add(int64(len(data)))
+							return err
+						})
+						if err != nil {
+							b.Fatal(err)
+						}
+						elapsed[idx(tagged)] += d
+					}
+				}
+			}
+			b.StopTimer()
+			n := float64(rounds * perRound * b.N)
+			untagged, tagged := n/elapsed[0].Seconds(), n/elapsed[1].Seconds()
+			b.ReportMetric(untagged, "untagged-pdf/s")
+			b.ReportMetric(tagged, "tagged-pdf/s")
+			b.ReportMetric(tagged/untagged, "ratio")
+			b.ReportMetric(float64(size[0].Load())/n/1024, "untagged-KB")
+			b.ReportMetric(float64(size[1].Load())/n/1024, "tagged-KB")
+		})
+	}
 }
 
 // BenchmarkCachedDownload measures a repeated download of an unchanged

@@ -126,19 +126,21 @@ func TestRenderThroughWorker(t *testing.T) {
 }
 
 // TestTaggedIsPartOfTheResult: two clients configured differently
-// (RENDER_PDF_TAGGED) download the same contract. Each gets its own print,
-// stored under its own key, and one worker serves both settings; a repeated
-// download of either is served from the store, not from the other's file.
+// (RENDER_PDF_TAGGED: the default, tagged, and false) download the same
+// contract. Each gets its own print, stored under its own key, and one
+// worker serves both settings; a repeated download of either is served from
+// the store, not from the other's file.
 func TestTaggedIsPartOfTheResult(t *testing.T) {
 	t.Parallel()
 	env := rendertest.New(t)
 	counting, _ := startWorker(t, env, os.Getenv("CHROME_PATH"))
-	untaggedCfg, taggedCfg := env.Config, env.Config
-	taggedCfg.PDFTagged = true
+	untaggedCfg := env.Config
+	untaggedCfg.PDFUntagged = true
 	untagged := rendertest.Env{Config: untaggedCfg, Redis: env.Redis}.Client(t)
-	tagged := rendertest.Env{Config: taggedCfg, Redis: env.Redis}.Client(t)
+	tagged := env.Client(t)
 
 	job := fixture.Contract(renderq.PDF, 2)
+	job.Tagged = false // the client's setting decides
 	tests := []struct {
 		name      string
 		client    *renderq.Client
