@@ -132,6 +132,9 @@ type deployment struct {
 type job struct {
 	Spec struct {
 		Template struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
 			Spec podSpec `json:"spec"`
 		} `json:"template"`
 	} `json:"spec"`
@@ -188,7 +191,15 @@ type pdb struct {
 type peer struct {
 	PodSelector       *selector `json:"podSelector"`
 	NamespaceSelector *selector `json:"namespaceSelector"`
-	IPBlock           any       `json:"ipBlock"`
+	IPBlock           *struct {
+		CIDR   string   `json:"cidr"`
+		Except []string `json:"except"`
+	} `json:"ipBlock"`
+}
+
+type policyPort struct {
+	Port     any    `json:"port"`
+	Protocol string `json:"protocol"`
 }
 
 type networkPolicy struct {
@@ -196,11 +207,13 @@ type networkPolicy struct {
 		PodSelector selector `json:"podSelector"`
 		PolicyTypes []string `json:"policyTypes"`
 		Ingress     []struct {
-			From  []peer `json:"from"`
-			Ports []struct {
-				Port any `json:"port"`
-			} `json:"ports"`
+			From  []peer       `json:"from"`
+			Ports []policyPort `json:"ports"`
 		} `json:"ingress"`
+		Egress []struct {
+			To    []peer       `json:"to"`
+			Ports []policyPort `json:"ports"`
+		} `json:"egress"`
 	} `json:"spec"`
 }
 
