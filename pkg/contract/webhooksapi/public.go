@@ -6,17 +6,20 @@ import (
 )
 
 // Webhook is a subscription: where to POST, and which events. secret is
-// present only in the answers to create and rotate-secret.
+// present only in the answers to create and rotate-secret. A subscription
+// belongs to whoever created it (created_by): an integration token sees
+// and manages only its own, a person with the admin role all of them.
 type Webhook struct {
 	ID                      int64      `json:"id" minimum:"1" example:"4"`
 	URL                     string     `json:"url" format:"uri" maxLength:"2048" example:"https://hooks.example.com/crm"`
 	Events                  []string   `json:"events" nullable:"false" minItems:"1" description:"Event types delivered (see the webhooks section), or \"*\" for all." example:"[\"contact.created\",\"deal.updated\"]"`
 	Description             string     `json:"description" maxLength:"500" example:"billing sync"`
 	Active                  bool       `json:"active" description:"Inactive subscriptions receive nothing; a receiver answering 410 Gone makes its subscription inactive." example:"true"`
-	DisabledReason          *string    `json:"disabled_reason" description:"Why the platform deactivated it (a 410 from the receiver); null when active or deactivated by a user." example:"receiver answered 410 Gone"`
-	SecretPrefix            string     `json:"secret_prefix" description:"The first characters of the current signing secret, to tell secrets apart." example:"whsec_MfKQ9r8G"`
+	DisabledReason          *string    `json:"disabled_reason" description:"Why the platform deactivated it (a 410 from the receiver, or its owner lost access: the access token was revoked, the user deactivated or no longer an admin); null when active or deactivated by a user." example:"receiver answered 410 Gone"`
+	SecretPrefix            string     `json:"secret_prefix" deprecated:"true" description:"Deprecated: always \"whsec_\" (the scheme of every signing secret); it showed the secret's first characters, which are key material. Use secret_fingerprint to tell secrets apart." example:"whsec_"`
+	SecretFingerprint       *string    `json:"secret_fingerprint" description:"The first 16 hex digits of the SHA-256 of the current signing secret (the whole whsec_... string), to tell secrets apart without showing any of the key. null for a subscription made by an older version until the service has computed it (at start-up, then hourly)." example:"3f1b9c0e7d2a4b56"`
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at" description:"Until then, deliveries are signed with the previous secret too (after a rotation)."`
-	CreatedBy               *int64     `json:"created_by" minimum:"1"`
+	CreatedBy               *int64     `json:"created_by" minimum:"1" description:"The owner: the user, or the service user of the integration token, that created it."`
 	CreatedAt               time.Time  `json:"created_at"`
 	UpdatedAt               time.Time  `json:"updated_at"`
 	Secret                  string     `json:"secret,omitempty" readOnly:"true" description:"The signing secret (whsec_ and base64 of 32 random bytes); returned once, on create and on rotate-secret." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
@@ -26,9 +29,9 @@ type Webhook struct {
 // PUT /webhooks/{id} (each field optional; what is sent replaces).
 type WebhookInput struct {
 	URL         *string   `json:"url,omitempty" format:"uri" minLength:"1" maxLength:"2048" description:"Absolute https URL (http only where the operator allows it), no user:password, resolving to a public address." example:"https://hooks.example.com/crm"`
-	Events      *[]string `json:"events,omitempty" minItems:"1" maxItems:"32" description:"Event types, or \"*\" for all." example:"[\"contact.created\",\"deal.updated\"]"`
+	Events      *[]string `json:"events,omitempty" minItems:"1" maxItems:"32" description:"Event types, or \"*\" for all. An integration token's subscription receives only the types whose records its scopes let it read (contact.* and company.*: contacts:read, lead.*: leads:read, deal.*: deals:read, contract.*: contracts:read; :write implies :read); naming another type is 403 insufficient_scope." example:"[\"contact.created\",\"deal.updated\"]"`
 	Description *string   `json:"description,omitempty" maxLength:"500" example:"billing sync"`
-	Active      *bool     `json:"active,omitempty" description:"Default true; setting true again re-enables a subscription deactivated by a 410." example:"true"`
+	Active      *bool     `json:"active,omitempty" description:"Default true; setting true again re-enables a subscription deactivated by a 410, but not one whose owner lost access (409 conflict)." example:"true"`
 }
 
 // Delivery is one event sent (or being sent) to one subscription, with the

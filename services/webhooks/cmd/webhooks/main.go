@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/netguard"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -56,6 +57,8 @@ type settings struct {
 	ContactsURL string
 	Grace       time.Duration
 	Retention   time.Duration
+	// MaxPerOwner caps the subscriptions of one owner (a user or a token).
+	MaxPerOwner int
 	Delivery    delivery.Config
 }
 
@@ -67,6 +70,7 @@ func load(l *config.Loader) (settings, error) {
 		BlockPrivate: l.Bool("WEBHOOKS_BLOCK_PRIVATE", true),
 		Grace:        l.Duration("WEBHOOKS_ROTATION_GRACE", 24*time.Hour),
 		Retention:    l.Duration("WEBHOOKS_RETENTION", 30*24*time.Hour),
+		MaxPerOwner:  l.Int("WEBHOOKS_MAX_PER_OWNER", api.DefaultMaxPerOwner, 1, 10000),
 		ContactsURL:  strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
 	}
 	exempt, err := netguard.ParseExempt(l.String("WEBHOOKS_ALLOWED_CIDRS", ""))
@@ -137,12 +141,29 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	owners, err := ingest.NewOwners(st, log)
+	if err != nil {
+		return err
+	}
 	h, err := api.New(api.Deps{
-		Store: st, Pinger: engine, Sealer: box, Verifier: rt.Verifier, Grace: s.Grace,
+		Store: st, Pinger: engine, Sealer: box, Verifier: rt.Verifier, Grace: s.Grace, MaxPerOwner: s.MaxPerOwner,
 		Policy: webhooks.URLPolicy{AllowHTTP: s.AllowHTTP, AllowPrivate: !s.BlockPrivate, Exempt: s.Exempt},
 	})
 	if err != nil {
 		return err
+	}
+	// Subscriptions made by an earlier version show a fingerprint instead
+	// of the start of their secret; an error only delays it (it runs again
+	// hourly, for rows an older replica writes during an upgrade).
+	backfill := func(ctx context.Context) error {
+		filled, failed, err := st.BackfillFingerprints(ctx, box.Open)
+		if filled > 0 || failed > 0 {
+			log.Info("webhook secret fingerprints computed", "filled", filled, "unopenable", failed)
+		}
+		return err
+	}
+	if err := backfill(ctx); err != nil {
+		log.Warn("webhook secret fingerprints not computed", "error", err.Error())
 	}
 
 	jobs := []func(context.Context){
@@ -157,6 +178,10 @@ func run(ctx context.Context) error {
 				return st.Retention(ctx, s.Retention)
 			})
 		},
+		func(ctx context.Context) {
+			platform.Every(ctx, time.Hour, log, "webhook secret fingerprints", backfill)
+		},
+		owners.Consumer(rdb, directory.Stream, outbox.ConsumerName()).Run,
 	}
 	for _, c := range in.Consumers(rdb, outbox.ConsumerName(), log) {
 		jobs = append(jobs, c.Run)

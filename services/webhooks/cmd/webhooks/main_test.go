@@ -27,6 +27,8 @@ func TestLoad(t *testing.T) {
 		{"stale before timeout", base(map[string]string{"WEBHOOKS_TIMEOUT": "10s", "WEBHOOKS_STALE_AFTER": "5s"}), "WEBHOOKS_STALE_AFTER"},
 		{"batch zero", base(map[string]string{"WEBHOOKS_BATCH": "0"}), "WEBHOOKS_BATCH"},
 		{"workers zero", base(map[string]string{"WEBHOOKS_WORKERS": "0"}), "WEBHOOKS_WORKERS"},
+		{"max per owner zero", base(map[string]string{"WEBHOOKS_MAX_PER_OWNER": "0"}), "WEBHOOKS_MAX_PER_OWNER"},
+		{"max per owner not a number", base(map[string]string{"WEBHOOKS_MAX_PER_OWNER": "many"}), "WEBHOOKS_MAX_PER_OWNER"},
 		{"ok", base(nil), ""},
 	}
 	for _, tt := range tests {
@@ -37,7 +39,8 @@ func TestLoad(t *testing.T) {
 			}
 			d := s.Delivery
 			if s.Addr != ":8089" || !s.BlockPrivate || s.AllowHTTP || d.Workers != 20 || d.PerEndpoint != 4 || d.Batch != 100 ||
-				d.Timeout != 10*time.Second || d.StaleAfter != 2*time.Minute || d.AllowPrivate || s.Grace != 24*time.Hour {
+				d.Timeout != 10*time.Second || d.StaleAfter != 2*time.Minute || d.AllowPrivate || s.Grace != 24*time.Hour ||
+				s.MaxPerOwner != 25 {
 				t.Errorf("defaults %+v", s)
 			}
 			continue

@@ -1,6 +1,11 @@
 // Package api serves the webhooks context's HTTP routes: subscriptions,
 // their delivery log, and the events feed. Every route needs an admin, or
 // an integration token holding webhooks:read (reads) or webhooks:write.
+//
+// A subscription belongs to whoever created it: a token sees and manages
+// only its own (another's id is 404, as if absent), an admin person every
+// one. What a subscription receives, and what the feed shows, is limited
+// to the event types whose records its owner may read (webhooks.ReadScope).
 package api
 
 import (
@@ -33,6 +38,11 @@ const (
 	MaxFeedLimit     = 1000
 )
 
+// DefaultMaxPerOwner is how many subscriptions one owner may have unless
+// Deps says otherwise (WEBHOOKS_MAX_PER_OWNER): each is a worker slot
+// holder and a fan-out target, so a token cannot multiply its share.
+const DefaultMaxPerOwner = 25
+
 // Sealer seals signing secrets at rest.
 type Sealer interface {
 	Seal(plaintext []byte) ([]byte, error)
@@ -56,6 +66,9 @@ type Deps struct {
 	Policy webhooks.URLPolicy
 	// Grace is how long the previous secret signs after a rotation.
 	Grace time.Duration
+	// MaxPerOwner caps the subscriptions of one owner (default
+	// DefaultMaxPerOwner).
+	MaxPerOwner int
 }
 
 type handler struct{ Deps }
@@ -64,6 +77,9 @@ type handler struct{ Deps }
 func New(d Deps) (http.Handler, error) {
 	if d.Store == nil || d.Pinger == nil || d.Sealer == nil || d.Verifier == nil || d.Grace <= 0 {
 		return nil, errors.New("api: every dependency is required")
+	}
+	if d.MaxPerOwner <= 0 {
+		d.MaxPerOwner = DefaultMaxPerOwner
 	}
 	h := &handler{d}
 	read := func(fn httpx.HandlerFunc) http.Handler { return d.Verifier.Require(h.guard(ScopeRead, fn)) }
@@ -111,6 +127,68 @@ func insufficientScope(scope string) *problem.Error {
 	}
 }
 
+// caller is who a request acts for, past the guard: a person with the
+// admin role (every subscription, every event type), or an integration
+// token's service user (its own subscriptions, the types its scopes read).
+type caller struct {
+	id    int64
+	admin bool
+	// scopes are the token's; nil for an admin person.
+	scopes []string
+}
+
+func callerOf(r *http.Request) caller {
+	c := auth.FromContext(r.Context())
+	if !c.Scoped() {
+		return caller{id: c.UserID(), admin: true}
+	}
+	return caller{id: c.UserID(), scopes: c.Scopes}
+}
+
+// owner is the owner a list is limited to: nil (every one) for an admin.
+func (c caller) owner() *int64 {
+	if c.admin {
+		return nil
+	}
+	return &c.id
+}
+
+var errNotFound = problem.NotFound("webhook")
+
+// find loads the subscription of the path's {id} the caller may manage:
+// another owner's answers 404 to a token, exactly as a missing one, so a
+// token learns nothing of the others.
+func (h *handler) find(r *http.Request) (store.Subscription, error) {
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	sub, err := h.Store.Get(r.Context(), id)
+	if err != nil {
+		return sub, err
+	}
+	if c := callerOf(r); !c.admin && (sub.CreatedBy == nil || *sub.CreatedBy != c.id) {
+		return store.Subscription{}, errNotFound
+	}
+	return sub, nil
+}
+
+// checkEvents refuses event types the owner of a subscription may not
+// read: 403 insufficient_scope naming the scope, the detail saying whose
+// token lacks it when an admin edits a token's subscription.
+func checkEvents(c caller, events, ownerScopes []string) error {
+	t, bad := webhooks.Unreadable(events, ownerScopes)
+	if !bad {
+		return nil
+	}
+	e := insufficientScope(webhooks.ReadScope(t))
+	if c.admin {
+		e.Detail = "the access token owning this subscription lacks the " + webhooks.ReadScope(t) + " scope"
+	}
+	e.Detail += ", which " + t + " events need"
+	return e
+}
+
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	q := listq.Parse(r.URL.Query(), store.Sorts)
 	if err := q.Err(); err != nil {
@@ -119,7 +197,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Get("sort_dir") == "" { // newest first unless asked
 		q.Desc = true
 	}
-	subs, total, err := h.Store.List(r.Context(), q)
+	subs, total, err := h.Store.List(r.Context(), q, callerOf(r).owner())
 	if err != nil {
 		return err
 	}
@@ -135,50 +213,47 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := in.Validate(r.Context(), true, h.Policy); err != nil {
 		return err
 	}
-	secret, prefix := webhooks.NewSecret()
+	c := callerOf(r)
+	if err := checkEvents(c, *in.Events, c.scopes); err != nil {
+		return err
+	}
+	secret, fingerprint := webhooks.NewSecret()
 	sealed, err := h.Sealer.Seal([]byte(secret))
 	if err != nil {
 		return err
 	}
-	n := store.NewSubscription{URL: *in.URL, Events: *in.Events, Active: true, Secret: sealed, SecretPrefix: prefix}
+	n := store.NewSubscription{URL: *in.URL, Events: *in.Events, Active: true, Secret: sealed, Fingerprint: fingerprint,
+		OwnerScopes: c.scopes}
 	if in.Description != nil {
 		n.Description = *in.Description
 	}
 	if in.Active != nil {
 		n.Active = *in.Active
 	}
-	if c := auth.FromContext(r.Context()); c.UserID() > 0 {
-		id := c.UserID()
-		n.CreatedBy = &id
+	if c.id > 0 {
+		n.CreatedBy = &c.id
 	}
-	sub, err := h.Store.Create(r.Context(), n)
+	sub, err := h.Store.Create(r.Context(), n, h.MaxPerOwner)
 	if err != nil {
 		return err
 	}
 	sub.Secret = secret
-	httpx.Created(w, sub, "Webhook created")
+	httpx.Created(w, sub.Webhook, "Webhook created")
 	return nil
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	sub, err := h.find(r)
 	if err != nil {
 		return err
 	}
-	sub, err := h.Store.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	httpx.OK(w, sub)
+	httpx.OK(w, sub.Webhook)
 	return nil
 }
 
 func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	cur, err := h.find(r)
 	if err != nil {
-		return err
-	}
-	if _, err := h.Store.Get(r.Context(), id); err != nil {
 		return err
 	}
 	var in webhooks.Input
@@ -188,20 +263,27 @@ func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := in.Validate(r.Context(), false, h.Policy); err != nil {
 		return err
 	}
-	sub, err := h.Store.Update(r.Context(), id, in)
+	if in.Events != nil {
+		// The owner's scopes, not the caller's: an admin cannot widen a
+		// token's subscription beyond what the token may read.
+		if err := checkEvents(callerOf(r), *in.Events, cur.OwnerScopes); err != nil {
+			return err
+		}
+	}
+	sub, err := h.Store.Update(r.Context(), cur.ID, in)
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, sub, "Webhook updated")
+	httpx.Updated(w, sub.Webhook, "Webhook updated")
 	return nil
 }
 
 func (h *handler) remove(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	sub, err := h.find(r)
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Delete(r.Context(), id); err != nil {
+	if err := h.Store.Delete(r.Context(), sub.ID); err != nil {
 		return err
 	}
 	httpx.Deleted(w, "Webhook deleted")
@@ -209,34 +291,34 @@ func (h *handler) remove(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) rotate(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	cur, err := h.find(r)
 	if err != nil {
 		return err
 	}
-	secret, prefix := webhooks.NewSecret()
+	secret, fingerprint := webhooks.NewSecret()
 	sealed, err := h.Sealer.Seal([]byte(secret))
 	if err != nil {
 		return err
 	}
-	sub, err := h.Store.Rotate(r.Context(), id, sealed, prefix, h.Grace)
+	sub, err := h.Store.Rotate(r.Context(), cur.ID, sealed, fingerprint, h.Grace)
 	if err != nil {
 		return err
 	}
 	sub.Secret = secret
-	httpx.Updated(w, sub, "Signing secret rotated")
+	httpx.Updated(w, sub.Webhook, "Signing secret rotated")
 	return nil
 }
 
 func (h *handler) test(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	sub, err := h.find(r)
 	if err != nil {
 		return err
 	}
-	did, err := h.Pinger.Ping(r.Context(), id)
+	did, err := h.Pinger.Ping(r.Context(), sub.ID)
 	if err != nil {
 		return err
 	}
-	d, err := h.Store.Delivery(r.Context(), id, did)
+	d, err := h.Store.Delivery(r.Context(), sub.ID, did)
 	if err != nil {
 		return err
 	}
@@ -245,10 +327,11 @@ func (h *handler) test(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) deliveries(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	sub, err := h.find(r)
 	if err != nil {
 		return err
 	}
+	id := sub.ID
 	q := listq.Parse(r.URL.Query(), store.DeliverySorts)
 	status := q.Enum("status", webhooks.Statuses...)
 	if err := q.Err(); err != nil {
@@ -266,10 +349,11 @@ func (h *handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) retry(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r, "id")
+	sub, err := h.find(r)
 	if err != nil {
 		return err
 	}
+	id := sub.ID
 	did, err := httpx.PathID(r, "deliveryId")
 	if err != nil {
 		return err
@@ -320,6 +404,16 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := errs.Err(); err != nil {
 		return err
+	}
+	// A token reads only the types its scopes allow: asking for another is
+	// refused, asking for none gives those it may read.
+	if c := callerOf(r); !c.admin {
+		if err := checkEvents(c, types, c.scopes); err != nil {
+			return err
+		}
+		if types == nil {
+			types = webhooks.Readable(c.scopes)
+		}
 	}
 	evs, more, err := h.Store.Feed(r.Context(), after, types, limit)
 	if err != nil {

@@ -73,6 +73,12 @@ func TestAuthorization(t *testing.T) {
 	h := e.create("http://127.0.0.1:1/x", "*")
 	id := strconv.FormatInt(h.ID, 10)
 	body := `{"url":"http://127.0.0.1:1/y","events":["*"]}`
+	// The scoped tokens act as one service user (99), who owns this one.
+	r := e.do(http.MethodPost, "/webhooks", e.scoped("webhooks:write"), body)
+	if r.status != http.StatusCreated {
+		t.Fatalf("create with a token: %d %s", r.status, r.body)
+	}
+	own := strconv.FormatInt(decode[record[hook]](t, r).Data.ID, 10)
 	tests := []struct {
 		name, method, path, token string
 		body                      any
@@ -88,7 +94,7 @@ func TestAuthorization(t *testing.T) {
 		{"read token deletes", "DELETE", "/webhooks/" + id, e.scoped("webhooks:read"), nil, 403, "insufficient_scope"},
 		{"read token retries", "POST", "/webhooks/" + id + "/deliveries/1/retry", e.scoped("webhooks:read"), nil, 403, "insufficient_scope"},
 		{"feed without scope", "GET", "/events", e.scoped("deals:read"), nil, 403, "insufficient_scope"},
-		{"read token reads", "GET", "/webhooks/" + id, e.scoped("webhooks:read"), nil, 200, ""},
+		{"read token reads its own", "GET", "/webhooks/" + own, e.scoped("webhooks:read"), nil, 200, ""},
 		{"read token reads the feed", "GET", "/events", e.scoped("webhooks:read"), nil, 200, ""},
 		{"write token reads", "GET", "/webhooks", e.scoped("webhooks:write"), nil, 200, ""},
 		{"write token creates", "POST", "/webhooks", e.scoped("webhooks:write"), body, 201, ""},
@@ -119,8 +125,7 @@ func TestCRUD(t *testing.T) {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	a := decode[record[hook]](t, r)
-	if a.Message != "Webhook created" || !strings.HasPrefix(a.Data.Secret, "whsec_") || !strings.HasPrefix(a.Data.Secret, a.Data.SecretPrefix) ||
-		len(a.Data.SecretPrefix) != len("whsec_")+8 || !a.Data.Active {
+	if a.Message != "Webhook created" || !strings.HasPrefix(a.Data.Secret, "whsec_") || a.Data.SecretPrefix != "whsec_" || !a.Data.Active {
 		t.Fatalf("created %+v", a)
 	}
 	if diff := cmp.Diff([]string{"contact.created", "deal.updated"}, a.Data.Events); diff != "" {

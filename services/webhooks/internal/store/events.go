@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
 )
@@ -34,11 +36,24 @@ func (s *Store) Ingest(ctx context.Context, ev NewEvent) (bool, error) {
 	return n > 0, err
 }
 
+// scopeTypes, scopeRead and scopeWrite are, per event type, the scope a
+// token needs to receive it and the write scope that implies it
+// (webhooks.ReadScope): the table the fan-out joins.
+var scopeTypes, scopeRead, scopeWrite = func() (types, read, write []string) {
+	for _, t := range webhooksapi.EventTypes {
+		r := webhooks.ReadScope(t)
+		types, read, write = append(types, t), append(read, r), append(write, strings.TrimSuffix(r, ":read")+":write")
+	}
+	return types, read, write
+}()
+
 // IngestAll stores, in one statement and in the order given, each of evs
 // not stored yet (a second copy of the same outbox row and part, in the
 // table or within evs, is ignored) and, for each new one, a pending
 // delivery for every active subscription to its type created before it
-// happened. It returns how many were new.
+// happened whose owner may read it (an admin person's, or a token's whose
+// scopes grant the type's read scope: a "*" subscription of a token gets
+// only those types). It returns how many were new.
 func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 	n := len(evs)
 	sources, types, records := make([]string, n), make([]string, n), make([]string, n)
@@ -75,25 +90,25 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 			), dl AS (
 				INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
 				SELECT s.id, ins.seq, ins.type, ins.source || ':' || ins.record_id
-				FROM ins JOIN subscriptions s ON s.active AND (s.events @> ARRAY[ins.type] OR s.events @> ARRAY['*'])
+				FROM ins LEFT JOIN unnest($8::text[], $9::text[], $10::text[]) AS m (type, read, write) ON m.type = ins.type
+				JOIN subscriptions s ON s.active AND (s.events @> ARRAY[ins.type] OR s.events @> ARRAY['*'])
 					AND s.created_at <= ins.occurred_at
+					AND (s.owner_scopes IS NULL OR s.owner_scopes && ARRAY[m.read, m.write])
 				ORDER BY ins.seq, s.id
 				RETURNING 1
 			)
-			SELECT count(*) FROM ins`, sources, ids, parts, types, records, data, occurred).Scan(&added)
+			SELECT count(*) FROM ins`, sources, ids, parts, types, records, data, occurred,
+			scopeTypes, scopeRead, scopeWrite).Scan(&added)
 	})
 	return added, err
 }
 
 // Feed returns up to limit events after seq, of the given types (all when
-// empty), oldest first, and whether more follow.
+// nil, none when empty: a token that may read no type), oldest first, and
+// whether more follow.
 func (s *Store) Feed(ctx context.Context, after int64, types []string, limit int) ([]webhooks.Event, bool, error) {
-	var tf []string
-	if len(types) > 0 {
-		tf = types
-	}
 	rows, err := s.db.Query(ctx, `SELECT seq, type, occurred_at, data FROM events
-		WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, tf, limit+1)
+		WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit+1)
 	if err != nil {
 		return nil, false, err
 	}

@@ -5,10 +5,12 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem"
@@ -46,14 +48,34 @@ var DeliverySorts = listq.Spec{
 
 var errNotFound = problem.NotFound("webhook")
 
-const subColumns = `id, url, events, description, active, disabled_reason, secret_prefix,
-	previous_secret_expires_at, created_by, created_at, updated_at`
+// ErrOwnerGone is a create or an activation for an owner who lost access:
+// a revoked token, a deactivated user, or (for a subscription an admin
+// person made) a user no longer an admin.
+var ErrOwnerGone = problem.Conflict("conflict",
+	"the subscription's owner no longer has access (its access token was revoked, or the user was deactivated or is no longer an admin)")
 
-func scanSub(row pgx.CollectableRow) (webhooks.Webhook, error) {
-	var w webhooks.Webhook
+// errOwnerLimit is a create beyond the owner's cap.
+func errOwnerLimit(max int) error {
+	return problem.Conflict("conflict", "an owner may have at most "+strconv.Itoa(max)+" subscriptions; delete one first")
+}
+
+const subColumns = `id, url, events, description, active, disabled_reason, secret_prefix, secret_fingerprint,
+	previous_secret_expires_at, created_by, created_at, updated_at, owner_scopes`
+
+// Subscription is a subscription with what the API checks but does not
+// show.
+type Subscription struct {
+	webhooks.Webhook
+	// OwnerScopes are the scopes of the integration token that created it;
+	// nil for a person with the admin role, who may read every event type.
+	OwnerScopes []string
+}
+
+func scanSub(row pgx.CollectableRow) (Subscription, error) {
+	var w Subscription
 	var prevExp *time.Time
 	err := row.Scan(&w.ID, &w.URL, &w.Events, &w.Description, &w.Active, &w.DisabledReason, &w.SecretPrefix,
-		&prevExp, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
+		&w.SecretFingerprint, &prevExp, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt, &w.OwnerScopes)
 	// An expired grace period is not shown.
 	if prevExp != nil && prevExp.After(time.Now()) {
 		w.PreviousSecretExpiresAt = timestamp.Ptr(prevExp)
@@ -61,9 +83,9 @@ func scanSub(row pgx.CollectableRow) (webhooks.Webhook, error) {
 	return w, err
 }
 
-func one(rows pgx.Rows, err error) (webhooks.Webhook, error) {
+func one(rows pgx.Rows, err error) (Subscription, error) {
 	if err != nil {
-		return webhooks.Webhook{}, err
+		return Subscription{}, err
 	}
 	w, err := pgx.CollectExactlyOneRow(rows, scanSub)
 	if db.IsNoRows(err) {
@@ -78,52 +100,131 @@ type NewSubscription struct {
 	Events           []string
 	Active           bool
 	Secret           []byte // sealed
-	SecretPrefix     string
-	CreatedBy        *int64
+	Fingerprint      string
+	// CreatedBy is the owner; OwnerScopes its token's scopes (nil for an
+	// admin person).
+	CreatedBy   *int64
+	OwnerScopes []string
 }
 
-// Create stores a subscription.
-func (s *Store) Create(ctx context.Context, n NewSubscription) (webhooks.Webhook, error) {
-	rows, err := s.db.Query(ctx, `INSERT INTO subscriptions (url, events, description, active, secret, secret_prefix, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+subColumns,
-		n.URL, n.Events, n.Description, n.Active, n.Secret, n.SecretPrefix, n.CreatedBy)
-	return one(rows, err)
+// ownerLock serialises, per owner, the creates (the cap), activations and
+// the handling of the owner's user.* events, so a subscription made or
+// re-enabled while its owner loses access is either refused or disabled.
+func ownerLock(ctx context.Context, tx pgx.Tx, owner int64) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.LockKey("webhooks:owner:"+strconv.FormatInt(owner, 10)))
+	return err
+}
+
+// ownerGone reports whether what webhooks knows of owner says it lost
+// the access a subscription with scopes needs (an owner it has heard
+// nothing of has not).
+func ownerGone(ctx context.Context, tx pgx.Tx, owner int64, scopes []string) (bool, error) {
+	var gone bool
+	err := tx.QueryRow(ctx, `SELECT coalesce((SELECT NOT active OR ($2 AND NOT admin) FROM subscription_owners WHERE id = $1), false)`,
+		owner, scopes == nil).Scan(&gone)
+	return gone, err
+}
+
+// Create stores a subscription: refused with 409 conflict when its owner
+// has max already, ErrOwnerGone when the owner lost access.
+func (s *Store) Create(ctx context.Context, n NewSubscription, max int) (Subscription, error) {
+	var out Subscription
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if n.CreatedBy != nil {
+			if err := ownerLock(ctx, tx, *n.CreatedBy); err != nil {
+				return err
+			}
+			gone, err := ownerGone(ctx, tx, *n.CreatedBy, n.OwnerScopes)
+			if err != nil {
+				return err
+			}
+			if gone {
+				return ErrOwnerGone
+			}
+			var have int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM subscriptions WHERE created_by = $1`, *n.CreatedBy).Scan(&have); err != nil {
+				return err
+			}
+			if have >= max {
+				return errOwnerLimit(max)
+			}
+		}
+		var err error
+		out, err = one(tx.Query(ctx, `INSERT INTO subscriptions (url, events, description, active, secret, secret_prefix,
+				secret_fingerprint, created_by, owner_scopes)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+subColumns,
+			n.URL, n.Events, n.Description, n.Active, n.Secret, webhooksapi.SecretPrefix, n.Fingerprint, n.CreatedBy, n.OwnerScopes))
+		return err
+	})
+	return out, err
 }
 
 // Get returns one subscription; 404 when absent.
-func (s *Store) Get(ctx context.Context, id int64) (webhooks.Webhook, error) {
+func (s *Store) Get(ctx context.Context, id int64) (Subscription, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+subColumns+` FROM subscriptions WHERE id = $1`, id)
 	return one(rows, err)
 }
 
-// List returns one page of subscriptions and the total.
-func (s *Store) List(ctx context.Context, q *listq.Query) ([]webhooks.Webhook, int, error) {
+// List returns one page of the subscriptions of owner (every one when
+// nil) and their total.
+func (s *Store) List(ctx context.Context, q *listq.Query, owner *int64) ([]webhooks.Webhook, int, error) {
 	var w listq.Where
+	if owner != nil {
+		w.And("created_by = " + w.Arg(*owner))
+	}
 	var total int
-	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM subscriptions`).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM subscriptions `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+subColumns+` FROM subscriptions `+q.OrderBy()+` `+q.LimitOffset(&w), w.Args()...)
+	rows, err := s.db.Query(ctx, `SELECT `+subColumns+` FROM subscriptions `+w.SQL()+` `+q.OrderBy()+` `+q.LimitOffset(&w), w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}
 	subs, err := pgx.CollectRows(rows, scanSub)
-	return subs, total, err
+	out := make([]webhooks.Webhook, len(subs))
+	for i, sub := range subs {
+		out[i] = sub.Webhook
+	}
+	return out, total, err
 }
 
-// Update replaces the fields sent. Activating clears disabled_reason.
-func (s *Store) Update(ctx context.Context, id int64, in webhooks.Input) (webhooks.Webhook, error) {
+// Update replaces the fields sent. Activating clears disabled_reason, and
+// is refused with ErrOwnerGone when the owner lost access.
+func (s *Store) Update(ctx context.Context, id int64, in webhooks.Input) (Subscription, error) {
 	var events []string
 	if in.Events != nil {
 		events = *in.Events
 	}
-	rows, err := s.db.Query(ctx, `UPDATE subscriptions SET
-		url = COALESCE($2, url), events = COALESCE($3, events), description = COALESCE($4, description),
-		active = COALESCE($5, active),
-		disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason ELSE NULL END,
-		updated_at = now()
-		WHERE id = $1 RETURNING `+subColumns, id, in.URL, events, in.Description, in.Active)
-	return one(rows, err)
+	var out Subscription
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if in.Active != nil && *in.Active {
+			cur, err := one(tx.Query(ctx, `SELECT `+subColumns+` FROM subscriptions WHERE id = $1`, id))
+			if err != nil {
+				return err
+			}
+			if cur.CreatedBy != nil {
+				if err := ownerLock(ctx, tx, *cur.CreatedBy); err != nil {
+					return err
+				}
+				gone, err := ownerGone(ctx, tx, *cur.CreatedBy, cur.OwnerScopes)
+				if err != nil {
+					return err
+				}
+				if gone {
+					return ErrOwnerGone
+				}
+			}
+		}
+		var err error
+		out, err = one(tx.Query(ctx, `UPDATE subscriptions SET
+			url = COALESCE($2, url), events = COALESCE($3, events), description = COALESCE($4, description),
+			active = COALESCE($5, active),
+			disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason ELSE NULL END,
+			updated_at = now()
+			WHERE id = $1 RETURNING `+subColumns, id, in.URL, events, in.Description, in.Active))
+		return err
+	})
+	return out, err
 }
 
 // Delete removes a subscription and its deliveries.
@@ -140,9 +241,48 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 
 // Rotate makes sealed the current secret; the current one becomes the
 // previous, signing alongside for grace.
-func (s *Store) Rotate(ctx context.Context, id int64, sealed []byte, prefix string, grace time.Duration) (webhooks.Webhook, error) {
+func (s *Store) Rotate(ctx context.Context, id int64, sealed []byte, fingerprint string, grace time.Duration) (Subscription, error) {
 	rows, err := s.db.Query(ctx, `UPDATE subscriptions SET previous_secret = secret,
-		previous_secret_expires_at = now() + make_interval(secs => $4), secret = $2, secret_prefix = $3, updated_at = now()
-		WHERE id = $1 RETURNING `+subColumns, id, sealed, prefix, grace.Seconds())
+		previous_secret_expires_at = now() + make_interval(secs => $4), secret = $2, secret_prefix = $5,
+		secret_fingerprint = $3, updated_at = now()
+		WHERE id = $1 RETURNING `+subColumns, id, sealed, fingerprint, grace.Seconds(), webhooksapi.SecretPrefix)
 	return one(rows, err)
+}
+
+// BackfillFingerprints gives every subscription without a fingerprint
+// (made by an earlier version) the fingerprint of its secret, opened with
+// open, and clears the key material an earlier version put in
+// secret_prefix (a replica of it may still be writing during an upgrade).
+// A secret that cannot be opened (CRM_SECRET_KEY changed) is counted in
+// failed and left without a fingerprint. A concurrent rotation wins.
+func (s *Store) BackfillFingerprints(ctx context.Context, open func(sealed []byte) ([]byte, error)) (filled, failed int, err error) {
+	if _, err := s.db.Exec(ctx, `UPDATE subscriptions SET secret_prefix = $1 WHERE secret_prefix <> $1`, webhooksapi.SecretPrefix); err != nil {
+		return 0, 0, err
+	}
+	rows, err := s.db.Query(ctx, `SELECT id, secret FROM subscriptions WHERE secret_fingerprint IS NULL`)
+	if err != nil {
+		return 0, 0, err
+	}
+	type row struct {
+		ID     int64
+		Secret []byte
+	}
+	todo, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range todo {
+		secret, err := open(r.Secret)
+		if err != nil {
+			failed++
+			continue
+		}
+		tag, err := s.db.Exec(ctx, `UPDATE subscriptions SET secret_fingerprint = $2 WHERE id = $1 AND secret = $3 AND secret_fingerprint IS NULL`,
+			r.ID, webhooks.Fingerprint(string(secret)), r.Secret)
+		if err != nil {
+			return filled, failed, err
+		}
+		filled += int(tag.RowsAffected())
+	}
+	return filled, failed, nil
 }

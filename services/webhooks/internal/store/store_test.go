@@ -44,7 +44,7 @@ func TestIngestMatchesSubscriptions(t *testing.T) {
 	before := time.Now().Add(-time.Minute)
 	mk := func(events []string, active bool) int64 {
 		w, err := st.Create(ctx, store.NewSubscription{URL: "https://x.example/", Events: events, Active: active,
-			Secret: []byte{1}, SecretPrefix: "whsec_x"})
+			Secret: []byte{1}, Fingerprint: "x"}, 25)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestRetention(t *testing.T) {
 	st, d := newStore(t)
 	ctx := context.Background()
 	w, err := st.Create(ctx, store.NewSubscription{URL: "https://x.example/", Events: []string{"*"}, Active: true,
-		Secret: []byte{1}, SecretPrefix: "whsec_x"})
+		Secret: []byte{1}, Fingerprint: "x"}, 25)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestIngestAllOrderAndRepeats(t *testing.T) {
 	st, d := newStore(t)
 	ctx := context.Background()
 	if _, err := st.Create(ctx, store.NewSubscription{URL: "https://x.example/", Events: []string{"*"}, Active: true,
-		Secret: []byte{1}, SecretPrefix: "whsec_x"}); err != nil {
+		Secret: []byte{1}, Fingerprint: "x"}, 25); err != nil {
 		t.Fatal(err)
 	}
 	ev := func(id int64, part int, typ string) store.NewEvent {

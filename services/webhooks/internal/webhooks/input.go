@@ -82,3 +82,15 @@ func (in *Input) Validate(ctx context.Context, create bool, p URLPolicy) error {
 	}
 	return errs.Err()
 }
+
+// Unreadable returns the first type of events an owner holding scopes may
+// not receive, and false when there is none. "*" always passes: it stands
+// for the types the owner may read.
+func Unreadable(events, scopes []string) (string, bool) {
+	for _, t := range events {
+		if t != webhooksapi.All && !MayRead(scopes, t) {
+			return t, true
+		}
+	}
+	return "", false
+}

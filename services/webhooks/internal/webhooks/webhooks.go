@@ -5,11 +5,14 @@ package webhooks
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/timestamp"
 )
@@ -33,6 +36,7 @@ type Webhook struct {
 	Active                  bool            `json:"active"`
 	DisabledReason          *string         `json:"disabled_reason"`
 	SecretPrefix            string          `json:"secret_prefix"`
+	SecretFingerprint       *string         `json:"secret_fingerprint"`
 	PreviousSecretExpiresAt *timestamp.Time `json:"previous_secret_expires_at"`
 	CreatedBy               *int64          `json:"created_by"`
 	CreatedAt               timestamp.Time  `json:"created_at"`
@@ -99,16 +103,68 @@ func ParseEventID(s string) (int64, bool) {
 // secretBytes is the length of the random key of a signing secret.
 const secretBytes = 32
 
-// prefixLen is how much of a secret secret_prefix shows: whsec_ and 8.
-const prefixLen = len(webhooksapi.SecretPrefix) + 8
+// fingerprintLen is how many hex digits of the secret's SHA-256 the
+// fingerprint keeps: enough to tell secrets apart, nothing of the key.
+const fingerprintLen = 16
 
 // NewSecret returns a fresh signing secret (whsec_ and base64 of 32
-// random bytes) and its displayed prefix.
-func NewSecret() (secret, prefix string) {
+// random bytes) and its fingerprint.
+func NewSecret() (secret, fingerprint string) {
 	b := make([]byte, secretBytes)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	secret = webhooksapi.SecretPrefix + base64.StdEncoding.EncodeToString(b)
-	return secret, secret[:prefixLen]
+	return secret, Fingerprint(secret)
+}
+
+// Fingerprint is what reads show of a secret to tell it from another: the
+// first 16 hex digits of the SHA-256 of the whole secret string, which a
+// receiver can compute from the secret it holds. Showing the secret's
+// first characters instead (as secret_prefix did) gave away key material.
+func Fingerprint(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])[:fingerprintLen]
+}
+
+// ReadScope is the scope an integration token needs to receive events of
+// type t: the records they carry are the ones the token could read through
+// the API (companies belong to contacts). Empty for a type carrying no
+// record (ping).
+func ReadScope(t string) string {
+	res, _, _ := strings.Cut(t, ".")
+	switch res {
+	case "contact", "company":
+		return "contacts:read"
+	case "lead":
+		return "leads:read"
+	case "deal":
+		return "deals:read"
+	case "contract":
+		return "contracts:read"
+	}
+	return ""
+}
+
+// MayRead reports whether an owner holding scopes may receive events of
+// type t; nil scopes are an admin person's, who may read everything. A
+// type of an unknown resource is refused to a token.
+func MayRead(scopes []string, t string) bool {
+	if scopes == nil {
+		return true
+	}
+	need := ReadScope(t)
+	return need != "" && auth.GrantsScope(scopes, need)
+}
+
+// Readable returns the event types of webhooksapi.EventTypes an owner
+// holding scopes may receive (all of them for nil scopes).
+func Readable(scopes []string) []string {
+	out := make([]string, 0, len(webhooksapi.EventTypes))
+	for _, t := range webhooksapi.EventTypes {
+		if MayRead(scopes, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Matches reports whether a subscription to events wants type t.
