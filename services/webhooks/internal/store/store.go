@@ -115,14 +115,22 @@ func ownerLock(ctx context.Context, tx pgx.Tx, owner int64) error {
 	return err
 }
 
-// ownerGone reports whether what webhooks knows of owner says it lost
-// the access a subscription with scopes needs (an owner it has heard
-// nothing of has not).
-func ownerGone(ctx context.Context, tx pgx.Tx, owner int64, scopes []string) (bool, error) {
+// lockActiveOwner takes owner's lock and answers ErrOwnerGone when what
+// webhooks knows of owner says it lost the access a subscription with
+// scopes needs (an owner it has heard nothing of has not).
+func lockActiveOwner(ctx context.Context, tx pgx.Tx, owner int64, scopes []string) error {
+	if err := ownerLock(ctx, tx, owner); err != nil {
+		return err
+	}
 	var gone bool
-	err := tx.QueryRow(ctx, `SELECT coalesce((SELECT NOT active OR ($2 AND NOT admin) FROM subscription_owners WHERE id = $1), false)`,
-		owner, scopes == nil).Scan(&gone)
-	return gone, err
+	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT NOT active OR ($2 AND NOT admin) FROM subscription_owners WHERE id = $1), false)`,
+		owner, scopes == nil).Scan(&gone); err != nil {
+		return err
+	}
+	if gone {
+		return ErrOwnerGone
+	}
+	return nil
 }
 
 // Create stores a subscription: refused with 409 conflict when its owner
@@ -131,15 +139,8 @@ func (s *Store) Create(ctx context.Context, n NewSubscription, max int) (Subscri
 	var out Subscription
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		if n.CreatedBy != nil {
-			if err := ownerLock(ctx, tx, *n.CreatedBy); err != nil {
+			if err := lockActiveOwner(ctx, tx, *n.CreatedBy, n.OwnerScopes); err != nil {
 				return err
-			}
-			gone, err := ownerGone(ctx, tx, *n.CreatedBy, n.OwnerScopes)
-			if err != nil {
-				return err
-			}
-			if gone {
-				return ErrOwnerGone
 			}
 			var have int
 			if err := tx.QueryRow(ctx, `SELECT count(*) FROM subscriptions WHERE created_by = $1`, *n.CreatedBy).Scan(&have); err != nil {
@@ -203,15 +204,8 @@ func (s *Store) Update(ctx context.Context, id int64, in webhooks.Input) (Subscr
 				return err
 			}
 			if cur.CreatedBy != nil {
-				if err := ownerLock(ctx, tx, *cur.CreatedBy); err != nil {
+				if err := lockActiveOwner(ctx, tx, *cur.CreatedBy, cur.OwnerScopes); err != nil {
 					return err
-				}
-				gone, err := ownerGone(ctx, tx, *cur.CreatedBy, cur.OwnerScopes)
-				if err != nil {
-					return err
-				}
-				if gone {
-					return ErrOwnerGone
 				}
 			}
 		}
