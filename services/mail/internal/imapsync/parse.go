@@ -83,6 +83,11 @@ func Parse(raw []byte) Parsed {
 	// Stored as POST /emails stores it: "<left@right>", brackets included
 	// in the length limit.
 	p.MessageID = mail.NormalizeMessageID(mail.TruncateRunes(mail.Clean(mail.NormalizeMessageID(p.MessageID)), mail.MaxMessageID))
+	if p.MessageID == "" {
+		// "<>", "< >" or only NUL bytes: nothing is left, and an empty
+		// id would make every such message a duplicate of the first.
+		p.MessageID = "<" + syntheticID(raw) + ">"
+	}
 	return p
 }
 

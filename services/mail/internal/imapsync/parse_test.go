@@ -92,6 +92,9 @@ func FuzzParse(f *testing.F) {
 		if strings.ContainsRune(p.Body+p.Subject+p.MessageID, 0) {
 			t.Fatal("NUL byte kept")
 		}
+		if !p.Date.IsZero() && p.Date.Location() != time.UTC {
+			t.Fatalf("Date %s is not in UTC", p.Date)
+		}
 	})
 }
 

@@ -560,3 +560,34 @@ func TestSyncWrongTLSSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncEmptyMessageID: messages whose Message-ID is empty once its
+// brackets are removed ("<>", "< >") are each stored under an id made from
+// their content. They were all stored under "", so every one after the
+// first was taken for a duplicate and lost (found by FuzzParse).
+func TestSyncEmptyMessageID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, imapsync.Options{})
+	for _, id := range []string{"<>", "< >", "<\x00>"} {
+		e.imap.Append(t, "INBOX", []byte("From: yan@example.com\r\nTo: "+user+"\r\nSubject: id "+id+
+			"\r\nMessage-ID: "+id+"\r\nDate: Mon, 2 Mar 2026 10:00:00 +0000\r\n\r\nHello.\r\n"))
+	}
+	mb := e.mailbox(password, "INBOX")
+	if got := e.sync(mb.ID); got.Status != "ok" {
+		t.Fatalf("mailbox %+v", stateOf(got))
+	}
+	list, _, err := e.store.Linked(context.Background(), "yan@example.com", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range list {
+		if !strings.HasSuffix(m.MessageID, "@no-message-id.invalid>") || seen[m.MessageID] {
+			t.Errorf("message_id %q: want a distinct content id", m.MessageID)
+		}
+		seen[m.MessageID] = true
+	}
+	if len(list) != 3 {
+		t.Errorf("%d messages stored, want 3", len(list))
+	}
+}
