@@ -39,12 +39,11 @@ func OpenAPI() (obj, error) {
 	if err != nil {
 		return nil, err
 	}
+	typeEvents(schemas)
 	responses := problemResponses(problemRef)
 	// Examples are built once the schemas are known.
-	for _, item := range paths {
-		for _, o := range item.(obj) {
-			addExamples(o.(obj), schemas)
-		}
+	for _, op := range Operations() {
+		addExamples(op, paths[op.Path].(obj)[strings.ToLower(op.Method)].(obj), schemas)
 	}
 	return obj{
 		"openapi": "3.1.0",
@@ -56,7 +55,8 @@ func OpenAPI() (obj, error) {
 				"RFC 9457 application/problem+json with a stable `code` whose `type` links to its explanation " +
 				"under /docs/problems. Timestamps are UTC with microseconds. Conventions (envelopes, pagination, " +
 				"authentication, CSV, idempotency) are described in docs/api.md of the repository.",
-			"license": obj{"name": "MIT", "identifier": "MIT"},
+			// LICENSE at the repository's root (TestOpenAPILicense).
+			"license": obj{"name": "Apache License 2.0", "identifier": "Apache-2.0"},
 			"contact": obj{"name": "OpenCRM maintainers", "url": "https://github.com/opencrm/crm"},
 		},
 		"servers":  []obj{{"url": "/api", "description": "This gateway"}},
@@ -304,8 +304,13 @@ func queryParam(q Param) obj {
 }
 
 // extraResponses are the answers an operation gives besides its success
-// and the generic error codes: state conflicts and alternative successes.
+// and the generic error codes (errorCodes): state conflicts, a refused
+// login or refresh, and alternative successes.
 var extraResponses = map[string]map[string]string{
+	"POST /auth/login":                 {"401": ""},
+	"POST /auth/refresh":               {"401": ""},
+	"POST /webhooks":                   {"409": ""},
+	"PUT /webhooks/{id}":               {"409": ""},
 	"POST /leads/{id}/qualify":         {"409": ""},
 	"POST /public/leads":               {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": ""},
 	"PUT /contracts/{id}":              {"409": ""},
@@ -372,9 +377,10 @@ func successResponse(set *schemaSet, op Operation, out any) obj {
 }
 
 // addExamples gives each JSON request and response media type of an
-// operation an example built from its schema.
-func addExamples(o obj, schemas obj) {
-	media := func(content any, request bool) {
+// operation an example built from its schema, a success answer with the
+// message the service sends (successMessage), or none.
+func addExamples(op Operation, o obj, schemas obj) {
+	media := func(content any, request bool, status string) {
 		c, _ := content.(obj)
 		for typ, m := range c {
 			mt := m.(obj)
@@ -385,15 +391,25 @@ func addExamples(o obj, schemas obj) {
 			if one, ok := sch.(obj)["anyOf"].([]obj); ok {
 				sch = one[0]
 			}
-			mt["example"] = example(toJSON(sch), schemas, 0, request)
+			ex := example(toJSON(sch), schemas, 0, request)
+			if m, ok := ex.(obj); ok && !request && strings.HasPrefix(status, "2") {
+				if _, has := m["message"]; has {
+					if msg := successMessage(op, status); msg != "" {
+						m["message"] = msg
+					} else {
+						delete(m, "message")
+					}
+				}
+			}
+			mt["example"] = ex
 		}
 	}
 	if rb, ok := o["requestBody"].(obj); ok {
-		media(rb["content"], true)
+		media(rb["content"], true, "")
 	}
-	for _, r := range o["responses"].(obj) {
+	for status, r := range o["responses"].(obj) {
 		if rm, ok := r.(obj); ok {
-			media(rm["content"], false)
+			media(rm["content"], false, status)
 		}
 	}
 }
@@ -407,9 +423,12 @@ func toJSON(v any) any {
 	return out
 }
 
-// errorCodes lists the problem responses an operation can produce.
+// errorCodes lists the problem responses every operation of its kind can
+// produce: the gateway's own (429 over a quota, 431 for an oversized
+// request line and headers, 5xx from the service behind), the
+// credential's, the path's and the body's.
 func errorCodes(op Operation) []string {
-	codes := []string{"429", "500", "502", "503", "504"}
+	codes := []string{"429", "431", "500", "502", "503", "504"}
 	if op.Auth != Public {
 		codes = append(codes, "401")
 	}
@@ -434,14 +453,15 @@ func errorCodes(op Operation) []string {
 // renders them too.
 var problemCodes = map[string]string{
 	"400": "malformed_json or bad_request",
-	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set)",
+	"401": "unauthenticated: missing, bad or expired credential (WWW-Authenticate set); on login a wrong email or password or a deactivated account, on refresh an invalid, spent or expired refresh token",
 	"403": "forbidden: the admin role is required, the record is outside the caller's edit scope, or the API key does not allow the origin; insufficient_scope: the integration token lacks the operation's scope (WWW-Authenticate names it)",
 	"404": "not_found",
-	"409": "conflict, invalid_transition, already_qualified, qualification_in_progress, stage_in_use, template_in_use, idempotency_key_reused or request_in_progress",
+	"409": "conflict, invalid_transition, already_qualified, qualification_in_progress, qualification_pending, stage_in_use, template_in_use, idempotency_key_reused or request_in_progress",
 	"413": "payload_too_large",
 	"415": "unsupported_media_type (also any Content-Encoding other than identity)",
-	"422": "validation_failed with errors[].field",
+	"422": "validation_failed with errors[].field; document_too_long when a PDF cannot be rendered",
 	"429": "rate_limited (Retry-After and RateLimit-* headers)",
+	"431": "request_header_fields_too_large: the request line (the query included) and header fields together exceed the gateway's limit",
 	"408": "request_timeout: the body did not arrive in time",
 	"500": "internal: a fault of the server, logged with the request id",
 	"502": "upstream_unavailable",

@@ -2,12 +2,18 @@ package gateway
 
 import (
 	"encoding/json"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/csvx"
 )
 
@@ -65,17 +71,31 @@ func TestOpenAPISchemas(t *testing.T) {
 		{"page size", at(s, "ContactPage", "properties", "per_page", "maximum"), 100.0},
 		{"nullable record", at(s, "Contract", "properties", "executed_file", "anyOf"), []any{
 			map[string]any{"$ref": "#/components/schemas/ExecutedFile"}, map[string]any{"type": "null"}}},
-		{"decimal as number or string", at(s, "DealInput", "properties", "value", "type"), []any{"number", "string", "null"}},
+		{"decimal input: a string with a pattern, or a number", at(s, "DealInput", "properties", "value", "anyOf"), []any{
+			map[string]any{"type": []any{"string", "null"}, "pattern": `^[0-9]{1,15}(\.[0-9]{1,2})?$`}, map[string]any{"type": "number"}}},
+		{"required decimal input", at(s, "LineItemInput", "properties", "quantity", "anyOf"), []any{
+			map[string]any{"type": "string", "pattern": `^[0-9]{1,10}(\.[0-9]{1,4})?$`}, map[string]any{"type": "number"}}},
+		{"decimal example is the string", at(s, "LineItemInput", "properties", "unit_price", "examples"), []any{"1200.00"}},
+		{"decimal answer is a string", at(s, "Deal", "properties", "value", "type"), "string"},
 		{"import encodings", at(s, "ImportResult", "properties", "encoding", "enum"), []any{
 			csvx.EncUTF8, csvx.EncUTF8BOM, csvx.EncUTF16LE, csvx.EncUTF16BE, csvx.EncWindows1252}},
-		{"import delimiters", at(s, "ImportResult", "properties", "delimiter", "enum"), []any{
-			string(csvx.Delimiter([]byte("a,b"))), string(csvx.Delimiter([]byte("a;b"))), string(csvx.Delimiter([]byte("a\tb")))}},
+		{"import delimiters", at(s, "ImportResult", "properties", "delimiter", "pattern"), `^[,;\t]$`},
 		{"import answer", at(s, "ImportResult", "required"), []any{
 			"success", "message", "imported", "skipped", "errors", "encoding", "delimiter", "ignored_columns", "dry_run"}},
 		{"import form fields", slices.Sorted(maps.Keys(at(s, "ImportForm", "properties").(map[string]any))), []string{
 			csvx.DryRunField, csvx.FileField, csvx.MappingField}},
 		{"import form file", at(s, "ImportForm", "required"), []any{csvx.FileField}},
 		{"message id form", at(s, "EmailSummary", "properties", "message_id", "pattern"), `^<[\s\S]+>$`},
+		{"feed items", at(s, "EventFeed", "properties", "data", "items", "$ref"), "#/components/schemas/Event"},
+		{"event variants", at(s, "Event", "oneOf"), []any{
+			map[string]any{"$ref": "#/components/schemas/ContactEvent"}, map[string]any{"$ref": "#/components/schemas/DeletedEvent"},
+			map[string]any{"$ref": "#/components/schemas/CompanyEvent"}, map[string]any{"$ref": "#/components/schemas/LeadEvent"},
+			map[string]any{"$ref": "#/components/schemas/DealEvent"}, map[string]any{"$ref": "#/components/schemas/ContractEvent"}}},
+		{"event discriminator", at(s, "Event", "discriminator", "propertyName"), "type"},
+		{"deleted event mapping", at(s, "Event", "discriminator", "mapping", webhooksapi.DealDeleted), "#/components/schemas/DeletedEvent"},
+		{"deleted event types", at(s, "DeletedEvent", "properties", "type", "enum"), []any{
+			webhooksapi.ContactDeleted, webhooksapi.CompanyDeleted, webhooksapi.LeadDeleted, webhooksapi.DealDeleted, webhooksapi.ContractDeleted}},
+		{"ping is no component", s.(map[string]any)["PingEvent"], nil},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
@@ -154,5 +174,164 @@ func TestOpenAPIOperations(t *testing.T) {
 	}
 	if diff := cmp.Diff("#/components/headers/Retry-After", at(d, "components", "responses", "429", "headers", "Retry-After", "$ref")); diff != "" {
 		t.Errorf("429 Retry-After (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpenAPIDelimiterPattern checks the delimiter's pattern against what
+// the CSV reader reports: every delimiter it can pick matches, nothing
+// else does.
+func TestOpenAPIDelimiterPattern(t *testing.T) {
+	t.Parallel()
+	expr, _ := at(doc(t), "components", "schemas", "ImportResult", "properties", "delimiter", "pattern").(string)
+	if expr == "" {
+		t.Fatal("the delimiter has no pattern")
+	}
+	pattern := regexp.MustCompile(expr)
+	for _, head := range []string{"a,b", "a;b", "a\tb", "a|b", "ab"} {
+		d := string(csvx.Delimiter([]byte(head)))
+		if !pattern.MatchString(d) {
+			t.Errorf("delimiter %q of %q does not match %s", d, head, pattern)
+		}
+	}
+	for _, d := range []string{"", "|", " ", "\\t", ",;", "tab"} {
+		if pattern.MatchString(d) {
+			t.Errorf("pattern %s accepts %q", pattern, d)
+		}
+	}
+}
+
+// TestOpenAPIStatuses checks the statuses each kind of operation
+// declares: the gateway's own (429, 431, 5xx) on every one, the
+// credential's on protected ones, 401 on login and refresh (which refuse
+// a bad password or refresh token; deploy/e2e checks it against the
+// identity service), and the conflicts of the operations that have them.
+func TestOpenAPIStatuses(t *testing.T) {
+	t.Parallel()
+	d := doc(t)
+	gatewayOwn := []string{"429", "431", "500", "502", "503", "504"}
+	body := []string{"400", "408", "413", "415", "422"}
+	tests := []struct {
+		op   string
+		want [][]string
+	}{
+		{"POST /auth/login", [][]string{{"200", "401"}, gatewayOwn, body}},
+		{"POST /auth/refresh", [][]string{{"200", "401"}, gatewayOwn, body}},
+		{"POST /auth/logout", [][]string{{"200"}, gatewayOwn, body}},
+		{"GET /auth/jwks", [][]string{{"200"}, gatewayOwn}},
+		{"GET /auth/me", [][]string{{"200", "401", "403"}, gatewayOwn}},
+		{"GET /contacts/{id}", [][]string{{"200", "401", "403", "404"}, gatewayOwn}},
+		{"GET /contacts", [][]string{{"200", "400", "401", "403", "422"}, gatewayOwn}},
+		{"POST /webhooks", [][]string{{"201", "401", "403", "409"}, gatewayOwn, body}},
+		{"PUT /webhooks/{id}", [][]string{{"200", "401", "403", "404", "409"}, gatewayOwn, body}},
+		{"POST /public/leads", [][]string{{"201", "202", "401", "403", "409"}, gatewayOwn, body}},
+	}
+	for _, tc := range tests {
+		method, path, _ := strings.Cut(tc.op, " ")
+		got := slices.Sorted(maps.Keys(at(d, "paths", path, strings.ToLower(method), "responses").(map[string]any)))
+		want := slices.Compact(slices.Sorted(slices.Values(slices.Concat(tc.want...))))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s statuses (-want +got):\n%s", tc.op, diff)
+		}
+	}
+	for path, item := range at(d, "paths").(map[string]any) {
+		for method, o := range item.(map[string]any) {
+			if ref := at(o, "responses", "431", "$ref"); ref != "#/components/responses/431" {
+				t.Errorf("%s %s: 431 is %v, not the shared response", method, path, ref)
+			}
+		}
+	}
+	if diff := cmp.Diff("#/components/schemas/Problem", at(d, "components", "responses", "431", "content", "application/problem+json", "schema", "$ref")); diff != "" {
+		t.Errorf("431 body (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpenAPIMessages checks the messages the examples show: each is a
+// string of the service the route goes to (or of pkg/activity, which
+// answers every parent's notes and tasks), so no example shows another
+// resource's message; a read shows none; and every write answering with a
+// message documents its own.
+func TestOpenAPIMessages(t *testing.T) {
+	t.Parallel()
+	d := doc(t)
+	sources := map[string]string{}
+	source := func(dir string) string {
+		if s, ok := sources[dir]; ok {
+			return s
+		}
+		var b strings.Builder
+		err := filepath.WalkDir(filepath.Join("..", "..", "..", dir), func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(p)
+			b.Write(src)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[dir] = b.String()
+		return sources[dir]
+	}
+	// The writes whose services answer without a message.
+	silentWrites := map[string]bool{"POST /auth/login": true, "POST /auth/refresh": true, "POST /webhooks/{id}/test": true}
+	// An import's message is formatted: "%s %d contacts, skipped %d".
+	imported := regexp.MustCompile(`^Imported [0-9]+ (\w+), skipped [0-9]+$`)
+	for _, op := range Operations() {
+		name := op.Method + " " + op.Path
+		responses := at(d, "paths", op.Path, strings.ToLower(op.Method), "responses").(map[string]any)
+		for status, r := range responses {
+			ex, ok := at(r, "content", "application/json", "example").(map[string]any)
+			if !ok || !strings.HasPrefix(status, "2") {
+				continue
+			}
+			msg, has := ex["message"].(string)
+			if op.Method == "GET" {
+				if has {
+					t.Errorf("%s %s: a read's example shows message %q", name, status, msg)
+				}
+				continue
+			}
+			if !has {
+				if !silentWrites[name] {
+					t.Errorf("%s %s: the example of a write shows no message", name, status)
+				}
+				continue
+			}
+			rt := Match(Table, op.Method, regexp.MustCompile(`\{[^}]+\}`).ReplaceAllString(op.Path, "12"))
+			if rt == nil {
+				t.Fatalf("%s: not routed", name)
+			}
+			literal := strconv.Quote(msg)
+			if m := imported.FindStringSubmatch(msg); m != nil {
+				literal = strconv.Quote("%s %d " + m[1] + ", skipped %d")
+			}
+			if !strings.Contains(source(filepath.Join("services", rt.Service)), literal) &&
+				!strings.Contains(source(filepath.Join("pkg", "activity")), literal) {
+				t.Errorf("%s %s: example message %s is no string of the %s service", name, status, literal, rt.Service)
+			}
+		}
+	}
+	for key := range messages {
+		method, rest, _ := strings.Cut(key, " ")
+		path, _, _ := strings.Cut(rest, " ")
+		if at(d, "paths", path, strings.ToLower(method)) == nil {
+			t.Errorf("message of %s, which is not documented", key)
+		}
+	}
+}
+
+// TestOpenAPILicense checks info.license against the repository's LICENSE.
+func TestOpenAPILicense(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile(filepath.Join("..", "..", "..", "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "Apache License") || !strings.Contains(string(text), "Version 2.0, January 2004") {
+		t.Fatalf("LICENSE is no longer the Apache License 2.0; update info.license")
+	}
+	if diff := cmp.Diff(map[string]any{"name": "Apache License 2.0", "identifier": "Apache-2.0"}, at(doc(t), "info", "license")); diff != "" {
+		t.Errorf("info.license (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"reflect"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
@@ -32,12 +33,21 @@ func webhookItems(set *schemaSet) obj {
 			"(two during the 24 h after a rotation): accept if one matches."),
 	}
 	items := obj{}
+	// A ping is no change, so the events feed never carries it and no path
+	// reaches its schema: it is described in place, because generators
+	// that drop the components no path uses (oapi-codegen's default) would
+	// otherwise leave its body undefined.
+	ping := set.inline(webhooksapi.Payload(webhooksapi.Ping))
+	ping["properties"].(obj)["type"].(obj)["enum"] = []string{webhooksapi.Ping}
 	for _, typ := range append(append([]string{}, webhooksapi.EventTypes...), webhooksapi.Ping) {
 		record, _, _ := strings.Cut(typ, ".")
 		summary := "A " + strings.ReplaceAll(typ, ".", " ") + " event"
 		sentTo := "Sent to every active subscription listing " + typ + " (or *) in its events. "
+		body := ping
 		if typ == webhooksapi.Ping {
 			summary, sentTo = "A ping", "Sent by POST /webhooks/{id}/test only, once, not retried. "
+		} else {
+			body = set.ref(webhooksapi.Payload(typ))
 		}
 		items[typ] = obj{"post": obj{
 			"tags":        []string{"Webhooks"},
@@ -50,7 +60,7 @@ func webhookItems(set *schemaSet) obj {
 				"in event order per " + record + ". 410 Gone deactivates the subscription. Redirects are not followed.",
 			"parameters": params,
 			"requestBody": obj{"required": true, "content": obj{"application/json": obj{
-				"schema": set.ref(webhooksapi.Payload(typ))}}},
+				"schema": body}}},
 			"responses": obj{
 				"2XX":     obj{"description": "Received; the delivery is done."},
 				"410":     obj{"description": "Gone: the subscription is deactivated, nothing more is sent."},
@@ -59,4 +69,33 @@ func webhookItems(set *schemaSet) obj {
 		}}
 	}
 	return items
+}
+
+// typeEvents makes Event, the item of the events feed, the union of the
+// typed event bodies the webhooks section names, told apart by type (a
+// discriminator mapping each event type to its body), and gives each body's
+// type the event types it is sent for. So a generated client decodes the
+// feed into the same types a receiver decodes deliveries into, and every
+// event schema is reachable from a path.
+func typeEvents(schemas obj) {
+	mapping := obj{}
+	var variants []obj
+	types := map[string][]string{}
+	for _, typ := range webhooksapi.EventTypes {
+		name := defName(reflect.TypeOf(webhooksapi.Payload(typ)), "")
+		ref := "#/components/schemas/" + name
+		if types[name] == nil {
+			variants = append(variants, obj{"$ref": ref})
+		}
+		types[name] = append(types[name], typ)
+		mapping[typ] = ref
+	}
+	for name, list := range types {
+		schemas[name].(obj)["properties"].(obj)["type"].(obj)["enum"] = toJSON(list)
+	}
+	schemas["Event"] = obj{
+		"description":   "One change: the body a webhook delivery of its type carries (see the webhooks section), told apart by type.",
+		"oneOf":         variants,
+		"discriminator": obj{"propertyName": "type", "mapping": mapping},
+	}
 }

@@ -134,7 +134,7 @@ func Operations() []Operation {
 		Operation{"POST", "/auth/logout", "Auth", "Revoke a refresh token", Public, "", bJSON, 200, bDeleted, nil},
 		Operation{"GET", "/auth/me", "Auth", "The caller's user record", JWT, "User", bNone, 200, bRecord, nil},
 		Operation{"GET", "/auth/jwks", "Auth", "Public keys that sign access tokens (JWKS)", Public, "JWKS", bNone, 200, bRaw, nil},
-		Operation{"POST", "/auth/keys/rotate", "Auth", "Rotate the token signing key", Admin, "", bNone, 200, bRecord, nil},
+		Operation{"POST", "/auth/keys/rotate", "Auth", "Rotate the token signing key", Admin, "RotatedKey", bNone, 200, bRecord, nil},
 	)
 	add(crud("Users", "/users", "User", "user", Admin, bPage, userQuery)...)
 	ops[len(ops)-1].Summary = "Deactivate a user (users stay referenced)"

@@ -456,6 +456,7 @@ func TestProblemPages(t *testing.T) {
 	codes := []string{"bad_request", "malformed_json", "unauthenticated", "forbidden", "not_found", "method_not_allowed",
 		"request_timeout", "conflict", "invalid_transition", "already_qualified", "qualification_in_progress", "stage_in_use",
 		"template_in_use", "idempotency_key_reused", "request_in_progress", "payload_too_large", "unsupported_media_type",
+		"qualification_pending", "document_too_long", "request_header_fields_too_large",
 		"validation_failed", "rate_limited", "internal", "upstream_unavailable", "upstream_timeout"}
 	for _, code := range codes {
 		uri := problem.TypeURI(code)

@@ -121,10 +121,27 @@ func (s *schemaSet) ref(v any) obj {
 	return obj{"$ref": *sch.Ref}
 }
 
+// inline returns the schema of v with every type it uses written in place
+// rather than referenced, for a body no path uses (see webhookItems).
+func (s *schemaSet) inline(v any) obj {
+	sch, err := s.r.Reflect(v, jsonschema.InlineRefs, jsonschema.InterceptProp(interceptProp))
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("reflect %T: %w", v, err)
+	}
+	var out obj
+	if b, err := json.Marshal(sch); err != nil {
+		s.err = err
+	} else if err := json.Unmarshal(b, &out); err != nil {
+		s.err = err
+	}
+	normalize(out)
+	return out
+}
+
 // interceptProp applies the conventions of the wire types: a field
-// without omitempty is always sent, so it is required; `types` lists the
-// JSON types of a field that accepts several (a decimal as number or
-// string); `contentMediaType` names what a file field of a form holds.
+// without omitempty is always sent, so it is required; `decimal` is the
+// pattern of a decimal input field (see decimalSchema); `contentMediaType`
+// names what a file field of a form holds.
 func interceptProp(p jsonschema.InterceptPropParams) error {
 	if !p.Processed || p.Name == "" {
 		return nil
@@ -132,12 +149,8 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 	if mt := p.Field.Tag.Get("contentMediaType"); mt != "" {
 		p.PropertySchema.WithContentMediaType(mt)
 	}
-	if types := p.Field.Tag.Get("types"); types != "" {
-		var st []jsonschema.SimpleType
-		for _, t := range strings.Split(types, ",") {
-			st = append(st, jsonschema.SimpleType(t))
-		}
-		p.PropertySchema.Type = (&jsonschema.Type{}).WithSliceOfSimpleTypeValues(st...)
+	if pattern := p.Field.Tag.Get("decimal"); pattern != "" {
+		decimalSchema(p.PropertySchema, pattern, p.Field.Tag.Get("nullable") == "true", p.Field.Tag.Get("example"))
 	}
 	tag := p.Field.Tag.Get("json")
 	if p.Field.Type.Kind() == reflect.Pointer && p.PropertySchema.Ref != nil && !strings.Contains(tag, ",omitempty") {
@@ -151,6 +164,26 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
 	}
 	return nil
+}
+
+// decimalSchema describes a decimal input: a string matching pattern (the
+// form the API documents and answers with), or a JSON number, which the
+// services read as its exact literal, never as a float. It is an anyOf
+// rather than the type list ["string","number"], which code generators
+// refuse; the string comes first so a generator's first variant is it.
+// The example is the string form, whatever JSON it looks like.
+func decimalSchema(s *jsonschema.Schema, pattern string, nullable bool, example string) {
+	str := (&jsonschema.Schema{}).WithType(jsonschema.String.Type()).WithPattern(pattern)
+	if nullable {
+		str.Type = (&jsonschema.Type{}).WithSliceOfSimpleTypeValues(jsonschema.String, jsonschema.Null)
+	}
+	num := (&jsonschema.Schema{}).WithType(jsonschema.Number.Type())
+	s.Type = nil
+	s.AnyOf = []jsonschema.SchemaOrBool{str.ToSchemaOrBool(), num.ToSchemaOrBool()}
+	s.Examples = nil
+	if example != "" {
+		s.Examples = []any{example}
+	}
 }
 
 // components returns the collected schemas as plain JSON values, with a
@@ -168,19 +201,22 @@ func (s *schemaSet) components() (obj, error) {
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
-	for _, v := range out {
-		walkSchemas(v, func(m obj) {
-			// ["string","null"]: the type first, null after it.
-			if t, ok := m["type"].([]any); ok && len(t) > 1 && t[0] == "null" {
-				m["type"] = append(t[1:], "null")
-			}
-			enum, ok := m["enum"].([]any)
-			if ok && allowsNull(m) && !slices.Contains(enum, nil) {
-				m["enum"] = append(enum, nil)
-			}
-		})
-	}
+	normalize(out)
 	return out, nil
+}
+
+// normalize puts null after the type in a type list (["string","null"])
+// and lists null in a nullable enum, in place.
+func normalize(v any) {
+	walkSchemas(v, func(m obj) {
+		if t, ok := m["type"].([]any); ok && len(t) > 1 && t[0] == "null" {
+			m["type"] = append(t[1:], "null")
+		}
+		enum, ok := m["enum"].([]any)
+		if ok && allowsNull(m) && !slices.Contains(enum, nil) {
+			m["enum"] = append(enum, nil)
+		}
+	})
 }
 
 func allowsNull(m obj) bool {

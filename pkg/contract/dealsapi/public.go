@@ -43,7 +43,7 @@ type Deal struct {
 // DealInput is the body of POST /deals and PUT /deals/{id}.
 type DealInput struct {
 	Title             string  `json:"title" minLength:"1" maxLength:"255" example:"Batcave retrofit"`
-	Value             any     `json:"value,omitempty" types:"number,string,null" description:"Decimal as a number or a string; at most 2 places." example:"250000.00"`
+	Value             any     `json:"value,omitempty" nullable:"true" decimal:"^[0-9]{1,15}(\\.[0-9]{1,2})?$" description:"A decimal string, at most 2 places (no more than the currency's minor unit), below 10^15; a JSON number is accepted too, read as its exact literal." example:"250000.00"`
 	Currency          *string `json:"currency,omitempty" nullable:"true" description:"ISO 4217, default USD." example:"USD"`
 	StageID           *int64  `json:"stage_id,omitempty" nullable:"true" minimum:"1"`
 	Status            *string `json:"status,omitempty" nullable:"true" enum:"open,won,lost"`
@@ -83,14 +83,14 @@ type Quote struct {
 // LineItemInput is one line of a QuoteInput.
 type LineItemInput struct {
 	Description string `json:"description" maxLength:"255" example:"Consulting day"`
-	Quantity    any    `json:"quantity" types:"number,string" example:"3"`
-	UnitPrice   any    `json:"unit_price" types:"number,string" example:"1200.00"`
+	Quantity    any    `json:"quantity" decimal:"^[0-9]{1,10}(\\.[0-9]{1,4})?$" description:"A decimal string, greater than 0, at most 1000000000 with at most 4 places; a JSON number is accepted too, read as its exact literal." example:"3"`
+	UnitPrice   any    `json:"unit_price" decimal:"^[0-9]{1,15}(\\.[0-9]{1,4})?$" description:"A decimal string with at most the currency's minor unit of places, below 10^15; a JSON number is accepted too, read as its exact literal." example:"1200.00"`
 }
 
 // QuoteInput is the body of POST /deals/{id}/quotes and PUT /quotes/{id}.
 type QuoteInput struct {
 	Status     *string         `json:"status,omitempty" enum:"draft,sent,accepted,declined"`
 	ValidUntil *string         `json:"valid_until,omitempty" nullable:"true" format:"date"`
-	TaxRate    any             `json:"tax_rate,omitempty" types:"number,string,null" example:"20"`
+	TaxRate    any             `json:"tax_rate,omitempty" nullable:"true" decimal:"^[0-9]{1,3}(\\.[0-9]{1,4})?$" description:"A percentage from 0 to 100 as a decimal string, at most 4 places; a JSON number is accepted too, read as its exact literal." example:"20"`
 	LineItems  []LineItemInput `json:"line_items,omitempty" maxItems:"500"`
 }

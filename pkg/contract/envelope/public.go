@@ -8,7 +8,7 @@ package envelope
 type Record[T any] struct {
 	Success bool   `json:"success" const:"true"`
 	Data    T      `json:"data"`
-	Message string `json:"message,omitempty" example:"Contact created"`
+	Message string `json:"message,omitempty" example:"Contact created" description:"What a write did, in words (each operation's example gives its own); absent on reads."`
 }
 
 // List is an unpaginated list (small, bounded collections such as a
@@ -68,8 +68,9 @@ type ImportResult struct {
 	Errors   []string `json:"errors" nullable:"false" maxItems:"1000" description:"One \"Row N: …\" per skipped row (the header is row 1), in row order, at most 1000." example:"[\"Row 3: last_name is required\"]"`
 	// Encoding lists the names pkg/csvx reports (EncUTF8...).
 	Encoding string `json:"encoding" enum:"UTF-8,UTF-8 with BOM,UTF-16LE,UTF-16BE,Windows-1252" example:"UTF-8" description:"How the file was decoded: UTF-8 with or without a byte order mark, UTF-16 with a byte order mark, or Windows-1252."`
-	// Delimiter is a JSON enum: the comma would split a comma-separated one.
-	Delimiter      string   `json:"delimiter" enum:"[\",\",\";\",\"\\t\"]" example:"," description:"The cell separator, the most frequent of tab, semicolon and comma on the header line (comma on a tie)."`
+	// Delimiter is a pattern, not an enum: the common generators turn enum
+	// values into code and refuse one holding a control character (the tab).
+	Delimiter      string   `json:"delimiter" pattern:"^[,;\\t]$" example:"," description:"The cell separator: \",\" (comma), \";\" (semicolon) or \"\\t\" (a tab character), the most frequent of the three on the header line (comma on a tie)."`
 	IgnoredColumns []string `json:"ignored_columns" nullable:"false" example:"[\"Fax\",\"Home City\"]" description:"Every non-empty header label no field reads, in file order: columns without a field, a second label of a field already read, a full-name column beside first and last name columns, and columns the mapping set to \"\"."`
 	DryRun         bool     `json:"dry_run" example:"false" description:"True when the form asked for a dry run: everything was checked, nothing was written."`
 }

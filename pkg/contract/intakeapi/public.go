@@ -27,7 +27,7 @@ type SubmissionRef struct {
 type SubmissionAnswer struct {
 	Success bool          `json:"success" const:"true"`
 	Data    SubmissionRef `json:"data"`
-	Message string        `json:"message" example:"Lead created"`
+	Message string        `json:"message" example:"Lead created successfully"`
 }
 
 // Submission is one stored public lead submission and its delivery state.

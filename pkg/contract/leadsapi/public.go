@@ -50,7 +50,7 @@ type QualifyInput struct {
 	CreateCompany bool    `json:"create_company,omitempty" description:"Create a company from the lead's company name (or reuse company_id)."`
 	CreateDeal    bool    `json:"create_deal,omitempty" description:"Create a deal for the new contact."`
 	DealName      *string `json:"deal_name,omitempty" nullable:"true" maxLength:"255" example:"Compiler licence"`
-	DealValue     any     `json:"deal_value,omitempty" types:"number,string,null" description:"Decimal, as a number or a string such as \"1500.50\"." example:"1500.50"`
+	DealValue     any     `json:"deal_value,omitempty" nullable:"true" decimal:"^[0-9]{1,15}(\\.[0-9]{1,2})?$" description:"The deal's value: a decimal string such as \"1500.50\", at most 2 places (no more than the currency's minor unit); a JSON number is accepted too, read as its exact literal." example:"1500.50"`
 	DealStageID   *int64  `json:"deal_stage_id,omitempty" nullable:"true" minimum:"1"`
 	ContactID     *int64  `json:"contact_id,omitempty" nullable:"true" minimum:"1" description:"Link an existing contact instead of creating one."`
 	CompanyID     *int64  `json:"company_id,omitempty" nullable:"true" minimum:"1" description:"Link an existing company."`

@@ -16,7 +16,7 @@ import (
 // EventHeader is what every event body carries besides data.
 type EventHeader struct {
 	ID        string    `json:"id" description:"evt_ and a number increasing with every event (ping_ and the delivery id for a ping); also the webhook-id header, the same on every attempt, so a receiver can drop repeats." example:"evt_1042"`
-	Type      string    `json:"type" example:"contact.created"`
+	Type      string    `json:"type" description:"The event type; each body lists the types it is sent for."`
 	CreatedAt time.Time `json:"created_at" description:"When the change happened."`
 }
 
