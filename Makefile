@@ -36,7 +36,7 @@ help:
 	@echo "make test-faults  every fault-injection test, the long ones too (see docs/reliability.md)"
 	@echo "make fuzz   run every fuzz target for FUZZTIME (default 2m) each"
 	@echo "make load   load and soak the whole stack (see docs/reliability.md)"
-	@echo "make lint   gofmt, go vet and the OpenAPI lint (Spectral, Redocly)"
+	@echo "make lint   gofmt, go vet, the OpenAPI lint (Spectral, Redocly) and its generated Go and TypeScript clients compiled"
 	@echo "make images build every container image (IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)); needs Docker"
 
 build:
