@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/render/fixture"
@@ -24,6 +26,79 @@ func benchRenderer(b *testing.B) *Renderer {
 	}
 	b.Cleanup(r.Close)
 	return r
+}
+
+// TestPageCountOfChromiumLayout: the page count read by following the
+// references of Chromium's layout equals pdfcpu's, tagged and untagged and at
+// the cap; a file of another layout (object and cross-reference streams, as
+// pdfcpu writes it) or a damaged one is left to pdfcpu, which still counts
+// it or fails, and nothing panics.
+func TestPageCountOfChromiumLayout(t *testing.T) {
+	t.Parallel()
+	r, err := New(Config{ChromePath: os.Getenv("CHROME_PATH"), Tabs: 2, RestartAfter: 100, NoSandbox: os.Geteuid() == 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	untagged := fixture.Contract(renderq.PDF, fixture.Sections)
+	untagged.Tagged = false
+	for _, tc := range []struct {
+		name  string
+		job   renderq.Job
+		pages int
+	}{
+		{"seven pages, tagged", fixture.Contract(renderq.PDF, fixture.Sections), 7},
+		{"seven pages, untagged", untagged, 7},
+		{"one page", renderq.Job{Format: renderq.PDF, Tagged: true, HTML: "<p>x</p>"}, 1},
+		{"at the cap", renderq.Job{Format: renderq.PDF, Tagged: true, HTML: strings.Repeat(`<p style="break-after: page">x</p>`, 299) + "<p>end</p>"}, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			data, err := r.Render(t.Context(), tc.job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, ok := skiaPageCount(data); !ok || n != tc.pages {
+				t.Errorf("skiaPageCount = %d, %v; want %d, true", n, ok, tc.pages)
+			}
+			ctx, err := api.ReadContext(bytes.NewReader(data), pdfcpuConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ctx.EnsurePageCount(); err != nil || ctx.PageCount != tc.pages {
+				t.Errorf("pdfcpu: %d pages, %v; want %d", ctx.PageCount, err, tc.pages)
+			}
+
+			// Rewritten with object and cross-reference streams.
+			conf := pdfcpuConfig()
+			conf.WriteObjectStream, conf.WriteXRefStream = true, true
+			ctx.Conf = conf
+			var streams bytes.Buffer
+			if err := api.WriteContext(ctx, &streams); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := skiaPageCount(streams.Bytes()); ok {
+				t.Error("skiaPageCount read a file with cross-reference streams")
+			}
+			if n, err := pageCount(streams.Bytes()); err != nil || n != tc.pages {
+				t.Errorf("pageCount with streams = %d, %v; want %d", n, err, tc.pages)
+			}
+
+			// Damaged files: cut anywhere, the cross-reference offset moved.
+			for cut := len(data) - 1; cut > 0; cut -= len(data)/97 + 1 {
+				if n, ok := skiaPageCount(data[:cut]); ok && n != tc.pages {
+					t.Fatalf("cut at %d: %d pages", cut, n)
+				}
+			}
+			at := bytes.LastIndex(data, []byte("startxref"))
+			for _, off := range []string{"0", "15", "999999999", "-1", ""} {
+				moved := append(bytes.Clone(data[:at]), []byte("startxref\n"+off+"\n%%EOF\n")...)
+				if _, ok := skiaPageCount(moved); ok {
+					t.Errorf("startxref %q: read a page count", off)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkPageCount measures reading the page count of a printed PDF, the
