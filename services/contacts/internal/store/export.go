@@ -13,7 +13,7 @@ import (
 // many rows match.
 func (s *Store) ExportContacts(ctx context.Context, f contacts.Filter, each func(contacts.Contact) error) error {
 	w := filter(f)
-	rows, err := s.db.Query(ctx, ordered(f, w, contactCols, false), planned(w.Args())...)
+	rows, err := s.db.Query(ctx, ordered(f, w, contactCols, false), s.planned(w.Args())...)
 	if err != nil {
 		return err
 	}

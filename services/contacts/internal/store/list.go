@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -205,7 +206,7 @@ func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts
 		sql, args := countSQL(f)
 		go func() {
 			counting <- s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
-				return tx.QueryRow(ctx, sql, planned(args)...).Scan(&total)
+				return tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total)
 			})
 		}()
 	}
@@ -227,7 +228,7 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 	q := f.Query
 	ids := ordered(f, w, "id", true)
 	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+q.OrderBy(),
-		planned(w.Args())...)
+		s.planned(w.Args())...)
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +240,13 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 // does not know the filter's value (source=event is a quarter of the rows,
 // another source a handful) nor the LIMIT (it assumes a tenth of the rows),
 // and picked a bitmap scan and sort of 250,000 rows over a short index walk.
-func planned(args []any) []any {
-	return append([]any{pgx.QueryExecModeExec}, args...)
+// Planning is most of what such a statement costs PostgreSQL, parsing a
+// small part: prepared statements planned per call (plan_cache_mode
+// force_custom_plan) saved 2-3 % of the list's PostgreSQL CPU, generic
+// plans about 9 % but made a rare source 4x slower (BenchmarkListStatements),
+// so the list stays unnamed. listMode lets that benchmark compare.
+func (s *Store) planned(args []any) []any {
+	return append([]any{cmp.Or(s.listMode, pgx.QueryExecModeExec)}, args...)
 }
 
 // inTxNoJIT runs fn, the counting or searching queries of a list, in a
@@ -271,7 +277,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
-			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+q.LimitOffset(w), planned(w.Args())...)
+			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+q.LimitOffset(w), s.planned(w.Args())...)
 		if err != nil {
 			return err
 		}
@@ -286,7 +292,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 			if q.Page > 1 {
 				// A page past the end carries no window count: count separately.
 				sql, args := countSQL(f)
-				return tx.QueryRow(ctx, sql, planned(args)...).Scan(&total)
+				return tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total)
 			}
 			return nil
 		}

@@ -27,6 +27,9 @@ type Store struct {
 	db    *db.DB
 	users *directory.Users
 	log   *slog.Logger // background work after a response (index cleanup)
+	// listMode is how the list's statements run, unnamed when zero; only
+	// BenchmarkListStatements sets it (see planned).
+	listMode pgx.QueryExecMode
 }
 
 // New wraps a pool opened on the contacts schema; users answers whether an
