@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -24,12 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
-	"github.com/opencrm/crm/services/contacts/internal/store"
 )
 
 func benchRows() int {
@@ -188,111 +183,6 @@ func BenchmarkContacts(b *testing.B) {
 			(int64(peak)-int64(before.HeapInuse))>>20, time.Since(start).Round(time.Millisecond), sink.n>>20, loadavg()))
 		b.ReportMetric(float64(int64(peak)-int64(before.HeapInuse))/(1<<20), "heap-growth-MB")
 	})
-
-	b.Run("import100k", func(b *testing.B) {
-		file := func(prefix string) []byte {
-			var buf bytes.Buffer
-			buf.WriteString("first_name,last_name,email,phone,company_name,status,source,tags\n")
-			for i := 0; i < 100_000; i++ {
-				fmt.Fprintf(&buf, "Imp%d,Orted%d,%s%d@bench.test,+1 666 %07d,Import Co %d,active,csv,\"a, b\"\n", i, i, prefix, i, i, i%500)
-			}
-			return buf.Bytes()
-		}
-		// Raw PostgreSQL: what the import sends, of the same 100,000 rows:
-		// one COPY (company id and name set, the bulk flag and the import's
-		// GIN pending-list limit on, every index and trigger) and the 100
-		// contacts.imported events, rolled back.
-		raw := file("raw")
-		rows, err := readAll(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		load := loadavg()
-		var rawContacts, rawOutbox time.Duration
-		if err := e.db.InTx(ctx, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL contacts.bulk_company_name = 'on'`); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '256MB'`); err != nil {
-				return err
-			}
-			now := time.Now().UTC()
-			list := make([]contacts.Contact, len(rows))
-			for i, r := range rows {
-				c := r.Contact
-				co, name := int64(1+i%1000), fmt.Sprintf("Company %d", 1+i%1000)
-				c.ID, c.CompanyID, c.CompanyName = int64(10_000_000+i), &co, &name
-				c.CreatedAt.Time, c.UpdatedAt.Time = now, now
-				list[i] = c
-			}
-			i := 0
-			start := time.Now()
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"contacts"}, []string{"id", "first_name", "last_name", "email",
-				"phone", "company_id", "company_name", "status", "source", "tags", "created_at", "updated_at"},
-				pgx.CopyFromFunc(func() ([]any, error) {
-					if i == len(list) {
-						return nil, nil
-					}
-					c := &list[i]
-					i++
-					return []any{c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.CompanyID, c.CompanyName, c.Status,
-						c.Source, c.Tags, c.CreatedAt.Time, c.UpdatedAt.Time}, nil
-				})); err != nil {
-				return err
-			}
-			rawContacts = time.Since(start)
-			i = 0
-			start = time.Now()
-			var events []outbox.Record
-			for i := 0; i < len(list); i += contacts.ImportEventIDs {
-				ev := contacts.Imported{}
-				for _, c := range list[i:min(i+contacts.ImportEventIDs, len(list))] {
-					ev.IDs = append(ev.IDs, c.ID)
-				}
-				events = append(events, outbox.Record{Type: contacts.ContactsImported,
-					AggregateID: strconv.FormatInt(ev.IDs[0], 10), Data: ev})
-			}
-			if err := outbox.AddMany(ctx, tx, store.Stream, events); err != nil {
-				return err
-			}
-			rawOutbox = time.Since(start)
-			return errRollback
-		}); !errors.Is(err, errRollback) {
-			b.Fatal(err)
-		}
-		rawCopy := rawContacts + rawOutbox
-
-		buf := file("imported")
-		start := time.Now()
-		_, err = readAll(buf)
-		parse := time.Since(start)
-		if err != nil {
-			b.Fatal(err)
-		}
-		start = time.Now()
-		r := e.upload(b, e.admin, "file", "bench.csv", buf)
-		took := time.Since(start)
-		if r.Status != 200 || r.Body["imported"] != 100_000.0 {
-			b.Fatalf("import: %d %s", r.Status, r.Raw[:min(len(r.Raw), 500)])
-		}
-		report(b, "import", fmt.Sprintf("import 100,000 rows (%d MB) over HTTP in %s (target ≤ 5 s); CSV parse+validate %s; database part ≈ %s; raw writes %s (contacts COPY %s, 100 events %s); load average %s / %s",
-			len(buf)>>20, took.Round(time.Millisecond), parse.Round(time.Millisecond), (took-parse).Round(time.Millisecond),
-			rawCopy.Round(time.Millisecond), rawContacts.Round(time.Millisecond), rawOutbox.Round(time.Millisecond), load, loadavg()))
-		b.ReportMetric(took.Seconds(), "import-s")
-	})
-}
-
-var errRollback = errors.New("rollback")
-
-// readAll parses and validates a whole import file, as the import does
-// while it writes.
-func readAll(file []byte) ([]contacts.ImportRow, error) {
-	var rows []contacts.ImportRow
-	_, err := contacts.ReadImport(bytes.NewReader(file), contacts.ImportOptions{}, func(b []contacts.ImportRow) error {
-		rows = append(rows, b...)
-		return nil
-	})
-	return rows, err
 }
 
 // report logs a result table once and appends it to CRM_BENCH_OUT (default
