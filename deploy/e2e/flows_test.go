@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,21 @@ func TestContractPDFAndDOCX(t *testing.T) {
 	for _, want := range []string{number, "Wayne Enterprises", "Confidential", "Page 1 of 1"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("pdf text lacks %q:\n%s", want, text)
+		}
+	}
+	// Accessible by default: tagged, titled with the contract's number and title.
+	info := exec.Command("pdfinfo", "-")
+	info.Stdin = bytes.NewReader(pdf.Body)
+	meta, err := info.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^Tagged:\s+yes$`),
+		regexp.MustCompile(`(?m)^Title:\s+` + regexp.QuoteMeta(number+" Batcave MSA") + `$`),
+	} {
+		if !want.Match(meta) {
+			t.Errorf("pdfinfo lacks %s:\n%s", want, meta)
 		}
 	}
 	docx := must(t, http.StatusOK)(adm.Do("GET", fmt.Sprintf("/contracts/%d/docx", c.ID()), nil))
