@@ -32,7 +32,7 @@ measured() {
 echo "== gateway suite (deploy/e2e): contacts list/export/import at ${CRM_BENCH_ROWS:-1000000} rows, leads, qualification, intake, PDF, webhooks" | tee -a "$out"
 measured "gateway suite" go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -timeout 90m ./deploy/e2e/ | tee -a "$out.log"
 
-echo "== contacts list/export/import100k (services/contacts, service level)" | tee -a "$out"
+echo "== contacts list/export (services/contacts, service level; the import against raw COPY is BenchmarkImport, see docs/benchmarks.md)" | tee -a "$out"
 measured "contacts" bash -c "cd services/contacts && CRM_BENCH_ROWS=${CRM_BENCH_ROWS:-1000000} go test -tags bench -run '^\$' -bench '^BenchmarkContacts\$' -benchtime 1x -timeout 60m ./internal/api/" | tee -a "$out"
 
 echo "== render worker (services/render): PDF vs bare chromedp, cached download, DOCX" | tee -a "$out"
