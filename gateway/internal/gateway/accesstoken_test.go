@@ -122,7 +122,7 @@ func TestAccessTokenForwardsMintedJWT(t *testing.T) {
 
 // TestAccessTokenBadInput: every refusal is a 401 problem, and malformed
 // tokens never reach identity. A 1 MB token is over the header limit,
-// refused before any parsing (TestMegabyteTokenIsRefusedAtTheHeaderLimit).
+// refused with 431 before any parsing (TestHeaderBlockLimit).
 func TestAccessTokenBadInput(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, nil)
