@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/proccpu"
 )
 
 // importRows is the size of the import benchmark's file.
@@ -112,7 +113,7 @@ func benchContactImport(b *testing.B, c *pgx.Conn) {
 	raw := func() time.Duration {
 		settle()
 		pid := int(c.PgConn().PID())
-		before := procCPU(pid)
+		before := proccpu.Of(pid)
 		start := time.Now()
 		tx, err := c.Begin(b.Context())
 		if err != nil {
@@ -131,10 +132,10 @@ func benchContactImport(b *testing.B, c *pgx.Conn) {
 			b.Fatal(err)
 		}
 		took := time.Since(start)
-		m := procCPU(pid)
+		m := proccpu.Of(pid)
 		rawCPU.postgres += m - before
 		exec1(b, c, `SELECT gin_clean_pending_list($1::regclass)`, rawTrgm)
-		rawMerge += procCPU(pid) - m
+		rawMerge += proccpu.Of(pid) - m
 		return took
 	}
 	// whole is the same COPY into contacts itself, rolled back: the
@@ -144,8 +145,8 @@ func benchContactImport(b *testing.B, c *pgx.Conn) {
 	whole := func() time.Duration {
 		settle()
 		pid := int(c.PgConn().PID())
-		before := procCPU(pid)
-		defer func() { wholeCPU.postgres += procCPU(pid) - before }()
+		before := proccpu.Of(pid)
+		defer func() { wholeCPU.postgres += proccpu.Of(pid) - before }()
 		start := time.Now()
 		tx, err := c.Begin(b.Context())
 		if err != nil {
@@ -200,9 +201,8 @@ func benchContactImport(b *testing.B, c *pgx.Conn) {
 			h, w, r = viaHTTP(), whole(), raw()
 		}
 		sumHTTP, sumRaw, sumWhole = sumHTTP+h, sumRaw+r, sumWhole+w
-		load, _ := os.ReadFile("/proc/loadavg")
 		rows = append(rows, []string{strconv.Itoa(round), order, secs(h), secs(r), fmt.Sprintf("%.2f", h.Seconds()/r.Seconds()),
-			secs(w), fmt.Sprintf("%.2f", w.Seconds()/r.Seconds()), strings.Join(strings.Fields(string(load))[:3], " ")})
+			secs(w), fmt.Sprintf("%.2f", w.Seconds()/r.Seconds()), proccpu.LoadAvg()})
 	}
 	b.StopTimer()
 	ratio := sumHTTP.Seconds() / sumRaw.Seconds()
@@ -291,27 +291,10 @@ func importCPU(b *testing.B, c *pgx.Conn) cpuSplit {
 	}
 	var s cpuSplit
 	for _, pid := range pids {
-		s.postgres += procCPU(int(pid))
+		s.postgres += proccpu.Of(int(pid))
 	}
-	s.service, s.gateway = procCPU(stack.Pid("contacts")), procCPU(stack.Pid("gateway"))
+	s.service, s.gateway = proccpu.Of(stack.Pid("contacts")), proccpu.Of(stack.Pid("gateway"))
 	return s
-}
-
-// procCPU is the user + system CPU time of a local process so far (0
-// when it cannot be read).
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from the 3rd on
-	if len(f) < 13 {
-		return 0
-	}
-	user, _ := strconv.ParseInt(f[11], 10, 64)
-	sys, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(user+sys) * time.Second / 100 // USER_HZ
 }
 
 func cpuSecs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

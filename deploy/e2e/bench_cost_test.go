@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/proccpu"
 )
 
 // costMeter reads what a stack's processes have spent: the CPU time of its
@@ -55,14 +57,14 @@ func (m *costMeter) read(b *testing.B) cost {
 		b.Fatal(err)
 	}
 	for _, p := range pids {
-		c.cpu[int(p)], c.pg[int(p)] = procCPU(int(p)), true
+		c.cpu[int(p)], c.pg[int(p)] = proccpu.Of(int(p)), true
 	}
 	if m.s.redis != nil && m.s.redis.cmd != nil {
-		c.cpu[m.s.redis.cmd.Process.Pid] = procCPU(m.s.redis.cmd.Process.Pid)
+		c.cpu[m.s.redis.cmd.Process.Pid] = proccpu.Of(m.s.redis.cmd.Process.Pid)
 	}
 	for _, name := range m.s.names() {
 		pid := m.s.Pid(name)
-		c.cpu[pid] = procCPU(pid)
+		c.cpu[pid] = proccpu.Of(pid)
 		u := m.s.URLs[name] + "/metrics"
 		if name == "gateway" {
 			u = m.s.GatewayOps + "/metrics"

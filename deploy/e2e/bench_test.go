@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/proccpu"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/render/fixture"
 )
@@ -41,9 +42,8 @@ func benchRows() int {
 func report(b *testing.B, title string, header []string, rows [][]string) {
 	b.Helper()
 	var sb strings.Builder
-	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&sb, "\n### %s\n\nLoad average at the end: %s\n\n| %s |\n|%s\n", title,
-		strings.Join(strings.Fields(string(load))[:3], " "), strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		proccpu.LoadAvg(), strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 	for _, r := range rows {
 		fmt.Fprintf(&sb, "| %s |\n", strings.Join(r, " | "))
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/proccpu"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -94,7 +95,7 @@ func BenchmarkContacts(b *testing.B) {
 		const reps = 20
 		worst, missed := time.Duration(0), 0
 		var table strings.Builder
-		fmt.Fprintf(&table, "%d contacts, %d runs per query after 1 warm-up; load average at start: %s\n", n, reps, loadavg())
+		fmt.Fprintf(&table, "%d contacts, %d runs per query after 1 warm-up; load average at start: %s\n", n, reps, proccpu.LoadAvg())
 		fmt.Fprintf(&table, "%-3s %-66s %9s %9s %9s %9s %8s %s\n", "#", "query", "http p50", "http p95", "sql p50", "sql p95", "total", "p95<50ms")
 		for qi, q := range queries {
 			var httpT, sqlT []time.Duration
@@ -135,7 +136,7 @@ func BenchmarkContacts(b *testing.B) {
 				ms(pct(httpT, 0.5)), ms(p95), ms(pct(sqlT, 0.5)), ms(pct(sqlT, 0.95)), total, met)
 		}
 		fmt.Fprintf(&table, "worst http p95 %.2f ms; %d of %d queries miss p95 < 50 ms; load average at end: %s\n",
-			ms(worst), missed, len(queries), loadavg())
+			ms(worst), missed, len(queries), proccpu.LoadAvg())
 		report(b, "list", table.String())
 		b.ReportMetric(ms(worst), "worst-p95-ms")
 	})
@@ -180,7 +181,7 @@ func BenchmarkContacts(b *testing.B) {
 		conn.Release()
 		report(b, "export", fmt.Sprintf("export %d rows, %d MB over HTTP in %s; heap in use before %d MB, peak %d MB (growth %d MB, target < 64 MB); raw COPY TO %s (%d MB); load average %s",
 			w.lines-1, w.n>>20, took.Round(time.Millisecond), before.HeapInuse>>20, peak>>20,
-			(int64(peak)-int64(before.HeapInuse))>>20, time.Since(start).Round(time.Millisecond), sink.n>>20, loadavg()))
+			(int64(peak)-int64(before.HeapInuse))>>20, time.Since(start).Round(time.Millisecond), sink.n>>20, proccpu.LoadAvg()))
 		b.ReportMetric(float64(int64(peak)-int64(before.HeapInuse))/(1<<20), "heap-growth-MB")
 	})
 }
@@ -203,16 +204,6 @@ func report(b *testing.B, name, text string) {
 	if _, err := fmt.Fprintf(f, "== %s %s\n%s\n", name, time.Now().UTC().Format(time.RFC3339), text); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// loadavg is the 1, 5 and 15 minute load average (Linux), for the report.
-func loadavg() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/proccpu"
 )
 
 // BenchmarkImport: POST /contacts/import of 100,000 rows over the
@@ -114,7 +116,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		var sum time.Duration
 		for _, pid := range pids {
-			sum += procCPU(int(pid))
+			sum += proccpu.Of(int(pid))
 		}
 		return sum
 	}
@@ -122,9 +124,9 @@ func BenchmarkImport(b *testing.B) {
 	// returns that connection's CPU for it. For the import's index it
 	// first waits for the import's own background merge to finish.
 	merge := func(index string) time.Duration {
-		before := procCPU(rawPID)
+		before := proccpu.Of(rawPID)
 		exec(`SELECT gin_clean_pending_list($1::regclass)`, index)
-		return procCPU(rawPID) - before
+		return proccpu.Of(rawPID) - before
 	}
 	settle := func() {
 		merge("contacts.contacts_search_trgm")
@@ -139,7 +141,7 @@ func BenchmarkImport(b *testing.B) {
 	type side struct{ wall, cpu, merge, events time.Duration }
 	raw := func() side {
 		settle()
-		before, start := procCPU(rawPID), time.Now()
+		before, start := proccpu.Of(rawPID), time.Now()
 		if err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '256MB'`); err != nil {
 				return err
@@ -151,7 +153,7 @@ func BenchmarkImport(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		s := side{wall: time.Since(start), cpu: procCPU(rawPID) - before}
+		s := side{wall: time.Since(start), cpu: proccpu.Of(rawPID) - before}
 		s.merge = merge(rawTrgm)
 		return s
 	}
@@ -219,7 +221,7 @@ func BenchmarkImport(b *testing.B) {
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "import of %d rows (%d MB) vs raw COPY, %d rounds; table holds %d contacts; load average at start %s\n",
-		n, file.Len()>>20, rounds, benchImportBase(), loadavg())
+		n, file.Len()>>20, rounds, benchImportBase(), proccpu.LoadAvg())
 	fmt.Fprintf(&table, "| round | order | import s | raw s | import PG CPU s | its events' reads PG CPU s | raw PG CPU s | CPU ratio (import + events) / raw | merge CPU import / raw s |\n|---|---|---|---|---|---|---|---|---|\n")
 	var si, sr side
 	b.ResetTimer()
@@ -244,7 +246,7 @@ func BenchmarkImport(b *testing.B) {
 	fmt.Fprintf(&table, "\nPostgreSQL CPU, import and its events' reads / raw COPY: %.2f (target ≤ 1.5); the import alone: %.2f; "+
 		"with each side's trigram merge: %.2f; wall (import alone): %.2f; load average at end %s\n",
 		ratio, si.cpu.Seconds()/sr.cpu.Seconds(), (si.cpu+si.events+si.merge).Seconds()/(sr.cpu+sr.merge).Seconds(),
-		si.wall.Seconds()/sr.wall.Seconds(), loadavg())
+		si.wall.Seconds()/sr.wall.Seconds(), proccpu.LoadAvg())
 	report(b, "import vs raw COPY", table.String())
 	b.ReportMetric(ratio, "cpu-x-raw-copy")
 }
@@ -256,21 +258,4 @@ func benchImportBase() int {
 		return n
 	}
 	return 1000
-}
-
-// procCPU is the user + system CPU time of a local process so far (0
-// when it cannot be read).
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from the 3rd on
-	if len(f) < 13 {
-		return 0
-	}
-	user, _ := strconv.ParseInt(f[11], 10, 64)
-	sys, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(user+sys) * time.Second / 100 // USER_HZ
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/proccpu"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
@@ -124,7 +125,7 @@ func BenchmarkListStatements(b *testing.B) {
 		}
 		var sum time.Duration
 		for _, pid := range pids {
-			sum += procCPU(int(pid))
+			sum += proccpu.Of(int(pid))
 		}
 		return sum
 	}
@@ -135,7 +136,7 @@ func BenchmarkListStatements(b *testing.B) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d contacts; per request: median ms / PostgreSQL CPU µs; %d rounds × %d requests per mode, modes rotated; load average %s\n\n",
-		n, rounds, calls, loadavg())
+		n, rounds, calls, proccpu.LoadAvg())
 	fmt.Fprintf(&out, "| query |")
 	for _, m := range listModes {
 		fmt.Fprintf(&out, " %s |", m.name)
@@ -201,29 +202,7 @@ func BenchmarkListStatements(b *testing.B) {
 	for i, m := range listModes[1:] {
 		fmt.Fprintf(&out, " %s %.3f;", m.name, totalCPU[i+1].Seconds()/totalCPU[0].Seconds())
 	}
-	fmt.Fprintf(&out, " load average %s\n", loadavg())
+	fmt.Fprintf(&out, " load average %s\n", proccpu.LoadAvg())
 	fmt.Print(out.String())
 	b.ReportMetric(totalCPU[1].Seconds()/totalCPU[0].Seconds(), "cpu-custom/unnamed")
-}
-
-// procCPU is the user + system CPU time of a local process so far (0
-// when it cannot be read).
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from the 3rd on
-	if len(f) < 13 {
-		return 0
-	}
-	user, _ := strconv.ParseInt(f[11], 10, 64)
-	sys, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(user+sys) * time.Second / 100 // USER_HZ
-}
-
-func loadavg() string {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	return strings.Join(strings.Fields(string(raw))[:3], " ")
 }
