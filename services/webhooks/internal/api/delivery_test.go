@@ -369,22 +369,31 @@ func TestRotateSignsWithBothSecrets(t *testing.T) {
 	verify(t, rot.Secret, got)
 }
 
+// TestRefusedAddressAtDelivery: a name that resolved to a public address
+// when saved and answers loopback when delivering (plainly, or as the
+// IPv4-translated ::ffff:0:127.0.0.1) is refused at dial time: the
+// delivery fails with "address not allowed" and nothing reaches the
+// receiver on 127.0.0.1.
 func TestRefusedAddressAtDelivery(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, strict(), withDelivery(func(c *delivery.Config) { c.AllowPrivate = false }))
-	rc := newReceiver(t, nil)
-	e.dns.set("hooks.example.com", "93.184.216.34")
-	port := rc.srv.URL[strings.LastIndex(rc.srv.URL, ":")+1:]
-	h := e.create("https://hooks.example.com:"+port+"/hook", "*")
-	// The name now answers loopback: the dial is refused.
-	e.dns.set("hooks.example.com", "127.0.0.1")
-	e.emit("contacts", "contact.created", "1", map[string]any{"id": 1})
-	eventually(t, "failed", func() bool { return len(e.deliveries(h.ID, "?status=failed")) == 1 })
-	if d := e.deliveries(h.ID, "")[0]; deref(d.Error) != "address not allowed" || d.StatusCode != nil {
-		t.Fatalf("delivery %+v", d)
-	}
-	if rc.count() != 0 {
-		t.Fatal("the receiver on 127.0.0.1 was reached")
+	for _, addr := range []string{"127.0.0.1", "::ffff:0:7f00:1"} {
+		t.Run(addr, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, strict(), withDelivery(func(c *delivery.Config) { c.AllowPrivate = false }))
+			rc := newReceiver(t, nil)
+			e.dns.set("hooks.example.com", "93.184.216.34")
+			port := rc.srv.URL[strings.LastIndex(rc.srv.URL, ":")+1:]
+			h := e.create("https://hooks.example.com:"+port+"/hook", "*")
+			e.dns.set("hooks.example.com", addr)
+			e.emit("contacts", "contact.created", "1", map[string]any{"id": 1})
+			eventually(t, "failed", func() bool { return len(e.deliveries(h.ID, "?status=failed")) == 1 })
+			if d := e.deliveries(h.ID, "")[0]; deref(d.Error) != "address not allowed" || d.StatusCode != nil {
+				t.Fatalf("delivery %+v (error %s)", d, deref(d.Error))
+			}
+			if rc.count() != 0 {
+				t.Fatal("the receiver on 127.0.0.1 was reached")
+			}
+		})
 	}
 }
 
