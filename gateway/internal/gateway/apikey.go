@@ -51,6 +51,6 @@ func (g *Gateway) verifyKey(ctx context.Context, key string) error {
 // names the header to use rather than a bearer scheme.
 func keyProblem(detail string) *problem.Error {
 	p := problem.Unauthenticated(detail)
-	p.Header = http.Header{"Www-Authenticate": {`APIKey realm="crm-public", header="X-API-Key"`}}
+	p.Header = http.Header{"Www-Authenticate": {identityapi.KeyChallenge}}
 	return p
 }

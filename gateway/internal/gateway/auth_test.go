@@ -164,8 +164,8 @@ func TestKeyRoutes(t *testing.T) {
 			if !strings.Contains(p.Detail, tc.detail) {
 				t.Errorf("detail %q, want it to contain %q", p.Detail, tc.detail)
 			}
-			if got := r.header.Get("WWW-Authenticate"); !strings.Contains(got, "X-API-Key") {
-				t.Errorf("WWW-Authenticate = %q", got)
+			if got := r.header.Get("WWW-Authenticate"); got != identityapi.KeyChallenge {
+				t.Errorf("WWW-Authenticate = %q, want %q", got, identityapi.KeyChallenge)
 			}
 		})
 	}

@@ -12,6 +12,11 @@ import (
 // refused everywhere within 5 s (docs/decisions.md).
 const MaxKeyCacheTTL = 5 * time.Second
 
+// KeyChallenge is the WWW-Authenticate of a 401 for a missing, unknown or
+// revoked API key, from the gateway or from a service behind it: one
+// challenge, naming the header to send rather than a bearer scheme.
+const KeyChallenge = `APIKey realm="crm-public", header="X-API-Key"`
+
 // MaxKeyLength refuses absurd header values before asking identity.
 const MaxKeyLength = 256
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/services/intake/internal/intake"
@@ -149,8 +150,8 @@ func TestSubmitBadInput(t *testing.T) {
 			}
 			r := e.do(http.MethodPost, "/public/leads", h, []byte(tc.body))
 			wantProblem(t, r, tc.status, tc.code, tc.fields...)
-			if tc.status == http.StatusUnauthorized && r.header.Get("WWW-Authenticate") == "" {
-				t.Error("401 without WWW-Authenticate")
+			if got := r.header.Get("WWW-Authenticate"); tc.status == http.StatusUnauthorized && got != identityapi.KeyChallenge {
+				t.Errorf("WWW-Authenticate = %q, want %q (as the gateway's)", got, identityapi.KeyChallenge)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ const MaxTTL = identityapi.MaxKeyCacheTTL
 // ErrInvalid is the 401 for a missing, unknown or revoked key.
 func ErrInvalid() *problem.Error {
 	e := problem.Unauthenticated("missing, unknown or revoked API key")
-	e.Header = http.Header{"Www-Authenticate": {`ApiKey realm="crm", header="X-API-Key"`}}
+	e.Header = http.Header{"Www-Authenticate": {identityapi.KeyChallenge}}
 	return e
 }
 
