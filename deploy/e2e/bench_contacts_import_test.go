@@ -289,12 +289,7 @@ func importCPU(b *testing.B, c *pgx.Conn) cpuSplit {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var s cpuSplit
-	for _, pid := range pids {
-		s.postgres += proccpu.Of(int(pid))
-	}
-	s.service, s.gateway = proccpu.Of(stack.Pid("contacts")), proccpu.Of(stack.Pid("gateway"))
-	return s
+	return cpuSplit{postgres: proccpu.Sum(pids), service: proccpu.Of(stack.Pid("contacts")), gateway: proccpu.Of(stack.Pid("gateway"))}
 }
 
 func cpuSecs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

@@ -82,64 +82,31 @@ func TestEgressPolicies(t *testing.T) {
 // selects may connect anywhere: "any:*".
 func reachable(t *testing.T, r rendered, labels map[string]string) []string {
 	t.Helper()
-	isolated := false
-	seen := map[string]bool{}
-	for name, p := range r.policies {
-		if !p.Spec.PodSelector.matches(labels) || !slices.Contains(p.Spec.PolicyTypes, "Egress") {
-			continue
-		}
-		isolated = true
-		for _, rule := range p.Spec.Egress {
-			var ports []string
-			for _, port := range rule.Ports {
-				proto := port.Protocol
-				if proto == "" {
-					proto = "TCP"
+	return evaluate(r, labels, direction{
+		policyType: "Egress", rules: egressRules, anyPeer: "any",
+		port: func(port policyPort) string {
+			if port.Protocol == "" {
+				port.Protocol = "TCP"
+			}
+			return fmt.Sprintf("%v/%s", port.Port, port.Protocol)
+		},
+		names: func(policy string, pe peer) []string {
+			switch {
+			case pe.IPBlock != nil:
+				except, ok := internetExcept[pe.IPBlock.CIDR]
+				for _, e := range except {
+					ok = ok && slices.Contains(pe.IPBlock.Except, e)
 				}
-				ports = append(ports, fmt.Sprintf("%v/%s", port.Port, proto))
-			}
-			if len(ports) == 0 {
-				ports = []string{"*"}
-			}
-			var to []string
-			if len(rule.To) == 0 {
-				to = []string{"any"}
-			}
-			for _, peer := range rule.To {
-				switch {
-				case peer.IPBlock != nil:
-					except, ok := internetExcept[peer.IPBlock.CIDR]
-					for _, e := range except {
-						ok = ok && slices.Contains(peer.IPBlock.Except, e)
-					}
-					if !ok {
-						t.Errorf("policy %s: ipBlock %s except %v is not the internet outside the cluster's ranges", name, peer.IPBlock.CIDR, peer.IPBlock.Except)
-					}
-					to = append(to, "internet")
-				case peer.NamespaceSelector != nil:
-					to = append(to, "namespace?")
-				case peer.PodSelector != nil:
-					for _, other := range processes {
-						if peer.PodSelector.matches(r.deployments[other].Spec.Template.Metadata.Labels) {
-							to = append(to, other)
-						}
-					}
+				if !ok {
+					t.Errorf("policy %s: ipBlock %s except %v is not the internet outside the cluster's ranges", policy, pe.IPBlock.CIDR, pe.IPBlock.Except)
 				}
+				return []string{"internet"}
+			case pe.NamespaceSelector != nil:
+				return []string{"namespace?"}
+			case pe.PodSelector != nil:
+				return selected(r, pe.PodSelector)
 			}
-			for _, d := range to {
-				for _, port := range ports {
-					seen[d+":"+port] = true
-				}
-			}
-		}
-	}
-	if !isolated {
-		return []string{"any:*"}
-	}
-	out := make([]string, 0, len(seen))
-	for s := range seen {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+			return nil
+		},
+	})
 }

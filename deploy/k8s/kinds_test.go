@@ -1,5 +1,10 @@
 package k8s_test
 
+import (
+	"maps"
+	"slices"
+)
+
 // The fields of each kind the checks read, decoded from rendered JSON.
 
 type selector struct {
@@ -215,6 +220,89 @@ type networkPolicy struct {
 			Ports []policyPort `json:"ports"`
 		} `json:"egress"`
 	} `json:"spec"`
+}
+
+// policyRule is an ingress or egress rule: the peers it admits or reaches
+// and on which ports.
+type policyRule struct {
+	peers []peer
+	ports []policyPort
+}
+
+// direction is what evaluate needs of one side of a NetworkPolicy.
+type direction struct {
+	policyType string // "Ingress" or "Egress"
+	rules      func(networkPolicy) []policyRule
+	port       func(policyPort) string               // how a port is written
+	names      func(policy string, pe peer) []string // what a peer of a policy selects
+	anyPeer    string                                // the name of a rule without peers
+}
+
+var (
+	ingressRules = func(p networkPolicy) []policyRule {
+		out := make([]policyRule, len(p.Spec.Ingress))
+		for i, r := range p.Spec.Ingress {
+			out[i] = policyRule{r.From, r.Ports}
+		}
+		return out
+	}
+	egressRules = func(p networkPolicy) []policyRule {
+		out := make([]policyRule, len(p.Spec.Egress))
+		for i, r := range p.Spec.Egress {
+			out[i] = policyRule{r.To, r.Ports}
+		}
+		return out
+	}
+)
+
+// evaluate lists, for pods with labels, every "peer:port" the policies of
+// direction d allow, sorted; "any:*" when no such policy selects the pods
+// (they are not isolated in that direction).
+func evaluate(r rendered, labels map[string]string, d direction) []string {
+	isolated := false
+	seen := map[string]bool{}
+	for name, p := range r.policies {
+		if !p.Spec.PodSelector.matches(labels) || !slices.Contains(p.Spec.PolicyTypes, d.policyType) {
+			continue
+		}
+		isolated = true
+		for _, rule := range d.rules(p) {
+			ports := []string{"*"}
+			if len(rule.ports) > 0 {
+				ports = ports[:0]
+				for _, port := range rule.ports {
+					ports = append(ports, d.port(port))
+				}
+			}
+			var names []string
+			if len(rule.peers) == 0 {
+				names = []string{d.anyPeer}
+			}
+			for _, pe := range rule.peers {
+				names = append(names, d.names(name, pe)...)
+			}
+			for _, n := range names {
+				for _, port := range ports {
+					seen[n+":"+port] = true
+				}
+			}
+		}
+	}
+	if !isolated {
+		return []string{"any:*"}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// selected names the processes whose pods sel matches.
+func selected(r rendered, sel *selector) []string {
+	var out []string
+	for _, name := range processes {
+		if sel.matches(r.deployments[name].Spec.Template.Metadata.Labels) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 type ingress struct {

@@ -418,58 +418,23 @@ func TestNetworkPolicies(t *testing.T) {
 // "any" for a rule without sources, "monitoring" for the monitoring
 // namespace, or the name of each process whose pods a rule selects.
 func admitted(r rendered, name string) []string {
-	labels := r.deployments[name].Spec.Template.Metadata.Labels
-	isolated := false
-	seen := map[string]bool{}
-	for _, p := range r.policies {
-		if !p.Spec.PodSelector.matches(labels) || !slices.Contains(p.Spec.PolicyTypes, "Ingress") {
-			continue
-		}
-		isolated = true
-		for _, rule := range p.Spec.Ingress {
-			var ports []string
-			for _, port := range rule.Ports {
-				ports = append(ports, fmt.Sprint(port.Port))
+	return evaluate(r, r.deployments[name].Spec.Template.Metadata.Labels, direction{
+		policyType: "Ingress", rules: ingressRules, anyPeer: "any",
+		port: func(port policyPort) string { return fmt.Sprint(port.Port) },
+		names: func(_ string, pe peer) []string {
+			switch {
+			case pe.IPBlock != nil:
+				return []string{"ipBlock"}
+			case pe.NamespaceSelector != nil && pe.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == "monitoring" && pe.PodSelector == nil:
+				return []string{"monitoring"}
+			case pe.NamespaceSelector != nil:
+				return []string{"namespace?"}
+			case pe.PodSelector != nil:
+				return selected(r, pe.PodSelector)
 			}
-			if len(ports) == 0 {
-				ports = []string{"*"}
-			}
-			var from []string
-			if len(rule.From) == 0 {
-				from = []string{"any"}
-			}
-			for _, f := range rule.From {
-				switch {
-				case f.IPBlock != nil:
-					from = append(from, "ipBlock")
-				case f.NamespaceSelector != nil && f.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == "monitoring" && f.PodSelector == nil:
-					from = append(from, "monitoring")
-				case f.NamespaceSelector != nil:
-					from = append(from, "namespace?")
-				case f.PodSelector != nil:
-					for _, other := range processes {
-						if f.PodSelector.matches(r.deployments[other].Spec.Template.Metadata.Labels) {
-							from = append(from, other)
-						}
-					}
-				}
-			}
-			for _, s := range from {
-				for _, port := range ports {
-					seen[s+":"+port] = true
-				}
-			}
-		}
-	}
-	if !isolated {
-		return []string{"any:*"}
-	}
-	out := make([]string, 0, len(seen))
-	for s := range seen {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+			return nil
+		},
+	})
 }
 
 // urlSetting matches the settings naming another process's base URL.

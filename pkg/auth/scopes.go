@@ -33,14 +33,23 @@ func AllScopes() []string {
 	return append(out, ScopeAdmin)
 }
 
-// GrantsScope reports whether granted covers need: an exact match, or
-// "<resource>:write" for "<resource>:read" (writing implies reading).
-func GrantsScope(granted []string, need string) bool {
-	if slices.Contains(granted, need) {
-		return true
-	}
+// Granting lists the scopes that cover need: need itself and, for
+// "<resource>:read", "<resource>:write" (writing implies reading). Code
+// that checks scopes somewhere else than GrantsScope (a query's filter)
+// takes the rule from here.
+func Granting(need string) []string {
 	if res, ok := strings.CutSuffix(need, ":read"); ok {
-		return slices.Contains(granted, res+":write")
+		return []string{need, res + ":write"}
+	}
+	return []string{need}
+}
+
+// GrantsScope reports whether granted covers need (see Granting).
+func GrantsScope(granted []string, need string) bool {
+	for _, g := range Granting(need) {
+		if slices.Contains(granted, g) {
+			return true
+		}
 	}
 	return false
 }

@@ -37,6 +37,16 @@ func Of(pid int) time.Duration {
 	return time.Duration(user+sys) * time.Second / userHZ
 }
 
+// Sum is the CPU time the processes pids have used so far, say the
+// PostgreSQL backends pg_stat_activity lists for a benchmark's pool.
+func Sum[P ~int | ~int32 | ~int64](pids []P) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		sum += Of(int(pid))
+	}
+	return sum
+}
+
 // LoadAvg is the 1, 5 and 15 minute load average, for a report ("unknown"
 // without /proc).
 func LoadAvg() string {

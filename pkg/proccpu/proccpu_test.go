@@ -17,6 +17,14 @@ func TestOfCountsOwnWork(t *testing.T) {
 	}
 }
 
+func TestSum(t *testing.T) {
+	t.Parallel()
+	own := Of(os.Getpid())
+	if got := Sum([]int32{int32(os.Getpid()), -1}); got < own {
+		t.Fatalf("Sum(own, missing) = %v, want at least own %v", got, own)
+	}
+}
+
 func TestOfMissingProcess(t *testing.T) {
 	t.Parallel()
 	if got := Of(-1); got != 0 {

@@ -1,6 +1,7 @@
 package renderq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,10 +84,7 @@ func (c Config) Settle(job Job) Job {
 		job.Tagged = true
 	}
 	if job.Lang == "" {
-		job.Lang = c.Lang
-	}
-	if job.Lang == "" {
-		job.Lang = DefaultLang
+		job.Lang = cmp.Or(c.Lang, DefaultLang)
 	}
 	if lang, err := ParseLang(job.Lang); err == nil {
 		job.Lang = lang

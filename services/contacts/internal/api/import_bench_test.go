@@ -114,11 +114,7 @@ func BenchmarkImport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var sum time.Duration
-		for _, pid := range pids {
-			sum += proccpu.Of(int(pid))
-		}
-		return sum
+		return proccpu.Sum(pids)
 	}
 	// merge merges an index's pending list on the raw connection and
 	// returns that connection's CPU for it. For the import's index it

@@ -270,7 +270,7 @@ func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	sub, err := h.Store.Update(r.Context(), cur.ID, in)
+	sub, err := h.Store.Update(r.Context(), cur, in)
 	if err != nil {
 		return err
 	}

@@ -147,9 +147,6 @@ func resultColumns(rs []Result) []any {
 			continue
 		}
 		status[i], errs[i], bodies[i] = &o.Status, o.Error, o.Body
-		if o.At.IsZero() {
-			o.At = time.Now()
-		}
 		at[i] = &o.At
 		ms := int32(o.DurationMS)
 		took[i] = &ms

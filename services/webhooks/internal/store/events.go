@@ -3,11 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
@@ -36,15 +36,16 @@ func (s *Store) Ingest(ctx context.Context, ev NewEvent) (bool, error) {
 	return n > 0, err
 }
 
-// scopeTypes, scopeRead and scopeWrite are, per event type, the scope a
-// token needs to receive it and the write scope that implies it
-// (webhooks.ReadScope): the table the fan-out joins.
-var scopeTypes, scopeRead, scopeWrite = func() (types, read, write []string) {
+// scopeTypes and scopeGrants are the table the fan-out joins: per event
+// type, each scope that lets a token receive it (webhooks.ReadScope and
+// what implies it, auth.Granting), one row per pair.
+var scopeTypes, scopeGrants = func() (types, grants []string) {
 	for _, t := range webhooksapi.EventTypes {
-		r := webhooks.ReadScope(t)
-		types, read, write = append(types, t), append(read, r), append(write, strings.TrimSuffix(r, ":read")+":write")
+		for _, g := range auth.Granting(webhooks.ReadScope(t)) {
+			types, grants = append(types, t), append(grants, g)
+		}
 	}
-	return types, read, write
+	return types, grants
 }()
 
 // IngestAll stores, in one statement and in the order given, each of evs
@@ -90,15 +91,17 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 			), dl AS (
 				INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
 				SELECT s.id, ins.seq, ins.type, ins.source || ':' || ins.record_id
-				FROM ins LEFT JOIN unnest($8::text[], $9::text[], $10::text[]) AS m (type, read, write) ON m.type = ins.type
+				FROM ins CROSS JOIN LATERAL (
+						SELECT array_agg(m.scope) AS scopes FROM unnest($8::text[], $9::text[]) AS m (type, scope)
+						WHERE m.type = ins.type) g
 				JOIN subscriptions s ON s.active AND (s.events @> ARRAY[ins.type] OR s.events @> ARRAY['*'])
 					AND s.created_at <= ins.occurred_at
-					AND (s.owner_scopes IS NULL OR s.owner_scopes && ARRAY[m.read, m.write])
+					AND (s.owner_scopes IS NULL OR s.owner_scopes && g.scopes)
 				ORDER BY ins.seq, s.id
 				RETURNING 1
 			)
 			SELECT count(*) FROM ins`, sources, ids, parts, types, records, data, occurred,
-			scopeTypes, scopeRead, scopeWrite).Scan(&added)
+			scopeTypes, scopeGrants).Scan(&added)
 	})
 	return added, err
 }

@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -84,13 +85,9 @@ func TestMigrationClearsSecretPrefixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.Prefix, &r.Fingerprint, &r.Scopes, &r.CreatedBy); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, r)
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		t.Fatal(err)
 	}
 	seven := int64(7)
 	want := []row{{Prefix: "whsec_", CreatedBy: &seven}, {Prefix: "whsec_"}}

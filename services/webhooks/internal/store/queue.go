@@ -186,7 +186,8 @@ type Outcome struct {
 	Error      *string
 	Body       *string
 	// At is when the attempt started (the request was sent); the log's
-	// attempted_at and the delivery's last_attempt_at.
+	// attempted_at and the delivery's last_attempt_at. Required when the
+	// result is Tried (the engine's attempt sets it).
 	At time.Time
 	// NextAttemptAt is set when Status is pending.
 	NextAttemptAt time.Time

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -47,7 +48,7 @@ func BenchmarkRecordBatch(b *testing.B) {
 		rs := make([]store.Result, size)
 		for i, t := range bs[0].Tasks {
 			rs[i] = store.Result{Task: t, Tried: true, Outcome: store.Outcome{
-				Status: "delivered", StatusCode: &code, DurationMS: 3, Body: &body,
+				Status: "delivered", StatusCode: &code, DurationMS: 3, Body: &body, At: time.Now(),
 			}}
 		}
 		b.StartTimer()

@@ -189,24 +189,20 @@ func (s *Store) List(ctx context.Context, q *listq.Query, owner *int64) ([]webho
 	return out, total, err
 }
 
-// Update replaces the fields sent. Activating clears disabled_reason, and
-// is refused with ErrOwnerGone when the owner lost access.
-func (s *Store) Update(ctx context.Context, id int64, in webhooks.Input) (Subscription, error) {
+// Update replaces the fields sent of cur (as Get returned it). Activating
+// clears disabled_reason, and is refused with ErrOwnerGone when the owner
+// lost access; the owner and its scopes never change, so cur's are the
+// subscription's.
+func (s *Store) Update(ctx context.Context, cur Subscription, in webhooks.Input) (Subscription, error) {
 	var events []string
 	if in.Events != nil {
 		events = *in.Events
 	}
 	var out Subscription
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		if in.Active != nil && *in.Active {
-			cur, err := one(tx.Query(ctx, `SELECT `+subColumns+` FROM subscriptions WHERE id = $1`, id))
-			if err != nil {
+		if in.Active != nil && *in.Active && cur.CreatedBy != nil {
+			if err := lockActiveOwner(ctx, tx, *cur.CreatedBy, cur.OwnerScopes); err != nil {
 				return err
-			}
-			if cur.CreatedBy != nil {
-				if err := lockActiveOwner(ctx, tx, *cur.CreatedBy, cur.OwnerScopes); err != nil {
-					return err
-				}
 			}
 		}
 		var err error
@@ -215,7 +211,7 @@ func (s *Store) Update(ctx context.Context, id int64, in webhooks.Input) (Subscr
 			active = COALESCE($5, active),
 			disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason ELSE NULL END,
 			updated_at = now()
-			WHERE id = $1 RETURNING `+subColumns, id, in.URL, events, in.Description, in.Active))
+			WHERE id = $1 RETURNING `+subColumns, cur.ID, in.URL, events, in.Description, in.Active))
 		return err
 	})
 	return out, err
