@@ -14,16 +14,15 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // ContentType is the media type of every error body.
 const ContentType = "application/problem+json"
 
-// FieldError names one invalid input field.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+// FieldError names one invalid input field (the cores' fault.Field).
+type FieldError = fault.Field
 
 // Error is a client-facing error. Domain code returns one (possibly wrapped
 // with %w); Write renders it. Anything that is not an *Error is a 500.
@@ -48,11 +47,15 @@ func (e *Error) Error() string {
 	return e.Code
 }
 
+// FaultCode returns the code, so errors.Is matches a problem and a core's
+// fault of the same code either way round.
+func (e *Error) FaultCode() string { return e.Code }
+
 // Is makes errors.Is(err, problem.NotFound("")) style checks match on code.
 func (e *Error) Is(target error) bool {
-	var t *Error
-	if errors.As(target, &t) {
-		return t.Code == e.Code
+	var c fault.Coder
+	if errors.As(target, &c) {
+		return c.FaultCode() == e.Code
 	}
 	return false
 }
@@ -157,11 +160,53 @@ func Internal() *Error {
 	return newErr(http.StatusInternalServerError, "internal", "an internal error occurred")
 }
 
-// From returns the *Error inside err, or Internal for anything else.
+// statusOf is the one mapping of a core's error kinds to HTTP statuses.
+var statusOf = map[fault.Kind]int{
+	fault.KindMalformed:       http.StatusBadRequest,
+	fault.KindInvalid:         http.StatusUnprocessableEntity,
+	fault.KindUnauthenticated: http.StatusUnauthorized,
+	fault.KindForbidden:       http.StatusForbidden,
+	fault.KindNotFound:        http.StatusNotFound,
+	fault.KindConflict:        http.StatusConflict,
+	fault.KindTooLarge:        http.StatusRequestEntityTooLarge,
+	fault.KindUnsupported:     http.StatusUnsupportedMediaType,
+	fault.KindRateLimited:     http.StatusTooManyRequests,
+	fault.KindUnavailable:     http.StatusServiceUnavailable,
+	fault.KindBadUpstream:     http.StatusBadGateway,
+	fault.KindTimeout:         http.StatusGatewayTimeout,
+}
+
+// Status is the HTTP status of a core's error kind (500 for KindInternal).
+func Status(k fault.Kind) int {
+	if s, ok := statusOf[k]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// FromFault renders a core's error as a problem.
+func FromFault(f *fault.Error) *Error {
+	if f.Kind == fault.KindInternal {
+		return Internal()
+	}
+	p := newErr(Status(f.Kind), f.Code, f.Detail)
+	p.Errors, p.Extra, p.RetryAfter = f.Fields, f.Extra, f.RetryAfter
+	if f.Kind == fault.KindUnauthenticated {
+		p.Header = http.Header{"Www-Authenticate": {`Bearer realm="crm"`}}
+	}
+	return p
+}
+
+// From returns the *Error inside err, the problem of a core's *fault.Error,
+// or Internal for anything else.
 func From(err error) *Error {
 	var p *Error
 	if errors.As(err, &p) {
 		return p
+	}
+	var f *fault.Error
+	if errors.As(err, &f) {
+		return FromFault(f)
 	}
 	if unstorable(err) {
 		return Unstorable()

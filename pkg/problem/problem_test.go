@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -138,3 +139,33 @@ func (e sqlStateError) Error() string {
 	return "ERROR: invalid byte sequence (SQLSTATE " + string(e) + ")"
 }
 func (e sqlStateError) SQLState() string { return string(e) }
+
+func TestFromFault(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{fault.NotFound("lead"), 404, "not_found"},
+		{fmt.Errorf("wrapped: %w", fault.Conflict("lead_already_qualified", "qualified")), 409, "lead_already_qualified"},
+		{fault.Invalid("email", "is not an email address"), 422, "validation_failed"},
+		{fault.Forbidden("outside your scope"), 403, "forbidden"},
+		{fault.Unauthenticated("wrong password"), 401, "unauthenticated"},
+		{fault.Unavailablef(5, "contacts is unavailable"), 503, "upstream_unavailable"},
+		{fault.Malformedf("invalid_csv", "not CSV"), 400, "invalid_csv"},
+		{fault.New(fault.KindInternal, "boom", "secret detail"), 500, "internal"},
+	}
+	for _, c := range cases {
+		p := problem.From(c.err)
+		if p.Status != c.status || p.Code != c.code {
+			t.Errorf("From(%v) = %d %s, want %d %s", c.err, p.Status, p.Code, c.status, c.code)
+		}
+	}
+	if p := problem.From(fault.Invalid("email", "bad")); len(p.Errors) != 1 || p.Errors[0].Field != "email" {
+		t.Errorf("fields not carried: %+v", p.Errors)
+	}
+	if !errors.Is(problem.NotFound("x"), fault.NotFound("")) || !errors.Is(fault.NotFound("x"), problem.NotFound("")) {
+		t.Error("a problem and a fault of one code must match either way round")
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // MinYear is the earliest year a date may have: PostgreSQL has no year 0
@@ -25,11 +25,11 @@ const (
 )
 
 // Errors accumulates field errors.
-type Errors struct{ list []problem.FieldError }
+type Errors struct{ list []fault.Field }
 
 // Add records a failure for field.
 func (e *Errors) Add(field, format string, args ...any) {
-	e.list = append(e.list, problem.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	e.list = append(e.list, fault.Field{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // Has reports whether field already failed (to avoid piling messages).
@@ -42,12 +42,12 @@ func (e *Errors) Has(field string) bool {
 	return false
 }
 
-// Err returns a 422 problem, or nil when nothing failed.
+// Err returns an invalid-input fault naming every field, or nil when nothing failed.
 func (e *Errors) Err() error {
 	if len(e.list) == 0 {
 		return nil
 	}
-	return problem.Validation(e.list...)
+	return fault.Validation(e.list...)
 }
 
 // Required fails when s is blank after trimming.
