@@ -1,9 +1,15 @@
 // Package idempotency makes a write safe to retry: the first request with a
-// key runs and its answer is stored in the same transaction as its effects;
-// a retry with the same key and body gets the stored answer without running
-// again; the same key with a different body is a 409. This is what lets a
-// saga (lead qualification) or a retrying job (intake) call another context
-// any number of times and create exactly one record.
+// key runs and its result is stored in the same transaction as its effects;
+// a retry with the same key and body gets the stored result without running
+// again; the same key with a different body is a conflict (409 at the
+// edge). This is what lets a saga (lead qualification) or a retrying job
+// (intake) call another context any number of times and create exactly one
+// record.
+//
+// Once and OnceMany store the typed result (the record, or its id) and
+// leave the HTTP answer to the edge; Run and RunMany, which store an HTTP
+// status and body, remain until their callers have moved (rows either
+// wrote are replayed by Once, see migration 002).
 package idempotency
 
 import (
@@ -62,50 +68,93 @@ func Key(r *http.Request) (string, error) {
 // Run executes fn at most once per key. fn runs inside the transaction that
 // also stores its answer, so effects and answer commit together. An empty
 // key runs fn without protection.
+//
+// Run stores an HTTP answer; new callers use Once, which stores the typed
+// result and leaves the answer to the edge. A key Once stored cannot be
+// replayed by Run (there is no answer to replay) and is an error.
 func Run(ctx context.Context, d *db.DB, key string, request any, fn func(tx pgx.Tx) (int, any, error)) (Result, error) {
-	reqJSON, err := json.Marshal(request)
+	r, replayed, err := runOnce(ctx, d, key, request, errKeyReused(), func(tx pgx.Tx) (row, error) {
+		status, body, err := fn(tx)
+		if err != nil {
+			return row{}, err
+		}
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return row{}, err
+		}
+		return row{status: &status, response: raw}, nil
+	})
 	if err != nil {
 		return Result{}, err
 	}
+	return r.answer(key, replayed)
+}
+
+// row is what a key holds: result, the JSON of the value Once's fn
+// returned; or status and response, the HTTP answer Run stored (every row
+// written before Once existed is one of these).
+type row struct {
+	hash     []byte
+	status   *int
+	response []byte
+	result   []byte
+}
+
+// answer is the row as Run's Result.
+func (r row) answer(key string, replayed bool) (Result, error) {
+	if r.status == nil {
+		return Result{}, fmt.Errorf("idempotency: key %q holds a typed result; read it with Once", key)
+	}
+	return Result{Status: *r.status, Body: r.response, Replayed: replayed}, nil
+}
+
+// runOnce is the single-call core of Run and Once. Under the key's lock, a
+// stored row with the same request hash is replayed and one with another
+// hash is the reused error; without a row, fn runs inside the transaction
+// that stores what it returns, so effects and row commit together. An
+// empty key runs fn without protection.
+func runOnce(ctx context.Context, d *db.DB, key string, request any, reused error, fn func(tx pgx.Tx) (row, error)) (row, bool, error) {
+	reqJSON, err := json.Marshal(request)
+	if err != nil {
+		return row{}, false, err
+	}
 	sum := sha256.Sum256(reqJSON)
-	var res Result
+	var out row
+	var replayed bool
 	err = d.InTx(ctx, func(tx pgx.Tx) error {
 		if key != "" {
 			// Concurrent requests with one key queue here instead of racing.
 			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(key)); err != nil {
 				return err
 			}
-			var hash []byte
-			err := tx.QueryRow(ctx, `SELECT request_hash, status, response FROM idempotency_keys WHERE key = $1`, key).
-				Scan(&hash, &res.Status, &res.Body)
+			err := tx.QueryRow(ctx, `SELECT request_hash, status, response, result FROM idempotency_keys WHERE key = $1`, key).
+				Scan(&out.hash, &out.status, &out.response, &out.result)
 			if err == nil {
-				if string(hash) != string(sum[:]) {
-					return errKeyReused()
+				if string(out.hash) != string(sum[:]) {
+					return reused
 				}
-				res.Replayed = true
+				replayed = true
 				return nil
 			}
 			if !db.IsNoRows(err) {
 				return err
 			}
 		}
-		status, body, err := fn(tx)
-		if err != nil {
+		var err error
+		if out, err = fn(tx); err != nil {
 			return err
 		}
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		res = Result{Status: status, Body: raw}
 		if key == "" {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response) VALUES ($1, $2, $3, $4)`,
-			key, sum[:], status, raw)
+		_, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response, result) VALUES ($1, $2, $3, $4, $5)`,
+			key, sum[:], out.status, out.response, out.result)
 		return err
 	})
-	return res, err
+	if err != nil {
+		return row{}, false, err
+	}
+	return out, replayed, nil
 }
 
 // errKeyReused is the answer for a key stored with another request's hash.
@@ -168,9 +217,57 @@ type Outcome struct {
 // pipeline; under READ COMMITTED each statement takes a fresh snapshot, so
 // it sees an answer committed by whoever held a lock before us — the same
 // reasoning as Run's.
+//
+// New callers use OnceMany, which stores typed results.
 func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, todo []int) ([]Answer, error)) ([]Outcome, error) {
+	got, err := runMany(ctx, d, calls, func() error { return errKeyReused() }, func(tx pgx.Tx, todo []int) ([]row, error) {
+		answers, err := fn(tx, todo)
+		if err != nil {
+			return nil, err
+		}
+		if len(answers) != len(todo) {
+			return nil, fmt.Errorf("idempotency: fn answered %d of %d calls", len(answers), len(todo))
+		}
+		rows := make([]row, len(answers))
+		for j, a := range answers {
+			raw, err := json.Marshal(a.Body)
+			if err != nil {
+				return nil, fmt.Errorf("idempotency: encode answer of call %d: %w", todo[j], err)
+			}
+			status := a.Status
+			rows[j] = row{status: &status, response: raw}
+		}
+		return rows, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Outcome, len(got))
+	for i, g := range got {
+		if g.err != nil {
+			out[i].Err = g.err
+			continue
+		}
+		if out[i].Result, err = g.row.answer(calls[i].Key, g.replayed); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// settled is one call's row in a batch, or its reused error.
+type settled struct {
+	row      row
+	replayed bool
+	err      error
+}
+
+// runMany is the batch core of RunMany and OnceMany (RunMany's comment
+// tells its rules and round trips); fn returns one row per todo entry.
+// reused makes the error of a key used with another request.
+func runMany(ctx context.Context, d *db.DB, calls []Call, reused func() error, fn func(tx pgx.Tx, todo []int) ([]row, error)) ([]settled, error) {
 	if len(calls) == 0 {
-		return []Outcome{}, nil
+		return []settled{}, nil
 	}
 	sums := make([][sha256.Size]byte, len(calls))
 	first := make(map[string]int, len(calls)) // key → index of its first occurrence
@@ -196,31 +293,27 @@ func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, tod
 	slices.Sort(locks)
 	locks = slices.Compact(locks) // two keys may share a lock; take it once
 
-	type answer struct {
-		hash   []byte
-		status int
-		body   json.RawMessage
-		fresh  bool // run by this batch rather than stored before
+	type held struct {
+		row
+		fresh bool // run by this batch rather than stored before
 	}
-	var out []Outcome
+	var out []settled
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
-		// (1) Locks and stored answers, one round trip.
+		// (1) Locks and stored rows, one round trip.
 		b := &pgx.Batch{}
 		// One statement for every lock; the sort sits below the projection
 		// that calls the function, so the locks are taken in key order.
 		b.Queue(`SELECT pg_advisory_xact_lock(k) FROM (SELECT k FROM unnest($1::bigint[]) AS k ORDER BY k) AS sorted`, locks)
-		b.Queue(`SELECT key, request_hash, status, response FROM idempotency_keys WHERE key = ANY($1)`, keys)
+		b.Queue(`SELECT key, request_hash, status, response, result FROM idempotency_keys WHERE key = ANY($1)`, keys)
 		br := tx.SendBatch(ctx, b)
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
 			return fmt.Errorf("idempotency: lock: %w", err)
 		}
-		answers := make(map[string]answer, len(keys))
+		stored := make(map[string]held, len(keys))
 		rows, err := br.Query()
 		if err == nil {
-			err = collectAnswers(rows, func(key string, hash []byte, status int, body []byte) {
-				answers[key] = answer{hash: hash, status: status, body: body}
-			})
+			err = collectRows(rows, func(key string, r row) { stored[key] = held{row: r} })
 		}
 		if cerr := br.Close(); err == nil {
 			err = cerr
@@ -229,10 +322,10 @@ func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, tod
 			return fmt.Errorf("idempotency: read answers: %w", err)
 		}
 
-		// (2) Run what has no answer yet.
+		// (2) Run what has no row yet.
 		var todo []int
 		for _, k := range keys {
-			if _, ok := answers[k]; !ok {
+			if _, ok := stored[k]; !ok {
 				todo = append(todo, first[k])
 			}
 		}
@@ -244,39 +337,42 @@ func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, tod
 			if len(got) != len(todo) {
 				return fmt.Errorf("idempotency: fn answered %d of %d calls", len(got), len(todo))
 			}
-			// (3) Store the new answers with one statement.
+			// (3) Store the new rows with one statement.
 			newKeys := make([]string, len(todo))
 			hashes := make([][]byte, len(todo))
-			statuses := make([]int32, len(todo))
-			bodies := make([][]byte, len(todo))
+			statuses := make([]*int32, len(todo))
+			responses := make([][]byte, len(todo))
+			results := make([][]byte, len(todo))
 			for j, i := range todo {
-				raw, err := json.Marshal(got[j].Body)
-				if err != nil {
-					return fmt.Errorf("idempotency: encode answer of call %d: %w", i, err)
-				}
+				r := got[j]
+				r.hash = sums[i][:]
 				k := calls[i].Key
-				answers[k] = answer{hash: sums[i][:], status: got[j].Status, body: raw, fresh: true}
-				newKeys[j], hashes[j], statuses[j], bodies[j] = k, sums[i][:], int32(got[j].Status), raw
+				stored[k] = held{row: r, fresh: true}
+				newKeys[j], hashes[j], responses[j], results[j] = k, r.hash, r.response, r.result
+				if r.status != nil {
+					s := int32(*r.status)
+					statuses[j] = &s
+				}
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response)
-				SELECT * FROM unnest($1::text[], $2::bytea[], $3::integer[], $4::bytea[])`,
-				newKeys, hashes, statuses, bodies); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response, result)
+				SELECT * FROM unnest($1::text[], $2::bytea[], $3::integer[], $4::bytea[], $5::bytea[])`,
+				newKeys, hashes, statuses, responses, results); err != nil {
 				return fmt.Errorf("idempotency: store answers: %w", err)
 			}
 		}
 
-		out = make([]Outcome, len(calls))
+		out = make([]settled, len(calls))
 		for i, c := range calls {
-			a := answers[c.Key]
-			if string(a.hash) != string(sums[i][:]) {
-				out[i].Err = errKeyReused()
+			h := stored[c.Key]
+			if string(h.hash) != string(sums[i][:]) {
+				out[i].err = reused()
 				continue
 			}
-			body := a.body
-			if first[c.Key] != i {
-				body = slices.Clone(body) // each outcome owns its bytes
+			r := h.row
+			if first[c.Key] != i { // each outcome owns its bytes
+				r.response, r.result = slices.Clone(r.response), slices.Clone(r.result)
 			}
-			out[i].Result = Result{Status: a.status, Body: body, Replayed: !a.fresh || first[c.Key] != i}
+			out[i] = settled{row: r, replayed: !h.fresh || first[c.Key] != i}
 		}
 		return nil
 	})
@@ -286,18 +382,17 @@ func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, tod
 	return out, nil
 }
 
-// collectAnswers reads rows of (key, request_hash, status, response), each
-// into fresh buffers.
-func collectAnswers(rows pgx.Rows, fn func(key string, hash []byte, status int, body []byte)) error {
+// collectRows reads rows of (key, request_hash, status, response, result),
+// each into fresh buffers.
+func collectRows(rows pgx.Rows, fn func(key string, r row)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var key string
-		var hash, body []byte
-		var status int
-		if err := rows.Scan(&key, &hash, &status, &body); err != nil {
+		var r row
+		if err := rows.Scan(&key, &r.hash, &r.status, &r.response, &r.result); err != nil {
 			return err
 		}
-		fn(key, hash, status, body)
+		fn(key, r)
 	}
 	return rows.Err()
 }
@@ -310,12 +405,22 @@ func Purge(ctx context.Context, q db.Querier, age time.Duration) error {
 
 func lockKey(s string) int64 { return db.LockKey("crm-idem:" + s) }
 
+// ReplayedHeader marks an answer given from a stored result instead of a
+// run, so a caller can tell its retry found the first attempt's record.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// MarkReplayed sets ReplayedHeader on a replayed answer; the edge calls it
+// before writing the answer it builds from Done.
+func MarkReplayed(w http.ResponseWriter, replayed bool) {
+	if replayed {
+		w.Header().Set(ReplayedHeader, "true")
+	}
+}
+
 // Write sends a Result as the HTTP answer.
 func Write(w http.ResponseWriter, res Result) {
 	w.Header().Set("Content-Type", "application/json")
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
+	MarkReplayed(w, res.Replayed)
 	w.WriteHeader(res.Status)
 	_, _ = w.Write(res.Body)
 }
