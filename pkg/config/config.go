@@ -143,14 +143,41 @@ func (l *Loader) Err() error {
 
 // Common holds what every service process needs; binaries embed it.
 type Common struct {
-	// Addr is the listen address, e.g. ":8082".
-	Addr string
+	// Addr is the listen address, e.g. ":8082"; each binary sets its own
+	// default on the struct before Parse.
+	Addr string `env:"ADDR"`
 	// DatabaseURL points at the service's PostgreSQL database and role.
-	DatabaseURL string
+	DatabaseURL string `env:"DATABASE_URL" envDefault:"postgres://postgres@localhost:5432/crm?sslmode=disable"`
 	// RedisURL points at Redis (rate limits, events, queues).
-	RedisURL string
+	RedisURL string `env:"REDIS_URL" envDefault:"redis://localhost:6379/0"`
 	// LogLevel is debug, info, warn or error.
-	LogLevel string
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+}
+
+// Validate checks the URLs and the log level.
+func (c *Common) Validate() error {
+	errs := []error{CheckURL("DATABASE_URL", c.DatabaseURL), CheckURL("REDIS_URL", c.RedisURL)}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", c.LogLevel))
+	}
+	if c.Addr == "" {
+		errs = append(errs, errors.New("ADDR: is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckURL reports a non-empty v that is not an absolute URL, naming the
+// variable and hiding the URL's userinfo.
+func CheckURL(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	if u, err := url.Parse(v); err != nil || u.Scheme == "" || u.Host == "" {
+		return fmt.Errorf("%s: must be an absolute URL, got %q", name, redactUserinfo(v))
+	}
+	return nil
 }
 
 // LoadCommon reads ADDR (or the given default), DATABASE_URL, REDIS_URL and

@@ -49,7 +49,7 @@ func ParseMap(cfg any, m map[string]string) error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, check(reflect.ValueOf(cfg).Elem())...)
+	errs = append(errs, check(reflect.ValueOf(cfg).Elem(), true)...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -66,6 +66,9 @@ func envKeys(t reflect.Type, keys map[string]string) map[string]string {
 			continue
 		}
 		if name, _, _ := strings.Cut(f.Tag.Get("env"), ","); name != "" {
+			if prev, seen := keys[f.Name]; seen && prev != name {
+				name = "" // two fields of one name: keep the library's message
+			}
 			keys[f.Name] = name
 		}
 	}
@@ -83,8 +86,10 @@ func environ() map[string]string {
 }
 
 // check applies the min/max tags and Validate methods of v and its
-// nested structs, depth first.
-func check(v reflect.Value) []error {
+// nested structs, depth first. An embedded struct's Validate is promoted
+// to the struct embedding it, so it runs once, through the outer struct:
+// an outer struct that declares its own Validate calls the embedded one.
+func check(v reflect.Value, validate bool) []error {
 	var errs []error
 	t := v.Type()
 	for i := range t.NumField() {
@@ -93,7 +98,7 @@ func check(v reflect.Value) []error {
 			continue
 		}
 		if fv.Kind() == reflect.Struct {
-			errs = append(errs, check(fv)...)
+			errs = append(errs, check(fv, !f.Anonymous)...)
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
@@ -101,7 +106,7 @@ func check(v reflect.Value) []error {
 			errs = append(errs, err)
 		}
 	}
-	if val, ok := v.Addr().Interface().(Validator); ok {
+	if val, ok := v.Addr().Interface().(Validator); ok && validate {
 		if err := val.Validate(); err != nil {
 			errs = append(errs, err)
 		}

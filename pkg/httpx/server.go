@@ -223,10 +223,10 @@ type Shutdown struct {
 	// Delay is how long, once told to stop, the server keeps serving with
 	// /readyz answering 503 and keep-alive off, before it closes the
 	// listener.
-	Delay time.Duration
+	Delay time.Duration `env:"CRM_SHUTDOWN_DELAY" envDefault:"5s" min:"0s"`
 	// Drain bounds the wait for requests in flight once the listener is
 	// closed; whatever still runs then is cut.
-	Drain time.Duration
+	Drain time.Duration `env:"CRM_DRAIN_TIMEOUT" envDefault:"40s" min:"1ns"`
 }
 
 // LoadShutdown reads CRM_SHUTDOWN_DELAY (default 5s, 0 turns it off) and

@@ -5,6 +5,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,15 +24,17 @@ import (
 	"github.com/opencrm/crm/pkg/tracing"
 )
 
-// Settings are the variables every context service reads (docs/architecture.md).
+// Settings are the variables every context service reads
+// (docs/architecture.md); a service's configuration struct embeds them
+// and is read by config.Parse.
 type Settings struct {
 	config.Common
 	// IdentityURL is where the JWKS and the user snapshot come from.
-	IdentityURL string
+	IdentityURL string `env:"IDENTITY_URL" envDefault:"http://localhost:8081"`
 	// InternalSecret authenticates /internal calls between services.
-	InternalSecret string
+	InternalSecret string `env:"CRM_INTERNAL_SECRET,required"`
 	// DBMaxConns caps the pool; 0 keeps pgx's default.
-	DBMaxConns int
+	DBMaxConns int `env:"DB_MAX_CONNS" envDefault:"0" min:"0" max:"1000"`
 	// Shutdown is read here so a bad value fails start-up with the rest;
 	// httpx.Serve reads the same variables.
 	Shutdown httpx.Shutdown
@@ -39,9 +42,26 @@ type Settings struct {
 	Tracing tracing.Config
 }
 
+// Validate checks what the tags cannot: the URLs, the log level and the
+// internal secret's length; it trims IdentityURL's trailing slash.
+func (s *Settings) Validate() error {
+	s.IdentityURL = strings.TrimRight(s.IdentityURL, "/")
+	errs := []error{s.Common.Validate(), config.CheckURL("IDENTITY_URL", s.IdentityURL)}
+	if s.InternalSecret != "" && auth.CheckInternalSecret(s.InternalSecret) != nil {
+		errs = append(errs, errors.New("CRM_INTERNAL_SECRET: must be at least 16 characters"))
+	}
+	return errors.Join(errs...)
+}
+
+// Defaults are the settings before the environment is read, listening on
+// addr: set them on a service's configuration struct, then config.Parse.
+func Defaults(addr string) Settings { return Settings{Common: config.Common{Addr: addr}} }
+
 // Load reads ADDR, DATABASE_URL, REDIS_URL, LOG_LEVEL, IDENTITY_URL,
 // CRM_INTERNAL_SECRET (required, ≥ 16 characters), DB_MAX_CONNS,
 // CRM_SHUTDOWN_DELAY, CRM_DRAIN_TIMEOUT and OTEL_EXPORTER_OTLP_ENDPOINT.
+//
+// Deprecated: embed Settings in a tagged struct and use config.Parse.
 func Load(l *config.Loader, defAddr string) Settings {
 	s := Settings{
 		Common:         l.LoadCommon(defAddr),

@@ -17,16 +17,29 @@ import (
 // OTEL_BSP_* settings, read by Load.
 type Batching struct {
 	// Delay is the longest a span waits before it is exported
-	// (OTEL_BSP_SCHEDULE_DELAY, milliseconds).
-	Delay time.Duration
+	// (OTEL_BSP_SCHEDULE_DELAY, milliseconds as the specification has it).
+	Delay   time.Duration
+	DelayMS int `env:"OTEL_BSP_SCHEDULE_DELAY" envDefault:"5000" min:"1" max:"86400000"`
 	// Timeout bounds one export (OTEL_BSP_EXPORT_TIMEOUT, milliseconds).
-	Timeout time.Duration
+	Timeout   time.Duration
+	TimeoutMS int `env:"OTEL_BSP_EXPORT_TIMEOUT" envDefault:"30000" min:"1" max:"86400000"`
 	// MaxQueue is how many ended spans may wait; beyond it spans are
 	// dropped rather than slowing requests (OTEL_BSP_MAX_QUEUE_SIZE).
-	MaxQueue int
+	MaxQueue int `env:"OTEL_BSP_MAX_QUEUE_SIZE" envDefault:"2048" min:"1" max:"1048576"`
 	// MaxBatch is the most spans one export carries; a full batch is
 	// exported at once (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).
-	MaxBatch int
+	MaxBatch int `env:"OTEL_BSP_MAX_EXPORT_BATCH_SIZE" envDefault:"512" min:"1" max:"1048576"`
+}
+
+// Validate turns the millisecond settings into durations and checks that a
+// batch fits the queue.
+func (b *Batching) Validate() error {
+	b.Delay = time.Duration(b.DelayMS) * time.Millisecond
+	b.Timeout = time.Duration(b.TimeoutMS) * time.Millisecond
+	if b.MaxBatch > b.MaxQueue {
+		return errors.New("OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must not exceed OTEL_BSP_MAX_QUEUE_SIZE")
+	}
+	return nil
 }
 
 // DefaultBatching is the OpenTelemetry specification's defaults.

@@ -11,6 +11,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -34,28 +35,63 @@ import (
 // platform's middleware start.
 const Name = "github.com/opencrm/crm/pkg/tracing"
 
-// Config is the tracing part of a process's configuration.
+// Config is the tracing part of a process's configuration, read from the
+// standard OTEL_* variables by config.Parse and completed by Validate.
 type Config struct {
 	// Exporter is OTEL_TRACES_EXPORTER. "otlp", the default, exports to
 	// Endpoint and leaves tracing off without one. "none" records every
 	// span and drops it in the process, exporting nothing: every request
 	// has a trace id in the logs without a collector, and the tracing
 	// benchmark tells what the instrumentation costs apart from the export.
-	Exporter string
+	Exporter string `env:"OTEL_TRACES_EXPORTER" envDefault:"otlp"`
 	// Endpoint is OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-only
 	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): the OTLP/HTTP collector. Empty
 	// turns tracing off. The exporter and batch processor read the rest of
 	// the standard OTEL_* variables themselves (headers, timeout,
 	// OTEL_BSP_SCHEDULE_DELAY...).
-	Endpoint string
+	Endpoint       string `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
+	TracesEndpoint string `env:"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"`
+	// Sampler and SamplerArg are OTEL_TRACES_SAMPLER and its argument.
+	Sampler    string  `env:"OTEL_TRACES_SAMPLER" envDefault:"parentbased_always_on"`
+	SamplerArg float64 `env:"OTEL_TRACES_SAMPLER_ARG" envDefault:"1"`
 	// Ratio is the share of traces recorded where work enters the system
-	// (1: every one). OTEL_TRACES_SAMPLER=parentbased_traceidratio with
-	// OTEL_TRACES_SAMPLER_ARG sets it, as for any OpenTelemetry SDK; a
-	// trace is kept or dropped whole, since every hop after the first
-	// follows its parent's decision.
+	// (1: every one), set by Validate from the sampler; a trace is kept or
+	// dropped whole, since every hop after the first follows its parent's
+	// decision.
 	Ratio float64
 	// Batching groups spans for the exporter (OTEL_BSP_*).
 	Batching Batching
+}
+
+// Validate checks the exporter and sampler and settles Endpoint and Ratio;
+// a malformed endpoint or sampler fails start-up with the rest of the
+// configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Exporter != "otlp" && c.Exporter != "none" {
+		errs = append(errs, errors.New("OTEL_TRACES_EXPORTER: must be otlp or none"))
+	}
+	c.Ratio = 1
+	switch c.Sampler {
+	case "parentbased_always_on":
+	case "parentbased_traceidratio":
+		if !(c.SamplerArg > 0 && c.SamplerArg <= 1) {
+			errs = append(errs, errors.New("OTEL_TRACES_SAMPLER_ARG: must be a ratio in (0, 1]"))
+		}
+		c.Ratio = c.SamplerArg
+	default:
+		errs = append(errs, errors.New("OTEL_TRACES_SAMPLER: must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)"))
+	}
+	if c.TracesEndpoint != "" {
+		c.Endpoint = c.TracesEndpoint
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, errors.New("OTEL_EXPORTER_OTLP_ENDPOINT: must be an http or https URL (the exporter speaks OTLP over HTTP)"))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Load reads the tracing configuration; a malformed endpoint or sampler
