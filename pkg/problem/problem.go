@@ -38,6 +38,17 @@ type Error struct {
 	RetryAfter int
 	// Header holds additional response headers (e.g. WWW-Authenticate).
 	Header http.Header
+	// Fault is the core's error this problem renders, when there is one,
+	// so a core reading an error another context answered sees its kind.
+	Fault *fault.Error
+}
+
+// Unwrap is the core's error this problem renders (nil when none).
+func (e *Error) Unwrap() error {
+	if e.Fault == nil {
+		return nil
+	}
+	return e.Fault
 }
 
 func (e *Error) Error() string {
@@ -190,7 +201,7 @@ func FromFault(f *fault.Error) *Error {
 		return Internal()
 	}
 	p := newErr(Status(f.Kind), f.Code, f.Detail)
-	p.Errors, p.Extra, p.RetryAfter = f.Fields, f.Extra, f.RetryAfter
+	p.Errors, p.Extra, p.RetryAfter, p.Fault = f.Fields, f.Extra, f.RetryAfter, f
 	if f.Kind == fault.KindUnauthenticated {
 		p.Header = http.Header{"Www-Authenticate": {`Bearer realm="crm"`}}
 	}

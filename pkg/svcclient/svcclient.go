@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/tracing"
@@ -131,7 +132,7 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 			return nil
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("%s: decode answer: %w", c.Name, problem.BadGateway(c.Name+" answered with an unreadable body"))
+			return fmt.Errorf("%s: decode answer: %w", c.Name, problem.FromFault(fault.New(fault.KindBadUpstream, "upstream_unavailable", c.Name+" answered with an unreadable body")))
 		}
 		return nil
 	}
@@ -143,11 +144,10 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 // the error Do returns (503 when the service is down, and so on).
 func (c *Client) Exists(ctx context.Context, path string) (bool, error) {
 	err := c.Do(ctx, http.MethodGet, path, "", nil, nil)
-	var p *problem.Error
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.As(err, &p) && p.Status == http.StatusNotFound:
+	case fault.KindOf(err) == fault.KindNotFound:
 		return false, nil
 	}
 	return false, err
@@ -157,27 +157,50 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, error) {
 // 4xx refusals keep their problem (code, detail, field errors) so a caller
 // can pass them on; unavailability and timeouts become 503/504; anything
 // else is a 502. Batch endpoints that answer a status per item use it too.
+//
+// The error is a *problem.Error carrying the refusal as a *fault.Error
+// (Unwrap), so a core reads its kind (fault.KindOf) without knowing HTTP.
 func (c *Client) StatusError(status int, raw []byte) error {
-	switch status {
-	case http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusBadRequest:
+	if kind, ok := passedOn[status]; ok {
 		var b struct {
-			Code   string               `json:"code"`
-			Detail string               `json:"detail"`
-			Errors []problem.FieldError `json:"errors"`
+			Code   string        `json:"code"`
+			Detail string        `json:"detail"`
+			Errors []fault.Field `json:"errors"`
 		}
 		_ = json.Unmarshal(raw, &b)
-		p := &problem.Error{Status: status, Code: b.Code, Title: http.StatusText(status), Detail: b.Detail, Errors: b.Errors}
-		if p.Code == "" {
-			p.Code = "upstream_error"
+		if b.Code == "" {
+			b.Code = "upstream_error"
 		}
-		return p
-	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
-		return problem.Unavailable(c.Name+" is unavailable", 5)
-	case http.StatusGatewayTimeout:
-		return problem.Timeout(c.Name + " did not answer in time")
-	default:
-		return &StatusErr{Service: c.Name, Status: status, err: problem.BadGateway(c.Name + " failed")}
+		f := fault.New(kind, b.Code, b.Detail)
+		f.Fields = b.Errors
+		return problem.FromFault(f)
 	}
+	switch status {
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		return c.unavailable()
+	case http.StatusGatewayTimeout:
+		return c.timeout()
+	default:
+		return &StatusErr{Service: c.Name, Status: status,
+			err: problem.FromFault(fault.New(fault.KindBadUpstream, "upstream_unavailable", c.Name+" failed"))}
+	}
+}
+
+// passedOn are the refusals of another context a caller may pass on, by
+// the kind each one is.
+var passedOn = map[int]fault.Kind{
+	http.StatusNotFound:            fault.KindNotFound,
+	http.StatusConflict:            fault.KindConflict,
+	http.StatusUnprocessableEntity: fault.KindInvalid,
+	http.StatusBadRequest:          fault.KindMalformed,
+}
+
+func (c *Client) unavailable() error {
+	return problem.FromFault(fault.Unavailablef(5, "%s is unavailable", c.Name))
+}
+
+func (c *Client) timeout() error {
+	return problem.FromFault(fault.New(fault.KindTimeout, "upstream_timeout", c.Name+" did not answer in time"))
 }
 
 // StatusErr is an answer no caller passes on (401, 403, 5xx...): a 502 to
@@ -206,10 +229,10 @@ func (c *Client) transportError(err error) error {
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("%s: %v: %w", c.Name, err, problem.Timeout(c.Name+" did not answer in time"))
+		return fmt.Errorf("%s: %v: %w", c.Name, err, c.timeout())
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("%s: %v: %w", c.Name, err, problem.Unavailable(c.Name+" is unavailable", 5))
+	return fmt.Errorf("%s: %v: %w", c.Name, err, c.unavailable())
 }

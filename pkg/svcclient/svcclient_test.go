@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/svcclient"
@@ -192,4 +193,39 @@ func TestTracedCalls(t *testing.T) {
 		}
 	}
 	server.End()
+}
+
+// TestStatusErrorKinds: a core reads another context's refusal by its kind,
+// knowing no status, and the edge still renders the same problem.
+func TestStatusErrorKinds(t *testing.T) {
+	t.Parallel()
+	c := svcclient.New("contacts", "http://contacts.invalid", "0123456789abcdef")
+	cases := []struct {
+		status int
+		body   string
+		kind   fault.Kind
+		code   string
+	}{
+		{404, `{"code":"not_found","detail":"contact not found"}`, fault.KindNotFound, "not_found"},
+		{409, `{"code":"duplicate_email","detail":"taken"}`, fault.KindConflict, "duplicate_email"},
+		{422, `{"code":"validation_failed","errors":[{"field":"email","message":"bad"}]}`, fault.KindInvalid, "validation_failed"},
+		{400, `{}`, fault.KindMalformed, "upstream_error"},
+		{503, ``, fault.KindUnavailable, "upstream_unavailable"},
+		{504, ``, fault.KindTimeout, "upstream_timeout"},
+		{500, ``, fault.KindBadUpstream, "upstream_unavailable"},
+	}
+	for _, tc := range cases {
+		err := c.StatusError(tc.status, []byte(tc.body))
+		if got := fault.KindOf(err); got != tc.kind {
+			t.Errorf("%d: kind %v, want %v", tc.status, got, tc.kind)
+		}
+		p := problem.From(err)
+		want := tc.status
+		if tc.status == 500 {
+			want = 502
+		}
+		if p.Status != want || p.Code != tc.code {
+			t.Errorf("%d: rendered %d %s, want %d %s", tc.status, p.Status, p.Code, want, tc.code)
+		}
+	}
 }
