@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/opencrm/crm/pkg/auth"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -39,10 +39,10 @@ const MaxTokenScopes = 32
 
 // ErrInvalidAccessToken is the one answer to an unknown, revoked or
 // expired integration token.
-var ErrInvalidAccessToken = problem.Unauthenticated("invalid, revoked or expired access token")
+var ErrInvalidAccessToken = fault.Unauthenticated("invalid, revoked or expired access token")
 
 // ErrAccessTokenNotFound is a token id that does not exist.
-var ErrAccessTokenNotFound = problem.NotFound("access token")
+var ErrAccessTokenNotFound = fault.NotFound("access token")
 
 // AccessToken is an integration token. It acts as its own service user
 // (UserID), a users row that can never log in.
@@ -143,10 +143,10 @@ func (in *AccessTokenInput) check(now time.Time) error {
 // scope.
 func (s *Service) CreateAccessToken(ctx context.Context, in AccessTokenInput, creator *auth.Claims) (AccessToken, string, error) {
 	if creator == nil || !creator.IsAdmin() {
-		return AccessToken{}, "", problem.Forbidden("this action requires the admin role")
+		return AccessToken{}, "", fault.Forbidden("this action requires the admin role")
 	}
 	if !creator.Allows(auth.ScopeAdmin) {
-		return AccessToken{}, "", problem.Forbidden("only a token holding the admin scope may create tokens")
+		return AccessToken{}, "", fault.Forbidden("only a token holding the admin scope may create tokens")
 	}
 	if err := in.check(s.now()); err != nil {
 		return AccessToken{}, "", err

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // KnownAddressTTL is how long an address a user logged in from stays
@@ -24,6 +24,14 @@ type Limits struct {
 	PerEmailIP int
 	PerEmail   int
 	PerIP      int
+}
+
+// throttled is a refused login attempt: the caller may retry after wait,
+// rounded up to whole seconds so a retry at that hint is never early.
+func throttled(wait time.Duration) error {
+	e := fault.New(fault.KindRateLimited, "rate_limited", "too many requests, retry later")
+	e.RetryAfter = int(math.Ceil(wait.Seconds()))
+	return e
 }
 
 func (l Limits) enabled() bool { return l.PerEmailIP > 0 || l.PerEmail > 0 || l.PerIP > 0 }
@@ -43,10 +51,10 @@ func keysFor(email, ip string) loginKeys {
 	return loginKeys{pair: hex.EncodeToString(pair[:16]), email: hashKey("email", email), ip: hashKey("ip", ip)}
 }
 
-// admit counts an attempt under every applicable key and refuses it (429
-// with the longest wait) when any count is beyond its limit. The per-email
-// count is skipped from an address the account logged in from before. It
-// reports whether the email count applied, for settle.
+// admit counts an attempt under every applicable key and refuses it (a
+// rate-limited fault with the longest wait) when any count is beyond its
+// limit. The per-email count is skipped from an address the account logged
+// in from before. It reports whether the email count applied, for settle.
 func (s *Service) admit(ctx context.Context, k loginKeys) (bool, error) {
 	l := s.cfg.Limits
 	emailCounted := l.PerEmail > 0
@@ -75,7 +83,7 @@ func (s *Service) admit(ctx context.Context, k loginKeys) (bool, error) {
 		}
 	}
 	if wait > 0 {
-		return false, problem.RateLimited(int(math.Ceil(wait.Seconds())))
+		return false, throttled(wait)
 	}
 	return emailCounted, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/ratelimit"
 
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -53,11 +53,11 @@ func (t *Throttle) Take(ctx context.Context, k string, limit int) (time.Duration
 	return max(c.TTL, time.Second), true, nil
 }
 
-// unavailable keeps the cause for the log while the client sees 503: login
-// refuses to run unthrottled, so without Redis it is briefly unavailable
-// rather than broken.
+// unavailable keeps the cause for the log while the client is told to
+// retry in five seconds: login refuses to run unthrottled, so without Redis
+// it is briefly unavailable rather than broken.
 func unavailable(op string, err error) error {
-	return fmt.Errorf("%s: %v: %w", op, err, problem.Unavailable("login is temporarily unavailable", 5))
+	return fmt.Errorf("%s: %v: %w", op, err, fault.Unavailablef(5, "login is temporarily unavailable"))
 }
 
 // Reset clears the attempts of a key.

@@ -10,15 +10,15 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
 const userCols = `id, name, email, role, team_id, active, created_at, updated_at, edit_scope`
 
-var errTeamMissing = problem.Invalid("team_id", "team does not exist")
+var errTeamMissing = fault.Invalid("team_id", "team does not exist")
 
 func userWriteErr(err error) error {
 	switch {
