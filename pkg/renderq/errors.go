@@ -2,10 +2,9 @@ package renderq
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // Reason says why a render could not be served now.
@@ -23,8 +22,8 @@ const (
 )
 
 // UnavailableError means "try again later": the HTTP layer answers 503 with
-// Retry-After. problem.From and errors.As(err, **problem.Error) turn it into
-// problem.Unavailable, so a handler just calls problem.Write.
+// Retry-After. errors.As(err, **fault.Error) sees it as an unavailable
+// fault, so problem.From renders it and a handler just returns it.
 type UnavailableError struct {
 	Reason     Reason
 	RetryAfter time.Duration
@@ -35,14 +34,21 @@ func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("renderq: %s: %s", e.Reason, e.Detail)
 }
 
-// As lets errors.As (and so problem.From) see the error as a 503 problem.
+// As lets errors.As (and so problem.From) see the error as an unavailable
+// fault (503).
 func (e *UnavailableError) As(target any) bool {
-	p, ok := target.(**problem.Error)
+	f, ok := target.(**fault.Error)
 	if !ok {
 		return false
 	}
-	*p = problem.Unavailable(e.publicDetail(), max(1, int(e.RetryAfter.Round(time.Second)/time.Second)))
+	*f = fault.New(fault.KindUnavailable, "upstream_unavailable", e.publicDetail())
+	(*f).RetryAfter = retryAfterSeconds(e.RetryAfter)
 	return true
+}
+
+// retryAfterSeconds is a Retry-After of at least one second.
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int(d.Round(time.Second)/time.Second))
 }
 
 // publicDetail is what an API client may read: no hostnames or internals.
@@ -79,14 +85,15 @@ func (e *BusyError) Error() string {
 	return fmt.Sprintf("renderq: %d renders already in flight for this user", e.Limit)
 }
 
-// As lets problem.From see the error as a 429 problem.
+// As lets problem.From see the error as a rate-limited fault (429).
 func (e *BusyError) As(target any) bool {
-	p, ok := target.(**problem.Error)
+	f, ok := target.(**fault.Error)
 	if !ok {
 		return false
 	}
-	*p = problem.RateLimited(max(1, int(e.RetryAfter.Round(time.Second)/time.Second)))
-	(*p).Detail = fmt.Sprintf("at most %d documents may be rendering for you at once; retry when one is done", e.Limit)
+	*f = fault.New(fault.KindRateLimited, "rate_limited",
+		fmt.Sprintf("at most %d documents may be rendering for you at once; retry when one is done", e.Limit))
+	(*f).RetryAfter = retryAfterSeconds(e.RetryAfter)
 	return true
 }
 
@@ -106,9 +113,10 @@ func (e *TooLongError) Error() string {
 	return fmt.Sprintf("renderq: document has more than %d pages", e.MaxPages)
 }
 
-// As lets problem.From see the error as a 422 problem.
+// As lets problem.From see the error as an invalid-input fault (422)
+// without fields.
 func (e *TooLongError) As(target any) bool {
-	p, ok := target.(**problem.Error)
+	f, ok := target.(**fault.Error)
 	if !ok {
 		return false
 	}
@@ -116,7 +124,6 @@ func (e *TooLongError) As(target any) bool {
 	if e.MaxPages == 0 {
 		detail = "the document's layout is too heavy to render in time (very long or very large content); shorten or simplify it"
 	}
-	*p = &problem.Error{Status: http.StatusUnprocessableEntity, Code: "document_too_long",
-		Title: http.StatusText(http.StatusUnprocessableEntity), Detail: detail}
+	*f = fault.New(fault.KindInvalid, "document_too_long", detail)
 	return true
 }

@@ -358,7 +358,7 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) error {
 			_ = part.Close()
 			continue
 		}
-		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), part, callerID(r))
+		c, err := a.svc.UploadExecuted(r.Context(), id, part.FileName(), bodyLimited{part}, callerID(r))
 		_ = part.Close()
 		if err != nil {
 			return err
@@ -399,4 +399,17 @@ func (a *API) deleteExecuted(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.Deleted(w, "Signed copy deleted")
 	return nil
+}
+
+// bodyLimited tells the core that a read stopped at the body's limit
+// (MaxBytesReader's error, an HTTP type) as contracts.ErrBodyTooLarge.
+type bodyLimited struct{ r io.Reader }
+
+func (b bodyLimited) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return n, contracts.ErrBodyTooLarge
+	}
+	return n, err
 }

@@ -167,7 +167,7 @@ type NewExecutedFile struct {
 // Store is the contracts context's persistence.
 type Store interface {
 	// ContractOwner returns who may change a contract (not found is a
-	// problem.NotFound error).
+	// fault.NotFound error).
 	ContractOwner(ctx context.Context, id int64) (directory.Owner, error)
 	// CanWrite is directory.CheckWrite on this context's read model.
 	CanWrite(ctx context.Context, o directory.Owner) error

@@ -10,18 +10,22 @@ import (
 	"html"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/renderq"
 )
 
 // MaxSignedCopy bounds a signed copy (25 MB).
 const MaxSignedCopy = 25 << 20
+
+// ErrBodyTooLarge is what an upload's reader returns once the body runs
+// past the limit its edge set (a request body cut at its size): the core
+// answers it as a file over the limit, not as a broken upload.
+var ErrBodyTooLarge = errors.New("contracts: upload body over its limit")
 
 // Render renders a contract as PDF or DOCX through the render worker, as a
 // render of user (bounded per user, see renderq.Client.Render).
@@ -106,22 +110,21 @@ func spool(r io.Reader, max int64) (_ *spooled, err error) {
 	body := &readErrs{r: io.LimitReader(r, max+1)}
 	n, err := io.Copy(io.MultiWriter(f, h), body)
 	if err != nil {
-		var mbe *http.MaxBytesError
 		switch {
-		case errors.As(err, &mbe):
-			return nil, problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", max))
+		case errors.Is(err, ErrBodyTooLarge):
+			return nil, fault.TooLargef("the file exceeds %d bytes", max)
 		case body.err != nil:
 			// The request body broke off (a cut connection or a multipart
 			// stream without its end): the client's fault, not a 500.
-			return nil, fmt.Errorf("read upload: %v: %w", err, problem.Invalid("file", "the upload is incomplete or malformed"))
+			return nil, fmt.Errorf("read upload: %v: %w", err, fault.Invalid("file", "the upload is incomplete or malformed"))
 		}
 		return nil, fmt.Errorf("spool upload: %w", err)
 	}
 	if n > max {
-		return nil, problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", max))
+		return nil, fault.TooLargef("the file exceeds %d bytes", max)
 	}
 	if n == 0 {
-		return nil, problem.Invalid("file", "is empty")
+		return nil, fault.Invalid("file", "is empty")
 	}
 	sp.size, sp.sha256 = n, hex.EncodeToString(h.Sum(nil))
 	ok, err := looksLikePDF(f, n)
@@ -129,14 +132,14 @@ func spool(r io.Reader, max int64) (_ *spooled, err error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, problem.UnsupportedMediaType("the file is not a PDF document")
+		return nil, fault.Unsupportedf("the file is not a PDF document")
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
 	if ok, why := parseablePDF(f); !ok {
 		slog.Info("signed copy refused: not a parseable PDF", "reason", why)
-		return nil, problem.Invalid("file", "is not a readable PDF document (it has a PDF header but does not parse as one)")
+		return nil, fault.Invalid("file", "is not a readable PDF document (it has a PDF header but does not parse as one)")
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
@@ -206,7 +209,7 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 
 // errHasSignedCopy refuses an upload over an existing signed copy.
 func errHasSignedCopy() error {
-	return problem.Conflict("conflict", "this contract already has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before another is uploaded")
+	return fault.Conflict("conflict", "this contract already has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before another is uploaded")
 }
 
 // StreamExecuted streams the signed copy; start receives its metadata and

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -95,7 +95,7 @@ func computeDates(c *Contract, created time.Time) error {
 	if term.Year() > 9999 {
 		// Dates are YYYY-MM-DD everywhere; a start near the end of the
 		// calendar plus the term would not fit.
-		return problem.Invalid("term_months", "the term would end after 9999-12-31")
+		return fault.Invalid("term_months", "the term would end after 9999-12-31")
 	}
 	c.EffectiveDate, c.TerminationDate = FormatDate(eff), FormatDate(term)
 	return nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // Tag groups, in catalogue order.
@@ -124,8 +124,8 @@ func isPagePlaceholder(name string) bool { return name == "page" || name == "pag
 // Check lists every tag of text that is not in the catalogue, as field
 // errors of field. allowPages admits {{page}} and {{pages}} (header and
 // footer cells only).
-func (c *Catalogue) Check(field, text string, allowPages bool) []problem.FieldError {
-	var errs []problem.FieldError
+func (c *Catalogue) Check(field, text string, allowPages bool) []fault.Field {
+	var errs []fault.Field
 	seen := map[string]bool{}
 	for _, m := range tagPattern.FindAllStringSubmatch(text, -1) {
 		name := normalise(m[1])
@@ -136,7 +136,7 @@ func (c *Catalogue) Check(field, text string, allowPages bool) []problem.FieldEr
 			continue
 		}
 		seen[m[0]] = true
-		errs = append(errs, problem.FieldError{Field: field, Message: "unknown merge tag " + m[0]})
+		errs = append(errs, fault.Field{Field: field, Message: "unknown merge tag " + m[0]})
 	}
 	return errs
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -133,7 +133,7 @@ func (s *Service) lookup(ctx context.Context, templateID, dealID int64, v *valid
 	if templateID > 0 {
 		t, err := s.store.GetTemplate(ctx, templateID)
 		switch {
-		case errors.Is(err, problem.NotFound("")):
+		case errors.Is(err, fault.NotFound("")):
 			v.Add("template_id", "does not exist")
 		case err != nil:
 			return tpl, md, err
@@ -239,7 +239,7 @@ func (s *Service) ListContracts(ctx context.Context, f ListFilter, q *listq.Quer
 func (s *Service) DeleteContract(ctx context.Context, id int64) error {
 	return s.store.DeleteContract(ctx, id, func(hasSignedCopy bool) error {
 		if hasSignedCopy {
-			return problem.Conflict("conflict", "this contract has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before the contract can be deleted")
+			return fault.Conflict("conflict", "this contract has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before the contract can be deleted")
 		}
 		return nil
 	})

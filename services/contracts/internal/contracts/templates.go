@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -143,5 +143,5 @@ func (s *Service) DeleteTemplate(ctx context.Context, id int64) error {
 
 // ErrTemplateInUse is the answer to deleting a template contracts use.
 func ErrTemplateInUse() error {
-	return problem.Conflict("template_in_use", "the template is used by contracts and cannot be deleted")
+	return fault.Conflict("template_in_use", "the template is used by contracts and cannot be deleted")
 }

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
 func invalidTransition(from, to Status) error {
-	return problem.Conflict("invalid_transition", fmt.Sprintf("a contract cannot move from %s to %s", from, to))
+	return fault.Conflict("invalid_transition", fmt.Sprintf("a contract cannot move from %s to %s", from, to))
 }
 
 func frozen(st Status) error {
-	return problem.Conflict("conflict", fmt.Sprintf("the content of a %s contract is frozen", st))
+	return fault.Conflict("conflict", fmt.Sprintf("the content of a %s contract is frozen", st))
 }
 
 // UpdateContract applies a PUT. Changing deal_id or template_id rebuilds
@@ -69,7 +69,7 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 	}
 	return s.store.UpdateContract(ctx, id, func(c *Contract) error {
 		if c.DealID != cur.DealID || c.TemplateID != cur.TemplateID {
-			return problem.Conflict("conflict", "the contract was changed concurrently; retry")
+			return fault.Conflict("conflict", "the contract was changed concurrently; retry")
 		}
 		var v validate.Errors
 		c.Title, c.Name = ck.title, ck.title
@@ -172,7 +172,7 @@ func (s *Service) Regenerate(ctx context.Context, id int64) (Contract, error) {
 	}
 	md, err := s.deals.Merge(ctx, cur.DealID)
 	if errors.Is(err, ErrDealNotFound) {
-		return Contract{}, problem.Invalid("deal_id", "the contract's deal no longer exists")
+		return Contract{}, fault.Invalid("deal_id", "the contract's deal no longer exists")
 	}
 	if err != nil {
 		return Contract{}, err
@@ -182,7 +182,7 @@ func (s *Service) Regenerate(ctx context.Context, id int64) (Contract, error) {
 			return frozen(c.Status)
 		}
 		if c.DealID != cur.DealID || c.TemplateID != cur.TemplateID {
-			return problem.Conflict("conflict", "the contract was changed concurrently; retry")
+			return fault.Conflict("conflict", "the contract was changed concurrently; retry")
 		}
 		c.TemplateName = tpl.Name
 		s.generate(c, &tpl, md, tpl.Content)

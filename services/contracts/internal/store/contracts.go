@@ -11,9 +11,9 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
@@ -75,7 +75,7 @@ func (s *Store) ContractOwner(ctx context.Context, id int64) (directory.Owner, e
 	var o directory.Owner
 	err := s.db.QueryRow(ctx, `SELECT created_by FROM contracts WHERE id = $1`, id).Scan(&o.CreatedBy)
 	if db.IsNoRows(err) {
-		return o, problem.NotFound("contract")
+		return o, fault.NotFound("contract")
 	}
 	o.AssignedTo = o.CreatedBy
 	return o, err
@@ -92,7 +92,7 @@ func (s *Store) ContractExists(ctx context.Context, id int64) error {
 		return fmt.Errorf("contract exists: %w", err)
 	}
 	if !ok {
-		return problem.NotFound("contract")
+		return fault.NotFound("contract")
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func (s *Store) CreateContract(ctx context.Context, c contracts.Contract, prefix
 			c.StartDate, c.EndDate, c.EffectiveDate, c.TerminationDate, c.TermMonths, c.AutoRenew, c.PartnerRef,
 			c.Content, c.UnresolvedTags, c.Header[:], c.Footer[:], c.CreatedBy).Scan(&id)
 		if db.IsForeignKeyViolation(err, "") {
-			return problem.Invalid("template_id", "does not exist")
+			return fault.Invalid("template_id", "does not exist")
 		}
 		if err != nil {
 			return fmt.Errorf("insert contract: %w", err)
@@ -193,7 +193,7 @@ func (s *Store) save(ctx context.Context, tx pgx.Tx, c contracts.Contract) error
 		c.EndDate, c.EffectiveDate, c.TerminationDate, c.TermMonths, c.AutoRenew, c.PartnerRef, c.Content,
 		c.UnresolvedTags, c.Header[:], c.Footer[:])
 	if db.IsForeignKeyViolation(err, "") {
-		return problem.Invalid("template_id", "does not exist")
+		return fault.Invalid("template_id", "does not exist")
 	}
 	if err != nil {
 		return fmt.Errorf("save contract: %w", err)
@@ -213,7 +213,7 @@ func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSign
 		var locked int64
 		err := tx.QueryRow(ctx, `SELECT id FROM contracts WHERE id = $1 FOR UPDATE`, id).Scan(&locked)
 		if db.IsNoRows(err) {
-			return problem.NotFound("contract")
+			return fault.NotFound("contract")
 		}
 		if err != nil {
 			return fmt.Errorf("lock contract: %w", err)

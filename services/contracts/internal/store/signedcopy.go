@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
@@ -72,13 +72,13 @@ func (s *Store) StreamExecutedFile(ctx context.Context, id int64, start func(con
 			FROM contracts c LEFT JOIN executed_files f ON f.contract_id = c.id WHERE c.id = $1`, id).
 			Scan(&fname, &fsize, &fsha, &fat)
 		if db.IsNoRows(err) {
-			return problem.NotFound("contract")
+			return fault.NotFound("contract")
 		}
 		if err != nil {
 			return fmt.Errorf("signed copy: %w", err)
 		}
 		if fname == nil {
-			return problem.NotFound("signed copy")
+			return fault.NotFound("signed copy")
 		}
 		w, err := start(contracts.ExecutedFile{Filename: *fname, Size: *fsize, SHA256: *fsha, UploadedAt: timestamp.Of(*fat)})
 		if err != nil {
@@ -112,7 +112,7 @@ func (s *Store) DeleteExecutedFile(ctx context.Context, id int64, apply func(*co
 			return fmt.Errorf("delete signed copy: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			return problem.NotFound("signed copy")
+			return fault.NotFound("signed copy")
 		}
 		return apply(c)
 	}, changeEvents)

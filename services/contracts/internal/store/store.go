@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -39,7 +39,7 @@ func (s *Store) WithExpiryLockWait(d time.Duration) *Store {
 	return s
 }
 
-// one runs a query for exactly one row: no row is a not_found problem
+// one runs a query for exactly one row: no row is a not_found fault
 // naming what, any other failure is wrapped as "get <what>".
 func one[T any](ctx context.Context, q db.Querier, scan pgx.RowToFunc[T], what, sql string, args ...any) (T, error) {
 	var zero T
@@ -49,7 +49,7 @@ func one[T any](ctx context.Context, q db.Querier, scan pgx.RowToFunc[T], what, 
 	}
 	v, err := pgx.CollectExactlyOneRow(rows, scan)
 	if db.IsNoRows(err) {
-		return zero, problem.NotFound(what)
+		return zero, fault.NotFound(what)
 	}
 	if err != nil {
 		return zero, fmt.Errorf("get %s: %w", what, err)

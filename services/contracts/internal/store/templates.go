@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
@@ -39,7 +39,7 @@ func (s *Store) ListTemplates(ctx context.Context) ([]contracts.Template, error)
 	return out, nil
 }
 
-// GetTemplate returns one template or a not_found problem.
+// GetTemplate returns one template or a not_found fault.
 func (s *Store) GetTemplate(ctx context.Context, id int64) (contracts.Template, error) {
 	return s.getTemplate(ctx, s.db, id)
 }
@@ -73,7 +73,7 @@ func (s *Store) UpdateTemplate(ctx context.Context, t contracts.Template) (contr
 		return contracts.Template{}, fmt.Errorf("update template: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return contracts.Template{}, problem.NotFound("template")
+		return contracts.Template{}, fault.NotFound("template")
 	}
 	return s.GetTemplate(ctx, t.ID)
 }
@@ -89,7 +89,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
 		return fmt.Errorf("delete template: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return problem.NotFound("template")
+		return fault.NotFound("template")
 	}
 	return nil
 }
