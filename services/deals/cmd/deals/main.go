@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
@@ -20,7 +21,6 @@ import (
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/services/deals/internal/api"
-	"github.com/opencrm/crm/services/deals/internal/contacts"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 	"github.com/opencrm/crm/services/deals/internal/store"
 	"github.com/opencrm/crm/services/deals/migrations"
@@ -73,11 +73,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cc, err := contacts.New(cfg.ContactsURL, cfg.InternalSecret)
-	if err != nil {
-		return err
-	}
-	svc, err := deals.NewService(st, cc, leadsapi.New(cfg.LeadsURL, cfg.InternalSecret))
+	svc, err := deals.NewService(st, contactsapi.New(cfg.ContactsURL, cfg.InternalSecret), leadsapi.New(cfg.LeadsURL, cfg.InternalSecret))
 	if err != nil {
 		return err
 	}

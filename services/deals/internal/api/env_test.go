@@ -27,7 +27,6 @@ import (
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/deals/internal/api"
-	"github.com/opencrm/crm/services/deals/internal/contacts"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 	"github.com/opencrm/crm/services/deals/internal/store"
 	"github.com/opencrm/crm/services/deals/migrations"
@@ -103,15 +102,11 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := contacts.New(contactsURL, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fl := leadsapitest.NewFake(secret)
 	for _, id := range knownLeads {
 		fl.AddLead(id, map[string]any{"first_name": "Lead", "last_name": strconv.FormatInt(id, 10)})
 	}
-	svc, err := deals.NewService(st, cc, leadsapi.New(fl.Start(t).URL, secret))
+	svc, err := deals.NewService(st, contactsapi.New(contactsURL, secret), leadsapi.New(fl.Start(t).URL, secret))
 	if err != nil {
 		t.Fatal(err)
 	}

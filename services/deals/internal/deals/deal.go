@@ -3,15 +3,15 @@ package deals
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -126,7 +126,7 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 	var r dealRefs
 	stage := func(get func() (Stage, error)) (*Stage, error) {
 		st, err := get()
-		if problem.From(err).Status == http.StatusNotFound {
+		if fault.KindOf(err) == fault.KindNotFound {
 			return nil, nil
 		}
 		if err != nil {
@@ -161,9 +161,9 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 	}
 	switch {
 	case in.CompanyID.Set && !in.CompanyID.Null && in.CompanyID.Value > 0:
-		c, err := s.contacts.Company(ctx, in.CompanyID.Value)
+		c, err := s.company(ctx, in.CompanyID.Value)
 		switch {
-		case errors.Is(err, ErrRemoteNotFound):
+		case errors.Is(err, contactsapi.ErrNotFound):
 		case err != nil:
 			return r, err
 		default:
@@ -172,7 +172,7 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 	case !in.CompanyID.Set && cur != nil && cur.CompanyID != nil:
 		// Best effort refresh of the stored name on every write; an
 		// unrelated edit must not fail because contacts is briefly down.
-		if c, err := s.contacts.Company(ctx, *cur.CompanyID); err == nil {
+		if c, err := s.company(ctx, *cur.CompanyID); err == nil {
 			r.company, r.companyID = &c, *cur.CompanyID
 		}
 	}
@@ -185,9 +185,9 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 		}
 	}
 	if in.ContactID.Set && !in.ContactID.Null && in.ContactID.Value > 0 {
-		_, err := s.contacts.Contact(ctx, in.ContactID.Value)
+		_, err := s.contact(ctx, in.ContactID.Value)
 		switch {
-		case errors.Is(err, ErrRemoteNotFound):
+		case errors.Is(err, contactsapi.ErrNotFound):
 		case err != nil:
 			return r, err
 		default:

@@ -7,7 +7,6 @@ package deals
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -215,25 +214,6 @@ type Merge struct {
 	Quote     *Quote          `json:"quote"`
 }
 
-// Company is what deals needs of a contacts company: its name for the
-// denormalised company_name, its version (updated_at; nil when contacts
-// sent none), and the raw record for merge tags.
-type Company struct {
-	Name           string
-	UpdatedAt      *time.Time
-	Raw            json.RawMessage
-	PrimaryContact json.RawMessage
-}
-
-// ErrRemoteNotFound is returned by Contacts for an id contacts does not know.
-var ErrRemoteNotFound = errors.New("not found in contacts")
-
-// Contacts reads companies and contacts from the contacts context.
-type Contacts interface {
-	Company(ctx context.Context, id int64) (Company, error)
-	Contact(ctx context.Context, id int64) (json.RawMessage, error)
-}
-
 // Leads answers whether a deal's source_lead_id names a lead
 // (*leadsapi.Client implements it).
 type Leads interface {
@@ -243,7 +223,7 @@ type Leads interface {
 // Store is the deals persistence.
 type Store interface {
 	// DealOwner returns a deal's assignee and creator, QuoteOwner those of
-	// a quote's deal (not found is a problem.NotFound error).
+	// a quote's deal (not found is a fault.NotFound error).
 	DealOwner(ctx context.Context, id int64) (directory.Owner, error)
 	QuoteOwner(ctx context.Context, id int64) (directory.Owner, error)
 	// CanWrite is directory.CheckWrite on this context's read model.

@@ -3,6 +3,8 @@ package deals
 import (
 	"context"
 	"errors"
+
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 )
 
 // Merge gathers what contract merge tags need about a deal.
@@ -19,9 +21,9 @@ func (s *Service) Merge(ctx context.Context, id int64) (Merge, error) {
 	}
 	var primary []byte
 	if d.CompanyID != nil {
-		c, err := s.contacts.Company(ctx, *d.CompanyID)
+		c, err := s.company(ctx, *d.CompanyID)
 		switch {
-		case errors.Is(err, ErrRemoteNotFound):
+		case errors.Is(err, contactsapi.ErrNotFound):
 		case err != nil:
 			return Merge{}, err
 		default:
@@ -29,9 +31,9 @@ func (s *Service) Merge(ctx context.Context, id int64) (Merge, error) {
 		}
 	}
 	if d.ContactID != nil {
-		c, err := s.contacts.Contact(ctx, *d.ContactID)
+		c, err := s.contact(ctx, *d.ContactID)
 		switch {
-		case errors.Is(err, ErrRemoteNotFound):
+		case errors.Is(err, contactsapi.ErrNotFound):
 		case err != nil:
 			return Merge{}, err
 		default:

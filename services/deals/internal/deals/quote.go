@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -103,7 +103,7 @@ func quoteRecord(in QuoteWrite, cur *Quote, currency string) (QuoteRecord, bool,
 	rec.LineItems = lines
 	rec.Subtotal, rec.Tax, rec.Total = Totals(lines, rec.TaxRate, digits)
 	if rec.Total.GreaterThanOrEqual(maxMoney) {
-		return rec, replace, problem.Invalid("line_items", "the quote total must be less than 1000000000000000")
+		return rec, replace, fault.Invalid("line_items", "the quote total must be less than 1000000000000000")
 	}
 	return rec, replace, nil
 }

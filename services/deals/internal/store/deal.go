@@ -9,10 +9,10 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
@@ -123,7 +123,7 @@ func stageOutcome(ctx context.Context, tx pgx.Tx, id int64) (string, error) {
 	var outcome string
 	err := tx.QueryRow(ctx, `SELECT outcome FROM deal_stages WHERE id = $1 FOR SHARE`, id).Scan(&outcome)
 	if db.IsNoRows(err) {
-		return "", problem.Invalid("stage_id", "does not exist")
+		return "", fault.Invalid("stage_id", "does not exist")
 	}
 	return outcome, err
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // DealOwner returns a deal's assignee and creator.
@@ -15,7 +15,7 @@ func (s *Store) DealOwner(ctx context.Context, id int64) (directory.Owner, error
 	var o directory.Owner
 	err := s.db.QueryRow(ctx, `SELECT assigned_to, created_by FROM deals WHERE id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
 	if db.IsNoRows(err) {
-		return o, problem.NotFound("deal")
+		return o, fault.NotFound("deal")
 	}
 	return o, err
 }
@@ -26,7 +26,7 @@ func (s *Store) QuoteOwner(ctx context.Context, id int64) (directory.Owner, erro
 	err := s.db.QueryRow(ctx, `SELECT d.assigned_to, d.created_by FROM quotes q JOIN deals d ON d.id = q.deal_id
 		WHERE q.id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
 	if db.IsNoRows(err) {
-		return o, problem.NotFound("quote")
+		return o, fault.NotFound("quote")
 	}
 	return o, err
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
@@ -111,7 +111,7 @@ func (s *Store) ListQuotes(ctx context.Context, dealID int64) ([]deals.Quote, er
 		return nil, err
 	}
 	if !exists {
-		return nil, problem.NotFound("deal")
+		return nil, fault.NotFound("deal")
 	}
 	rows, err := s.db.Query(ctx, `SELECT `+quoteCols+` FROM quotes q WHERE q.deal_id = $1 ORDER BY q.created_at DESC, q.id DESC`, dealID)
 	if err != nil {
@@ -136,7 +136,7 @@ func lockDeal(ctx context.Context, tx pgx.Tx, dealID int64) error {
 	var id int64
 	err := tx.QueryRow(ctx, `SELECT id FROM deals WHERE id = $1 FOR UPDATE`, dealID).Scan(&id)
 	if db.IsNoRows(err) {
-		return problem.NotFound("deal")
+		return fault.NotFound("deal")
 	}
 	return err
 }
@@ -210,7 +210,7 @@ func (s *Store) UpdateQuote(ctx context.Context, id int64,
 		var dealID int64
 		err := tx.QueryRow(ctx, `SELECT deal_id FROM quotes WHERE id = $1`, id).Scan(&dealID)
 		if db.IsNoRows(err) {
-			return problem.NotFound("quote")
+			return fault.NotFound("quote")
 		}
 		if err != nil {
 			return err
@@ -236,7 +236,7 @@ func (s *Store) UpdateQuote(ctx context.Context, id int64,
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return problem.NotFound("quote")
+			return fault.NotFound("quote")
 		}
 		if replaceItems {
 			if err := insertItems(ctx, tx, id, r.LineItems); err != nil {
@@ -256,7 +256,7 @@ func (s *Store) DeleteQuote(ctx context.Context, id int64) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return problem.NotFound("quote")
+		return fault.NotFound("quote")
 	}
 	return nil
 }

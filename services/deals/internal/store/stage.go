@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
@@ -54,7 +54,7 @@ func clamp(p, lo, hi int) int { return max(lo, min(p, hi)) }
 
 func nameTaken(err error) error {
 	if db.IsUniqueViolation(err, "deal_stages_name") {
-		return problem.Invalid("name", "is already used by another stage")
+		return fault.Invalid("name", "is already used by another stage")
 	}
 	return err
 }
@@ -105,7 +105,7 @@ func (s *Store) UpdateStage(ctx context.Context, id int64, rec deals.StageRecord
 				return err
 			}
 			if used {
-				return problem.Conflict("stage_in_use", "the outcome of a stage that holds deals cannot change; move its deals first")
+				return fault.Conflict("stage_in_use", "the outcome of a stage that holds deals cannot change; move its deals first")
 			}
 		}
 		pos := cur.Position
@@ -140,14 +140,14 @@ func (s *Store) DeleteStage(ctx context.Context, id int64) error {
 		err = tx.QueryRow(ctx, `DELETE FROM deal_stages WHERE id = $1 RETURNING position`, id).Scan(&pos)
 		switch {
 		case db.IsNoRows(err):
-			return problem.NotFound("deal stage")
+			return fault.NotFound("deal stage")
 		case db.IsForeignKeyViolation(err, ""):
-			return problem.Conflict("stage_in_use", "the stage holds deals; move them to another stage first")
+			return fault.Conflict("stage_in_use", "the stage holds deals; move them to another stage first")
 		case err != nil:
 			return err
 		}
 		if n <= 1 {
-			return problem.Conflict("conflict", "the pipeline needs at least one stage")
+			return fault.Conflict("conflict", "the pipeline needs at least one stage")
 		}
 		_, err = tx.Exec(ctx, `UPDATE deal_stages SET position = position - 1 WHERE position > $1`, pos)
 		return err

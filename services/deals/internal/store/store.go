@@ -12,8 +12,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
@@ -52,7 +52,7 @@ func one[T any](rows pgx.Rows, err error, scan pgx.RowToFunc[T], what string) (T
 	}
 	v, err := pgx.CollectExactlyOneRow(rows, scan)
 	if db.IsNoRows(err) {
-		return zero, problem.NotFound(what)
+		return zero, fault.NotFound(what)
 	}
 	return v, err
 }
