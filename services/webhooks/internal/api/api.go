@@ -153,8 +153,6 @@ func (c caller) owner() *int64 {
 	return &c.id
 }
 
-var errNotFound = problem.NotFound("webhook")
-
 // find loads the subscription of the path's {id} the caller may manage:
 // another owner's answers 404 to a token, exactly as a missing one, so a
 // token learns nothing of the others.
@@ -168,7 +166,7 @@ func (h *handler) find(r *http.Request) (store.Subscription, error) {
 		return sub, err
 	}
 	if c := callerOf(r); !c.admin && (sub.CreatedBy == nil || *sub.CreatedBy != c.id) {
-		return store.Subscription{}, errNotFound
+		return store.Subscription{}, webhooks.ErrNotFound
 	}
 	return sub, nil
 }
@@ -367,6 +365,15 @@ func (h *handler) retry(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// feedPage is one page of GET /events (webhooksapi.EventFeed): the feed
+// has its own envelope, a cursor instead of page numbers.
+type feedPage struct {
+	Success   bool             `json:"success"`
+	Data      []webhooks.Event `json:"data"`
+	HasMore   bool             `json:"has_more"`
+	NextAfter *string          `json:"next_after"`
+}
+
 // feed is GET /events?after=&type=&limit=.
 func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
@@ -419,7 +426,7 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := webhooks.Feed{Success: true, Data: evs, HasMore: more, NextAfter: afterID}
+	f := feedPage{Success: true, Data: evs, HasMore: more, NextAfter: afterID}
 	if f.Data == nil {
 		f.Data = []webhooks.Event{}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
 )
@@ -33,10 +32,9 @@ func scanDelivery(row pgx.CollectableRow) (webhooks.Delivery, error) {
 	return d, err
 }
 
-var errDeliveryNotFound = problem.NotFound("delivery")
-
 // Deliveries returns one page of a subscription's delivery log, newest
-// first, optionally of one status; 404 when the subscription is absent.
+// first, optionally of one status; webhooks.ErrNotFound when the
+// subscription is absent.
 func (s *Store) Deliveries(ctx context.Context, subID int64, q *listq.Query, status string) ([]webhooks.Delivery, int, error) {
 	if _, err := s.Get(ctx, subID); err != nil {
 		return nil, 0, err
@@ -100,7 +98,8 @@ func (s *Store) withAttemptsOne(ctx context.Context, d webhooks.Delivery, err er
 	return ds[0], err
 }
 
-// Delivery returns one delivery of a subscription; 404 otherwise.
+// Delivery returns one delivery of a subscription;
+// webhooks.ErrDeliveryNotFound otherwise.
 func (s *Store) Delivery(ctx context.Context, subID, id int64) (webhooks.Delivery, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1 AND subscription_id = $2`, id, subID)
 	if err != nil {
@@ -108,7 +107,7 @@ func (s *Store) Delivery(ctx context.Context, subID, id int64) (webhooks.Deliver
 	}
 	d, err := pgx.CollectExactlyOneRow(rows, scanDelivery)
 	if db.IsNoRows(err) {
-		return d, errDeliveryNotFound
+		return d, webhooks.ErrDeliveryNotFound
 	}
 	return s.withAttemptsOne(ctx, d, err)
 }
@@ -144,7 +143,7 @@ func (s *Store) NewPing(ctx context.Context, subID int64) (Batch, error) {
 		RETURNING id, subscription_id, deliveries, attempts`, subID)
 	b, err := collectBatches(rows, err)
 	if err == nil && len(b) == 0 {
-		err = errNotFound
+		err = webhooks.ErrNotFound
 	}
 	if err != nil {
 		return Batch{}, err

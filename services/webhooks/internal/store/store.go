@@ -13,7 +13,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
 )
@@ -46,19 +45,6 @@ var DeliverySorts = listq.Spec{
 	TieBreak:    "id",
 }
 
-var errNotFound = problem.NotFound("webhook")
-
-// ErrOwnerGone is a create or an activation for an owner who lost access:
-// a revoked token, a deactivated user, or (for a subscription an admin
-// person made) a user no longer an admin.
-var ErrOwnerGone = problem.Conflict("conflict",
-	"the subscription's owner no longer has access (its access token was revoked, or the user was deactivated or is no longer an admin)")
-
-// errOwnerLimit is a create beyond the owner's cap.
-func errOwnerLimit(max int) error {
-	return problem.Conflict("conflict", "an owner may have at most "+strconv.Itoa(max)+" subscriptions; delete one first")
-}
-
 const subColumns = `id, url, events, description, active, disabled_reason, secret_prefix, secret_fingerprint,
 	previous_secret_expires_at, created_by, created_at, updated_at, owner_scopes`
 
@@ -89,7 +75,7 @@ func one(rows pgx.Rows, err error) (Subscription, error) {
 	}
 	w, err := pgx.CollectExactlyOneRow(rows, scanSub)
 	if db.IsNoRows(err) {
-		return w, errNotFound
+		return w, webhooks.ErrNotFound
 	}
 	return w, err
 }
@@ -115,9 +101,10 @@ func ownerLock(ctx context.Context, tx pgx.Tx, owner int64) error {
 	return err
 }
 
-// lockActiveOwner takes owner's lock and answers ErrOwnerGone when what
-// webhooks knows of owner says it lost the access a subscription with
-// scopes needs (an owner it has heard nothing of has not).
+// lockActiveOwner takes owner's lock and answers webhooks.ErrOwnerGone
+// when what webhooks knows of owner says it lost the access a
+// subscription with scopes needs (an owner it has heard nothing of has
+// not).
 func lockActiveOwner(ctx context.Context, tx pgx.Tx, owner int64, scopes []string) error {
 	if err := ownerLock(ctx, tx, owner); err != nil {
 		return err
@@ -128,13 +115,14 @@ func lockActiveOwner(ctx context.Context, tx pgx.Tx, owner int64, scopes []strin
 		return err
 	}
 	if gone {
-		return ErrOwnerGone
+		return webhooks.ErrOwnerGone
 	}
 	return nil
 }
 
-// Create stores a subscription: refused with 409 conflict when its owner
-// has max already, ErrOwnerGone when the owner lost access.
+// Create stores a subscription: refused with webhooks.ErrOwnerLimit when
+// its owner has max already, webhooks.ErrOwnerGone when the owner lost
+// access.
 func (s *Store) Create(ctx context.Context, n NewSubscription, max int) (Subscription, error) {
 	var out Subscription
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
@@ -147,7 +135,7 @@ func (s *Store) Create(ctx context.Context, n NewSubscription, max int) (Subscri
 				return err
 			}
 			if have >= max {
-				return errOwnerLimit(max)
+				return webhooks.ErrOwnerLimit(max)
 			}
 		}
 		var err error
@@ -160,7 +148,7 @@ func (s *Store) Create(ctx context.Context, n NewSubscription, max int) (Subscri
 	return out, err
 }
 
-// Get returns one subscription; 404 when absent.
+// Get returns one subscription; webhooks.ErrNotFound when absent.
 func (s *Store) Get(ctx context.Context, id int64) (Subscription, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+subColumns+` FROM subscriptions WHERE id = $1`, id)
 	return one(rows, err)
@@ -190,9 +178,9 @@ func (s *Store) List(ctx context.Context, q *listq.Query, owner *int64) ([]webho
 }
 
 // Update replaces the fields sent of cur (as Get returned it). Activating
-// clears disabled_reason, and is refused with ErrOwnerGone when the owner
-// lost access; the owner and its scopes never change, so cur's are the
-// subscription's.
+// clears disabled_reason, and is refused with webhooks.ErrOwnerGone when
+// the owner lost access; the owner and its scopes never change, so cur's
+// are the subscription's.
 func (s *Store) Update(ctx context.Context, cur Subscription, in webhooks.Input) (Subscription, error) {
 	var events []string
 	if in.Events != nil {
@@ -224,7 +212,7 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return errNotFound
+		return webhooks.ErrNotFound
 	}
 	return nil
 }

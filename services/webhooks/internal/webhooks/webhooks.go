@@ -71,14 +71,6 @@ type Event struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// Feed is one page of GET /events.
-type Feed struct {
-	Success   bool    `json:"success"`
-	Data      []Event `json:"data"`
-	HasMore   bool    `json:"has_more"`
-	NextAfter *string `json:"next_after"`
-}
-
 // EventID is the public id of the event numbered seq.
 func EventID(seq int64) string { return "evt_" + strconv.FormatInt(seq, 10) }
 

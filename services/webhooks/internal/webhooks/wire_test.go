@@ -17,7 +17,6 @@ func TestWireTypes(t *testing.T) {
 		{Name: "WebhookInput", Service: Input{}, Wire: webhooksapi.WebhookInput{}, NamesOnly: true},
 		{Name: "Delivery", Service: Delivery{}, Wire: webhooksapi.Delivery{}},
 		{Name: "Event", Service: Event{}, Wire: webhooksapi.Event{}},
-		{Name: "EventFeed", Service: Feed{}, Wire: webhooksapi.EventFeed{}},
 	})
 }
 
