@@ -14,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -69,7 +70,12 @@ func RemoteReferences(contacts *contactsapi.Client, deals *dealsapi.Client) Refe
 }
 
 // Handlers serves notes and tasks of one parent type.
-type Handlers struct{ cfg Config }
+type Handlers struct {
+	cfg Config
+	// routes are the declarations mounted (Mount); the handlers answer
+	// with their messages and build Locations from them.
+	routes contactsapi.Activity
+}
 
 // New checks the configuration.
 func New(cfg Config) (*Handlers, error) {
@@ -91,12 +97,14 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// Register mounts the routes under base ("/contacts") on mux; wrap applies
-// the service's authentication to each route.
-func (h *Handlers) Register(mux *http.ServeMux, base string, wrap func(http.Handler) http.Handler) {
-	base = strings.TrimSuffix(base, "/")
-	route := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, parentID int64) error) {
-		mux.Handle(pattern, wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// Mount serves the parent's declared notes and tasks routes
+// (contactsapi.ContactActivity, leadsapi.LeadActivity,
+// contractsapi.ContractActivity) on mux, each behind its policy's guard.
+// Call it once per Handlers.
+func (h *Handlers) Mount(mux *http.ServeMux, routes contactsapi.Activity, guards httpx.Guards) {
+	h.routes = routes
+	handle := func(rt route.Route, fn func(w http.ResponseWriter, r *http.Request, parentID int64) error) {
+		guards.Mount(mux, rt, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			pid, err := h.parent(r)
 			if err == nil {
 				err = fn(w, r, pid)
@@ -104,16 +112,26 @@ func (h *Handlers) Register(mux *http.ServeMux, base string, wrap func(http.Hand
 			if err != nil {
 				httpx.Error(w, r, err)
 			}
-		})))
+		}))
 	}
-	route("GET "+base+"/{id}/notes", h.listNotes)
-	route("POST "+base+"/{id}/notes", h.writing(h.createNote))
-	route("DELETE "+base+"/{id}/notes/{noteId}", h.deleteNote)
-	route("GET "+base+"/{id}/tasks", h.listTasks)
-	route("POST "+base+"/{id}/tasks", h.writing(h.createTask))
-	route("GET "+base+"/{id}/tasks/{taskId}", h.getTask)
-	route("PUT "+base+"/{id}/tasks/{taskId}", h.writing(h.updateTask))
-	route("DELETE "+base+"/{id}/tasks/{taskId}", h.writing(h.deleteTask))
+	handle(routes.ListNotes, h.listNotes)
+	handle(routes.AddNote, h.writing(h.createNote))
+	handle(routes.DeleteNote, h.deleteNote)
+	handle(routes.ListTasks, h.listTasks)
+	handle(routes.AddTask, h.writing(h.createTask))
+	handle(routes.GetTask, h.getTask)
+	handle(routes.UpdateTask, h.writing(h.updateTask))
+	handle(routes.DeleteTask, h.writing(h.deleteTask))
+}
+
+// Register mounts the routes under base ("/contacts") on mux; wrap applies
+// the service's authentication to each route.
+//
+// Deprecated: services mount the declarations with Mount; Register stays
+// until every service has moved.
+func (h *Handlers) Register(mux *http.ServeMux, base string, wrap func(http.Handler) http.Handler) {
+	h.Mount(mux, contactsapi.NewActivity("", "", "", strings.TrimSuffix(base, "/"), h.cfg.ParentName),
+		httpx.Guards{route.JWT: wrap})
 }
 
 // writing runs fn only when the caller may change the parent.

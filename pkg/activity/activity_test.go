@@ -13,7 +13,10 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/testdb"
 )
@@ -52,13 +55,19 @@ func setup(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	h.Register(mux, "/contacts", iss.Verifier(t).Require)
+	h.Mount(mux, contactsapi.ContactActivity, httpx.Guards{route.JWT: iss.Verifier(t).Require})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return fixture{srv: srv, db: d, token: iss.User(t, 9)}
 }
 
 func (f fixture) do(t *testing.T, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	st, _, out := f.doHeader(t, method, path, body)
+	return st, out
+}
+
+func (f fixture) doHeader(t *testing.T, method, path, body string) (int, http.Header, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+f.token)
@@ -72,7 +81,34 @@ func (f fixture) do(t *testing.T, method, path, body string) (int, map[string]an
 	defer resp.Body.Close()
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
+}
+
+// TestCreatedAnswers checks that a 201 carries the declaration's message
+// and the Location of the new record, built from its declared route.
+func TestCreatedAnswers(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	tests := []struct {
+		name, path, body, location, message string
+	}{
+		{"note", "/contacts/1/notes", `{"content":"call back"}`, "/api/contacts/1/notes/", "Note added"},
+		{"task", "/contacts/1/tasks", `{"title":"Send the proposal"}`, "/api/contacts/1/tasks/", "Task created"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st, h, body := f.doHeader(t, "POST", tc.path, tc.body)
+			if st != http.StatusCreated {
+				t.Fatalf("status %d %v", st, body)
+			}
+			id := strconv.Itoa(int(body["data"].(map[string]any)["id"].(float64)))
+			got := []string{h.Get("Location"), body["message"].(string)}
+			if diff := cmp.Diff([]string{tc.location + id, tc.message}, got); diff != "" {
+				t.Errorf("Location and message (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestNotes(t *testing.T) {

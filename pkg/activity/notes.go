@@ -69,7 +69,8 @@ func (h *Handlers) createNote(w http.ResponseWriter, r *http.Request, pid int64)
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, n, "Note added")
+	w.Header().Set("Location", h.routes.DeleteNote.Location(pid, n.ID))
+	httpx.Created(w, n, h.routes.AddNote.Message)
 	return nil
 }
 
@@ -110,6 +111,6 @@ func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request, pid int64)
 	if tag.RowsAffected() == 0 {
 		return problem.NotFound("note")
 	}
-	httpx.Deleted(w, "Note deleted")
+	httpx.Deleted(w, h.routes.DeleteNote.Message)
 	return nil
 }

@@ -291,7 +291,8 @@ func (h *Handlers) createTask(w http.ResponseWriter, r *http.Request, pid int64)
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, created, "Task created")
+	w.Header().Set("Location", h.routes.GetTask.Location(pid, created.ID))
+	httpx.Created(w, created, h.routes.AddTask.Message)
 	return nil
 }
 
@@ -321,7 +322,7 @@ func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request, pid int64)
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, updated, "Task updated")
+	httpx.Updated(w, updated, h.routes.UpdateTask.Message)
 	return nil
 }
 func (h *Handlers) deleteTask(w http.ResponseWriter, r *http.Request, pid int64) error {
@@ -332,6 +333,6 @@ func (h *Handlers) deleteTask(w http.ResponseWriter, r *http.Request, pid int64)
 	if _, err := h.cfg.DB.Exec(r.Context(), `DELETE FROM tasks WHERE id = $1`, t.ID); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "Task deleted")
+	httpx.Deleted(w, h.routes.DeleteTask.Message)
 	return nil
 }

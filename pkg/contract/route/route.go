@@ -5,6 +5,14 @@
 // from them too, so a public path is spelled in exactly one place.
 package route
 
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/auth"
+)
+
 // Auth is how the gateway authenticates a route before proxying it.
 type Auth uint8
 
@@ -34,6 +42,31 @@ func (a Auth) String() string {
 	return "unknown"
 }
 
+// Body limits. Upload limits add 1 MiB to the service's own file limit for
+// multipart framing; the service enforces the exact file size itself.
+const (
+	LimitJSON     int64 = 1 << 20
+	LimitExecuted int64 = 25<<20 + 1<<20
+	LimitImport   int64 = 20<<20 + 1<<20
+	LimitPublic   int64 = 64 << 10
+)
+
+// Media is the kind of a request or answer body.
+type Media uint8
+
+const (
+	// JSON is application/json, the default of a body with a Go value.
+	JSON Media = iota
+	// Form is multipart/form-data with a file field (an upload).
+	Form
+	// CSV is a text/csv download.
+	CSV
+	// PDF is an application/pdf download.
+	PDF
+	// DOCX is a Word download.
+	DOCX
+)
+
 // Route is one public operation. Path is the path under /api as the client
 // sees it, and also the path the owning service serves.
 type Route struct {
@@ -48,7 +81,142 @@ type Route struct {
 	BodyLimit int64
 	Tag       string
 	Summary   string
+	// Description adds to the summary in the document where the summary
+	// is not enough.
+	Description string
+
+	// Query lists the query parameters the route reads.
+	Query []Param
+	// Request is a zero value of the body's Go type, the one the service
+	// decodes: a JSON body, or the form's fields when Accepts is Form.
+	// Nil with JSON means the route takes no body.
+	Request any
+	// Accepts is the request body's kind.
+	Accepts Media
+	// OptionalBody marks a JSON body the client may leave out.
+	OptionalBody bool
+
+	// Status is the success status; 0 means 200.
+	Status int
+	// Response is a zero value of the success answer's Go type (an
+	// envelope such as envelope.Record[leadsapi.Lead]), for a JSON answer.
+	Response any
+	// Answers is the success answer's kind.
+	Answers Media
+	// Message is the message a write's success answer carries, word for
+	// word: the service answers with it and the document's example shows it.
+	Message string
+	// Alternatives are successes other than Status (an idempotent replay,
+	// an accepted-for-later).
+	Alternatives []Alternative
+	// Problems are the error statuses the route answers beyond the ones
+	// every route of its kind may (a refused login's 401, a state
+	// conflict's 409, an unrenderable document's 422).
+	Problems []int
+	// Link marks a download that sends a Link header to the documentation.
+	Link bool
+}
+
+// Alternative is a success answer besides a route's main one.
+type Alternative struct {
+	Status      int
+	Description string
+	Message     string
+	// Responses are the Go types the answer may have; none means the
+	// route's Response.
+	Responses []any
+}
+
+// Param is a query parameter; Enum lists its allowed values.
+type Param struct {
+	Name, Type, Desc string
+	Enum             []string
+	Required         bool
+}
+
+// Q declares an optional query parameter.
+func Q(name, typ, desc string, enum ...string) Param {
+	return Param{Name: name, Type: typ, Desc: desc, Enum: enum}
+}
+
+// Query parameters shared by the lists (docs/api.md, "Lists").
+var (
+	Page    = Q("page", "integer", "Page number, default 1.")
+	PerPage = Q("per_page", "integer", "Page size, default 25, at most 100.")
+	Search  = Q("search", "string", "Case-insensitive search term.")
+	SortDir = Q("sort_dir", "string", "ASC (default) or DESC.", "ASC", "DESC", "asc", "desc")
+	// Scope filters by owner.
+	Scope = Q("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
+	// UpdatedSince and AfterID are the incremental sync filter (docs/api.md, "Incremental sync").
+	UpdatedSince = Q("updated_since", "string", "Records updated at or after this RFC 3339 timestamp (inclusive).")
+	AfterID      = Q("after_id", "integer", "Sync cursor: with updated_since, sort_by=updated_at and sort_dir=asc, only records whose (updated_at, id) comes after (updated_since, after_id).")
+)
+
+// PageQuery is the parameters of every paginated list, followed by more.
+func PageQuery(more ...Param) []Param {
+	return append([]Param{Page, PerPage, Search, SortDir}, more...)
+}
+
+// Prefix is where the gateway serves the public API: a client's path is
+// Prefix + Path.
+const Prefix = "/api"
+
+// Location is the URL a client reads the record at, Prefix + Path with its
+// wildcards filled by ids in order ("/api/leads/42" for GetLead and 42):
+// the Location of a 201, built from the declaration of the record's route
+// rather than spelled again. Missing ids leave their wildcards as they are.
+func (r Route) Location(ids ...int64) string {
+	var b strings.Builder
+	b.WriteString(Prefix)
+	for seg := range strings.SplitSeq(strings.TrimPrefix(r.Path, "/"), "/") {
+		b.WriteByte('/')
+		if strings.HasPrefix(seg, "{") && len(ids) > 0 {
+			b.WriteString(strconv.FormatInt(ids[0], 10))
+			ids = ids[1:]
+			continue
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }
 
 // Pattern is the route as a net/http ServeMux pattern ("POST /leads/{id}/qualify").
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
+
+// Scope is the integration-token scope the route needs ("" when any valid
+// token may call it): reads need "<Resource>:read", other methods
+// "<Resource>:write"; a JWT route naming no Resource is open to any token
+// (only /auth/me, "who am I"). An Admin route needs the admin scope unless
+// it names a Resource: then a person still needs the admin role, and an
+// integration token needs that resource's scope whatever its role
+// (webhooks, which an integration sets up for itself).
+func (r Route) Scope() string {
+	switch {
+	case r.Auth == Admin && r.Resource == "":
+		return auth.ScopeAdmin
+	case (r.Auth != JWT && r.Auth != Admin) || r.Resource == "":
+		return ""
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		return r.Resource + ":read"
+	}
+	return r.Resource + ":write"
+}
+
+// Limit is the route's request body limit.
+func (r Route) Limit() int64 {
+	if r.BodyLimit > 0 {
+		return r.BodyLimit
+	}
+	return LimitJSON
+}
+
+// SuccessStatus is the route's success status.
+func (r Route) SuccessStatus() int {
+	if r.Status == 0 {
+		return http.StatusOK
+	}
+	return r.Status
+}
+
+// HasBody reports whether the route takes a request body.
+func (r Route) HasBody() bool { return r.Request != nil || r.Accepts != JSON }

@@ -1,0 +1,123 @@
+package contactsapi
+
+import (
+	"net/http"
+
+	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/route"
+)
+
+// Service is the context's name: it keys the gateway's upstream addresses.
+const Service = "contacts"
+
+// Resource is the integration-token scope family of contacts and companies.
+const Resource = "contacts"
+
+// ContactQuery is the filter of GET /contacts and of the CSV export.
+var ContactQuery = route.PageQuery(
+	route.Q("status", "string", "", "active", "inactive"), route.Q("company_id", "integer", ""),
+	route.Q("assigned_to", "integer", "User id."), route.Q("source", "string", ""),
+	route.Q("date_from", "string", "created_at from, YYYY-MM-DD."), route.Q("date_to", "string", "created_at to, YYYY-MM-DD."),
+	route.Scope, route.UpdatedSince, route.AfterID,
+	route.Q("sort_by", "string", "Default name.", "name", "email", "phone", "company_name", "status", "created_at", "updated_at"))
+
+var companyQuery = route.PageQuery(route.UpdatedSince, route.AfterID,
+	route.Q("sort_by", "string", "Default name.", "name", "created_at", "updated_at"))
+
+// The public routes of contacts and companies.
+var (
+	ListContacts = route.Route{Method: http.MethodGet, Path: "/contacts", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Contacts", Summary: "List contacts", Query: ContactQuery, Response: envelope.Page[Contact]{}}
+	CreateContact = route.Route{Method: http.MethodPost, Path: "/contacts", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Contacts", Summary: "Create a contact", Request: ContactInput{}, Status: http.StatusCreated,
+		Response: envelope.Record[Contact]{}, Message: "Contact created"}
+	GetContact = route.Route{Method: http.MethodGet, Path: "/contacts/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Contacts", Summary: "Get a contact", Response: envelope.Record[Contact]{}}
+	UpdateContact = route.Route{Method: http.MethodPut, Path: "/contacts/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Contacts", Summary: "Update a contact", Request: ContactInput{},
+		Response: envelope.Record[Contact]{}, Message: "Contact updated"}
+	DeleteContact = route.Route{Method: http.MethodDelete, Path: "/contacts/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Contacts", Summary: "Delete a contact", Response: envelope.Deleted{}, Message: "Contact deleted"}
+	ExportContacts = route.Route{Method: http.MethodGet, Path: "/contacts/export", Service: Service, Auth: route.Admin,
+		Tag: "Contacts", Summary: "Export contacts as CSV (accepts the list filters)", Query: ContactQuery, Answers: route.CSV}
+	GetContactTemplate = route.Route{Method: http.MethodGet, Path: "/contacts/template", Service: Service, Auth: route.Admin,
+		Tag: "Contacts", Summary: "CSV import template (header line)", Description: envelope.TemplateNote, Answers: route.CSV, Link: true}
+	ImportContacts = route.Route{Method: http.MethodPost, Path: "/contacts/import", Service: Service, Auth: route.Admin,
+		BodyLimit: route.LimitImport, Tag: "Contacts", Summary: "Import contacts from CSV (≤ 20 MB, 100,000 rows)",
+		Description: envelope.ImportNote, Request: envelope.ImportForm{}, Accepts: route.Form,
+		Response: envelope.ImportResult{}, Message: "Imported 98 contacts, skipped 2"}
+
+	ListCompanies = route.Route{Method: http.MethodGet, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Companies", Summary: "List companies", Query: companyQuery, Response: envelope.Page[Company]{}}
+	CreateCompany = route.Route{Method: http.MethodPost, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Companies", Summary: "Create a company", Request: CompanyInput{}, Status: http.StatusCreated,
+		Response: envelope.Record[Company]{}, Message: "Company created"}
+	GetCompany = route.Route{Method: http.MethodGet, Path: "/companies/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Companies", Summary: "Get a company", Response: envelope.Record[Company]{}}
+	UpdateCompany = route.Route{Method: http.MethodPut, Path: "/companies/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Companies", Summary: "Update a company", Request: CompanyInput{},
+		Response: envelope.Record[Company]{}, Message: "Company updated"}
+	DeleteCompany = route.Route{Method: http.MethodDelete, Path: "/companies/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
+		Tag: "Companies", Summary: "Delete a company (its contacts are unlinked)", Response: envelope.Deleted{}, Message: "Company deleted"}
+
+	// ContactActivity is the notes and tasks of a contact.
+	ContactActivity = NewActivity(Service, Resource, "Contacts", "/contacts", "contact")
+)
+
+// Routes are the public routes contacts serves, in the document's order.
+var Routes = concat(
+	[]route.Route{ListContacts, CreateContact, GetContact, UpdateContact, DeleteContact},
+	ContactActivity.Routes(),
+	[]route.Route{ExportContacts, GetContactTemplate, ImportContacts,
+		ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany},
+)
+
+func concat(sets ...[]route.Route) []route.Route {
+	var out []route.Route
+	for _, s := range sets {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// Activity is the notes and tasks routes of one parent (contacts, leads,
+// contracts): the same operations, bodies and messages under each, served
+// by pkg/activity in the parent's service.
+type Activity struct {
+	ListNotes, AddNote, DeleteNote                    route.Route
+	ListTasks, AddTask, GetTask, UpdateTask, DeleteTask route.Route
+}
+
+// NewActivity declares the notes and tasks routes under base ("/leads") of
+// a parent named parent ("lead"), served by service and scoped like the
+// parent (resource), in the document section tag.
+func NewActivity(service, resource, tag, base, parent string) Activity {
+	r := func(method, path, summary string) route.Route {
+		return route.Route{Method: method, Path: base + path, Service: service, Auth: route.JWT, Resource: resource,
+			Tag: tag, Summary: summary}
+	}
+	a := Activity{
+		ListNotes:  r(http.MethodGet, "/{id}/notes", "List the "+parent+"'s notes, newest first"),
+		AddNote:    r(http.MethodPost, "/{id}/notes", "Add a note to the "+parent),
+		DeleteNote: r(http.MethodDelete, "/{id}/notes/{noteId}", "Delete a note of the "+parent),
+		ListTasks:  r(http.MethodGet, "/{id}/tasks", "List the "+parent+"'s tasks"),
+		AddTask:    r(http.MethodPost, "/{id}/tasks", "Add a task to the "+parent),
+		GetTask:    r(http.MethodGet, "/{id}/tasks/{taskId}", "Get a task of the "+parent),
+		UpdateTask: r(http.MethodPut, "/{id}/tasks/{taskId}", "Update a task of the "+parent),
+		DeleteTask: r(http.MethodDelete, "/{id}/tasks/{taskId}", "Delete a task of the "+parent),
+	}
+	a.ListNotes.Response = envelope.List[Note]{}
+	a.AddNote.Request, a.AddNote.Status, a.AddNote.Response, a.AddNote.Message = NoteInput{}, http.StatusCreated, envelope.Record[Note]{}, "Note added"
+	a.DeleteNote.Response, a.DeleteNote.Message = envelope.Deleted{}, "Note deleted"
+	a.ListTasks.Response = envelope.List[Task]{}
+	a.AddTask.Request, a.AddTask.Status, a.AddTask.Response, a.AddTask.Message = TaskInput{}, http.StatusCreated, envelope.Record[Task]{}, "Task created"
+	a.GetTask.Response = envelope.Record[Task]{}
+	a.UpdateTask.Request, a.UpdateTask.Response, a.UpdateTask.Message = TaskInput{}, envelope.Record[Task]{}, "Task updated"
+	a.DeleteTask.Response, a.DeleteTask.Message = envelope.Deleted{}, "Task deleted"
+	return a
+}
+
+// Routes lists the activity routes in the document's order.
+func (a Activity) Routes() []route.Route {
+	return []route.Route{a.ListNotes, a.AddNote, a.DeleteNote, a.ListTasks, a.AddTask, a.GetTask, a.UpdateTask, a.DeleteTask}
+}
