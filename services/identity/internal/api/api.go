@@ -7,10 +7,11 @@ import (
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -200,26 +201,20 @@ func (a *API) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// userPage is the listq envelope plus "success", so it satisfies both the
-// pagination shape and the list envelope of docs/api.md.
-type userPage struct {
-	Success bool `json:"success"`
-	listq.Page[userJSON]
-}
-
 func (a *API) listUsers(w http.ResponseWriter, r *http.Request) error {
-	q := listq.Parse(r.URL.Query(), identity.UserListSpec)
-	f := identity.UserFilter{Query: q, Role: q.Enum("role", auth.RoleAdmin, auth.RoleUser), TeamID: q.Int64("team_id")}
-	switch q.Enum("active", "true", "false") {
+	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: identity.UserSorts, DefaultSort: identity.DefaultUserSort})
+	f := identity.UserFilter{Role: p.Enum("role", auth.RoleAdmin, auth.RoleUser), TeamID: p.Int64("team_id")}
+	switch p.Enum("active", "true", "false") {
 	case "true":
 		t := true
 		f.Active = &t
 	case "false":
 		f.Active = new(bool)
 	}
-	if err := q.Err(); err != nil {
+	if err := p.Err(); err != nil {
 		return err
 	}
+	f.Query = p.Query()
 	users, total, err := a.svc.ListUsers(r.Context(), f)
 	if err != nil {
 		return err
@@ -228,7 +223,10 @@ func (a *API) listUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range users {
 		out[i] = userOut(u)
 	}
-	httpx.JSON(w, http.StatusOK, userPage{Success: true, Page: listq.NewPage(out, q, total)})
+	// The user list has always carried "success", like a record's answer.
+	page := envelope.NewPage(out, f.Query, total)
+	page.Success = true
+	httpx.JSON(w, http.StatusOK, page)
 	return nil
 }
 

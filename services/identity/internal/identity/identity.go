@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 )
 
 // User is an account. The password hash never leaves the store except
@@ -63,24 +63,22 @@ type UserChange struct {
 	EditScope    *string
 }
 
-// UserFilter narrows the user list.
+// UserFilter narrows the user list: the page, search, sort and creation
+// dates every list shares, and the user list's own filters (nil or "" is
+// no filter).
 type UserFilter struct {
-	Query  *listq.Query
+	list.Query
 	Role   string
 	TeamID *int64
 	Active *bool
 }
 
-// UserListSpec whitelists the user list's sort keys (SQL expressions are
-// trusted code, never input).
-var UserListSpec = listq.Spec{
-	Sorts: map[string]string{
-		"name": "lower(name)", "email": "lower(email)", "role": "role",
-		"created_at": "created_at", "updated_at": "updated_at",
-	},
-	DefaultSort: "name",
-	TieBreak:    "id",
-}
+// UserSorts are the user list's sort keys; the store maps each to its SQL
+// expression, so input never becomes SQL text.
+var UserSorts = []string{"name", "email", "role", "created_at", "updated_at"}
+
+// DefaultUserSort sorts the user list when the caller names no key.
+const DefaultUserSort = "name"
 
 // Team groups users (scope=team in other contexts).
 type Team struct {

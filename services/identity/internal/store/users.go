@@ -11,12 +11,22 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
 const userCols = `id, name, email, role, team_id, active, created_at, updated_at, edit_scope`
+
+// userSorts maps identity.UserSorts to SQL (trusted code, never input);
+// the id breaks ties so pages are stable.
+var userSorts = listsql.Sorts{
+	By: map[string]string{
+		"name": "lower(name)", "email": "lower(email)", "role": "role",
+		"created_at": "created_at", "updated_at": "updated_at",
+	},
+	TieBreak: "id",
+}
 
 var errTeamMissing = fault.Invalid("team_id", "team does not exist")
 
@@ -68,11 +78,11 @@ func (s *Store) UserByID(ctx context.Context, id int64) (identity.User, error) {
 
 // ListUsers returns one page of accounts and the total.
 func (s *Store) ListUsers(ctx context.Context, f identity.UserFilter) ([]identity.User, int, error) {
-	var w listq.Where
-	w.And("kind = 'person'") // service users of access tokens are listed under /access-tokens
+	var w listsql.Where
+	w.And("kind = 'person'") // service users of access tokens are listed with their tokens
 	q := f.Query
 	if q.Search != "" {
-		p := w.Arg("%" + listq.EscapeLike(q.Search) + "%")
+		p := w.Arg("%" + listsql.EscapeLike(q.Search) + "%")
 		w.And("(name ILIKE " + p + " OR email ILIKE " + p + ")")
 	}
 	if f.Role != "" {
@@ -94,7 +104,7 @@ func (s *Store) ListUsers(ctx context.Context, f identity.UserFilter) ([]identit
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM users `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count users: %w", err)
 	}
-	sql := `SELECT ` + userCols + ` FROM users ` + w.SQL() + " " + q.OrderBy() + " " + q.LimitOffset(&w)
+	sql := `SELECT ` + userCols + ` FROM users ` + w.SQL() + " " + userSorts.OrderBy(q) + " " + listsql.LimitOffset(&w, q)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list users: %w", err)
