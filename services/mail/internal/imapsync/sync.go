@@ -20,8 +20,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/netguard"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -94,7 +94,7 @@ func New(store mail.Store, sealer *mail.Sealer, opts Options, log *slog.Logger) 
 // failure to record the outcome is returned.
 func (s *Syncer) Sync(ctx context.Context, id int64) error {
 	mb, token, ok, err := s.store.AcquireSync(ctx, id, s.opts.Lease)
-	if errors.Is(err, problem.NotFound("")) {
+	if errors.Is(err, fault.NotFound("")) {
 		return nil // disconnected meanwhile
 	}
 	if err != nil {

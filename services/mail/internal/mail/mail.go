@@ -327,7 +327,8 @@ const (
 )
 
 // Records looks up the email of a contact or lead in its own context. A
-// missing record is a not_found problem; a context that is down is 503.
+// missing record is a not_found fault; a context that is down is
+// unavailable.
 type Records interface {
 	Email(ctx context.Context, kind Kind, id int64) (string, error)
 }

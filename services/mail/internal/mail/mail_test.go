@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 func TestSnippet(t *testing.T) {
@@ -46,12 +46,12 @@ func TestSnippetLongWord(t *testing.T) {
 }
 
 func fields(err error) []string {
-	var p *problem.Error
+	var p *fault.Error
 	if !errors.As(err, &p) {
 		return nil
 	}
 	out := []string{}
-	for _, f := range p.Errors {
+	for _, f := range p.Fields {
 		out = append(out, f.Field)
 	}
 	return out

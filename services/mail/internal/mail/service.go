@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // Caller is who asks: mailboxes belong to their owner; an admin sees all.
@@ -84,7 +84,7 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 			return Message{}, err
 		}
 		if !c.CanRead(m.Summary) {
-			return Message{}, problem.NotFound("email")
+			return Message{}, fault.NotFound("email")
 		}
 		return m, nil
 	}
@@ -99,7 +99,7 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 		return Message{}, err
 	}
 	if !m.LinkedTo(email) {
-		return Message{}, problem.NotFound("email")
+		return Message{}, fault.NotFound("email")
 	}
 	return m, nil
 }
@@ -120,7 +120,7 @@ func (s *Service) Linked(ctx context.Context, kind Kind, id int64, limit, offset
 
 func (s *Service) mailboxesEnabled() error {
 	if s.sealer == nil || s.queue == nil {
-		return problem.Unavailable("mailbox sync is not configured on this server (CRM_SECRET_KEY)", 0)
+		return fault.Unavailablef(0, "mailbox sync is not configured on this server (CRM_SECRET_KEY)")
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ func (s *Service) SyncNow(ctx context.Context, c Caller, id int64) (Mailbox, err
 		return Mailbox{}, err
 	}
 	if err := s.queue.EnqueueSync(ctx, id); err != nil {
-		return Mailbox{}, fmt.Errorf("queue sync: %w: %w", err, problem.Unavailable("the sync queue is unavailable", 5))
+		return Mailbox{}, fmt.Errorf("queue sync: %w: %w", err, fault.Unavailablef(5, "the sync queue is unavailable"))
 	}
 	return mb, nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -65,7 +65,7 @@ func oneMessage(ctx context.Context, q db.Querier, where string, arg any) (mail.
 	}
 	m, err := pgx.CollectExactlyOneRow(rows, scanMessage)
 	if db.IsNoRows(err) {
-		return mail.Message{}, problem.NotFound("email")
+		return mail.Message{}, fault.NotFound("email")
 	}
 	if err != nil {
 		return mail.Message{}, fmt.Errorf("store: message: %w", err)
@@ -182,7 +182,7 @@ func oneMailbox(rows pgx.Rows, err error) (mail.Mailbox, error) {
 	}
 	m, err := pgx.CollectExactlyOneRow(rows, scanMailbox)
 	if db.IsNoRows(err) {
-		return mail.Mailbox{}, problem.NotFound("mailbox")
+		return mail.Mailbox{}, fault.NotFound("mailbox")
 	}
 	if err != nil {
 		return mail.Mailbox{}, fmt.Errorf("store: mailbox: %w", err)
@@ -266,7 +266,7 @@ func (s *Store) DeleteMailbox(ctx context.Context, id, ownerID int64) error {
 		return fmt.Errorf("store: delete mailbox: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return problem.NotFound("mailbox")
+		return fault.NotFound("mailbox")
 	}
 	return nil
 }
