@@ -10,10 +10,11 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
@@ -22,13 +23,10 @@ type Config struct {
 	Service        *deals.Service
 	Verifier       *auth.Verifier
 	InternalSecret string
-	// ListSpec is the deals list's sort whitelist (from storage).
-	ListSpec listq.Spec
 }
 
 type handlers struct {
-	svc  *deals.Service
-	spec listq.Spec
+	svc *deals.Service
 }
 
 // New returns the service's routes; unmatched paths answer problem+json 404.
@@ -39,7 +37,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err := auth.CheckInternalSecret(cfg.InternalSecret); err != nil {
 		return nil, errors.New("api: internal secret " + err.Error())
 	}
-	h := &handlers{svc: cfg.Service, spec: cfg.ListSpec}
+	h := &handlers{svc: cfg.Service}
 	mux := http.NewServeMux()
 	user := func(pattern string, fn httpx.HandlerFunc) { mux.Handle(pattern, cfg.Verifier.Require(fn)) }
 	admin := func(pattern string, fn httpx.HandlerFunc) {
@@ -161,28 +159,32 @@ func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) error {
 
 // ---- deals ----
 
+// dealList is what the deals list reads besides the common parameters.
+var dealList = listparam.Options{Sorts: deals.DealSorts, DefaultSort: deals.DefaultDealSort, Sync: true}
+
 func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) error {
-	q := listq.Parse(r.URL.Query(), h.spec)
+	p := listparam.Parse(r.URL.Query(), dealList)
 	f := deals.DealFilter{
-		StageID:    q.Int64("stage_id"),
-		CompanyID:  q.Int64("company_id"),
-		ContactID:  q.Int64("contact_id"),
-		AssignedTo: q.Int64("assigned_to"),
-		Statuses:   q.EnumList("status", deals.Outcomes...),
+		StageID:    p.Int64("stage_id"),
+		CompanyID:  p.Int64("company_id"),
+		ContactID:  p.Int64("contact_id"),
+		AssignedTo: p.Int64("assigned_to"),
+		Statuses:   p.EnumList("status", deals.Outcomes...),
 	}
-	if err := q.Err(); err != nil {
+	if err := p.Err(); err != nil {
 		return err
 	}
+	f.Query = p.Query()
 	c := auth.FromContext(r.Context())
 	var err error
-	if f.AssignedToAny, err = h.svc.ResolveScope(r.Context(), q.Scope, c.UserID(), c.TeamID); err != nil {
+	if f.AssignedToAny, err = h.svc.ResolveScope(r.Context(), f.Scope, c.UserID(), c.TeamID); err != nil {
 		return err
 	}
-	page, err := h.svc.ListDeals(r.Context(), f, q)
+	items, total, err := h.svc.ListDeals(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, page)
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(items, f.Query, total))
 	return nil
 }
 

@@ -111,7 +111,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	iss := authtest.New(t)
-	h, err := api.New(api.Config{Service: svc, Verifier: iss.Verifier(t), InternalSecret: secret, ListSpec: store.DealSpec()})
+	h, err := api.New(api.Config{Service: svc, Verifier: iss.Verifier(t), InternalSecret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}

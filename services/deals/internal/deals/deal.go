@@ -11,16 +11,16 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
 // ResolveScope turns scope=me|team|company into an assignee restriction.
 func (s *Service) ResolveScope(ctx context.Context, scope string, userID int64, teamID *int64) ([]int64, error) {
 	switch scope {
-	case listq.ScopeMe:
+	case list.ScopeMe:
 		return []int64{userID}, nil
-	case listq.ScopeTeam:
+	case list.ScopeTeam:
 		ids, err := s.store.TeamMembers(ctx, userID, teamID)
 		if ids == nil {
 			ids = []int64{}
@@ -30,13 +30,9 @@ func (s *Service) ResolveScope(ctx context.Context, scope string, userID int64, 
 	return nil, nil
 }
 
-// ListDeals returns one page of deals.
-func (s *Service) ListDeals(ctx context.Context, f DealFilter, q *listq.Query) (listq.Page[Deal], error) {
-	items, total, err := s.store.ListDeals(ctx, f, q)
-	if err != nil {
-		return listq.Page[Deal]{}, err
-	}
-	return listq.NewPage(items, q, total), nil
+// ListDeals returns one page of deals and how many match in all.
+func (s *Service) ListDeals(ctx context.Context, f DealFilter) ([]Deal, int, error) {
+	return s.store.ListDeals(ctx, f)
 }
 
 // GetDeal returns one deal.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/timestamp"
 )
@@ -135,14 +135,23 @@ func (d Deal) Record() DealRecord {
 	}
 }
 
-// DealFilter holds the list filters besides the common ones of listq.
+// DealFilter is one page of the deals list: the common list query plus
+// deals' own filters.
 type DealFilter struct {
+	list.Query
 	StageID, CompanyID, ContactID, AssignedTo *int64
 	Statuses                                  []string
 	// AssignedToAny restricts to these assignees (scope=me/team); nil means
 	// no restriction, an empty non-nil slice matches nothing.
 	AssignedToAny []int64
 }
+
+// DealSorts are the keys the deals list sorts by (storage maps each to its
+// column); DefaultDealSort is the order without sort_by.
+var DealSorts = []string{"title", "value", "stage", "expected_close_date", "created_at", "updated_at"}
+
+// DefaultDealSort is the deals list's order when none is asked for.
+const DefaultDealSort = "created_at"
 
 // LineItem is one quote line; Amount = Quantity × UnitPrice rounded to the
 // currency's minor unit.
@@ -235,7 +244,7 @@ type Store interface {
 	UpdateStage(ctx context.Context, id int64, rec StageRecord) (Stage, error)
 	DeleteStage(ctx context.Context, id int64) error
 
-	ListDeals(ctx context.Context, f DealFilter, q *listq.Query) ([]Deal, int, error)
+	ListDeals(ctx context.Context, f DealFilter) ([]Deal, int, error)
 	GetDeal(ctx context.Context, id int64) (Deal, error)
 	CreateDeal(ctx context.Context, rec DealRecord) (Deal, error)
 	// CreateDealOnce creates at most one deal per idempotency key; answer

@@ -11,7 +11,7 @@ import (
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 )
@@ -36,8 +36,9 @@ func scanDeal(row pgx.CollectableRow) (deals.Deal, error) {
 	return d, err
 }
 
-var dealSpec = listq.Spec{
-	Sorts: map[string]string{
+// dealSorts maps each of deals.DealSorts to its column.
+var dealSorts = listsql.Sorts{
+	By: map[string]string{
 		"title":               "lower(d.title)",
 		"value":               "d.value",
 		"stage":               "s.position",
@@ -45,19 +46,15 @@ var dealSpec = listq.Spec{
 		"created_at":          "d.created_at",
 		"updated_at":          "d.updated_at",
 	},
-	DefaultSort: "created_at",
-	TieBreak:    "d.id",
-	Updated:     "d.updated_at",
+	TieBreak: "d.id",
+	Updated:  "d.updated_at",
 }
 
-// DealSpec is the deals list's sort whitelist, for query parsing.
-func DealSpec() listq.Spec { return dealSpec }
-
 // ListDeals returns one page and the total matching.
-func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter, q *listq.Query) ([]deals.Deal, int, error) {
-	var w listq.Where
-	if q.Search != "" {
-		p := w.Arg("%" + listq.EscapeLike(q.Search) + "%")
+func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter) ([]deals.Deal, int, error) {
+	var w listsql.Where
+	if f.Search != "" {
+		p := w.Arg("%" + listsql.EscapeLike(f.Search) + "%")
 		w.And("(lower(d.title) LIKE lower(" + p + ") OR lower(d.company_name) LIKE lower(" + p + "))")
 	}
 	eq := func(col string, v *int64) {
@@ -75,20 +72,20 @@ func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter, q *listq.Quer
 	if f.AssignedToAny != nil {
 		w.And("d.assigned_to = ANY(" + w.Arg(f.AssignedToAny) + ")")
 	}
-	if q.DateFrom != nil {
-		w.And("d.created_at >= " + w.Arg(*q.DateFrom))
+	if f.DateFrom != nil {
+		w.And("d.created_at >= " + w.Arg(*f.DateFrom))
 	}
-	if q.DateTo != nil {
-		w.And("d.created_at < " + w.Arg(*q.DateTo))
+	if f.DateTo != nil {
+		w.And("d.created_at < " + w.Arg(*f.DateTo))
 	}
-	q.Since(&w)
+	dealSorts.Since(&w, f.Query)
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM deals d `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	where := w.SQL()
-	limit := q.LimitOffset(&w)
-	rows, err := s.db.Query(ctx, dealSelect+where+" "+q.OrderBy()+" "+limit, w.Args()...)
+	limit := listsql.LimitOffset(&w, f.Query)
+	rows, err := s.db.Query(ctx, dealSelect+where+" "+dealSorts.OrderBy(f.Query)+" "+limit, w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}
