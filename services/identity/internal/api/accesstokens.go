@@ -5,8 +5,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -62,7 +62,8 @@ func (a *API) createAccessToken(w http.ResponseWriter, r *http.Request) error {
 	out := accessTokenOut(t)
 	out.Token = secret
 	noStore(w)
-	httpx.Created(w, out, "access token created; store the token now, it is not shown again")
+	// A token has no GET of its own: its URL is the one that revokes it.
+	created(w, identityapi.CreateAccessToken, identityapi.RevokeAccessToken.Location(t.ID), out)
 	return nil
 }
 
@@ -74,7 +75,7 @@ func (a *API) revokeAccessToken(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.RevokeAccessToken(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "access token revoked")
+	httpx.Deleted(w, identityapi.RevokeAccessToken.Message)
 	return nil
 }
 
@@ -84,7 +85,7 @@ func (a *API) verifyAccessToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if in.Token == "" {
-		return problem.Invalid("token", "is required")
+		return fault.Invalid("token", "is required")
 	}
 	v, err := a.svc.VerifyAccessToken(r.Context(), in.Token)
 	if err != nil {

@@ -1,5 +1,8 @@
-// Package api is identity's HTTP surface: the public /auth, /users, /teams,
-// /api-keys and /access-tokens routes and the /internal routes other services call.
+// Package api is identity's HTTP edge: the public routes identityapi
+// declares (sessions, signing keys, users, teams, API keys, integration
+// tokens) and the internal routes other services call. It decodes bodies
+// and query strings into the core's types, and renders the core's answers
+// and faults.
 package api
 
 import (
@@ -9,10 +12,11 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/list/listparam"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -40,65 +44,86 @@ func New(svc *identity.Service, verifier *auth.Verifier, internalSecret string, 
 	return &API{svc: svc, verifier: verifier, internalSecret: internalSecret, proxies: proxies}, nil
 }
 
-// currentAdmin runs h only while the caller's stored account is an active
-// admin. Identity owns the accounts, so unlike other services it need not
-// trust a role claim for the access token's remaining lifetime: an admin
-// who is deactivated or demoted loses these routes at once (401/403).
-func (a *API) currentAdmin(h httpx.HandlerFunc) httpx.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+// currentAdmin passes a request on only while the caller's stored account
+// is an active admin. Identity owns the accounts, so unlike other services
+// it need not trust a role claim for the access token's remaining
+// lifetime: an admin who is deactivated or demoted loses these routes at
+// once (401/403).
+func (a *API) currentAdmin(next http.Handler) http.Handler {
+	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		u, err := a.svc.Me(r.Context(), auth.FromContext(r.Context()).UserID())
 		if err != nil {
 			return err
 		}
 		if u.Role != auth.RoleAdmin {
-			return problem.Forbidden("this action requires the admin role")
+			return fault.Forbidden("this action requires the admin role")
 		}
-		return h(w, r)
-	}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }
 
-// Routes returns the service's router.
+// Routes returns the service's router: each public handler is mounted on
+// its declaration in identityapi behind the declaration's policy, and the
+// internal routes on identityapi's internal patterns behind the shared
+// secret.
 func (a *API) Routes() http.Handler {
 	mux := http.NewServeMux()
-	jwt := func(h httpx.HandlerFunc) http.Handler { return a.verifier.Require(h) }
-	admin := func(h httpx.HandlerFunc) http.Handler {
-		return a.verifier.Require(auth.RequireAdmin(a.currentAdmin(h)))
+	guards := httpx.Guards{
+		route.Public: func(h http.Handler) http.Handler { return h },
+		route.JWT:    a.verifier.Require,
+		route.Admin: func(h http.Handler) http.Handler {
+			return a.verifier.Require(auth.RequireAdmin(a.currentAdmin(h)))
+		},
 	}
+	for _, m := range []struct {
+		route   route.Route
+		handler httpx.HandlerFunc
+	}{
+		{identityapi.Login, a.login},
+		{identityapi.Refresh, a.refresh},
+		{identityapi.Logout, a.logout},
+		{identityapi.GetMe, a.me},
+		{identityapi.GetJWKS, a.jwks},
+		{identityapi.RotateSigningKey, a.rotateKeys},
+
+		{identityapi.ListUsers, a.listUsers},
+		{identityapi.CreateUser, a.createUser},
+		{identityapi.GetUser, a.getUser},
+		{identityapi.UpdateUser, a.updateUser},
+		{identityapi.DeactivateUser, a.deactivateUser},
+
+		{identityapi.ListTeams, a.listTeams},
+		{identityapi.CreateTeam, a.createTeam},
+		{identityapi.GetTeam, a.getTeam},
+		{identityapi.UpdateTeam, a.updateTeam},
+		{identityapi.DeleteTeam, a.deleteTeam},
+
+		{identityapi.ListAPIKeys, a.listAPIKeys},
+		{identityapi.CreateAPIKey, a.createAPIKey},
+		{identityapi.RevokeAPIKey, a.revokeAPIKey},
+
+		{identityapi.ListAccessTokens, a.listAccessTokens},
+		{identityapi.CreateAccessToken, a.createAccessToken},
+		{identityapi.RevokeAccessToken, a.revokeAccessToken},
+	} {
+		guards.Mount(mux, m.route, m.handler)
+	}
+
 	internal := auth.RequireInternal(a.internalSecret)
-
-	mux.Handle("POST /auth/login", httpx.HandlerFunc(a.login))
-	mux.Handle("POST /auth/refresh", httpx.HandlerFunc(a.refresh))
-	mux.Handle("POST /auth/logout", httpx.HandlerFunc(a.logout))
-	mux.Handle("GET /auth/me", jwt(a.me))
-	mux.Handle("GET /auth/jwks", httpx.HandlerFunc(a.jwks))
-	mux.Handle("POST /auth/keys/rotate", admin(a.rotateKeys))
-
-	mux.Handle("GET /users", admin(a.listUsers))
-	mux.Handle("POST /users", admin(a.createUser))
-	mux.Handle("GET /users/{id}", admin(a.getUser))
-	mux.Handle("PUT /users/{id}", admin(a.updateUser))
-	mux.Handle("DELETE /users/{id}", admin(a.deactivateUser))
-
-	mux.Handle("GET /teams", admin(a.listTeams))
-	mux.Handle("POST /teams", admin(a.createTeam))
-	mux.Handle("GET /teams/{id}", admin(a.getTeam))
-	mux.Handle("PUT /teams/{id}", admin(a.updateTeam))
-	mux.Handle("DELETE /teams/{id}", admin(a.deleteTeam))
-
-	mux.Handle("GET /api-keys", admin(a.listAPIKeys))
-	mux.Handle("POST /api-keys", admin(a.createAPIKey))
-	mux.Handle("DELETE /api-keys/{id}", admin(a.revokeAPIKey))
-
-	mux.Handle("GET /access-tokens", admin(a.listAccessTokens))
-	mux.Handle("POST /access-tokens", admin(a.createAccessToken))
-	mux.Handle("DELETE /access-tokens/{id}", admin(a.revokeAccessToken))
-
 	mux.Handle(identityapi.RouteUsers, internal(httpx.HandlerFunc(a.internalUsers)))
 	mux.Handle(identityapi.RouteUser, internal(httpx.HandlerFunc(a.internalUser)))
 	mux.Handle(identityapi.RouteVerifyKey, internal(httpx.HandlerFunc(a.verifyAPIKey)))
 	mux.Handle(identityapi.RouteVerifyAccessToken, internal(httpx.HandlerFunc(a.verifyAccessToken)))
 
 	return httpx.Routes(mux)
+}
+
+// created answers op's 201 with the record and its Location, the URL a
+// client reads the record at, built from that route's declaration.
+func created(w http.ResponseWriter, op route.Route, location string, v any) {
+	w.Header().Set("Location", location)
+	httpx.Created(w, v, op.Message)
 }
 
 type userJSON struct {
@@ -173,7 +198,7 @@ func (a *API) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.Logout(r.Context(), in); err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"success": true, "message": "logged out"})
+	httpx.Deleted(w, identityapi.Logout.Message)
 	return nil
 }
 
@@ -197,7 +222,7 @@ func (a *API) rotateKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, map[string]string{"kid": kid}, "signing key rotated")
+	httpx.Updated(w, map[string]string{"kid": kid}, identityapi.RotateSigningKey.Message)
 	return nil
 }
 
@@ -239,7 +264,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, userOut(u), "user created")
+	created(w, identityapi.CreateUser, identityapi.GetUser.Location(u.ID), userOut(u))
 	return nil
 }
 
@@ -269,7 +294,7 @@ func (a *API) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, userOut(u), "user updated")
+	httpx.Updated(w, userOut(u), identityapi.UpdateUser.Message)
 	return nil
 }
 
@@ -281,7 +306,7 @@ func (a *API) deactivateUser(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.DeactivateUser(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "user deactivated")
+	httpx.Deleted(w, identityapi.DeactivateUser.Message)
 	return nil
 }
 
@@ -318,7 +343,7 @@ func (a *API) createTeam(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, teamOut(t), "team created")
+	created(w, identityapi.CreateTeam, identityapi.GetTeam.Location(t.ID), teamOut(t))
 	return nil
 }
 
@@ -348,7 +373,7 @@ func (a *API) updateTeam(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, teamOut(t), "team updated")
+	httpx.Updated(w, teamOut(t), identityapi.UpdateTeam.Message)
 	return nil
 }
 
@@ -360,7 +385,7 @@ func (a *API) deleteTeam(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.DeleteTeam(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "team deleted")
+	httpx.Deleted(w, identityapi.DeleteTeam.Message)
 	return nil
 }
 
@@ -411,7 +436,8 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	out := apiKeyOut(k)
 	out.Key = secret
 	noStore(w)
-	httpx.Created(w, out, "api key created; store the key now, it is not shown again")
+	// A key has no GET of its own: its URL is the one that revokes it.
+	created(w, identityapi.CreateAPIKey, identityapi.RevokeAPIKey.Location(k.ID), out)
 	return nil
 }
 
@@ -423,7 +449,7 @@ func (a *API) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.RevokeAPIKey(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "api key revoked")
+	httpx.Deleted(w, identityapi.RevokeAPIKey.Message)
 	return nil
 }
 
@@ -461,7 +487,7 @@ func (a *API) verifyAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if in.Key == "" {
-		return problem.Invalid("key", "is required")
+		return fault.Invalid("key", "is required")
 	}
 	k, err := a.svc.VerifyAPIKey(r.Context(), in.Key)
 	if err != nil {
