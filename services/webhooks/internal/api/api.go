@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
@@ -187,19 +189,31 @@ func checkEvents(c caller, events, ownerScopes []string) error {
 	return e
 }
 
-func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
-	q := listq.Parse(r.URL.Query(), store.Sorts)
-	if err := q.Err(); err != nil {
-		return err
-	}
-	if r.URL.Query().Get("sort_dir") == "" { // newest first unless asked
+// The lists' parameters: sorted by creation unless asked.
+var (
+	subscriptionList = listparam.Options{Sorts: store.Sorts.Keys(), DefaultSort: "created_at"}
+	deliveryList     = listparam.Options{Sorts: store.DeliverySorts.Keys(), DefaultSort: "id"}
+)
+
+// newestFirst makes q descending unless the request chose a direction.
+func newestFirst(r *http.Request, q list.Query) list.Query {
+	if r.URL.Query().Get("sort_dir") == "" {
 		q.Desc = true
 	}
-	subs, total, err := h.Store.List(r.Context(), q, callerOf(r).owner())
+	return q
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
+	p := listparam.Parse(r.URL.Query(), subscriptionList)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	f := webhooks.Filter{Query: newestFirst(r, p.Query()), Owner: callerOf(r).owner()}
+	subs, total, err := h.Store.List(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(subs, q, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(subs, f.Query, total))
 	return nil
 }
 
@@ -329,20 +343,17 @@ func (h *handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := sub.ID
-	q := listq.Parse(r.URL.Query(), store.DeliverySorts)
-	status := q.Enum("status", webhooks.Statuses...)
-	if err := q.Err(); err != nil {
+	p := listparam.Parse(r.URL.Query(), deliveryList)
+	status := p.Enum("status", webhooks.Statuses...)
+	if err := p.Err(); err != nil {
 		return err
 	}
-	if r.URL.Query().Get("sort_dir") == "" { // newest first unless asked
-		q.Desc = true
-	}
-	ds, total, err := h.Store.Deliveries(r.Context(), id, q, status)
+	f := webhooks.DeliveryFilter{Query: newestFirst(r, p.Query()), Status: status}
+	ds, total, err := h.Store.Deliveries(r.Context(), sub.ID, f)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(ds, q, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(ds, f.Query, total))
 	return nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
 )
@@ -32,23 +32,24 @@ func scanDelivery(row pgx.CollectableRow) (webhooks.Delivery, error) {
 	return d, err
 }
 
-// Deliveries returns one page of a subscription's delivery log, newest
-// first, optionally of one status; webhooks.ErrNotFound when the
-// subscription is absent.
-func (s *Store) Deliveries(ctx context.Context, subID int64, q *listq.Query, status string) ([]webhooks.Delivery, int, error) {
+// Deliveries returns one page of a subscription's delivery log in f's
+// order, optionally of one status (f.Status); webhooks.ErrNotFound when
+// the subscription is absent.
+func (s *Store) Deliveries(ctx context.Context, subID int64, f webhooks.DeliveryFilter) ([]webhooks.Delivery, int, error) {
 	if _, err := s.Get(ctx, subID); err != nil {
 		return nil, 0, err
 	}
-	var w listq.Where
+	var w listsql.Where
 	w.And("subscription_id = " + w.Arg(subID))
-	if status != "" {
-		w.And("status = " + w.Arg(status))
+	if f.Status != "" {
+		w.And("status = " + w.Arg(f.Status))
 	}
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM deliveries `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+deliveryColumns+` FROM deliveries `+w.SQL()+` `+q.OrderBy()+` `+q.LimitOffset(&w), w.Args()...)
+	rows, err := s.db.Query(ctx, `SELECT `+deliveryColumns+` FROM deliveries `+w.SQL()+` `+DeliverySorts.OrderBy(f.Query)+` `+
+		listsql.LimitOffset(&w, f.Query), w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
 )
@@ -31,19 +31,13 @@ func New(d *db.DB) (*Store, error) {
 // DB is the pool, for the delivery engine's metrics.
 func (s *Store) DB() *db.DB { return s.db }
 
-// Sorts of GET /webhooks: newest first by default.
-var Sorts = listq.Spec{
-	Sorts:       map[string]string{"created_at": "created_at", "id": "id"},
-	DefaultSort: "created_at",
-	TieBreak:    "id",
-}
+// Sorts of the subscriptions' list (the edge sorts by created_at, newest
+// first, unless asked).
+var Sorts = listsql.Sorts{By: map[string]string{"created_at": "created_at", "id": "id"}, TieBreak: "id"}
 
-// DeliverySorts of GET /webhooks/{id}/deliveries: newest first.
-var DeliverySorts = listq.Spec{
-	Sorts:       map[string]string{"id": "id", "created_at": "id"},
-	DefaultSort: "id",
-	TieBreak:    "id",
-}
+// DeliverySorts of a delivery log: ids follow creation, so created_at
+// sorts by id.
+var DeliverySorts = listsql.Sorts{By: map[string]string{"id": "id", "created_at": "id"}, TieBreak: "id"}
 
 const subColumns = `id, url, events, description, active, disabled_reason, secret_prefix, secret_fingerprint,
 	previous_secret_expires_at, created_by, created_at, updated_at, owner_scopes`
@@ -154,18 +148,19 @@ func (s *Store) Get(ctx context.Context, id int64) (Subscription, error) {
 	return one(rows, err)
 }
 
-// List returns one page of the subscriptions of owner (every one when
+// List returns one page of the subscriptions of f.Owner (every one when
 // nil) and their total.
-func (s *Store) List(ctx context.Context, q *listq.Query, owner *int64) ([]webhooks.Webhook, int, error) {
-	var w listq.Where
-	if owner != nil {
-		w.And("created_by = " + w.Arg(*owner))
+func (s *Store) List(ctx context.Context, f webhooks.Filter) ([]webhooks.Webhook, int, error) {
+	var w listsql.Where
+	if f.Owner != nil {
+		w.And("created_by = " + w.Arg(*f.Owner))
 	}
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM subscriptions `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+subColumns+` FROM subscriptions `+w.SQL()+` `+q.OrderBy()+` `+q.LimitOffset(&w), w.Args()...)
+	rows, err := s.db.Query(ctx, `SELECT `+subColumns+` FROM subscriptions `+w.SQL()+` `+Sorts.OrderBy(f.Query)+` `+listsql.LimitOffset(&w, f.Query),
+		w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}
