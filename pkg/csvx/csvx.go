@@ -11,11 +11,11 @@
 //		{Name: "email", Labels: csvx.KeyEmail},
 //	}
 //	r, err := csvx.Open(file, cols, csvx.Options{Limits: csvx.Limits{MaxBytes: 20 << 20, MaxRows: 100_000}})
-//	if err != nil { ... }                 // 413 / 422 problem: reject the whole file
+//	if err != nil { ... }                 // too large / invalid fault: reject the whole file
 //	for {
 //		rec, err := r.Next()
 //		if err == io.EOF { break }
-//		if err != nil { ... }             // 413 / 422 problem: reject the whole file
+//		if err != nil { ... }             // too large / invalid fault: reject the whole file
 //		rec.Row                           // spreadsheet row: header is row 1
 //		rec.Get("email")                  // "" when the column is absent
 //	}
@@ -31,10 +31,11 @@
 // column rejects the file. Quoted cells may hold delimiters, doubled
 // quotes and line breaks (RFC 4180).
 //
-// Every error Open and Next return is a *problem.Error: 413
-// payload_too_large for a file over Limits, 422 validation_failed (field
-// "file", or "mapping" for a bad mapping) for anything structurally wrong
-// — empty, not text, missing required columns, unclosed or stray quotes.
+// Every error Open and Next return is a *fault.Error, so the edge that
+// renders it decides the status: payload_too_large (too large) for a file
+// over Limits, validation_failed (invalid: field "file", or "mapping" for
+// a bad mapping) for anything structurally wrong — empty, not text,
+// missing required columns, unclosed or stray quotes.
 //
 // # Writing
 //
@@ -49,11 +50,10 @@ package csvx
 
 import (
 	"encoding/csv"
-	"fmt"
 	"io"
 	"net/http"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // FileField is the field name 422 errors carry: the multipart field of an
@@ -61,12 +61,12 @@ import (
 const FileField = "file"
 
 func tooLarge(lim Limits) error {
-	return problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", lim.MaxBytes))
+	return fault.TooLargef("the file exceeds %d bytes", lim.MaxBytes)
 }
 
-// Invalid is the 422 problem of a file rejected as a whole.
-func Invalid(message string) *problem.Error {
-	return problem.Invalid(FileField, message)
+// Invalid is the invalid-input fault of a file rejected as a whole.
+func Invalid(message string) *fault.Error {
+	return fault.Invalid(FileField, message)
 }
 
 // Attachment sets the headers of a CSV download named name (attachment;

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -109,9 +110,9 @@ func TestReaderRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := readAll(t, tc.in, tc.lim)
-			var p *problem.Error
-			if !errors.As(err, &p) {
-				t.Fatalf("want a problem, got %v", err)
+			p, ok := rendered(err)
+			if !ok {
+				t.Fatalf("want a fault, got %v", err)
 			}
 			if p.Status != tc.status || p.Detail != tc.detail && (len(p.Errors) == 0 || p.Errors[0].Message != tc.detail) {
 				t.Errorf("got %d %q %+v, want %d %q", p.Status, p.Detail, p.Errors, tc.status, tc.detail)
@@ -265,9 +266,9 @@ func FuzzWriterRoundTrip(f *testing.F) {
 
 func checkProblem(t *testing.T, err error) {
 	t.Helper()
-	var p *problem.Error
-	if !errors.As(err, &p) || (p.Status != 413 && p.Status != 422) {
-		t.Fatalf("want a 413/422 problem, got %v", err)
+	p, ok := rendered(err)
+	if !ok || (p.Status != 413 && p.Status != 422) {
+		t.Fatalf("want a 413/422 fault, got %v", err)
 	}
 	if p.Status == 422 && (len(p.Errors) != 1 || p.Errors[0].Field != "file") {
 		t.Fatalf("422 without file field: %s", fmt.Sprint(p.Errors))
@@ -292,6 +293,16 @@ func TestUploadCutShort(t *testing.T) {
 	if p.Status != 422 || !reflect.DeepEqual(p.Errors, want) {
 		t.Fatalf("got %d %+v, want 422 %+v", p.Status, p.Errors, want)
 	}
+}
+
+// rendered is err as an edge renders it, when err is a fault: csvx's
+// errors carry no status, problem.FromFault is the one mapping to one.
+func rendered(err error) (*problem.Error, bool) {
+	var f *fault.Error
+	if !errors.As(err, &f) {
+		return nil, false
+	}
+	return problem.FromFault(f), true
 }
 
 type iotestErrReader struct{ err error }

@@ -39,7 +39,7 @@ type decoded struct {
 }
 
 // decode detects the encoding of src and returns its text as UTF-8 (see
-// Detect). err is errTooLarge, a read error, or a 422 problem for a file
+// Detect). err is errTooLarge, a read error, or an invalid-input fault for a file
 // that is not text in any supported encoding.
 func decode(src io.Reader) (decoded, error) {
 	br := bufio.NewReaderSize(src, sniffSize)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // MappingField is the form field of an import's column mapping.
@@ -24,7 +24,7 @@ func ParseMapping(s string) (map[string]string, error) {
 	}
 	var m map[string]string
 	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
-		return nil, problem.Invalid(MappingField, `must be a JSON object from column label to field name, e.g. {"Mailing City":"address_city","Fax":""}`)
+		return nil, fault.Invalid(MappingField, `must be a JSON object from column label to field name, e.g. {"Mailing City":"address_city","Fax":""}`)
 	}
 	return m, nil
 }
@@ -141,19 +141,19 @@ func applyMapping(header []string, m map[string]string, known map[string]bool, l
 	for _, label := range keys {
 		field := strings.TrimSpace(m[label])
 		if field != "" && !known[field] {
-			return problem.Invalid(MappingField, fmt.Sprintf("column %q maps to %q, which is not a field (fields: %s)", label, field, fieldList(known)))
+			return fault.Invalid(MappingField, fmt.Sprintf("column %q maps to %q, which is not a field (fields: %s)", label, field, fieldList(known)))
 		}
 		norm := Normalize(label)
 		i := slices.IndexFunc(header, func(h string) bool { return norm != "" && Normalize(h) == norm })
 		if i < 0 {
-			return problem.Invalid(MappingField, fmt.Sprintf("column %q is not in the file's header", label))
+			return fault.Invalid(MappingField, fmt.Sprintf("column %q is not in the file's header", label))
 		}
 		taken[i] = true
 		if field == "" {
 			continue
 		}
 		if other, dup := byField[field]; dup {
-			return problem.Invalid(MappingField, fmt.Sprintf("columns %q and %q both map to field %q", other, label, field))
+			return fault.Invalid(MappingField, fmt.Sprintf("columns %q and %q both map to field %q", other, label, field))
 		}
 		byField[field] = label
 		l.index[field], used[i] = i, true

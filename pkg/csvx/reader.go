@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // Limits bound what a reader accepts; zero means unlimited.
@@ -187,9 +187,9 @@ func Open(src io.Reader, cols []Column, opt Options) (*Reader, error) {
 	lr := &limitReader{r: src, max: opt.MaxBytes}
 	d, err := decode(lr)
 	if err != nil {
-		var p *problem.Error
+		var f *fault.Error
 		switch {
-		case errors.As(err, &p):
+		case errors.As(err, &f):
 			return nil, err
 		case errors.Is(err, errTooLarge):
 			return nil, tooLarge(opt.Limits)
@@ -283,8 +283,8 @@ func (r *Reader) Report() Report {
 	return Report{Encoding: r.enc(), Delimiter: string(r.comma), IgnoredColumns: ignored}
 }
 
-// Next returns the next record, io.EOF at the end, or a problem error
-// that rejects the file.
+// Next returns the next record, io.EOF at the end, or a fault that
+// rejects the file.
 func (r *Reader) Next() (Record, error) {
 	fields, err := r.cr.Read()
 	if err != nil {
@@ -295,7 +295,7 @@ func (r *Reader) Next() (Record, error) {
 	}
 	r.row++
 	if r.lim.MaxRows > 0 && r.row-1 > r.lim.MaxRows {
-		return Record{}, problem.TooLarge(fmt.Sprintf("the file holds more than %d rows", r.lim.MaxRows))
+		return Record{}, fault.TooLargef("the file holds more than %d rows", r.lim.MaxRows)
 	}
 	for _, f := range fields {
 		if !utf8.ValidString(f) {

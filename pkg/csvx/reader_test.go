@@ -256,9 +256,9 @@ func FuzzOpen(f *testing.F) {
 
 func checkProblem422(t *testing.T, err error, field string) {
 	t.Helper()
-	var p *problem.Error
-	if !errors.As(err, &p) || (p.Status != 413 && p.Status != 422) {
-		t.Fatalf("want a 413/422 problem, got %v", err)
+	p, ok := rendered(err)
+	if !ok || (p.Status != 413 && p.Status != 422) {
+		t.Fatalf("want a 413/422 fault, got %v", err)
 	}
 	if p.Status == 422 && len(p.Errors) != 1 {
 		t.Fatalf("422 without one field error: %+v", p.Errors)

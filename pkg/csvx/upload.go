@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // DryRunField is the form field that asks an import to validate only.
@@ -30,7 +30,7 @@ type Upload struct {
 // never buffered, so "mapping" and "dry_run" must come before it (as curl
 // -F and a browser's FormData send them, in the order given); Rest
 // refuses them after it. It returns io.EOF when the form has no file,
-// a 422 problem for a bad mapping or dry_run, and the multipart reader's
+// an invalid-input fault for a bad mapping or dry_run, and the multipart reader's
 // error otherwise.
 func ReadUpload(mr *multipart.Reader) (*Upload, error) {
 	u := &Upload{mr: mr}
@@ -72,13 +72,14 @@ func ParseDryRun(v string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
-		return false, problem.Invalid(DryRunField, "must be true or false")
+		return false, fault.Invalid(DryRunField, "must be true or false")
 	}
 	return b, nil
 }
 
 // Rest reads what follows the file part: an option there would have come
-// too late to apply, so it is a 422 rather than silently ignored. Call it
+// too late to apply, so it is an invalid-input fault rather than silently
+// ignored. Call it
 // after the file was read and before anything is committed.
 func (u *Upload) Rest() error {
 	for {
@@ -90,7 +91,7 @@ func (u *Upload) Rest() error {
 			return err
 		}
 		if name := p.FormName(); name == MappingField || name == DryRunField {
-			return problem.Invalid(name, "must come before the file in the form")
+			return fault.Invalid(name, "must come before the file in the form")
 		}
 		_ = p.Close()
 	}
@@ -102,7 +103,7 @@ func formValue(p *multipart.Part, field string) (string, error) {
 		return "", err
 	}
 	if len(b) > MaxMappingBytes {
-		return "", problem.Invalid(field, fmt.Sprintf("must be at most %d bytes", MaxMappingBytes))
+		return "", fault.Invalid(field, fmt.Sprintf("must be at most %d bytes", MaxMappingBytes))
 	}
 	return string(b), nil
 }

@@ -14,6 +14,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -22,13 +23,14 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -163,7 +165,7 @@ func data(w http.ResponseWriter, v any) {
 func pathID(r *http.Request, resource string) (int64, error) {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		return 0, problem.NotFound(resource)
+		return 0, fault.NotFound(resource)
 	}
 	return id, nil
 }
@@ -257,21 +259,30 @@ func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result
 	}
 }
 
-// contactFilter reads the list filters shared by GET /contacts and the export.
+// contactFilter reads the list filters shared by GET /contacts and the
+// export, and the caller that scope=me and scope=team refer to.
 func contactFilter(r *http.Request) (contacts.Filter, error) {
-	q := listq.Parse(r.URL.Query(), contacts.ContactSorts)
-	f := contacts.Filter{
-		Query:      q,
-		Status:     q.Enum("status", contacts.StatusActive, contacts.StatusInactive),
-		CompanyID:  q.Int64("company_id"),
-		AssignedTo: q.Int64("assigned_to"),
-		Source:     q.String("source"),
-	}
+	f, err := ParseContactFilter(r.URL.Query())
 	if c := auth.FromContext(r.Context()); c != nil {
 		f.Caller = c.UserID()
 		f.CallerTeam = c.TeamID
 	}
-	return f, q.Err()
+	return f, err
+}
+
+// ParseContactFilter reads the contact list's query parameters: the
+// common ones and status, company_id, assigned_to and source. Every bad
+// parameter is named in one invalid-input fault.
+func ParseContactFilter(values url.Values) (contacts.Filter, error) {
+	p := listparam.Parse(values, listparam.Options{Sorts: contacts.ContactSorts, DefaultSort: contacts.DefaultSort, Sync: true})
+	f := contacts.Filter{
+		Status:     p.Enum("status", contacts.StatusActive, contacts.StatusInactive),
+		CompanyID:  p.Int64("company_id"),
+		AssignedTo: p.Int64("assigned_to"),
+		Source:     p.String("source"),
+	}
+	f.Query = p.Query()
+	return f, p.Err()
 }
 
 // listContacts serves GET /contacts.
@@ -293,7 +304,7 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(list, f.Query, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(list, f.Query, total))
 	return nil
 }
 
@@ -371,7 +382,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 const importSlack = 1 << 20
 
 // tooLarge is the answer for an upload over contacts.MaxImportBytes.
-func tooLarge() error { return problem.TooLarge("the upload exceeds 20 MB") }
+func tooLarge() error { return fault.TooLargef("the upload exceeds 20 MB") }
 
 // isTooLarge reports a read past the request's http.MaxBytesReader.
 func isTooLarge(err error) bool {
@@ -409,15 +420,28 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, res.Answer())
+	httpx.JSON(w, http.StatusOK, importAnswer(res))
 	return nil
+}
+
+// ImportAnswer is the body of a successful import: the result with the
+// envelope's success flag and its one-line summary. It is a struct, not a
+// map, so TestWireTypes holds it to the documented answer.
+type ImportAnswer struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	contacts.ImportResult
+}
+
+func importAnswer(r contacts.ImportResult) ImportAnswer {
+	return ImportAnswer{Success: true, Message: r.Summary(), ImportResult: r}
 }
 
 func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {
 	up, err := csvx.ReadUpload(mr)
 	if err != nil {
-		var p *problem.Error
-		if isTooLarge(err) || errors.As(err, &p) {
+		var f *fault.Error
+		if isTooLarge(err) || errors.As(err, &f) {
 			return contacts.ImportResult{}, err
 		}
 		return contacts.ImportResult{}, csvx.Invalid("is required")
@@ -428,8 +452,8 @@ func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.Impo
 	// What follows the file is read before the import commits.
 	rest := func() error {
 		err := up.Rest()
-		var p *problem.Error
-		if err == nil || isTooLarge(err) || errors.As(err, &p) {
+		var f *fault.Error
+		if err == nil || isTooLarge(err) || errors.As(err, &f) {
 			return err
 		}
 		return csvx.Invalid("the upload is not a valid multipart form")
@@ -443,15 +467,16 @@ func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.Impo
 // date_from/date_to, sort_by (name default, created_at), sort_dir.
 // 200: the pagination envelope of company records; 422 for bad parameters.
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) error {
-	q := listq.Parse(r.URL.Query(), contacts.CompanySorts)
-	if err := q.Err(); err != nil {
+	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: contacts.CompanySorts, DefaultSort: contacts.DefaultSort, Sync: true})
+	if err := p.Err(); err != nil {
 		return err
 	}
+	q := p.Query()
 	list, total, err := a.svc.ListCompanies(r.Context(), q)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(list, q, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(list, q, total))
 	return nil
 }
 
@@ -471,7 +496,7 @@ func (a *API) internalMatchContacts(w http.ResponseWriter, r *http.Request) erro
 func (a *API) internalContactsByID(w http.ResponseWriter, r *http.Request) error {
 	ids, ok := contactsapi.ParseIDs(r.URL.Query().Get("ids"))
 	if !ok {
-		return problem.Invalid("ids", "must be 1 to 1000 comma-separated ids")
+		return fault.Invalid("ids", "must be 1 to 1000 comma-separated ids")
 	}
 	list, err := a.svc.ContactsByID(r.Context(), ids)
 	if err != nil {
@@ -490,7 +515,7 @@ func (a *API) internalMatchCompanies(w http.ResponseWriter, r *http.Request) err
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return problem.Invalid("limit", "must be an integer between 1 and 50")
+			return fault.Invalid("limit", "must be an integer between 1 and 50")
 		}
 		limit = n
 	}

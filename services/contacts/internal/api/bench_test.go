@@ -23,9 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/proccpu"
-	"github.com/opencrm/crm/services/contacts/internal/contacts"
+	"github.com/opencrm/crm/services/contacts/internal/api"
 )
 
 func benchRows() int {
@@ -115,9 +114,11 @@ func BenchmarkContacts(b *testing.B) {
 					b.Fatal(err)
 				}
 				total = page.Total
-				lq := listq.Parse(req.URL.Query(), contacts.ContactSorts)
-				f := contacts.Filter{Query: lq, Status: lq.Enum("status", "active", "inactive"), CompanyID: lq.Int64("company_id"),
-					AssignedTo: lq.Int64("assigned_to"), Source: lq.String("source"), Caller: userID, CallerTeam: &e.teamTen}
+				f, err := api.ParseContactFilter(req.URL.Query())
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Caller, f.CallerTeam = userID, &e.teamTen
 				start = time.Now()
 				if _, _, err := st.ListContacts(ctx, f); err != nil {
 					b.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
@@ -140,9 +140,10 @@ type CompanyInput struct {
 	AddressCountry patch.Field[string] `json:"address_country"`
 }
 
-// Filter is a parsed contact list or export request.
+// Filter is a contact list or export request: the page, search, sort and
+// common filters every list has, and the contact list's own filters.
 type Filter struct {
-	Query      *listq.Query
+	list.Query
 	Status     string
 	CompanyID  *int64
 	AssignedTo *int64
@@ -152,30 +153,15 @@ type Filter struct {
 	CallerTeam *int64
 }
 
-// ContactSorts are the contact list's sort keys, mapped to the
-// indexed expressions of the schema.
-var ContactSorts = listq.Spec{
-	Sorts: map[string]string{
-		"name":         "sort_name",
-		"email":        "lower(email)",
-		"phone":        "phone",
-		"company_name": "lower(company_name)",
-		"status":       "status",
-		"created_at":   "created_at",
-		"updated_at":   "updated_at",
-	},
-	DefaultSort: "name",
-	TieBreak:    "id",
-	Updated:     "updated_at",
-}
+// ContactSorts are the contact list's sort keys (the store maps each to
+// an indexed expression of the schema); name is the default.
+var ContactSorts = []string{"name", "email", "phone", "company_name", "status", "created_at", "updated_at"}
 
-// CompanySorts are the company list's sort keys.
-var CompanySorts = listq.Spec{
-	Sorts:       map[string]string{"name": "lower(name)", "created_at": "created_at", "updated_at": "updated_at"},
-	DefaultSort: "name",
-	TieBreak:    "id",
-	Updated:     "updated_at",
-}
+// CompanySorts are the company list's sort keys; name is the default.
+var CompanySorts = []string{"name", "created_at", "updated_at"}
+
+// DefaultSort is the default sort key of both lists.
+const DefaultSort = "name"
 
 // text applies a string patch: trimmed, "" stored as NULL, max length.
 func text(v *validate.Errors, field string, in patch.Field[string], dst **string, max int) {
@@ -281,7 +267,7 @@ type Store interface {
 	UserExists(ctx context.Context, id int64) (bool, error)
 	UserTeam(ctx context.Context, id int64) (*int64, error)
 	// ContactOwner and CompanyOwner say who may change a record (not
-	// found is a problem.NotFound error).
+	// found is a fault.NotFound error).
 	ContactOwner(ctx context.Context, id int64) (directory.Owner, error)
 	CompanyOwner(ctx context.Context, id int64) (directory.Owner, error)
 	// CanWrite is directory.CheckWrite on this context's read model.
@@ -305,7 +291,7 @@ type Store interface {
 	// UpdateCompany is UpdateContact for a company.
 	UpdateCompany(ctx context.Context, id int64, apply func(*Company) error) (Company, error)
 	DeleteCompany(ctx context.Context, id int64) error
-	ListCompanies(ctx context.Context, q *listq.Query) ([]Company, int, error)
+	ListCompanies(ctx context.Context, q list.Query) ([]Company, int, error)
 	MatchCompanies(ctx context.Context, name string, limit int) ([]CompanyMatch, error)
 	PrimaryContact(ctx context.Context, companyID int64) (*Contact, error)
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -91,24 +91,14 @@ type ImportResult struct {
 	rowErrs []RowError
 }
 
-// ImportAnswer is the body of a successful import: the result with the
-// envelope's success flag and a one-line summary. It is a struct, not a
-// map, so TestWireTypes holds it to the documented answer.
-type ImportAnswer struct {
-	Success bool   `json:"success"`
-	Message string `json:"message"`
-	ImportResult
-}
-
-// Answer summarises r as "Imported N contacts, skipped M" ("Dry run:
+// Summary is r in one line: "Imported N contacts, skipped M" ("Dry run:
 // would import ..." for a dry run).
-func (r ImportResult) Answer() ImportAnswer {
+func (r ImportResult) Summary() string {
 	verb := "Imported"
 	if r.DryRun {
 		verb = "Dry run: would import"
 	}
-	msg := fmt.Sprintf("%s %d contacts, skipped %d", verb, r.Imported, r.Skipped)
-	return ImportAnswer{Success: true, Message: msg, ImportResult: r}
+	return fmt.Sprintf("%s %d contacts, skipped %d", verb, r.Imported, r.Skipped)
 }
 
 // RowError is why one row was skipped.
@@ -221,10 +211,14 @@ func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error)
 	return res, nil
 }
 
+// fieldErrors is a row's validation fault as "field message; ...".
 func fieldErrors(err error) string {
-	p := problem.From(err)
-	parts := make([]string, 0, len(p.Errors))
-	for _, fe := range p.Errors {
+	var f *fault.Error
+	if !errors.As(err, &f) {
+		return err.Error()
+	}
+	parts := make([]string, 0, len(f.Fields))
+	for _, fe := range f.Fields {
 		parts = append(parts, fe.Field+" "+fe.Message)
 	}
 	return strings.Join(parts, "; ")

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -38,7 +38,7 @@ func NewService(s interface {
 	return &Service{store: s}, nil
 }
 
-// checkRefs adds 422 errors for references that do not exist. Only fields
+// checkRefs adds field errors for references that do not exist. Only fields
 // the body set are checked, so a contact whose user was removed from the
 // read model can still be edited.
 func (s *Service) checkRefs(ctx context.Context, in ContactInput, c Contact, v *validate.Errors) error {
@@ -122,19 +122,20 @@ func (s *Service) DeleteContact(ctx context.Context, id int64) error {
 	return s.store.DeleteContact(ctx, id)
 }
 
-// ContactExists answers 404 for an unknown contact (activity's parent check).
 // CompanyExists reports whether a company id is known (task references).
 func (s *Service) CompanyExists(ctx context.Context, id int64) (bool, error) {
 	return s.store.CompanyExists(ctx, id)
 }
 
+// ContactExists is a not-found fault for an unknown contact (activity's
+// parent check).
 func (s *Service) ContactExists(ctx context.Context, id int64) error {
 	ok, err := s.store.ContactExists(ctx, id)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return problem.NotFound("contact")
+		return fault.NotFound("contact")
 	}
 	return nil
 }
@@ -155,13 +156,13 @@ func (s *Service) CompanyOwner(ctx context.Context, id int64) (directory.Owner, 
 	return s.store.CompanyOwner(ctx, id)
 }
 
-// CanWrite answers 403 unless the caller may change a record owned by o.
+// CanWrite is a forbidden fault unless the caller may change a record owned by o.
 func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
 	return s.store.CanWrite(ctx, o)
 }
 
-// ContactWritable answers 403 unless the caller may change the contact
-// (its notes and tasks follow it), 404 when it does not exist.
+// ContactWritable is a forbidden fault unless the caller may change the
+// contact (its notes and tasks follow it), not found when it does not exist.
 func (s *Service) ContactWritable(ctx context.Context, id int64) error {
 	o, err := s.store.ContactOwner(ctx, id)
 	if err != nil {
@@ -173,7 +174,7 @@ func (s *Service) ContactWritable(ctx context.Context, id int64) error {
 // resolveScope fills the caller's team for scope=team from the read model
 // (fresher than the token), falling back to the token's claim.
 func (s *Service) resolveScope(ctx context.Context, f *Filter) error {
-	if f.Query.Scope != "team" {
+	if f.Scope != list.ScopeTeam {
 		return nil
 	}
 	team, err := s.store.UserTeam(ctx, f.Caller)
@@ -206,7 +207,7 @@ func (s *Service) ExportContacts(ctx context.Context, f Filter, each func(Contac
 func (s *Service) ContactsByEmail(ctx context.Context, email string) ([]Contact, error) {
 	email = strings.TrimSpace(email)
 	if email == "" {
-		return nil, problem.Invalid("email", "is required")
+		return nil, fault.Invalid("email", "is required")
 	}
 	return s.store.ContactsByEmail(ctx, email)
 }
@@ -266,7 +267,7 @@ func (s *Service) DeleteCompany(ctx context.Context, id int64) error {
 }
 
 // ListCompanies returns one page of companies and the total.
-func (s *Service) ListCompanies(ctx context.Context, q *listq.Query) ([]Company, int, error) {
+func (s *Service) ListCompanies(ctx context.Context, q list.Query) ([]Company, int, error) {
 	return s.store.ListCompanies(ctx, q)
 }
 

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
-	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/envelope/wiretest"
 )
 
@@ -19,7 +18,6 @@ func TestWireTypes(t *testing.T) {
 		{Name: "CompanyMatch", Service: CompanyMatch{}, Wire: contactsapi.CompanyMatch{}},
 		{Name: "ContactInput", Service: ContactInput{}, Wire: contactsapi.ContactInput{}, NamesOnly: true},
 		{Name: "CompanyInput", Service: CompanyInput{}, Wire: contactsapi.CompanyInput{}, NamesOnly: true},
-		{Name: "ImportAnswer", Service: ImportAnswer{}, Wire: envelope.ImportResult{}},
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // ContactExists reports whether id is a stored contact.
@@ -29,7 +29,7 @@ func (s *Store) ContactOwner(ctx context.Context, id int64) (directory.Owner, er
 	var o directory.Owner
 	err := s.db.QueryRow(ctx, `SELECT assigned_to, created_by FROM contacts WHERE id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
 	if db.IsNoRows(err) {
-		return o, problem.NotFound("contact")
+		return o, fault.NotFound("contact")
 	}
 	return o, err
 }
@@ -39,7 +39,7 @@ func (s *Store) CompanyOwner(ctx context.Context, id int64) (directory.Owner, er
 	var o directory.Owner
 	err := s.db.QueryRow(ctx, `SELECT created_by FROM companies WHERE id = $1`, id).Scan(&o.CreatedBy)
 	if db.IsNoRows(err) {
-		return o, problem.NotFound("company")
+		return o, fault.NotFound("company")
 	}
 	return o, err
 }

@@ -8,10 +8,11 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -110,12 +111,20 @@ func (s *Store) DeleteCompany(ctx context.Context, id int64) error {
 	})
 }
 
+// companySorts maps the company list's sort keys (contacts.CompanySorts)
+// to SQL.
+var companySorts = listsql.Sorts{
+	By:       map[string]string{"name": "lower(name)", "created_at": "created_at", "updated_at": "updated_at"},
+	TieBreak: "id",
+	Updated:  "updated_at",
+}
+
 // ListCompanies returns one page of companies (search over name, domain,
 // website, phone and industry) and the total.
-func (s *Store) ListCompanies(ctx context.Context, q *listq.Query) ([]contacts.Company, int, error) {
-	w := &listq.Where{}
+func (s *Store) ListCompanies(ctx context.Context, q list.Query) ([]contacts.Company, int, error) {
+	w := &listsql.Where{}
 	if q.Search != "" {
-		w.And("search_text LIKE lower(" + w.Arg("%"+listq.EscapeLike(q.Search)+"%") + ")")
+		w.And("search_text LIKE lower(" + w.Arg("%"+listsql.EscapeLike(q.Search)+"%") + ")")
 	}
 	if q.DateFrom != nil {
 		w.And("created_at >= " + w.Arg(*q.DateFrom))
@@ -123,7 +132,7 @@ func (s *Store) ListCompanies(ctx context.Context, q *listq.Query) ([]contacts.C
 	if q.DateTo != nil {
 		w.And("created_at < " + w.Arg(*q.DateTo))
 	}
-	q.Since(w)
+	companySorts.Since(w, q)
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM companies `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, err
@@ -131,7 +140,7 @@ func (s *Store) ListCompanies(ctx context.Context, q *listq.Query) ([]contacts.C
 	if total == 0 || q.Offset() >= total {
 		return []contacts.Company{}, total, nil
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+companyCols+` FROM companies `+w.SQL()+` `+q.OrderBy()+` `+q.LimitOffset(w), w.Args()...)
+	rows, err := s.db.Query(ctx, `SELECT `+companyCols+` FROM companies `+w.SQL()+` `+companySorts.OrderBy(q)+` `+listsql.LimitOffset(w, q), w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -164,7 +173,7 @@ func (s *Store) MatchCompanies(ctx context.Context, name string, limit int) ([]c
 func (s *Store) PrimaryContact(ctx context.Context, companyID int64) (*contacts.Contact, error) {
 	c, err := one(s.db, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts
 		WHERE company_id = $1 ORDER BY created_at, id LIMIT 1`, companyID)
-	if errors.Is(err, problem.NotFound("")) {
+	if errors.Is(err, fault.NotFound("")) {
 		return nil, nil
 	}
 	if err != nil {

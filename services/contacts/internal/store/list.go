@@ -7,9 +7,26 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
+
+// contactSorts maps the contact list's sort keys (contacts.ContactSorts)
+// to the indexed expressions of the schema.
+var contactSorts = listsql.Sorts{
+	By: map[string]string{
+		"name":         "sort_name",
+		"email":        "lower(email)",
+		"phone":        "phone",
+		"company_name": "lower(company_name)",
+		"status":       "status",
+		"created_at":   "created_at",
+		"updated_at":   "updated_at",
+	},
+	TieBreak: "id",
+	Updated:  "updated_at",
+}
 
 // searchCond is the substring search: the contact's own fields through
 // the trigram index on search_text, OR the contact's company when the
@@ -17,17 +34,16 @@ import (
 // trigram index). company_name is not part of search_text, so a term
 // shared by many company names ("company 7") no longer makes the trigram
 // index return most contacts; the planner combines both as a BitmapOr.
-func searchCond(w *listq.Where, search string) string {
-	p := w.Arg("%" + listq.EscapeLike(search) + "%")
+func searchCond(w *listsql.Where, search string) string {
+	p := w.Arg("%" + listsql.EscapeLike(search) + "%")
 	return "(search_text LIKE lower(" + p + ") OR company_id = ANY(ARRAY(SELECT id FROM companies WHERE lower(name) LIKE lower(" + p + "))))"
 }
 
 // filter builds the WHERE clause shared by the list and the export.
-func filter(f contacts.Filter) *listq.Where {
-	w := &listq.Where{}
-	q := f.Query
-	if q.Search != "" {
-		w.And(searchCond(w, q.Search))
+func filter(f contacts.Filter) *listsql.Where {
+	w := &listsql.Where{}
+	if f.Search != "" {
+		w.And(searchCond(w, f.Search))
 	}
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
@@ -41,17 +57,17 @@ func filter(f contacts.Filter) *listq.Where {
 	if f.Source != "" {
 		w.And("source = " + w.Arg(f.Source))
 	}
-	if q.DateFrom != nil {
-		w.And("created_at >= " + w.Arg(*q.DateFrom))
+	if f.DateFrom != nil {
+		w.And("created_at >= " + w.Arg(*f.DateFrom))
 	}
-	if q.DateTo != nil {
-		w.And("created_at < " + w.Arg(*q.DateTo))
+	if f.DateTo != nil {
+		w.And("created_at < " + w.Arg(*f.DateTo))
 	}
-	q.Since(w)
-	switch q.Scope {
-	case listq.ScopeMe:
+	contactSorts.Since(w, f.Query)
+	switch f.Scope {
+	case list.ScopeMe:
 		w.And("assigned_to = " + w.Arg(f.Caller))
-	case listq.ScopeTeam:
+	case list.ScopeTeam:
 		if f.CallerTeam != nil {
 			w.And("assigned_to IN (SELECT id FROM directory_users WHERE team_id = " + w.Arg(*f.CallerTeam) + ")")
 		} else {
@@ -67,8 +83,7 @@ func filter(f contacts.Filter) *listq.Where {
 // (status, source, company_id, assigned_to, scope=me, scope=team) and no
 // search or date range; ok is false otherwise.
 func counted(f contacts.Filter) (sql string, args []any, ok bool) {
-	q := f.Query
-	if q.Search != "" || q.DateFrom != nil || q.DateTo != nil || q.UpdatedSince != nil {
+	if f.Search != "" || f.DateFrom != nil || f.DateTo != nil || f.UpdatedSince != nil {
 		return "", nil, false
 	}
 	type key struct {
@@ -89,9 +104,9 @@ func counted(f contacts.Filter) (sql string, args []any, ok bool) {
 		keys = append(keys, key{"assigned_to", idStr(*f.AssignedTo)})
 	}
 	switch {
-	case q.Scope == listq.ScopeMe, q.Scope == listq.ScopeTeam && f.CallerTeam == nil:
+	case f.Scope == list.ScopeMe, f.Scope == list.ScopeTeam && f.CallerTeam == nil:
 		keys = append(keys, key{"assigned_to", idStr(f.Caller)})
-	case q.Scope == listq.ScopeTeam:
+	case f.Scope == list.ScopeTeam:
 		keys = append(keys, key{"assigned_to", ""})
 		team = true
 	}
@@ -117,7 +132,7 @@ var statuses = []string{contacts.StatusActive, contacts.StatusInactive}
 const anyStatus = `status = ANY('{active,inactive}')`
 
 // and returns w's WHERE clause with one more condition.
-func and(w *listq.Where, cond string) string {
+func and(w *listsql.Where, cond string) string {
 	if sql := w.SQL(); sql != "" {
 		return sql + " AND " + cond
 	}
@@ -132,25 +147,24 @@ func and(w *listq.Where, cond string) string {
 // sort index and filter, which is slow when the filter's rows sit far
 // along the sort order.
 func perStatus(f contacts.Filter) bool {
-	q := f.Query
-	return f.Status == "" && q.SortBy != "status" && f.CompanyID == nil && f.AssignedTo == nil &&
-		q.Scope != listq.ScopeMe && q.Scope != listq.ScopeTeam
+	return f.Status == "" && f.SortBy != "status" && f.CompanyID == nil && f.AssignedTo == nil &&
+		f.Scope != list.ScopeMe && f.Scope != list.ScopeTeam
 }
 
-// sortKey is q's sort expression and direction (listq renders the same in
-// OrderBy; the merged and windowed queries sort by a column alias).
-func sortKey(q *listq.Query) (expr, dir string) {
+// sortKey is q's sort expression and direction (contactSorts.OrderBy
+// renders the same; the merged and windowed queries sort by a column alias).
+func sortKey(q list.Query) (expr, dir string) {
 	dir = "ASC"
 	if q.Desc {
 		dir = "DESC"
 	}
-	return contacts.ContactSorts.Sorts[q.SortBy], dir
+	return contactSorts.By[q.SortBy], dir
 }
 
 // ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
 // merge of one ordered branch per status when perStatus. With a page (pp
 // rows after off), each branch stops at off+pp rows.
-func ordered(f contacts.Filter, w *listq.Where, cols string, paged bool) string {
+func ordered(f contacts.Filter, w *listsql.Where, cols string, paged bool) string {
 	q := f.Query
 	expr, dir := sortKey(q)
 	order := " ORDER BY " + expr + " " + dir + ", id " + dir
@@ -195,7 +209,7 @@ func countSQL(f contacts.Filter) (string, []any) {
 // contact_counts; any other combination counts on a second pool
 // connection while the page is read.
 func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
-	if f.Query.Search != "" {
+	if f.Search != "" {
 		return s.searchContacts(ctx, f)
 	}
 	total := 0
@@ -227,7 +241,7 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 	w := filter(f)
 	q := f.Query
 	ids := ordered(f, w, "id", true)
-	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+q.OrderBy(),
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+contactSorts.OrderBy(q),
 		s.planned(w.Args())...)
 	if err != nil {
 		return nil, err
@@ -277,7 +291,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
-			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+q.LimitOffset(w), s.planned(w.Args())...)
+			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
 		if err != nil {
 			return err
 		}
@@ -296,7 +310,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 			}
 			return nil
 		}
-		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+q.OrderBy(), ids)
+		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+contactSorts.OrderBy(q), ids)
 		if err != nil {
 			return err
 		}

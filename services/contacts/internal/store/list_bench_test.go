@@ -22,7 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/proccpu"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
@@ -110,9 +110,9 @@ func BenchmarkListStatements(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		lq := listq.Parse(v, contacts.ContactSorts)
-		return contacts.Filter{Query: lq, Status: lq.Enum("status", "active", "inactive"), CompanyID: lq.Int64("company_id"),
-			AssignedTo: lq.Int64("assigned_to"), Source: lq.String("source"), Caller: 7, CallerTeam: &team}
+		p := listparam.Parse(v, listparam.Options{Sorts: contacts.ContactSorts, DefaultSort: contacts.DefaultSort, Sync: true})
+		return contacts.Filter{Query: p.Query(), Status: p.Enum("status", "active", "inactive"), CompanyID: p.Int64("company_id"),
+			AssignedTo: p.Int64("assigned_to"), Source: p.String("source"), Caller: 7, CallerTeam: &team}
 	}
 	backendCPU := func(app string) time.Duration {
 		rows, err := admin.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, app)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -50,10 +50,10 @@ var (
 func idStr(id int64) string { return strconv.FormatInt(id, 10) }
 
 // refErr turns a foreign key failure (company deleted since validation)
-// into the 422 the client would have got a moment earlier.
+// into the invalid company_id the client would have got a moment earlier.
 func refErr(err error) error {
 	if db.IsForeignKeyViolation(err, "") {
-		return problem.Invalid("company_id", "does not exist")
+		return fault.Invalid("company_id", "does not exist")
 	}
 	return err
 }
@@ -66,7 +66,7 @@ func one[T any](q db.Querier, ctx context.Context, scan pgx.RowToFunc[T], notFou
 	}
 	v, err := pgx.CollectExactlyOneRow(rows, scan)
 	if db.IsNoRows(err) {
-		return v, problem.NotFound(notFound)
+		return v, fault.NotFound(notFound)
 	}
 	return v, err
 }
