@@ -38,12 +38,30 @@ type BatchRequest struct {
 }
 
 // BatchResult is one item's answer: what POST /internal/leads would have
-// answered for it (status and body) and whether it is a stored answer
-// replayed. The batch answers {"data":[BatchResult...]} in item order.
+// answered for it (status and body), the lead's id when it is a 201, and
+// whether it is a stored answer replayed. The batch answers
+// {"data":[BatchResult...]} in item order.
 type BatchResult struct {
-	Status   int             `json:"status"`
+	Status int `json:"status"`
+	// ID is the created (or replayed) lead of a 201, so a caller needs not
+	// unwrap Body for it; 0 from a leads older than this field.
+	ID       int64           `json:"id,omitempty"`
 	Body     json.RawMessage `json:"body"`
 	Replayed bool            `json:"replayed,omitempty"`
+}
+
+// NewLead is one lead for CreateLeads: the write body POST /internal/leads
+// takes and its own Idempotency-Key. Encoded, it is a BatchItem.
+type NewLead struct {
+	Key  string    `json:"key"`
+	Lead LeadInput `json:"lead"`
+}
+
+// CreatedLead is leads' answer for one NewLead: the lead's id, or Err, the
+// refusal (a *problem.Error) a single create would have answered.
+type CreatedLead struct {
+	ID  int64
+	Err error
 }
 
 // ErrNotFound is a lead id leads does not know (404).
@@ -99,6 +117,38 @@ func (c *Client) CreateBatch(ctx context.Context, items []BatchItem) ([]BatchRes
 		}
 	}
 	return out.Data, errs, nil
+}
+
+// CreateLeads creates each lead once per key, in one call: the lead is
+// encoded once, into the batch request, and each answer's id read as it
+// comes. The error is for the call (leads unreachable, a malformed batch);
+// a refusal of one lead is its CreatedLead's Err.
+func (c *Client) CreateLeads(ctx context.Context, leads []NewLead) ([]CreatedLead, error) {
+	var out struct {
+		Data []BatchResult `json:"data"`
+	}
+	req := struct {
+		Items []NewLead `json:"items"`
+	}{leads}
+	if err := c.c.Do(ctx, http.MethodPost, PathBatch, "", req, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Data) != len(leads) {
+		return nil, fmt.Errorf("leads: %d answers for %d leads: %w", len(out.Data), len(leads),
+			problem.BadGateway("leads answered a batch with the wrong number of items"))
+	}
+	res := make([]CreatedLead, len(leads))
+	for i, a := range out.Data {
+		switch {
+		case a.Status != http.StatusCreated:
+			res[i].Err = c.c.StatusError(a.Status, a.Body)
+		case a.ID > 0:
+			res[i].ID = a.ID
+		default: // a leads that answers no id yet
+			res[i].ID, res[i].Err = CreatedID(a.Body)
+		}
+	}
+	return res, nil
 }
 
 // LeadExists reports whether lead id exists.

@@ -80,4 +80,23 @@ func runBatch(t *testing.T, c *leadsapi.Client) {
 	if !errors.As(errs[1], &p) || p.Status != http.StatusConflict || p.Code != "idempotency_key_reused" {
 		t.Errorf("other body under a used key: %d %s", res[1].Status, res[1].Body)
 	}
+	if res[0].ID != first {
+		t.Errorf("resend: id %d, want %d", res[0].ID, first)
+	}
+
+	// CreateLeads is the same exchange with typed leads and ids.
+	email := "grace@example.com"
+	created, err := c.CreateLeads(ctx, []leadsapi.NewLead{
+		{Key: "contract-batch-1", Lead: leadsapi.LeadInput{FirstName: "Grace", LastName: "Hopper", Email: &email}},
+		{Key: "contract-batch-3", Lead: leadsapi.LeadInput{FirstName: "", LastName: "Nobody"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created[0].ID != first || created[0].Err != nil {
+		t.Errorf("CreateLeads resend: %+v, want lead %d", created[0], first)
+	}
+	if !errors.As(created[1].Err, &p) || p.Status != http.StatusUnprocessableEntity || created[1].ID != 0 {
+		t.Errorf("CreateLeads without a first name: %+v, want a 422", created[1])
+	}
 }

@@ -106,6 +106,9 @@ func (f *Fake) batch(w http.ResponseWriter, r *http.Request) {
 		req.Header.Set("Idempotency-Key", it.Key)
 		f.createOne(rec, req, it.Key, it.Lead)
 		out[i] = leadsapi.BatchResult{Status: rec.Code, Body: rec.Body.Bytes(), Replayed: rec.Header().Get("Idempotent-Replayed") == "true"}
+		if rec.Code == http.StatusCreated {
+			out[i].ID, _ = leadsapi.CreatedID(rec.Body.Bytes())
+		}
 	}
 	httpx.OK(w, out)
 }

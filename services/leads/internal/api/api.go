@@ -246,27 +246,37 @@ func (h *handlers) internalCreate(w http.ResponseWriter, r *http.Request) error 
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}
-	res, err := h.svc.CreateOnce(r.Context(), key, in)
+	done, err := h.svc.CreateOnce(r.Context(), key, in)
 	if err != nil {
 		return err
 	}
-	idempotency.Write(w, res)
+	body, err := createdBody(done.Value)
+	if err != nil {
+		return err
+	}
+	idempotency.MarkReplayed(w, done.Replayed)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(body)
 	return nil
+}
+
+// createdBody is the internal create's 201 body, the same bytes whether
+// the lead is new or replayed, alone or in a batch.
+func createdBody(l leads.Lead) (json.RawMessage, error) {
+	return json.Marshal(map[string]any{"success": true, "data": l, "message": "Lead created"})
 }
 
 // maxBatchBody bounds a batch body: leads.MaxBatch leads, each far below
 // the single create's 1 MB limit in practice.
 const maxBatchBody = 4 << 20
 
-// batchResult is one item's answer in a batch: what POST /internal/leads
-// would have answered for it (status and body), and whether it is a stored
-// answer replayed.
-type batchResult = leadsapi.BatchResult
-
 // internalCreateBatch is POST /internal/leads for up to leads.MaxBatch
 // leads, each with its own key: {"items":[{"key":"...","lead":{...}}]} →
-// 200 {"success":true,"data":[{"status":201,"body":{...}},...]} in item
-// order. Items fail alone; only a malformed batch fails the request.
+// 200 {"success":true,"data":[{"status":201,"id":7,"body":{...}},...]} in
+// item order; body is what POST /internal/leads would have answered for
+// the item, id the lead of a 201. Items fail alone; only a malformed batch
+// fails the request.
 func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) error {
 	var req leadsapi.BatchRequest
 	if err := httpx.Decode(w, r, &req, maxBatchBody); err != nil {
@@ -282,7 +292,7 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	reqID := problem.RequestID(r.Context())
-	data := make([]batchResult, len(outs))
+	data := make([]leadsapi.BatchResult, len(outs))
 	for i, o := range outs {
 		if o.Err != nil {
 			p := problem.From(o.Err)
@@ -290,10 +300,14 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) e
 			if err != nil {
 				return err
 			}
-			data[i] = batchResult{Status: p.Status, Body: body}
+			data[i] = leadsapi.BatchResult{Status: p.Status, Body: body}
 			continue
 		}
-		data[i] = batchResult{Status: o.Status, Body: o.Body, Replayed: o.Replayed}
+		body, err := createdBody(o.Value)
+		if err != nil {
+			return err
+		}
+		data[i] = leadsapi.BatchResult{Status: http.StatusCreated, ID: o.Value.ID, Body: body, Replayed: o.Replayed}
 	}
 	httpx.OK(w, data)
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
@@ -275,16 +276,20 @@ func tooLargeBody(err error) error {
 	if errors.As(err, &mbe) {
 		return problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", MaxBytes))
 	}
-	var p *problem.Error
-	if errors.As(err, &p) {
+	var known fault.Coder // a fault or a problem: already the client's answer
+	if errors.As(err, &known) {
 		return err
 	}
 	return csvx.Invalid("the upload cannot be read as multipart form data")
 }
 
 func rowError(row int, err error) string {
-	var p *problem.Error
-	if !errors.As(err, &p) || len(p.Errors) == 0 {
+	var known fault.Coder // the row's validation fault (or a problem)
+	if !errors.As(err, &known) {
+		return fmt.Sprintf("Row %d: invalid row", row)
+	}
+	p := problem.From(err)
+	if len(p.Errors) == 0 {
 		return fmt.Sprintf("Row %d: invalid row", row)
 	}
 	parts := make([]string, len(p.Errors))

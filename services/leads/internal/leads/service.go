@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -18,20 +18,20 @@ import (
 // event in the same transaction.
 type Store interface {
 	// Owner returns a lead's assignee and creator (not found is a
-	// problem.NotFound error), for write access.
+	// fault.NotFound error), for write access.
 	Owner(ctx context.Context, id int64) (directory.Owner, error)
 	// CanWrite is directory.CheckWrite on this context's read model.
 	CanWrite(ctx context.Context, o directory.Owner) error
 	Create(ctx context.Context, l Lead) (Lead, error)
-	// CreateOnce is Create guarded by an Idempotency-Key: the stored answer
-	// is replayed for the same key and request.
-	CreateOnce(ctx context.Context, key string, request any, l Lead) (idempotency.Result, error)
+	// CreateOnce is Create guarded by an Idempotency-Key: the lead created
+	// first is returned again for the same key and request.
+	CreateOnce(ctx context.Context, key string, request any, l Lead) (idempotency.Done[Lead], error)
 	// CreateManyOnce is CreateOnce for a batch in one transaction: one
-	// outcome per lead, in order; ls[i] is its own request fingerprint, as
+	// result per lead, in order; ls[i] is its own request fingerprint, as
 	// the Lead is CreateOnce's request, so single and batch retries of a key
 	// agree.
-	CreateManyOnce(ctx context.Context, keys []string, ls []Lead) ([]idempotency.Outcome, error)
-	// Get returns problem.NotFound for an unknown id.
+	CreateManyOnce(ctx context.Context, keys []string, ls []Lead) ([]idempotency.Settled[Lead], error)
+	// Get returns fault.NotFound for an unknown id.
 	Get(ctx context.Context, id int64) (Lead, error)
 	// Update locks the lead, runs change on it as committed and stores
 	// the result, in one transaction: what change leaves alone (the
@@ -117,11 +117,11 @@ func (s *Service) Create(ctx context.Context, in Input, createdBy *int64) (Lead,
 }
 
 // CreateOnce is Create for the internal API: retried calls with the same
-// Idempotency-Key create one lead.
-func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempotency.Result, error) {
+// Idempotency-Key create one lead, and get it back.
+func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempotency.Done[Lead], error) {
 	var l Lead
 	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
-		return idempotency.Result{}, err
+		return idempotency.Done[Lead]{}, err
 	}
 	return s.store.CreateOnce(ctx, key, l, l)
 }
@@ -142,11 +142,12 @@ type BatchItem struct {
 }
 
 // CreateManyOnce is CreateOnce for up to MaxBatch leads in one store call.
-// Each item gets exactly the answer CreateOnce would give it (its own 422,
-// the stored answer, a 409 for a reused key, or a new lead), so one bad item
-// never fails the others. A batch without items, with more than MaxBatch, or
-// with a missing or oversized key is one 422 for the whole request.
-func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idempotency.Outcome, error) {
+// Each item gets exactly the result CreateOnce would give it (its own
+// validation fault, the stored lead, a conflict for a reused key, or a new
+// lead), so one bad item never fails the others. A batch without items,
+// with more than MaxBatch, or with a missing or oversized key is one
+// validation fault for the whole request.
+func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idempotency.Settled[Lead], error) {
 	var v validate.Errors
 	if len(items) == 0 || len(items) > MaxBatch {
 		v.Add("items", "must hold between 1 and %d items", MaxBatch)
@@ -161,7 +162,7 @@ func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idem
 		return nil, err
 	}
 
-	out := make([]idempotency.Outcome, len(items))
+	out := make([]idempotency.Settled[Lead], len(items))
 	users := knownUsers(s.store.UserExists)
 	var keys []string
 	var ls []Lead
@@ -173,8 +174,10 @@ func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idem
 		}
 		var l Lead
 		if err := Apply(ctx, &l, it.Input, users); err != nil {
-			var p *problem.Error
-			if !errors.As(err, &p) {
+			// A refusal (a fault, or a dependency's answer) is the item's;
+			// anything else fails the batch.
+			var refusal fault.Coder
+			if !errors.As(err, &refusal) {
 				return nil, err
 			}
 			out[i].Err = err
@@ -286,7 +289,7 @@ func match(ctx context.Context, field, term string,
 		return []json.RawMessage{}, nil
 	}
 	if len([]rune(term)) > validate.MaxString {
-		return nil, problem.Invalid(field, fmt.Sprintf("must be at most %d characters", validate.MaxString))
+		return nil, fault.Invalidf(field, "must be at most %d characters", validate.MaxString)
 	}
 	items, err := find(ctx, term)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // Owner returns a lead's assignee and creator.
@@ -14,7 +14,7 @@ func (s *Store) Owner(ctx context.Context, id int64) (directory.Owner, error) {
 	var o directory.Owner
 	err := s.db.QueryRow(ctx, `SELECT assigned_to, created_by FROM leads WHERE id = $1`, id).Scan(&o.AssignedTo, &o.CreatedBy)
 	if db.IsNoRows(err) {
-		return o, problem.NotFound("lead")
+		return o, fault.NotFound("lead")
 	}
 	return o, err
 }

@@ -3,15 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
@@ -42,7 +41,7 @@ func one(ctx context.Context, q db.Querier, op, sql string, args ...any) (leads.
 	}
 	l, err := pgx.CollectExactlyOneRow(rows, Scan)
 	if db.IsNoRows(err) {
-		return leads.Lead{}, problem.NotFound("lead")
+		return leads.Lead{}, fault.NotFound("lead")
 	}
 	if err != nil {
 		return leads.Lead{}, fmt.Errorf("%s: %w", op, err)
@@ -82,31 +81,20 @@ func (s *Store) Create(ctx context.Context, l leads.Lead) (leads.Lead, error) {
 	return out, err
 }
 
-// createdBody is the internal API's 201 body for a new lead, stored and
-// replayed per Idempotency-Key.
-func createdBody(l leads.Lead) map[string]any {
-	return map[string]any{"success": true, "data": l, "message": "Lead created"}
-}
-
-// CreateOnce stores a lead at most once per Idempotency-Key; the answer is
-// the internal API's 201 body.
-func (s *Store) CreateOnce(ctx context.Context, key string, request any, l leads.Lead) (idempotency.Result, error) {
-	return idempotency.Run(ctx, s.db, key, request, func(tx pgx.Tx) (int, any, error) {
-		created, err := insert(ctx, tx, l)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusCreated, createdBody(created), nil
+// CreateOnce stores a lead at most once per Idempotency-Key and keeps the
+// created lead as the key's result: a retry gets that lead back.
+func (s *Store) CreateOnce(ctx context.Context, key string, request any, l leads.Lead) (idempotency.Done[leads.Lead], error) {
+	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) (leads.Lead, error) {
+		return insert(ctx, tx, l)
 	})
 }
 
-// CreateManyOnce is CreateOnce for a batch (idempotency.RunMany): each lead
-// is created at most once per key, with ls[i] itself as the request
-// fingerprint, and answers the same 201 body. The leads that must run are
-// inserted by one statement and their lead.created events by another, so a
-// batch costs the same few round trips, and fires the count trigger once,
-// whatever its size.
-func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Lead) ([]idempotency.Outcome, error) {
+// CreateManyOnce is CreateOnce for a batch (idempotency.OnceMany): each
+// lead is created at most once per key, with ls[i] itself as the request
+// fingerprint. The leads that must run are inserted by one statement and
+// their lead.created events by another, so a batch costs the same few
+// round trips, and fires the count trigger once, whatever its size.
+func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Lead) ([]idempotency.Settled[leads.Lead], error) {
 	if len(keys) != len(ls) {
 		return nil, fmt.Errorf("create leads: %d keys for %d leads", len(keys), len(ls))
 	}
@@ -114,7 +102,7 @@ func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Le
 	for i := range ls {
 		calls[i] = idempotency.Call{Key: keys[i], Request: ls[i]}
 	}
-	return idempotency.RunMany(ctx, s.db, calls, func(tx pgx.Tx, todo []int) ([]idempotency.Answer, error) {
+	return idempotency.OnceMany(ctx, s.db, calls, func(tx pgx.Tx, todo []int) ([]leads.Lead, error) {
 		todoLeads := make([]leads.Lead, len(todo))
 		for j, i := range todo {
 			todoLeads[j] = ls[i]
@@ -124,15 +112,13 @@ func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Le
 			return nil, err
 		}
 		events := make([]outbox.Record, len(created))
-		answers := make([]idempotency.Answer, len(created))
 		for j, l := range created {
 			events[j] = outbox.Record{Type: leads.EventCreated, AggregateID: fmt.Sprint(l.ID), Data: l}
-			answers[j] = idempotency.Answer{Status: http.StatusCreated, Body: createdBody(l)}
 		}
 		if err := outbox.AddMany(ctx, tx, leads.Stream, events); err != nil {
 			return nil, err
 		}
-		return answers, nil
+		return created, nil
 	})
 }
 

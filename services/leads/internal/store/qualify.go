@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
@@ -23,11 +23,11 @@ func (s *Store) BeginQualification(ctx context.Context, leadID int64, lease time
 		WHERE qualifications.locked_until IS NULL OR qualifications.locked_until < now()
 		RETURNING state`, leadID, lease.Seconds()).Scan(&raw)
 	if db.IsNoRows(err) {
-		return leads.Saga{}, problem.Conflict("qualification_in_progress",
+		return leads.Saga{}, fault.Conflict("qualification_in_progress",
 			"another qualification of this lead is in progress; retry shortly")
 	}
 	if db.IsForeignKeyViolation(err, "") {
-		return leads.Saga{}, problem.NotFound("lead")
+		return leads.Saga{}, fault.NotFound("lead")
 	}
 	if err != nil {
 		return leads.Saga{}, fmt.Errorf("begin qualification: %w", err)
