@@ -10,8 +10,9 @@ import (
 	"strconv"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/mail/internal/mail"
@@ -119,15 +120,8 @@ func readVia(q url.Values) (*mail.RecordRef, error) {
 	return via, v.Err()
 }
 
-// linkedSpec accepts only the newest-first order linked emails have.
-var linkedSpec = listq.Spec{Sorts: map[string]string{"sent_at": "sent_at"}, DefaultSort: "sent_at"}
-
-// linkedPage is the pagination envelope plus success, so clients of
-// either list shape (docs/api.md) read it.
-type linkedPage struct {
-	Success bool `json:"success"`
-	listq.Page[mail.Summary]
-}
+// linkedOptions accept only the newest-first order linked emails have.
+var linkedOptions = listparam.Options{Sorts: []string{"sent_at"}, DefaultSort: "sent_at"}
 
 func (h *handler) linked(kind mail.Kind) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -135,15 +129,20 @@ func (h *handler) linked(kind mail.Kind) httpx.HandlerFunc {
 		if err != nil {
 			return problem.NotFound(string(kind))
 		}
-		q := listq.Parse(r.URL.Query(), linkedSpec)
-		if err := q.Err(); err != nil {
+		p := listparam.Parse(r.URL.Query(), linkedOptions)
+		if err := p.Err(); err != nil {
 			return err
 		}
-		list, total, err := h.svc.Linked(r.Context(), kind, id, q.PerPage, q.Offset())
+		q := mail.LinkedQuery{Query: p.Query(), Record: mail.RecordRef{Kind: kind, ID: id}}
+		list, total, err := h.svc.Linked(r.Context(), q)
 		if err != nil {
 			return err
 		}
-		httpx.JSON(w, http.StatusOK, linkedPage{Success: true, Page: listq.NewPage(list, q, total)})
+		// success as well as the page, so clients of either list shape
+		// (docs/api.md) read it.
+		page := envelope.NewPage(list, q.Query, total)
+		page.Success = true
+		httpx.JSON(w, http.StatusOK, page)
 		return nil
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/mail/imaptest"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
@@ -106,15 +107,15 @@ func (e *env) sync(id int64) mail.Mailbox {
 // linked returns the message ids linked to address, newest first.
 func (e *env) linked(address string) []string {
 	e.t.Helper()
-	list, total, err := e.store.Linked(context.Background(), address, 100, 0)
+	msgs, total, err := e.store.Linked(context.Background(), address, list.First(100, "sent_at"))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if total != len(list) {
-		e.t.Errorf("total = %d, rows = %d", total, len(list))
+	if total != len(msgs) {
+		e.t.Errorf("total = %d, rows = %d", total, len(msgs))
 	}
 	ids := []string{}
-	for _, m := range list {
+	for _, m := range msgs {
 		ids = append(ids, m.MessageID)
 	}
 	return ids
@@ -164,13 +165,13 @@ func TestSyncStoresParsedMessages(t *testing.T) {
 		t.Errorf("linked to a Cc address (-want +got):\n%s", diff)
 	}
 
-	list, _, err := e.store.Linked(context.Background(), user, 100, 0)
+	msgs, _, err := e.store.Linked(context.Background(), user, list.First(100, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	type row struct{ ID, Subject, Snippet, Direction string }
 	var rows []row
-	for _, m := range list {
+	for _, m := range msgs {
 		if m.MailboxID == nil || *m.MailboxID != mb.ID {
 			t.Errorf("message %s: mailbox_id = %v, want %d", m.MessageID, m.MailboxID, mb.ID)
 		}
@@ -190,7 +191,7 @@ func TestSyncStoresParsedMessages(t *testing.T) {
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("stored messages (-want +got):\n%s", diff)
 	}
-	full, err := e.store.Message(context.Background(), list[4].ID)
+	full, err := e.store.Message(context.Background(), msgs[4].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,12 +449,12 @@ func TestSyncUnstorableDate(t *testing.T) {
 	if got := e.sync(mb.ID); got.Status != "ok" {
 		t.Fatalf("mailbox %+v", stateOf(got))
 	}
-	list, _, err := e.store.Linked(context.Background(), "zed@example.com", 10, 0)
+	msgs, _, err := e.store.Linked(context.Background(), "zed@example.com", list.First(10, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 1 || list[0].MessageID != "<future-1@example.com>" || list[0].SentAt.Year() > 9999 {
-		t.Fatalf("stored %+v", list)
+	if len(msgs) != 1 || msgs[0].MessageID != "<future-1@example.com>" || msgs[0].SentAt.Year() > 9999 {
+		t.Fatalf("stored %+v", msgs)
 	}
 }
 
@@ -475,12 +476,12 @@ func TestSyncDateNamedZone(t *testing.T) {
 	if got := e.sync(mb.ID); got.Status != "ok" {
 		t.Fatalf("mailbox %+v", stateOf(got))
 	}
-	list, _, err := e.store.Linked(context.Background(), "zoe@example.com", 10, 0)
+	msgs, _, err := e.store.Linked(context.Background(), "zoe@example.com", list.First(10, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, m := range list {
+	for _, m := range msgs {
 		got[m.MessageID] = m.SentAt.String()
 	}
 	want := map[string]string{
@@ -576,18 +577,18 @@ func TestSyncEmptyMessageID(t *testing.T) {
 	if got := e.sync(mb.ID); got.Status != "ok" {
 		t.Fatalf("mailbox %+v", stateOf(got))
 	}
-	list, _, err := e.store.Linked(context.Background(), "yan@example.com", 10, 0)
+	msgs, _, err := e.store.Linked(context.Background(), "yan@example.com", list.First(10, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, m := range list {
+	for _, m := range msgs {
 		if !strings.HasSuffix(m.MessageID, "@no-message-id.invalid>") || seen[m.MessageID] {
 			t.Errorf("message_id %q: want a distinct content id", m.MessageID)
 		}
 		seen[m.MessageID] = true
 	}
-	if len(list) != 3 {
-		t.Errorf("%d messages stored, want 3", len(list))
+	if len(msgs) != 3 {
+		t.Errorf("%d messages stored, want 3", len(msgs))
 	}
 }

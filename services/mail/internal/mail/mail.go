@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/timestamp"
 )
 
@@ -279,9 +280,9 @@ type MessageStore interface {
 	// Message returns any message by id; who may read it is the
 	// service's decision.
 	Message(ctx context.Context, id int64) (Message, error)
-	// Linked lists messages with a participant address (lower case),
-	// newest first, and the total.
-	Linked(ctx context.Context, address string, limit, offset int) ([]Summary, int, error)
+	// Linked lists one page of the messages with a participant address
+	// (lower case), newest first, and the total.
+	Linked(ctx context.Context, address string, page list.Query) ([]Summary, int, error)
 }
 
 // MailboxStore keeps mailboxes and their sync state.

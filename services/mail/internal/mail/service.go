@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/list"
 )
 
 // Caller is who asks: mailboxes belong to their owner; an admin sees all.
@@ -104,10 +105,18 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 	return m, nil
 }
 
+// LinkedQuery asks for a page of the emails linked to one contact or
+// lead. They always come newest first (sent_at, then id): the query's
+// sort is not read.
+type LinkedQuery struct {
+	list.Query
+	Record RecordRef
+}
+
 // Linked lists the messages whose participants include the record's
 // email, newest first. A record without an email has none.
-func (s *Service) Linked(ctx context.Context, kind Kind, id int64, limit, offset int) ([]Summary, int, error) {
-	email, err := s.records.Email(ctx, kind, id)
+func (s *Service) Linked(ctx context.Context, q LinkedQuery) ([]Summary, int, error) {
+	email, err := s.records.Email(ctx, q.Record.Kind, q.Record.ID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -115,7 +124,7 @@ func (s *Service) Linked(ctx context.Context, kind Kind, id int64, limit, offset
 	if email == "" {
 		return []Summary{}, 0, nil
 	}
-	return s.store.Linked(ctx, email, limit, offset)
+	return s.store.Linked(ctx, email, q.Query)
 }
 
 func (s *Service) mailboxesEnabled() error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 	"github.com/opencrm/crm/services/mail/internal/store"
@@ -40,9 +41,9 @@ func BenchmarkLinked(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		list, total, err := st.Linked(ctx, "u7@example.com", 25, 0)
-		if err != nil || len(list) != 25 || total != 200 {
-			b.Fatalf("Linked: %d rows, total %d, err %v", len(list), total, err)
+		msgs, total, err := st.Linked(ctx, "u7@example.com", list.First(25, "sent_at"))
+		if err != nil || len(msgs) != 25 || total != 200 {
+			b.Fatalf("Linked: %d rows, total %d, err %v", len(msgs), total, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 )
 
@@ -132,9 +133,10 @@ func (s *Store) Message(ctx context.Context, id int64) (mail.Message, error) {
 	return oneMessage(ctx, s.db, "m.id = $1", id)
 }
 
-// Linked lists the messages with the participant address, newest first,
-// ties broken by id so pages are stable.
-func (s *Store) Linked(ctx context.Context, address string, limit, offset int) ([]mail.Summary, int, error) {
+// Linked lists one page of the messages with the participant address,
+// newest first, ties broken by id so pages are stable. The order is the
+// only one linked emails have, so the page's sort is not read.
+func (s *Store) Linked(ctx context.Context, address string, page list.Query) ([]mail.Summary, int, error) {
 	var total int
 	if err := s.db.QueryRow(ctx,
 		`SELECT count(DISTINCT message_id) FROM participants WHERE address = $1`, address).Scan(&total); err != nil {
@@ -147,7 +149,7 @@ func (s *Store) Linked(ctx context.Context, address string, limit, offset int) (
 		SELECT `+summaryCols+` FROM messages m
 		WHERE m.id IN (SELECT p.message_id FROM participants p WHERE p.address = $1)
 		ORDER BY m.sent_at DESC, m.id DESC
-		LIMIT $2 OFFSET $3`, address, limit, offset)
+		LIMIT $2 OFFSET $3`, address, page.PerPage, page.Offset())
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: linked: %w", err)
 	}
