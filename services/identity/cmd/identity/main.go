@@ -5,15 +5,11 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
@@ -21,7 +17,6 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/identity/internal/api"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 	"github.com/opencrm/crm/services/identity/internal/store"
@@ -47,54 +42,9 @@ func main() {
 	}
 }
 
-// cfg is the process configuration, read once from the environment.
-type cfg struct {
-	platform.Settings
-	SecretKey     string
-	AdminEmail    string
-	AdminPassword string
-	LoginLimits   identity.Limits
-	// HashConcurrency bounds concurrent password hashes (19 MiB each).
-	HashConcurrency int
-	AccessTTL       time.Duration
-	RefreshTTL      time.Duration
-	TrustedProxies  *api.ClientIP
-}
-
-func loadConfig(l *config.Loader) (cfg, error) {
-	c := cfg{Settings: platform.Load(l, ":8081")}
-	c.SecretKey = l.String("CRM_SECRET_KEY", "")
-	l.Check(c.SecretKey == "" || len(c.SecretKey) >= 32, "CRM_SECRET_KEY", "must be at least 32 characters")
-	c.AdminEmail = l.String("CRM_ADMIN_EMAIL", "")
-	c.AdminPassword = l.String("CRM_ADMIN_PASSWORD", "")
-	if c.AdminEmail != "" {
-		l.Check(validate.IsEmail(c.AdminEmail), "CRM_ADMIN_EMAIL", "must be a valid email address")
-		l.Check(len([]rune(c.AdminPassword)) >= identity.MinPasswordLength, "CRM_ADMIN_PASSWORD",
-			fmt.Sprintf("must be set and at least %d characters when CRM_ADMIN_EMAIL is set", identity.MinPasswordLength))
-	} else {
-		l.Check(c.AdminPassword == "", "CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
-	}
-	c.LoginLimits = identity.Limits{
-		PerEmailIP: l.Int("CRM_LOGIN_FAILURES_PER_15M", 10, 0, 1_000_000),
-		PerEmail:   l.Int("CRM_LOGIN_FAILURES_PER_EMAIL_15M", 30, 0, 1_000_000),
-		PerIP:      l.Int("CRM_LOGIN_FAILURES_PER_IP_15M", 20, 0, 1_000_000),
-	}
-	// Bounded by memory, not only CPU: GOMAXPROCS is the node's core count
-	// when a container has no CPU limit, and 32 hashes would need 600 MiB.
-	c.HashConcurrency = l.Int("CRM_PASSWORD_HASH_CONCURRENCY", min(2*runtime.GOMAXPROCS(0), 8), 1, 64)
-	c.AccessTTL = l.Duration("CRM_ACCESS_TTL", 15*time.Minute)
-	c.RefreshTTL = l.Duration("CRM_REFRESH_TTL", 720*time.Hour)
-	l.Check(c.AccessTTL >= time.Minute && c.AccessTTL <= 24*time.Hour, "CRM_ACCESS_TTL", "must be between 1m and 24h")
-	l.Check(c.RefreshTTL > c.AccessTTL, "CRM_REFRESH_TTL", "must be longer than CRM_ACCESS_TTL")
-	proxies, err := api.ParseTrustedProxies(l.String("CRM_TRUSTED_PROXIES", ""))
-	l.Check(err == nil, "CRM_TRUSTED_PROXIES", fmt.Sprint(err))
-	c.TrustedProxies = proxies
-	return c, l.Err()
-}
-
 func run(ctx context.Context) error {
-	c, err := loadConfig(config.New())
-	if err != nil {
+	c := defaults()
+	if err := config.Parse(&c); err != nil {
 		return err
 	}
 	// Identity issues the tokens: it verifies them with its own keyring,
@@ -130,7 +80,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	svc, err := identity.NewService(st, hasher, keys, throttle, identity.Config{
-		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, Limits: c.LoginLimits,
+		AccessTTL: c.AccessTTL, RefreshTTL: c.RefreshTTL, Limits: c.loginLimits(),
 	}, log)
 	if err != nil {
 		return err
@@ -152,7 +102,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	handlers, err := api.New(svc, verifier, c.InternalSecret, c.TrustedProxies)
+	handlers, err := api.New(svc, verifier, c.InternalSecret, c.proxies)
 	if err != nil {
 		return err
 	}
@@ -177,49 +127,4 @@ func migrate(ctx context.Context, d *db.DB) error {
 		return err
 	}
 	return outbox.Migrate(ctx, d)
-}
-
-// publishAccessLoop republishes, every second, the users whose access was
-// reduced recently (auth.AccessChangesKey): the database is the source of
-// truth, so a change is seen by every verifier within about two seconds
-// (this loop, then their one-second cache), and a lost Redis write or a
-// flushed Redis heals on the next tick. Every replica may run it.
-func publishAccessLoop(ctx context.Context, st *store.Store, rdb *redis.Client, log *slog.Logger) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	failing := false
-	for {
-		changes, err := st.AccessChanges(ctx, auth.AccessWindow)
-		if err == nil {
-			err = auth.PublishAccessChanges(ctx, rdb, auth.AccessChangesKey, changes)
-		}
-		if err != nil && ctx.Err() == nil && !failing {
-			log.Warn("publish access changes failed", "error", err.Error())
-		}
-		failing = err != nil
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// purgeLoop deletes refresh tokens a day after they expired; spent tokens
-// are kept until then so reuse detection still works.
-func purgeLoop(ctx context.Context, st *store.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := st.PurgeRefreshTokens(ctx, 24*time.Hour); err != nil && ctx.Err() == nil {
-			log.Warn("purge refresh tokens failed", "error", err.Error())
-		} else if n > 0 {
-			log.Info("purged expired refresh tokens", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
