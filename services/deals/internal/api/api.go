@@ -205,7 +205,8 @@ func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) error {
 // ---- internal ----
 
 // createInternal is POST /internal/deals: the same key and body answer
-// with the stored response; the same key with another body is 409.
+// with the deal the first request created (marked replayed); the same key
+// with another body is 409.
 func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) error {
 	key, err := idempotency.Key(r)
 	if err != nil {
@@ -215,12 +216,11 @@ func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) error 
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}
-	res, err := h.svc.CreateDealOnce(r.Context(), key, in, func(d deals.Deal) (int, any) {
-		return http.StatusCreated, map[string]any{"success": true, "data": d, "message": "Deal created"}
-	})
+	done, err := h.svc.CreateDealOnce(r.Context(), key, in)
 	if err != nil {
 		return err
 	}
-	idempotency.Write(w, res)
+	idempotency.MarkReplayed(w, done.Replayed)
+	httpx.Created(w, done.Value, "Deal created")
 	return nil
 }

@@ -8,10 +8,49 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/services/deals/internal/deals"
 )
+
+// TestInternalCreateReplaysAnswersStoredBeforeOnce: a key stored as an
+// HTTP answer (idempotency.Run, before deals kept the typed deal) still
+// replays that deal to a retry across the upgrade.
+func TestInternalCreateReplaysAnswersStoredBeforeOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	body := []byte(`{"title":"Stored before","value":"12","currency":"JPY","company_id":100}`)
+	var stored struct {
+		Data json.RawMessage `json:"data"`
+	}
+	r := e.do("POST", "/deals", e.user, map[string]any{"title": "Stored before", "value": "1250.5", "currency": "KWD"})
+	if err := json.Unmarshal(r.Body, &stored); err != nil || r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var in deals.DealWrite
+	if err := json.Unmarshal(body, &in); err != nil {
+		t.Fatal(err)
+	}
+	_, err := idempotency.Run(context.Background(), e.db, "before-once", in, func(pgx.Tx) (int, any, error) {
+		return http.StatusCreated, map[string]any{"success": true, "data": stored.Data, "message": "Deal created"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	again := e.internal("POST", dealsapi.PathDeals, string(body), "Idempotency-Key", "before-once")
+	var want, got map[string]any
+	e.data(again, http.StatusCreated, &got)
+	if err := json.Unmarshal(stored.Data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay (replayed=%q) (-stored +replayed):\n%s", again.Header.Get("Idempotent-Replayed"), diff)
+	}
+}
 
 func TestInternalCreateIsIdempotent(t *testing.T) {
 	t.Parallel()
@@ -31,6 +70,9 @@ func TestInternalCreateIsIdempotent(t *testing.T) {
 	e.data(again, http.StatusCreated, &d2)
 	if d2.ID != d.ID || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay gave deal %d (replayed=%q), want %d", d2.ID, again.Header.Get("Idempotent-Replayed"), d.ID)
+	}
+	if diff := cmp.Diff(string(first.Body), string(again.Body)); diff != "" {
+		t.Errorf("replayed body (-first +replay):\n%s", diff)
 	}
 	body["title"] = "Another title"
 	wantProblem(t, e.internal("POST", dealsapi.PathDeals, body, "Idempotency-Key", "lead-7-deal"), http.StatusConflict, "idempotency_key_reused")

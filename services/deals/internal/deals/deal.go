@@ -59,16 +59,16 @@ func (s *Service) CreateDeal(ctx context.Context, in DealWrite, owner *int64) (D
 
 // CreateDealOnce is the internal, idempotent creation (lead qualification):
 // the same key and body always answer with the same deal.
-func (s *Service) CreateDealOnce(ctx context.Context, key string, in DealWrite, answer func(Deal) (int, any)) (idempotency.Result, error) {
+func (s *Service) CreateDealOnce(ctx context.Context, key string, in DealWrite) (idempotency.Done[Deal], error) {
 	refs, err := s.lookupRefs(ctx, in, nil)
 	if err != nil {
-		return idempotency.Result{}, err
+		return idempotency.Done[Deal]{}, err
 	}
 	rec, err := dealRecord(in, nil, refs)
 	if err != nil {
-		return idempotency.Result{}, err
+		return idempotency.Done[Deal]{}, err
 	}
-	return s.store.CreateDealOnce(ctx, key, in, rec, answer)
+	return s.store.CreateDealOnce(ctx, key, in, rec)
 }
 
 // UpdateDeal applies a PUT body to a deal. What the body refers to

@@ -247,10 +247,9 @@ type Store interface {
 	ListDeals(ctx context.Context, f DealFilter) ([]Deal, int, error)
 	GetDeal(ctx context.Context, id int64) (Deal, error)
 	CreateDeal(ctx context.Context, rec DealRecord) (Deal, error)
-	// CreateDealOnce creates at most one deal per idempotency key; answer
-	// turns the new deal into the stored HTTP status and body.
-	CreateDealOnce(ctx context.Context, key string, request any, rec DealRecord,
-		answer func(Deal) (int, any)) (idempotency.Result, error)
+	// CreateDealOnce creates at most one deal per idempotency key and
+	// request; a retry gets the deal the first call created.
+	CreateDealOnce(ctx context.Context, key string, request any, rec DealRecord) (idempotency.Done[Deal], error)
 	// UpdateDeal reads the deal FOR UPDATE, lets apply turn it into the
 	// record to store, and writes that in the same transaction.
 	UpdateDeal(ctx context.Context, id int64, apply func(cur Deal) (DealRecord, error)) (Deal, error)

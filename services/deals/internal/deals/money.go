@@ -3,6 +3,7 @@ package deals
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -103,6 +104,26 @@ func (m Money) String() string {
 
 // MarshalJSON renders the amount as a string.
 func (m Money) MarshalJSON() ([]byte, error) { return json.Marshal(m.String()) }
+
+// UnmarshalJSON reads what MarshalJSON wrote, keeping as many decimals as
+// the text has, so a record kept as JSON (the deal an idempotent create
+// stored) renders again exactly as it did.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("money: %w", err)
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return fmt.Errorf("money: %w", err)
+	}
+	var digits int32
+	if _, frac, ok := strings.Cut(s, "."); ok {
+		digits = int32(len(frac))
+	}
+	*m = Money{Amount: d, Digits: digits}
+	return nil
+}
 
 // Number is a decimal read from JSON: either a number literal or a string,
 // kept as text so no float ever touches it. It also records presence and

@@ -107,6 +107,51 @@ func TestDealValueJSON(t *testing.T) {
 	}
 }
 
+// Money read back from the JSON it wrote renders the same text: a deal
+// an idempotent create stored is answered on a retry as it was the first
+// time. Text that is not a decimal string is refused.
+func TestMoneyRoundTrip(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		money   Money
+		wantErr bool
+	}{
+		{"deal value", NewDealValue(decimal.RequireFromString("1234.5")), false},
+		{"deal value in yen", NewDealValue(decimal.RequireFromString("1200")), false},
+		{"deal value with old extra digits", NewDealValue(decimal.RequireFromString("1.255")), false},
+		{"yen", NewMoney(decimal.RequireFromString("1200"), "JPY"), false},
+		{"dinar", NewMoney(decimal.RequireFromString("1.25"), "KWD"), false},
+		{"zero", NewMoney(decimal.Zero, "EUR"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first, err := json.Marshal(tc.money)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Money
+			if err := json.Unmarshal(first, &back); err != nil {
+				t.Fatal(err)
+			}
+			again, err := json.Marshal(back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(first), string(again)); diff != "" {
+				t.Errorf("JSON after a round trip (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, bad := range []string{`12.5`, `"twelve"`, `""`, `{}`} {
+		var m Money
+		if err := json.Unmarshal([]byte(bad), &m); err == nil {
+			t.Errorf("Unmarshal(%s) = %v, want an error", bad, m)
+		}
+	}
+}
+
 // A deal value may carry min(2, minor digits) decimals.
 func TestDealValueDigits(t *testing.T) {
 	t.Parallel()

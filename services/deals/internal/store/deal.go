@@ -157,16 +157,11 @@ func (s *Store) CreateDeal(ctx context.Context, rec deals.DealRecord) (deals.Dea
 	return d, err
 }
 
-// CreateDealOnce is CreateDeal guarded by an idempotency key.
-func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec deals.DealRecord,
-	answer func(deals.Deal) (int, any)) (idempotency.Result, error) {
-	return idempotency.Run(ctx, s.db, key, request, func(tx pgx.Tx) (int, any, error) {
-		d, err := insertDeal(ctx, tx, rec)
-		if err != nil {
-			return 0, nil, err
-		}
-		status, body := answer(d)
-		return status, body, nil
+// CreateDealOnce is CreateDeal guarded by an idempotency key: the deal is
+// stored with the key, so a retry gets it back as it was created.
+func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec deals.DealRecord) (idempotency.Done[deals.Deal], error) {
+	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) (deals.Deal, error) {
+		return insertDeal(ctx, tx, rec)
 	})
 }
 
