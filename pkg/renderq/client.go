@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -16,35 +17,60 @@ import (
 )
 
 // Config configures a Client (and the worker's view of the same queues).
+// A process reads it with config.Parse, as a field of its configuration;
+// a Config written in code gets the same defaults from NewClient.
 type Config struct {
-	// RedisURL is the Redis of the queues and the stored results (REDIS_URL).
-	RedisURL string
-	// Queues names the queues and prefixes the result keys
-	// (RENDER_QUEUE_PREFIX, default "render").
+	// RedisURL is the Redis of the queues and the stored results.
+	RedisURL string `env:"REDIS_URL" envDefault:"redis://localhost:6379/0"`
+	// Queues names the queues and prefixes the result keys.
 	Queues Queues
-	// Wait bounds how long Render waits for the worker (RENDER_WAIT, 30s).
-	Wait time.Duration
-	// ResultTTL bounds how long a rendered file is kept (RENDER_RESULT_TTL,
-	// 24h). Used by the worker, which writes results.
-	ResultTTL time.Duration
-	// MaxRetry bounds the retries of a failing task (RENDER_MAX_RETRY, 3).
-	MaxRetry int
+	// Wait bounds how long Render waits for the worker.
+	Wait time.Duration `env:"RENDER_WAIT" envDefault:"30s" min:"0s"`
+	// ResultTTL bounds how long a rendered file is kept. Used by the
+	// worker, which writes results.
+	ResultTTL time.Duration `env:"RENDER_RESULT_TTL" envDefault:"24h" min:"0s"`
+	// MaxRetry bounds the retries of a failing task.
+	MaxRetry int `env:"RENDER_MAX_RETRY" envDefault:"3" min:"0" max:"10"`
 	// PerUser bounds the renders one user may have in flight at once
-	// (RENDER_USER_INFLIGHT, 2); beyond it Render returns *BusyError.
-	PerUser int
+	// (DefaultPerUser); beyond it Render returns *BusyError.
+	PerUser int `env:"RENDER_USER_INFLIGHT" envDefault:"2" min:"1" max:"100"`
 	// Cooldown is how long a render refused for its content
-	// (*TooLongError) keeps holding its in-flight slot
-	// (RENDER_REFUSAL_COOLDOWN, 10s).
-	Cooldown time.Duration
+	// (*TooLongError) keeps holding its in-flight slot (DefaultCooldown).
+	Cooldown time.Duration `env:"RENDER_REFUSAL_COOLDOWN" envDefault:"10s" min:"0s"`
 	// PDFUntagged makes Render ask for untagged PDFs (RENDER_PDF_TAGGED=false;
 	// tagged, accessible PDFs are the default). It is the client's setting,
 	// not the worker's: it goes into the job and so into the job key. It is
 	// the negative so that a Config written in code is accessible too.
-	PDFUntagged bool
-	// Lang is the document language of jobs that name none
-	// (RENDER_DOCUMENT_LANG, "en"; a BCP 47 tag). Like tagging it goes into
-	// the job and its key.
-	Lang string
+	PDFUntagged Untagged `env:"RENDER_PDF_TAGGED"`
+	// Lang is the document language of jobs that name none (a BCP 47 tag,
+	// DefaultLang). Like tagging it goes into the job and its key.
+	Lang string `env:"RENDER_DOCUMENT_LANG" envDefault:"en"`
+}
+
+// Untagged is RENDER_PDF_TAGGED read the other way round: "false" is an
+// untagged client, so the zero Config (and an unset variable) tags PDFs.
+type Untagged bool
+
+// UnmarshalText reads RENDER_PDF_TAGGED's true or false.
+func (u *Untagged) UnmarshalText(b []byte) error {
+	tagged, err := strconv.ParseBool(string(b))
+	if err != nil {
+		return fmt.Errorf("must be true or false, got %q", b)
+	}
+	*u = Untagged(!tagged)
+	return nil
+}
+
+// Validate checks REDIS_URL and puts RENDER_DOCUMENT_LANG in its
+// canonical form (config.Parse calls it).
+func (c *Config) Validate() error {
+	errs := []error{config.CheckURL("REDIS_URL", c.RedisURL)}
+	if lang, err := ParseLang(c.Lang); err != nil {
+		errs = append(errs, fmt.Errorf("RENDER_DOCUMENT_LANG: %q is not a BCP 47 language tag (such as en or de-AT)", c.Lang))
+	} else {
+		c.Lang = lang
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultLang is the document language when neither the job nor
@@ -53,6 +79,9 @@ const DefaultLang = "en"
 
 // LoadConfig reads the render queue settings through the shared loader;
 // call l.Err() afterwards as for any other setting.
+//
+// Deprecated: make Config a field of the process's tagged configuration
+// and read it with config.Parse.
 func LoadConfig(l *config.Loader) Config {
 	return Config{
 		RedisURL:    l.URL("REDIS_URL", "redis://localhost:6379/0"),
@@ -62,7 +91,7 @@ func LoadConfig(l *config.Loader) Config {
 		MaxRetry:    l.Int("RENDER_MAX_RETRY", 3, 0, 10),
 		PerUser:     l.Int("RENDER_USER_INFLIGHT", DefaultPerUser, 1, 100),
 		Cooldown:    l.Duration("RENDER_REFUSAL_COOLDOWN", DefaultCooldown),
-		PDFUntagged: !l.Bool("RENDER_PDF_TAGGED", true),
+		PDFUntagged: Untagged(!l.Bool("RENDER_PDF_TAGGED", true)),
 		Lang:        loadLang(l),
 	}
 }

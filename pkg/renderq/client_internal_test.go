@@ -3,21 +3,64 @@ package renderq
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/config"
 )
 
-// TestLoadConfigDocumentSettings: PDFs are tagged and documents are in
+// TestConfigDefaults: the variables' defaults are those of a Config
+// written in code and completed by NewClient.
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	var got Config
+	if err := config.ParseMap(&got, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := Config{RedisURL: "redis://localhost:6379/0", Queues: Queues{Prefix: DefaultPrefix},
+		Wait: 30 * time.Second, ResultTTL: 24 * time.Hour, MaxRetry: 3, PerUser: DefaultPerUser,
+		Cooldown: DefaultCooldown, Lang: DefaultLang}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parsed defaults (-want +got):\n%s", diff)
+	}
+	coded := Config{RedisURL: want.RedisURL, MaxRetry: 3, Lang: DefaultLang, Queues: Queues{Prefix: DefaultPrefix}}
+	coded.defaults()
+	if diff := cmp.Diff(want, coded); diff != "" {
+		t.Errorf("defaults in code (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigRefusesBadValues: each bad value stops start-up naming its
+// variable.
+func TestConfigRefusesBadValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, value, want string }{
+		{"REDIS_URL", "localhost:6379", "REDIS_URL: must be an absolute URL"},
+		{"RENDER_WAIT", "-1s", "RENDER_WAIT: must be between 0s and"},
+		{"RENDER_WAIT", "soon", "RENDER_WAIT: "},
+		{"RENDER_MAX_RETRY", "11", "RENDER_MAX_RETRY: must be between 0 and 10"},
+		{"RENDER_USER_INFLIGHT", "0", "RENDER_USER_INFLIGHT: must be between 1 and 100"},
+		{"RENDER_PDF_TAGGED", "maybe", `RENDER_PDF_TAGGED: must be true or false, got "maybe"`},
+	}
+	for _, tc := range tests {
+		var cfg Config
+		err := config.ParseMap(&cfg, map[string]string{tc.name: tc.value})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: err = %v, want it to contain %q", tc.name, tc.value, err, tc.want)
+		}
+	}
+}
+
+// TestConfigDocumentSettings: PDFs are tagged and documents are in
 // English unless the deployment says otherwise; a language that is not a
 // BCP 47 tag stops the service at start-up, naming the variable.
-func TestLoadConfigDocumentSettings(t *testing.T) {
+func TestConfigDocumentSettings(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
 		env          map[string]string
-		wantUntagged bool
+		wantUntagged Untagged
 		wantLang     string
 		wantErr      string
 	}{
@@ -32,9 +75,8 @@ func TestLoadConfigDocumentSettings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l := config.FromMap(tc.env)
-			cfg := LoadConfig(l)
-			err := l.Err()
+			var cfg Config
+			err := config.ParseMap(&cfg, tc.env)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)

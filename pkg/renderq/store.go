@@ -28,7 +28,7 @@ const (
 // Queues names the two asynq queues and prefixes the Redis keys of stored
 // results, so several deployments (or parallel tests) can share one Redis.
 type Queues struct {
-	Prefix string
+	Prefix string `env:"RENDER_QUEUE_PREFIX" envDefault:"render"`
 }
 
 // DefaultPrefix is the queue and key prefix when none is configured.
