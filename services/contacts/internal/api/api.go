@@ -1,10 +1,8 @@
-// Package api is the HTTP surface of the contacts context: the public
-// /contacts and /companies routes (JWT, some admin-only) and the /internal
-// routes other contexts call with the cluster secret. Each route's comment
-// (its handler's doc comment, or the comment on its line in New for the
-// one-record routes built by read, create, update, remove and createOnce)
-// states its body and answers, ready for the OpenAPI document the gateway
-// serves.
+// Package api is the HTTP edge of the contacts context: the public
+// contacts and companies routes, mounted on their declarations in
+// pkg/contract/contactsapi (path, policy, message), and the /internal
+// routes other contexts call with the cluster secret. It reads requests
+// into the domain's typed values and renders its answers and faults.
 package api
 
 import (
@@ -24,6 +22,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
@@ -69,40 +68,38 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	jwt := cfg.Verifier.Require
-	admin := func(h httpx.HandlerFunc) http.Handler { return jwt(auth.RequireAdmin(h)) }
-	user := func(h httpx.HandlerFunc) http.Handler { return jwt(h) }
-
+	guards := httpx.Guards{
+		route.JWT:   jwt,
+		route.Admin: func(h http.Handler) http.Handler { return jwt(auth.RequireAdmin(h)) },
+	}
 	svc := cfg.Service
 	// Writes to one record follow the caller's edit scope (403 outside).
-	contact := func(h httpx.HandlerFunc) http.Handler {
-		return jwt(directory.RequireWrite(svc.ContactOwner, svc.CanWrite)(h))
-	}
-	company := func(h httpx.HandlerFunc) http.Handler {
-		return jwt(directory.RequireWrite(svc.CompanyOwner, svc.CanWrite)(h))
-	}
+	contactWrite := directory.RequireWrite(svc.ContactOwner, svc.CanWrite)
+	companyWrite := directory.RequireWrite(svc.CompanyOwner, svc.CanWrite)
 
-	mux.Handle("GET /contacts", user(a.listContacts))
-	// POST /contacts. Body: contact write fields; first_name and last_name
-	// required (≤100), other strings ≤255, notes ≤100,000, email format,
-	// status active|inactive (default active), company_id and assigned_to
-	// must exist, tags comma-separated (normalised). 201: {"success":true,
-	// "data":contact,"message":"Contact created"}. 400, 415, 422
-	// validation_failed.
-	mux.Handle("POST /contacts", user(create(svc.CreateContact, "Contact created")))
-	mux.Handle("GET /contacts/template", admin(a.template))
-	mux.Handle("GET /contacts/export", admin(a.export))
-	mux.Handle("POST /contacts/import", admin(a.importCSV))
-	// GET /contacts/{id}. 200: {"success":true,"data":contact}; 404 not_found.
-	mux.Handle("GET /contacts/{id}", user(read("contact", svc.GetContact, httpx.OK)))
-	// PUT /contacts/{id}. Body: contact write fields; first_name and
-	// last_name required; an absent optional field keeps its value, null or
-	// "" clears it (status resets to active). 200: {"success":true,
-	// "data":contact,"message":"Contact updated"}; 404; 422.
-	mux.Handle("PUT /contacts/{id}", contact(update("contact", svc.UpdateContact, "Contact updated")))
-	// DELETE /contacts/{id}: the contact, its notes and its tasks are
-	// removed permanently. 200: {"success":true,"message":"Contact
-	// deleted"}; 404.
-	mux.Handle("DELETE /contacts/{id}", contact(remove("contact", svc.DeleteContact, "Contact deleted")))
+	guards.Mount(mux, contactsapi.ListContacts, httpx.HandlerFunc(a.listContacts))
+	// Body: contact write fields; first_name and last_name required (≤100),
+	// other strings ≤255, notes ≤100,000, email format, status
+	// active|inactive (default active), company_id and assigned_to must
+	// exist, tags comma-separated (normalised). 201: {"success":true,
+	// "data":contact,"message"}. 400, 415, 422 validation_failed.
+	guards.Mount(mux, contactsapi.CreateContact,
+		create(svc.CreateContact, contactsapi.CreateContact, contactsapi.GetContact, contactID))
+	guards.Mount(mux, contactsapi.GetContactTemplate, httpx.HandlerFunc(a.template))
+	guards.Mount(mux, contactsapi.ExportContacts, httpx.HandlerFunc(a.export))
+	guards.Mount(mux, contactsapi.ImportContacts, httpx.HandlerFunc(a.importCSV))
+	// 200: {"success":true,"data":contact}; 404 not_found.
+	guards.Mount(mux, contactsapi.GetContact, read("contact", svc.GetContact, httpx.OK))
+	// Body: contact write fields; first_name and last_name required; an
+	// absent optional field keeps its value, null or "" clears it (status
+	// resets to active). 200: {"success":true,"data":contact,"message"};
+	// 404; 422.
+	guards.Mount(mux, contactsapi.UpdateContact,
+		contactWrite(update("contact", svc.UpdateContact, contactsapi.UpdateContact)))
+	// The contact, its notes and its tasks are removed permanently. 200:
+	// {"success":true,"message"}; 404.
+	guards.Mount(mux, contactsapi.DeleteContact,
+		contactWrite(remove("contact", svc.DeleteContact, contactsapi.DeleteContact)))
 
 	notes, err := activity.New(activity.Config{
 		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
@@ -112,27 +109,30 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	notes.Register(mux, "/contacts", jwt)
+	notes.Mount(mux, contactsapi.ContactActivity, guards)
 
-	mux.Handle("GET /companies", user(a.listCompanies))
-	// POST /companies. Body: name (required, ≤255), domain, website, phone,
-	// industry, address_street/city/state/zip/country (≤255). 201:
-	// {"success":true,"data":company,"message":"Company created"}; 422.
-	mux.Handle("POST /companies", user(create(svc.CreateCompany, "Company created")))
-	// GET /companies/{id}. 200: {"success":true,"data":company}; 404.
-	mux.Handle("GET /companies/{id}", user(read("company", svc.GetCompany, httpx.OK)))
-	// PUT /companies/{id}: name required, absent fields kept, null clears;
-	// a new name shows on every linked contact at once. 200:
-	// {"success":true,"data":company,"message":"Company updated"}; 404; 422.
-	mux.Handle("PUT /companies/{id}", company(update("company", svc.UpdateCompany, "Company updated")))
-	// DELETE /companies/{id}: the company is removed and its contacts are
-	// kept, unlinked. 200: {"success":true,"message":"Company deleted"}; 404.
-	mux.Handle("DELETE /companies/{id}", company(remove("company", svc.DeleteCompany, "Company deleted")))
+	guards.Mount(mux, contactsapi.ListCompanies, httpx.HandlerFunc(a.listCompanies))
+	// Body: name (required, ≤255), domain, website, phone, industry,
+	// address_street/city/state/zip/country (≤255). 201: {"success":true,
+	// "data":company,"message"}; 422.
+	guards.Mount(mux, contactsapi.CreateCompany,
+		create(svc.CreateCompany, contactsapi.CreateCompany, contactsapi.GetCompany, companyID))
+	// 200: {"success":true,"data":company}; 404.
+	guards.Mount(mux, contactsapi.GetCompany, read("company", svc.GetCompany, httpx.OK))
+	// Name required, absent fields kept, null clears; a new name shows on
+	// every linked contact at once. 200: {"success":true,"data":company,
+	// "message"}; 404; 422.
+	guards.Mount(mux, contactsapi.UpdateCompany,
+		companyWrite(update("company", svc.UpdateCompany, contactsapi.UpdateCompany)))
+	// The company is removed and its contacts are kept, unlinked. 200:
+	// {"success":true,"message"}; 404.
+	guards.Mount(mux, contactsapi.DeleteCompany,
+		companyWrite(remove("company", svc.DeleteCompany, contactsapi.DeleteCompany)))
 
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	in := func(h httpx.HandlerFunc) http.Handler { return internal(h) }
 	// POST /internal/contacts (X-Internal-Token, Idempotency-Key): contact
-	// write fields as POST /contacts. 201: {"data":contact}; a replay
+	// write fields as contactsapi.CreateContact. 201: {"data":contact}; a replay
 	// answers the stored body with Idempotent-Replayed: true; the same key
 	// with another body is 409.
 	mux.Handle(contactsapi.RouteCreateContact, in(createOnce(svc.CreateContactOnce)))
@@ -186,8 +186,10 @@ func read[T any](resource string, get func(context.Context, int64) (T, error), r
 	}
 }
 
-// create decodes the JSON body, stores it with fn and answers 201 with msg.
-func create[In, T any](fn func(context.Context, In) (T, error), msg string) httpx.HandlerFunc {
+// create decodes the JSON body, stores it with fn and answers 201 with
+// decl's message and the Location of the new record, the address of its
+// route at (its GET) with the record's id.
+func create[In, T any](fn func(context.Context, In) (T, error), decl, at route.Route, id func(T) int64) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var in In
 		if err := httpx.Decode(w, r, &in, 0); err != nil {
@@ -197,14 +199,18 @@ func create[In, T any](fn func(context.Context, In) (T, error), msg string) http
 		if err != nil {
 			return err
 		}
-		httpx.Created(w, v, msg)
+		w.Header().Set("Location", at.Location(id(v)))
+		httpx.Created(w, v, decl.Message)
 		return nil
 	}
 }
 
+func contactID(c contacts.Contact) int64 { return c.ID }
+func companyID(c contacts.Company) int64 { return c.ID }
+
 // update decodes the JSON body, applies it to {id} with fn and answers 200
-// with msg.
-func update[In, T any](resource string, fn func(context.Context, int64, In) (T, error), msg string) httpx.HandlerFunc {
+// with decl's message.
+func update[In, T any](resource string, fn func(context.Context, int64, In) (T, error), decl route.Route) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r, resource)
 		if err != nil {
@@ -218,13 +224,13 @@ func update[In, T any](resource string, fn func(context.Context, int64, In) (T, 
 		if err != nil {
 			return err
 		}
-		httpx.Updated(w, v, msg)
+		httpx.Updated(w, v, decl.Message)
 		return nil
 	}
 }
 
-// remove deletes {id} with del and answers 200 with msg.
-func remove(resource string, del func(context.Context, int64) error, msg string) httpx.HandlerFunc {
+// remove deletes {id} with del and answers 200 with decl's message.
+func remove(resource string, del func(context.Context, int64) error, decl route.Route) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r, resource)
 		if err != nil {
@@ -233,7 +239,7 @@ func remove(resource string, del func(context.Context, int64) error, msg string)
 		if err := del(r.Context(), id); err != nil {
 			return err
 		}
-		httpx.Deleted(w, msg)
+		httpx.Deleted(w, decl.Message)
 		return nil
 	}
 }
@@ -259,7 +265,7 @@ func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result
 	}
 }
 
-// contactFilter reads the list filters shared by GET /contacts and the
+// contactFilter reads the list filters shared by the contact list and the
 // export, and the caller that scope=me and scope=team refer to.
 func contactFilter(r *http.Request) (contacts.Filter, error) {
 	f, err := ParseContactFilter(r.URL.Query())
@@ -285,7 +291,7 @@ func ParseContactFilter(values url.Values) (contacts.Filter, error) {
 	return f, p.Err()
 }
 
-// listContacts serves GET /contacts.
+// listContacts serves contactsapi.ListContacts.
 //
 // Query: page (≥1, default 1), per_page (1..100, default 25, larger clamps
 // to 100), search (case-insensitive substring of first, last or full name,
@@ -308,7 +314,7 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// template serves GET /contacts/template (admin): the import header line
+// template serves contactsapi.GetContactTemplate (admin): the import header line
 // as a CSV download (contacts-template.csv). 403 for non-admins.
 func (a *API) template(w http.ResponseWriter, r *http.Request) error {
 	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader())
@@ -335,8 +341,8 @@ func exportRow(c contacts.Contact, buf []string) []string {
 		deref(c.Notes), deref(c.Tags), c.Status, deref(c.Source), c.CreatedAt.String(), c.UpdatedAt.String())
 }
 
-// export serves GET /contacts/export (admin): every contact matching the
-// list filters (same query parameters as GET /contacts, without paging),
+// export serves contactsapi.ExportContacts (admin): every contact matching the
+// list filters (the same query parameters as the list, without paging),
 // streamed as CSV (contacts-YYYYMMDD.csv) in constant memory, with
 // formula-injection escaping. 403 for non-admins; 422 for bad filters.
 func (a *API) export(w http.ResponseWriter, r *http.Request) error {
@@ -390,7 +396,7 @@ func isTooLarge(err error) bool {
 	return errors.As(err, &mbe)
 }
 
-// importCSV serves POST /contacts/import (admin): multipart/form-data with
+// importCSV serves contactsapi.ImportContacts (admin): multipart/form-data with
 // the CSV in field "file" (template layout or another system's export:
 // see docs/import.md), optionally preceded by "mapping" (JSON object,
 // header label → field, "" ignores) and "dry_run" (true: validate and
@@ -461,7 +467,7 @@ func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.Impo
 	return a.svc.Import(r.Context(), up.File, contacts.ImportOptions{Mapping: up.Mapping, DryRun: up.DryRun}, rest)
 }
 
-// listCompanies serves GET /companies.
+// listCompanies serves contactsapi.ListCompanies.
 //
 // Query: page, per_page, search (name, domain, website, phone, industry),
 // date_from/date_to, sort_by (name default, created_at), sort_dir.
