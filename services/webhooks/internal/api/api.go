@@ -18,6 +18,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/list"
@@ -26,12 +27,6 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
-)
-
-// Scopes of an integration token.
-const (
-	ScopeRead  = "webhooks:read"
-	ScopeWrite = "webhooks:write"
 )
 
 // Feed limits.
@@ -84,24 +79,28 @@ func New(d Deps) (http.Handler, error) {
 		d.MaxPerOwner = DefaultMaxPerOwner
 	}
 	h := &handler{d}
-	read := func(fn httpx.HandlerFunc) http.Handler { return d.Verifier.Require(h.guard(ScopeRead, fn)) }
-	write := func(fn httpx.HandlerFunc) http.Handler { return d.Verifier.Require(h.guard(ScopeWrite, fn)) }
 	mux := http.NewServeMux()
-	mux.Handle("GET /webhooks", read(h.list))
-	mux.Handle("POST /webhooks", write(h.create))
-	mux.Handle("GET /webhooks/{id}", read(h.get))
-	mux.Handle("PUT /webhooks/{id}", write(h.update))
-	mux.Handle("DELETE /webhooks/{id}", write(h.remove))
-	mux.Handle("POST /webhooks/{id}/rotate-secret", write(h.rotate))
-	mux.Handle("POST /webhooks/{id}/test", write(h.test))
-	mux.Handle("GET /webhooks/{id}/deliveries", read(h.deliveries))
-	mux.Handle("POST /webhooks/{id}/deliveries/{deliveryId}/retry", write(h.retry))
-	mux.Handle("GET /events", read(h.feed))
+	guards := httpx.Guards{route.Admin: d.Verifier.Require}
+	// Each route's scope is its declaration's: webhooks:read for reads,
+	// webhooks:write for the rest.
+	mount := func(rt route.Route, fn httpx.HandlerFunc) { guards.Mount(mux, rt, h.guard(rt.Scope(), fn)) }
+	mount(webhooksapi.ListWebhooks, h.list)
+	mount(webhooksapi.CreateWebhook, h.create)
+	mount(webhooksapi.GetWebhook, h.get)
+	mount(webhooksapi.UpdateWebhook, h.update)
+	mount(webhooksapi.DeleteWebhook, h.remove)
+	mount(webhooksapi.RotateWebhookSecret, h.rotate)
+	mount(webhooksapi.TestWebhook, h.test)
+	mount(webhooksapi.ListDeliveries, h.deliveries)
+	mount(webhooksapi.RetryDelivery, h.retry)
+	mount(webhooksapi.ListEvents, h.feed)
 	return httpx.Routes(mux), nil
 }
 
 // guard lets a person with the admin role through, and an integration
-// token holding scope (webhooks:write covers webhooks:read).
+// token holding scope (webhooks:write covers webhooks:read): the gateway
+// checks the same, and the service checks again for a caller that reaches
+// it directly.
 func (h *handler) guard(scope string, fn httpx.HandlerFunc) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c := auth.FromContext(r.Context())
@@ -250,7 +249,8 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub.Secret = secret
-	httpx.Created(w, sub.Webhook, "Webhook created")
+	w.Header().Set("Location", webhooksapi.GetWebhook.Location(sub.ID))
+	httpx.Created(w, sub.Webhook, webhooksapi.CreateWebhook.Message)
 	return nil
 }
 
@@ -286,7 +286,7 @@ func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, sub.Webhook, "Webhook updated")
+	httpx.Updated(w, sub.Webhook, webhooksapi.UpdateWebhook.Message)
 	return nil
 }
 
@@ -298,7 +298,7 @@ func (h *handler) remove(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Store.Delete(r.Context(), sub.ID); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "Webhook deleted")
+	httpx.Deleted(w, webhooksapi.DeleteWebhook.Message)
 	return nil
 }
 
@@ -317,7 +317,7 @@ func (h *handler) rotate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub.Secret = secret
-	httpx.Updated(w, sub.Webhook, "Signing secret rotated")
+	httpx.Updated(w, sub.Webhook, webhooksapi.RotateWebhookSecret.Message)
 	return nil
 }
 
@@ -372,12 +372,12 @@ func (h *handler) retry(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.Pinger.Wake()
-	httpx.Updated(w, d, "Delivery queued for retry")
+	httpx.Updated(w, d, webhooksapi.RetryDelivery.Message)
 	return nil
 }
 
-// feedPage is one page of GET /events (webhooksapi.EventFeed): the feed
-// has its own envelope, a cursor instead of page numbers.
+// feedPage is one page of the events feed (webhooksapi.EventFeed): it has
+// its own envelope, a cursor instead of page numbers.
 type feedPage struct {
 	Success   bool             `json:"success"`
 	Data      []webhooks.Event `json:"data"`
@@ -385,7 +385,8 @@ type feedPage struct {
 	NextAfter *string          `json:"next_after"`
 }
 
-// feed is GET /events?after=&type=&limit=.
+// feed answers webhooksapi.ListEvents: ?after= (a cursor), ?type= and
+// ?limit=.
 func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	var errs validate.Errors

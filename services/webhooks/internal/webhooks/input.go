@@ -20,8 +20,8 @@ const (
 	MaxBody = 64 << 10
 )
 
-// Input is the body of POST /webhooks and PUT /webhooks/{id}: each field
-// sent replaces; create needs url and events.
+// Input is the body of a create or an update (webhooksapi.WebhookInput):
+// each field sent replaces; create needs url and events.
 type Input struct {
 	URL         *string   `json:"url,omitempty"`
 	Events      *[]string `json:"events,omitempty"`
