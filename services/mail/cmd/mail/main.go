@@ -23,7 +23,6 @@ import (
 	"github.com/opencrm/crm/services/mail/internal/jobs"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 	"github.com/opencrm/crm/services/mail/internal/store"
-	"github.com/opencrm/crm/services/mail/internal/upstream"
 	"github.com/opencrm/crm/services/mail/migrations"
 )
 
@@ -101,14 +100,6 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	records, err := upstream.New(
-		contactsapi.New(s.ContactsURL, s.InternalSecret),
-		leadsapi.New(s.LeadsURL, s.InternalSecret),
-	)
-	if err != nil {
-		return err
-	}
-
 	var (
 		sealer *mail.Sealer
 		queue  *jobs.Queue
@@ -140,7 +131,8 @@ func run(ctx context.Context) error {
 	if queue != nil {
 		sq = queue
 	}
-	svc, err := mail.NewService(st, records, sealer, sq)
+	svc, err := mail.NewService(st, contactsapi.New(s.ContactsURL, s.InternalSecret),
+		leadsapi.New(s.LeadsURL, s.InternalSecret), sealer, sq)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,6 @@ import (
 	"github.com/opencrm/crm/services/mail/internal/jobs"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 	"github.com/opencrm/crm/services/mail/internal/store"
-	"github.com/opencrm/crm/services/mail/internal/upstream"
 	"github.com/opencrm/crm/services/mail/migrations"
 )
 
@@ -121,12 +120,6 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	e := &env{t: t, db: d, store: st, issuer: authtest.New(t),
 		contacts: newFakeRecords(t, "contacts"), leads: newFakeRecords(t, "leads")}
-	records, err := upstream.New(
-		contactsapi.New(e.contacts.srv.URL, internalSecret),
-		leadsapi.New(e.leads.srv.URL, internalSecret))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sealer *mail.Sealer
 	var queue *jobs.Queue
 	if !o.noSecret {
@@ -172,7 +165,8 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if queue != nil {
 		sq = queue
 	}
-	svc, err := mail.NewService(st, records, sealer, sq)
+	svc, err := mail.NewService(st, contactsapi.New(e.contacts.srv.URL, internalSecret),
+		leadsapi.New(e.leads.srv.URL, internalSecret), sealer, sq)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -318,22 +318,6 @@ type Store interface {
 	MailboxStore
 }
 
-// Kind names the record whose linked emails are listed.
-type Kind string
-
-// The records that carry linked emails.
-const (
-	KindContact Kind = "contact"
-	KindLead    Kind = "lead"
-)
-
-// Records looks up the email of a contact or lead in its own context. A
-// missing record is a not_found fault; a context that is down is
-// unavailable.
-type Records interface {
-	Email(ctx context.Context, kind Kind, id int64) (string, error)
-}
-
 // SyncQueue asks for a mailbox to be synced soon.
 type SyncQueue interface {
 	EnqueueSync(ctx context.Context, mailboxID int64) error

@@ -36,22 +36,23 @@ func (c Caller) ownerFilter() int64 {
 
 // Service holds the mail context's use cases.
 type Service struct {
-	store   Store
-	records Records
+	store    Store
+	contacts Contacts
+	leads    Leads
 	// sealer is nil when CRM_SECRET_KEY is not configured: messages and
-	// linked emails work, mailboxes answer 503.
+	// linked emails work, mailboxes are unavailable.
 	sealer *Sealer
 	queue  SyncQueue
 	now    func() time.Time
 }
 
 // NewService wires the use cases. sealer and queue may be nil, which turns
-// mailboxes off (503) without affecting messages.
-func NewService(store Store, records Records, sealer *Sealer, queue SyncQueue) (*Service, error) {
-	if store == nil || records == nil {
-		return nil, errors.New("mail: store and records are required")
+// mailboxes off (unavailable) without affecting messages.
+func NewService(store Store, contacts Contacts, leads Leads, sealer *Sealer, queue SyncQueue) (*Service, error) {
+	if store == nil || contacts == nil || leads == nil {
+		return nil, errors.New("mail: store, contacts and leads are required")
 	}
-	return &Service{store: store, records: records, sealer: sealer, queue: queue, now: time.Now}, nil
+	return &Service{store: store, contacts: contacts, leads: leads, sealer: sealer, queue: queue, now: time.Now}, nil
 }
 
 // CreateMessage validates and stores a message; created is false when
@@ -65,12 +66,6 @@ func (s *Service) CreateMessage(ctx context.Context, in MessageInput, by int64) 
 		m.CreatedBy = &by
 	}
 	return s.store.CreateMessage(ctx, m)
-}
-
-// RecordRef names the contact or lead a message is read through.
-type RecordRef struct {
-	Kind Kind
-	ID   int64
 }
 
 // Message returns one stored message. Without via, the caller must be
@@ -89,9 +84,9 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 		}
 		return m, nil
 	}
-	// The record first, so its answer (not_found, 503) never depends on
-	// the message.
-	email, err := s.records.Email(ctx, via.Kind, via.ID)
+	// The record first, so its answer (not found, unavailable) never
+	// depends on the message.
+	email, err := s.recordEmail(ctx, *via)
 	if err != nil {
 		return Message{}, err
 	}
@@ -116,7 +111,7 @@ type LinkedQuery struct {
 // Linked lists the messages whose participants include the record's
 // email, newest first. A record without an email has none.
 func (s *Service) Linked(ctx context.Context, q LinkedQuery) ([]Summary, int, error) {
-	email, err := s.records.Email(ctx, q.Record.Kind, q.Record.ID)
+	email, err := s.recordEmail(ctx, q.Record)
 	if err != nil {
 		return nil, 0, err
 	}
