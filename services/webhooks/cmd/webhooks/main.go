@@ -6,16 +6,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/opencrm/crm/pkg/config"
+	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
@@ -44,68 +44,74 @@ func main() {
 // SecretPurpose is the sealbox purpose of signing secrets.
 const SecretPurpose = "opencrm/webhooks/signing-secret/v1"
 
-// settings is the process configuration, read once from the environment.
-type settings struct {
+// config is the process configuration, read once from the environment.
+type config struct {
 	platform.Settings
-	SecretKey    string
-	AllowHTTP    bool
-	BlockPrivate bool
-	// Exempt (WEBHOOKS_ALLOWED_CIDRS) keeps blocking on but lets chosen
-	// internal prefixes through, for receivers inside the operator's network.
-	Exempt netguard.Exempt
+	// SecretKey seals the signing secrets at rest; required (Validate says
+	// so in the words start-up has always used).
+	SecretKey    string `env:"CRM_SECRET_KEY"`
+	AllowHTTP    bool   `env:"WEBHOOKS_ALLOW_HTTP" envDefault:"false"`
+	BlockPrivate bool   `env:"WEBHOOKS_BLOCK_PRIVATE" envDefault:"true"`
+	// AllowedCIDRs keep blocking on but let chosen internal prefixes
+	// through, for receivers inside the operator's network; Validate
+	// parses them into exempt.
+	AllowedCIDRs string `env:"WEBHOOKS_ALLOWED_CIDRS"`
+	exempt       netguard.Exempt
 	// ContactsURL is where the records of a CSV import are read.
-	ContactsURL string
-	Grace       time.Duration
-	Retention   time.Duration
+	ContactsURL pkgconfig.URL `env:"CONTACTS_URL" envDefault:"http://localhost:8082"`
+	// Grace is how long the previous secret signs after a rotation.
+	Grace     time.Duration `env:"WEBHOOKS_ROTATION_GRACE" envDefault:"24h" min:"0s"`
+	Retention time.Duration `env:"WEBHOOKS_RETENTION" envDefault:"720h" min:"0s"`
 	// MaxPerOwner caps the subscriptions of one owner (a user or a token).
-	MaxPerOwner int
-	Delivery    delivery.Config
+	MaxPerOwner int `env:"WEBHOOKS_MAX_PER_OWNER" envDefault:"25" min:"1" max:"10000"`
+	// Delivery is the delivery engine's part (WEBHOOKS_WORKERS, ...);
+	// Validate gives it the address rules above.
+	Delivery delivery.Config
 }
 
-func load(l *config.Loader) (settings, error) {
-	s := settings{
-		Settings:     platform.Load(l, ":8089"),
-		SecretKey:    l.Required("CRM_SECRET_KEY"),
-		AllowHTTP:    l.Bool("WEBHOOKS_ALLOW_HTTP", false),
-		BlockPrivate: l.Bool("WEBHOOKS_BLOCK_PRIVATE", true),
-		Grace:        l.Duration("WEBHOOKS_ROTATION_GRACE", 24*time.Hour),
-		Retention:    l.Duration("WEBHOOKS_RETENTION", 30*24*time.Hour),
-		MaxPerOwner:  l.Int("WEBHOOKS_MAX_PER_OWNER", api.DefaultMaxPerOwner, 1, 10000),
-		ContactsURL:  strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
+// Validate holds the rules across fields and parses WEBHOOKS_ALLOWED_CIDRS.
+func (c *config) Validate() error {
+	errs := []error{c.Settings.Validate()}
+	var err error
+	if c.exempt, err = netguard.ParseExempt(c.AllowedCIDRs); err != nil {
+		errs = append(errs, fmt.Errorf("WEBHOOKS_ALLOWED_CIDRS: %w", err))
 	}
-	exempt, err := netguard.ParseExempt(l.String("WEBHOOKS_ALLOWED_CIDRS", ""))
-	l.Check(err == nil, "WEBHOOKS_ALLOWED_CIDRS", fmt.Sprint(err))
-	s.Exempt = exempt
-	if s.SecretKey != "" {
-		l.Check(len(s.SecretKey) >= sealbox.MinSecret, "CRM_SECRET_KEY", "must be at least 16 characters")
+	c.Delivery.AllowPrivate, c.Delivery.Exempt = !c.BlockPrivate, c.exempt
+	switch {
+	case c.SecretKey == "":
+		errs = append(errs, errors.New("CRM_SECRET_KEY: is required"))
+	case len(c.SecretKey) < sealbox.MinSecret:
+		errs = append(errs, errors.New("CRM_SECRET_KEY: must be at least 16 characters"))
 	}
-	s.Delivery = delivery.Config{
-		Queue:        l.String("WEBHOOKS_QUEUE", "webhooks"),
-		Workers:      l.Int("WEBHOOKS_WORKERS", 20, 1, 1000),
-		PerEndpoint:  l.Int("WEBHOOKS_PER_ENDPOINT", 4, 1, 100),
-		Batch:        l.Int("WEBHOOKS_BATCH", 100, 1, 1000),
-		Timeout:      l.Duration("WEBHOOKS_TIMEOUT", 10*time.Second),
-		MaxAge:       l.Duration("WEBHOOKS_MAX_AGE", 72*time.Hour),
-		StaleAfter:   l.Duration("WEBHOOKS_STALE_AFTER", 2*time.Minute),
-		AllowPrivate: !s.BlockPrivate,
-		Exempt:       s.Exempt,
+	if c.Grace <= 0 {
+		errs = append(errs, errors.New("WEBHOOKS_ROTATION_GRACE: must be positive"))
 	}
-	l.Check(s.Delivery.Timeout > 0 && s.Delivery.Timeout <= time.Minute, "WEBHOOKS_TIMEOUT", "must be between 1ms and 1m")
-	l.Check(s.Delivery.StaleAfter > s.Delivery.Timeout, "WEBHOOKS_STALE_AFTER", "must be longer than WEBHOOKS_TIMEOUT")
-	l.Check(s.Grace > 0, "WEBHOOKS_ROTATION_GRACE", "must be positive")
-	l.Check(s.Retention >= 24*time.Hour, "WEBHOOKS_RETENTION", "must be at least 24h")
-	if s.DBMaxConns == 0 {
-		s.DBMaxConns = s.Delivery.Workers + 10
+	if c.Retention < 24*time.Hour {
+		errs = append(errs, errors.New("WEBHOOKS_RETENTION: must be at least 24h"))
 	}
-	return s, l.Err()
+	return errors.Join(errs...)
+}
+
+// load reads the configuration with parse (pkgconfig.Parse, or ParseMap
+// in tests). Without DB_MAX_CONNS the pool has a connection per delivery
+// worker and ten for the API and the loops.
+func load(parse func(any) error) (config, error) {
+	c := config{Settings: platform.Defaults(":8089")}
+	if err := parse(&c); err != nil {
+		return c, err
+	}
+	if c.DBMaxConns == 0 {
+		c.DBMaxConns = c.Delivery.Workers + 10
+	}
+	return c, nil
 }
 
 func run(ctx context.Context) error {
-	s, err := load(config.New())
+	c, err := load(pkgconfig.Parse)
 	if err != nil {
 		return err
 	}
-	rt, err := platform.Open(ctx, "webhooks", "webhooks", s.Settings, func(ctx context.Context, d *db.DB) error {
+	rt, err := platform.Open(ctx, "webhooks", "webhooks", c.Settings, func(ctx context.Context, d *db.DB) error {
 		return db.Migrate(ctx, d, "webhooks", migrations.FS)
 	})
 	if err != nil {
@@ -114,7 +120,7 @@ func run(ctx context.Context) error {
 	defer rt.Close()
 	log, d, rdb, ops := rt.Log, rt.DB, rt.Redis, rt.Ops
 
-	box, err := sealbox.New(s.SecretKey, SecretPurpose)
+	box, err := sealbox.New(c.SecretKey, SecretPurpose)
 	if err != nil {
 		return err
 	}
@@ -126,18 +132,18 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := rt.ExportQueues(s.Delivery.Queue); err != nil {
+	if err := rt.ExportQueues(c.Delivery.Queue); err != nil {
 		return err
 	}
-	ropt, err := redis.ParseURL(s.RedisURL)
+	ropt, err := redis.ParseURL(c.RedisURL)
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	engine, err := delivery.New(st, rdb, redisConn{ropt}, box, metrics, s.Delivery, log)
+	engine, err := delivery.New(st, rdb, redisConn{ropt}, box, metrics, c.Delivery, log)
 	if err != nil {
 		return err
 	}
-	in, err := ingest.New(st, contactsapi.New(s.ContactsURL, s.InternalSecret), engine.Wake)
+	in, err := ingest.New(st, contactsapi.New(c.ContactsURL.String(), c.InternalSecret), engine.Wake)
 	if err != nil {
 		return err
 	}
@@ -146,8 +152,8 @@ func run(ctx context.Context) error {
 		return err
 	}
 	h, err := api.New(api.Deps{
-		Store: st, Pinger: engine, Sealer: box, Verifier: rt.Verifier, Grace: s.Grace, MaxPerOwner: s.MaxPerOwner,
-		Policy: webhooks.URLPolicy{AllowHTTP: s.AllowHTTP, AllowPrivate: !s.BlockPrivate, Exempt: s.Exempt},
+		Store: st, Pinger: engine, Sealer: box, Verifier: rt.Verifier, Grace: c.Grace, MaxPerOwner: c.MaxPerOwner,
+		Policy: webhooks.URLPolicy{AllowHTTP: c.AllowHTTP, AllowPrivate: !c.BlockPrivate, Exempt: c.exempt},
 	})
 	if err != nil {
 		return err
@@ -175,7 +181,7 @@ func run(ctx context.Context) error {
 		},
 		func(ctx context.Context) {
 			platform.Every(ctx, time.Hour, log, "webhooks retention", func(ctx context.Context) error {
-				return st.Retention(ctx, s.Retention)
+				return st.Retention(ctx, c.Retention)
 			})
 		},
 		func(ctx context.Context) {
@@ -190,8 +196,8 @@ func run(ctx context.Context) error {
 	// is left half-done.
 	stopJobs := platform.Background(context.WithoutCancel(ctx), jobs...)
 	defer stopJobs()
-	log.Info("webhooks listening", "addr", s.Addr)
-	return httpx.Serve(ctx, s.Addr, ops.Handler(h), s.Shutdown, nil)
+	log.Info("webhooks listening", "addr", c.Addr)
+	return httpx.Serve(ctx, c.Addr, ops.Handler(h), c.Shutdown, nil)
 }
 
 // redisConn makes asynq open (and later close) its own client from

@@ -22,31 +22,33 @@ var DefaultSchedule = []time.Duration{
 	2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 12 * time.Hour, 24 * time.Hour,
 }
 
-// Config tunes the engine; zero fields take the defaults.
+// Config tunes the engine; zero fields take the defaults. The tagged
+// fields are read from the environment (pkg/config.Parse, which calls
+// Validate); the others are the process's to set.
 type Config struct {
 	// Queue is the asynq queue (tests use their own).
-	Queue string
+	Queue string `env:"WEBHOOKS_QUEUE" envDefault:"webhooks"`
 	// Workers is how many batches one process sends at once.
-	Workers int
+	Workers int `env:"WEBHOOKS_WORKERS" envDefault:"20" min:"1" max:"1000"`
 	// PerEndpoint caps the batches of one subscription in flight (each
 	// sends one request at a time), so a slow or dead receiver holds at
 	// most that many worker slots and connections.
-	PerEndpoint int
+	PerEndpoint int `env:"WEBHOOKS_PER_ENDPOINT" envDefault:"4" min:"1" max:"100"`
 	// Timeout bounds one attempt, answer included.
-	Timeout time.Duration
+	Timeout time.Duration `env:"WEBHOOKS_TIMEOUT" envDefault:"10s" min:"0s"`
 	// Schedule is the wait after each failed attempt; Jitter its spread
 	// (0.2 = ±20 %; negative disables it).
 	Schedule []time.Duration
 	Jitter   float64
 	// MaxAge is how long a delivery is retried before it fails for good.
-	MaxAge time.Duration
+	MaxAge time.Duration `env:"WEBHOOKS_MAX_AGE" envDefault:"72h" min:"0s"`
 	// Tick is how often the dispatcher looks for due deliveries when not
 	// woken.
 	Tick time.Duration
 	// Batch is how many deliveries of one subscription one task sends, one
 	// after the other over one connection: a task's round trips (Redis,
 	// the job query, the outcome statement) are paid once per batch.
-	Batch int
+	Batch int `env:"WEBHOOKS_BATCH" envDefault:"100" min:"1" max:"1000"`
 	// BatchDeadline is how long a batch keeps starting attempts; the rest
 	// are given back, due at once, so a slow receiver does not hold a slot
 	// for minutes. A batch thus holds its slot at most BatchDeadline +
@@ -60,8 +62,10 @@ type Config struct {
 	Poll time.Duration
 	// StaleAfter is how long a batch may stay queued before its task is
 	// considered lost and enqueued again.
-	StaleAfter time.Duration
-	// AllowPrivate lets deliveries reach private addresses (development).
+	StaleAfter time.Duration `env:"WEBHOOKS_STALE_AFTER" envDefault:"2m" min:"0s"`
+	// AllowPrivate lets deliveries reach private addresses (development;
+	// the negation of WEBHOOKS_BLOCK_PRIVATE, which subscription URLs obey
+	// too).
 	AllowPrivate bool
 	// Exempt are prefixes deliveries may reach although private
 	// (WEBHOOKS_ALLOWED_CIDRS: an operator's own internal receivers).
@@ -120,6 +124,20 @@ func (c *Config) defaults() {
 	if c.TaskRetryDelay <= 0 {
 		c.TaskRetryDelay = 5 * time.Second
 	}
+}
+
+// Validate checks the settings read from the environment, naming their
+// variables: an attempt is bounded by a minute, and a batch is not taken
+// for lost while its attempt may still be under way.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Timeout <= 0 || c.Timeout > time.Minute {
+		errs = append(errs, errors.New("WEBHOOKS_TIMEOUT: must be between 1ms and 1m"))
+	}
+	if c.StaleAfter <= c.Timeout {
+		errs = append(errs, errors.New("WEBHOOKS_STALE_AFTER: must be longer than WEBHOOKS_TIMEOUT"))
+	}
+	return errors.Join(errs...)
 }
 
 func (c *Config) check() error {
