@@ -105,12 +105,13 @@ func TestAccessTokenLifecycle(t *testing.T) {
 	wantProblem(t, e.do(req{method: "DELETE", path: "/access-tokens/999999", token: e.admin}), 404, "not_found")
 }
 
+// TestAccessTokenBadInput keeps how a broken rule and a refused caller are
+// rendered; the rules themselves are tested on the service.
 func TestAccessTokenBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	user := e.createUser("Ulla User", uniqueEmail("ulla"), "ulla-password-1", "user", nil)
 	userToken := e.login(user.Email, "ulla-password-1").AccessToken
-	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	tests := []struct {
 		name, token, body string
 		status            int
@@ -118,14 +119,6 @@ func TestAccessTokenBadInput(t *testing.T) {
 		fields            []string
 	}{
 		{"unknown scope", e.admin, `{"name":"t","scopes":["contacts:delete"]}`, 422, "validation_failed", []string{"scopes"}},
-		{"no scopes", e.admin, `{"name":"t","scopes":[]}`, 422, "validation_failed", []string{"scopes"}},
-		{"admin scope with role user", e.admin, `{"name":"t","scopes":["admin"]}`, 422, "validation_failed", []string{"scopes"}},
-		{"expiry in the past", e.admin, `{"name":"t","scopes":["leads:read"],"expires_at":"` + past + `"}`, 422, "validation_failed", []string{"expires_at"}},
-		// In UTC a year-10000 timestamp, which the API's format cannot write.
-		{"expiry after year 9999", e.admin, `{"name":"t","scopes":["leads:read"],"expires_at":"9999-12-31T23:59:59-23:59"}`, 422, "validation_failed", []string{"expires_at"}},
-		{"expiry past the last second", e.admin, `{"name":"t","scopes":["leads:read"],"expires_at":"9999-12-31T23:59:59.5Z"}`, 422, "validation_failed", []string{"expires_at"}},
-		{"bad role", e.admin, `{"name":"t","scopes":["leads:read"],"role":"owner"}`, 422, "validation_failed", []string{"role"}},
-		{"no name", e.admin, `{"scopes":["leads:read"]}`, 422, "validation_failed", []string{"name"}},
 		{"non-admin", userToken, `{"name":"t","scopes":["leads:read"]}`, 403, "forbidden", nil},
 	}
 	for _, tc := range tests {
