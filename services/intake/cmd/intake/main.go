@@ -23,7 +23,6 @@ import (
 	"github.com/opencrm/crm/services/intake/internal/intake"
 	"github.com/opencrm/crm/services/intake/internal/ratelimit"
 	"github.com/opencrm/crm/services/intake/internal/store"
-	"github.com/opencrm/crm/services/intake/internal/upstream"
 	"github.com/opencrm/crm/services/intake/migrations"
 )
 
@@ -101,10 +100,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	leads, err := upstream.NewLeads(leadsapi.New(s.LeadsURL, s.InternalSecret))
-	if err != nil {
-		return err
-	}
+	leads := leadsapi.New(s.LeadsURL, s.InternalSecret)
 	keys, err := apikey.New(identityapi.New(s.IdentityURL, s.InternalSecret), s.KeyCacheTTL)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/listq"
@@ -112,21 +114,52 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := in.Validate(); err != nil {
 		return err
 	}
-	resp, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)
+	receipt, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)
+	if err != nil {
+		return err
+	}
+	status, body, err := answer(receipt, problem.RequestID(r.Context()))
 	if err != nil {
 		return err
 	}
 	ct := "application/json"
-	if resp.Status >= 400 {
+	if receipt.Refusal != nil {
 		ct = problem.ContentType
 	}
 	w.Header().Set("Content-Type", ct)
-	if resp.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	w.WriteHeader(resp.Status)
-	_, _ = w.Write(resp.Body)
+	idempotency.MarkReplayed(w, receipt.Replayed)
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 	return nil
+}
+
+// Answer messages (the envelope of docs/api.md). A honeypot hit answers
+// exactly like a created lead, so a bot cannot tell it was caught.
+const (
+	msgCreated = "Lead created successfully"
+	msgQueued  = "Lead accepted; it will be created as soon as the leads service is available"
+)
+
+// answer is the public answer to a receipt: 201 with the lead's id, 202
+// with the waiting submission's id (and a null lead id), or leads'
+// refusal as problem+json.
+func answer(r intake.Receipt, requestID string) (int, []byte, error) {
+	var status int
+	var v any
+	switch {
+	case r.Refusal != nil:
+		p := problem.From(r.Refusal)
+		status, v = p.Status, problem.BodyOf(p, requestID)
+	case r.QueuedID != 0:
+		status, v = http.StatusAccepted, intakeapi.SubmissionAnswer{Success: true, Message: msgQueued,
+			Data: intakeapi.SubmissionRef{SubmissionID: r.QueuedID}}
+	default:
+		id := r.LeadID
+		status, v = http.StatusCreated, intakeapi.SubmissionAnswer{Success: true, Message: msgCreated,
+			Data: intakeapi.SubmissionRef{ID: &id}}
+	}
+	body, err := json.Marshal(v)
+	return status, body, err
 }
 
 func seconds(d time.Duration) int {

@@ -43,7 +43,7 @@ func TestSubmitCreatesLead(t *testing.T) {
 	if diff := cmp.Diff(want, r.json(t)); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
-	wantLeads := []intake.LeadFields{{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com",
+	wantLeads := []forwarded{{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com",
 		Company: "Analytical", Source: "public-api", Notes: "call me"}}
 	if diff := cmp.Diff(wantLeads, e.leads.created()); diff != "" {
 		t.Errorf("leads created (-want +got):\n%s", diff)
@@ -77,7 +77,7 @@ func TestSubmitKeepsGivenSource(t *testing.T) {
 	if r.status != http.StatusCreated {
 		t.Fatalf("status = %d, body %s", r.status, r.body)
 	}
-	want := []intake.LeadFields{{FirstName: "Ada", LastName: "L", Email: "a@b.example", Phone: "+1 555",
+	want := []forwarded{{FirstName: "Ada", LastName: "L", Email: "a@b.example", Phone: "+1 555",
 		JobTitle: "CTO", Source: "landing-page"}}
 	if diff := cmp.Diff(want, e.leads.created()); diff != "" {
 		t.Errorf("leads created (-want +got):\n%s", diff)

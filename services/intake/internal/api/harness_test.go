@@ -33,7 +33,6 @@ import (
 	"github.com/opencrm/crm/services/intake/internal/intake"
 	"github.com/opencrm/crm/services/intake/internal/ratelimit"
 	"github.com/opencrm/crm/services/intake/internal/store"
-	"github.com/opencrm/crm/services/intake/internal/upstream"
 	"github.com/opencrm/crm/services/intake/migrations"
 )
 
@@ -151,11 +150,23 @@ func (f *fakeLeads) handle(w http.ResponseWriter, r *http.Request) {
 	f.fake.ServeHTTP(w, r)
 }
 
-func (f *fakeLeads) created() []intake.LeadFields {
+// forwarded is a lead as leads received it from intake.
+type forwarded struct {
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone,omitempty"`
+	Company   string `json:"company,omitempty"`
+	JobTitle  string `json:"job_title,omitempty"`
+	Source    string `json:"source"`
+	Notes     string `json:"notes,omitempty"`
+}
+
+func (f *fakeLeads) created() []forwarded {
 	leads, _ := f.fake.Created()
-	out := []intake.LeadFields{}
+	out := []forwarded{}
 	for _, l := range leads {
-		var lf intake.LeadFields
+		var lf forwarded
 		b, _ := json.Marshal(l)
 		if err := json.Unmarshal(b, &lf); err != nil {
 			f.t.Fatal(err)
@@ -244,10 +255,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := upstream.NewLeads(leadsapi.New(leads.url(), secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := leadsapi.New(leads.url(), secret)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc, err := intake.NewService(st, up, cfg, m, log)
 	if err != nil {

@@ -6,10 +6,11 @@ package intake
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
@@ -81,7 +82,7 @@ func (in *Input) Normalize() {
 	}
 }
 
-// Validate reports every invalid field at once (422).
+// Validate reports every invalid field at once (one validation fault).
 func (in *Input) Validate() error {
 	var e validate.Errors
 	if e.Required("first_name", in.FirstName) {
@@ -127,24 +128,21 @@ type Submission struct {
 	DeliveredAt   *timestamp.Time `json:"delivered_at"`
 }
 
-// LeadFields is the body of the internal create call to leads. It is built
-// from the stored submission only, so every retry sends the same bytes and
-// leads' idempotency store recognises it.
-type LeadFields struct {
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
-	Email     string `json:"email"`
-	Phone     string `json:"phone,omitempty"`
-	Company   string `json:"company,omitempty"`
-	JobTitle  string `json:"job_title,omitempty"`
-	Source    string `json:"source"`
-	Notes     string `json:"notes,omitempty"`
+// Lead is the lead forwarded to leads. It is built from the stored
+// submission only, so every retry asks for the same lead and leads'
+// idempotency store recognises it.
+func (s Submission) Lead() leadsapi.LeadInput {
+	return leadsapi.LeadInput{FirstName: s.FirstName, LastName: s.LastName, Email: &s.Email,
+		Phone: unlessEmpty(s.Phone), Company: unlessEmpty(s.Company), JobTitle: unlessEmpty(s.JobTitle),
+		Source: &s.Source, Notes: unlessEmpty(s.Notes)}
 }
 
-// Lead returns the fields forwarded to leads.
-func (s Submission) Lead() LeadFields {
-	return LeadFields{FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, Phone: s.Phone,
-		Company: s.Company, JobTitle: s.JobTitle, Source: s.Source, Notes: s.Notes}
+// unlessEmpty leaves an empty optional field out of the lead.
+func unlessEmpty(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // NewSubmission is what Accept stores.
@@ -165,11 +163,31 @@ type Idem struct {
 	Hash     []byte
 }
 
-// Response is an answer as it is sent and, under an Idempotency-Key, stored.
-type Response struct {
-	Status   int
-	Body     json.RawMessage
+// Receipt is what a submission came to, as its submitter is told and,
+// under an Idempotency-Key, told again: a lead, a submission waiting for
+// leads, or leads' refusal of the lead. The edge turns it into the answer.
+type Receipt struct {
+	// LeadID is the created lead; for a spam submission it is the
+	// submission's id, so a bot cannot tell it was caught.
+	LeadID int64
+	// QueuedID is the submission waiting for leads.
+	QueuedID int64
+	// Refusal is leads' refusal of the lead, passed on as leads gave it.
+	Refusal *fault.Error
+	// Replayed marks a receipt given again for an Idempotency-Key.
 	Replayed bool
+}
+
+// Outcome names the receipt's kind for metrics: created, queued or failed.
+func (r Receipt) Outcome() string {
+	switch {
+	case r.Refusal != nil:
+		return "failed"
+	case r.QueuedID != 0:
+		return "queued"
+	default:
+		return "created"
+	}
 }
 
 // Accepted is the result of Store.Accept: either a fresh submission, or a
@@ -177,7 +195,7 @@ type Response struct {
 // with the same key that died before it answered.
 type Accepted struct {
 	Submission Submission
-	Replay     *Response
+	Replay     *Receipt
 	Orphan     *Submission
 }
 
@@ -188,10 +206,10 @@ type Outcome struct {
 	LeadID        *int64
 	NextAttemptAt time.Time
 	LastError     string
-	// Idem and Response, when set, complete the idempotency record in the
+	// Idem and Receipt, when set, complete the idempotency record in the
 	// same transaction.
-	Idem     *Idem
-	Response *Response
+	Idem    *Idem
+	Receipt *Receipt
 }
 
 // Filter narrows the admin list.
@@ -211,8 +229,8 @@ type Store interface {
 	Finish(ctx context.Context, o Outcome) error
 	// FinishMany records several outcomes in one transaction.
 	FinishMany(ctx context.Context, outs []Outcome) error
-	// CompleteIdem stores the answer of a key whose request died.
-	CompleteIdem(ctx context.Context, idem Idem, resp Response) error
+	// CompleteIdem stores the receipt of a key whose request died.
+	CompleteIdem(ctx context.Context, idem Idem, r Receipt) error
 	// ClaimDue leases up to limit due pending submissions for this replica;
 	// rows another replica holds are skipped (FOR UPDATE SKIP LOCKED).
 	ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]Submission, error)
@@ -224,25 +242,12 @@ type Store interface {
 	PurgeIdem(ctx context.Context, before time.Time) (int64, error)
 }
 
-// Leads creates leads in the leads context.
+// Leads creates leads in the leads context; *leadsapi.Client is one.
 type Leads interface {
-	// CreateMany makes each lead once per key in one call. The error is
+	// CreateLeads makes each lead once per key in one call. The error is
 	// for the call (leads unreachable); a refusal of one lead is that
-	// item's Err.
-	CreateMany(ctx context.Context, calls []LeadCall) ([]LeadResult, error)
-}
-
-// LeadCall is one lead to create under its Idempotency-Key.
-type LeadCall struct {
-	Key    string
-	Fields LeadFields
-}
-
-// LeadResult is the lead's id, or why leads refused it (a 4xx problem) or
-// could not create it.
-type LeadResult struct {
-	ID  int64
-	Err error
+	// lead's Err.
+	CreateLeads(ctx context.Context, leads []leadsapi.NewLead) ([]leadsapi.CreatedLead, error)
 }
 
 // Keys verifies API key secrets.

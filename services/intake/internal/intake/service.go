@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/opencrm/crm/pkg/batch"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/fault"
 )
 
 // Config tunes forwarding and the retry job.
@@ -110,7 +111,7 @@ type Service struct {
 	// to leads (see pkg/batch): at load, one commit and one call serve
 	// many submissions; alone, a request goes straight through.
 	accepts  *batch.Batcher[NewSubmission, Submission]
-	forwards *batch.Batcher[LeadCall, LeadResult]
+	forwards *batch.Batcher[leadsapi.NewLead, leadsapi.CreatedLead]
 }
 
 // NewService wires the use cases; every dependency is required.
@@ -129,7 +130,7 @@ func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logg
 	if s.accepts, err = batch.New(store.AcceptMany, cfg.BatchSize, cfg.Flushers, acceptTimeout); err != nil {
 		return nil, err
 	}
-	if s.forwards, err = batch.New(leads.CreateMany, cfg.BatchSize, cfg.Flushers, cfg.ForwardTimeout); err != nil {
+	if s.forwards, err = batch.New(leads.CreateLeads, cfg.BatchSize, cfg.Flushers, cfg.ForwardTimeout); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -138,60 +139,17 @@ func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logg
 // acceptTimeout bounds one insert of a batch of submissions.
 const acceptTimeout = 10 * time.Second
 
-// Answer bodies (the envelope of docs/api.md). A honeypot hit answers exactly like a
-// created lead, so a bot cannot tell it was caught.
-const (
-	msgCreated = "Lead created successfully"
-	msgQueued  = "Lead accepted; it will be created as soon as the leads service is available"
-)
-
-type createdBody struct {
-	Success bool `json:"success"`
-	Data    struct {
-		ID int64 `json:"id"`
-	} `json:"data"`
-	Message string `json:"message"`
-}
-
-type queuedBody struct {
-	Success bool `json:"success"`
-	Data    struct {
-		ID           *int64 `json:"id"`
-		SubmissionID int64  `json:"submission_id"`
-	} `json:"data"`
-	Message string `json:"message"`
-}
-
-func created(id int64) Response {
-	b := createdBody{Success: true, Message: msgCreated}
-	b.Data.ID = id
-	raw, _ := json.Marshal(b)
-	return Response{Status: http.StatusCreated, Body: raw}
-}
-
-func queued(submissionID int64) Response {
-	b := queuedBody{Success: true, Message: msgQueued}
-	b.Data.SubmissionID = submissionID
-	raw, _ := json.Marshal(b)
-	return Response{Status: http.StatusAccepted, Body: raw}
-}
-
-// failedResponse stores a refusal by leads (a 4xx) as the answer, so an
-// idempotent retry sees the same refusal.
-func failedResponse(p *problem.Error, requestID string) Response {
-	raw, _ := json.Marshal(problem.BodyOf(p, requestID))
-	return Response{Status: p.Status, Body: raw}
-}
-
-// responseFor describes a submission's state as the public answer.
-func responseFor(s Submission) Response {
+// receiptFor is what a submission's state tells its submitter: a spam
+// submission looks created (its own id as the lead's), a delivered one is
+// its lead, anything else is queued.
+func receiptFor(s Submission) Receipt {
 	switch {
 	case s.Status == StatusSpam:
-		return created(s.ID)
+		return Receipt{LeadID: s.ID}
 	case s.Status == StatusDelivered && s.LeadID != nil:
-		return created(*s.LeadID)
+		return Receipt{LeadID: *s.LeadID}
 	default:
-		return queued(s.ID)
+		return Receipt{QueuedID: s.ID}
 	}
 }
 
@@ -202,9 +160,10 @@ func IdemHash(in Input) []byte {
 	return sum[:]
 }
 
-// Submit stores a valid submission, forwards it to leads and returns the
-// public answer. idemKey may be empty. in must be normalised and valid.
-func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey string) (Response, error) {
+// Submit stores a valid submission, forwards it to leads and returns what
+// the submitter is told. idemKey may be empty. in must be normalised and
+// valid.
+func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey string) (Receipt, error) {
 	var idem *Idem
 	if idemKey != "" {
 		idem = &Idem{APIKeyID: key.ID, Key: idemKey, Hash: IdemHash(in)}
@@ -224,18 +183,18 @@ func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey
 		acc, err = s.store.Accept(ctx, n, idem)
 	}
 	if err != nil {
-		return Response{}, err
+		return Receipt{}, err
 	}
 	if acc.Replay != nil {
 		return *acc.Replay, nil
 	}
 	if acc.Orphan != nil {
-		resp := responseFor(*acc.Orphan)
-		if err := s.store.CompleteIdem(ctx, *idem, resp); err != nil {
-			return Response{}, err
+		r := receiptFor(*acc.Orphan)
+		if err := s.store.CompleteIdem(ctx, *idem, r); err != nil {
+			return Receipt{}, err
 		}
-		resp.Replayed = true
-		return resp, nil
+		r.Replayed = true
+		return r, nil
 	}
 	sub := acc.Submission
 	// From here the submission is durable: finish the attempt even if the
@@ -244,42 +203,31 @@ func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey
 	if status == StatusSpam {
 		s.metrics.honeypot.Inc()
 		s.metrics.submissions.WithLabelValues("spam").Inc()
-		resp := created(sub.ID)
+		r := receiptFor(sub)
 		if idem != nil {
-			if err := s.store.Finish(ctx, Outcome{ID: sub.ID, Status: StatusSpam, Idem: idem, Response: &resp}); err != nil {
-				return Response{}, err
+			if err := s.store.Finish(ctx, Outcome{ID: sub.ID, Status: StatusSpam, Idem: idem, Receipt: &r}); err != nil {
+				return Receipt{}, err
 			}
 		}
-		return resp, nil
+		return r, nil
 	}
-	out, resp := s.attempt(ctx, sub, "inline", problem.RequestID(ctx))
+	out, r := s.attempt(ctx, sub, "inline")
 	if idem == nil && out.Status == StatusDelivered && s.finishLater(out) {
 		s.metrics.submissions.WithLabelValues("created").Inc()
-		return resp, nil
+		return r, nil
 	}
-	out.Idem, out.Response = idem, &resp
+	out.Idem, out.Receipt = idem, &r
 	if err := s.store.Finish(ctx, out); err != nil {
 		// The submission is stored and will be delivered by the retry job;
 		// the client still learns that it was accepted.
 		s.log.ErrorContext(ctx, "record delivery outcome", "submission_id", sub.ID, "error", err.Error())
-		if resp.Status >= 400 {
-			return Response{}, err
+		if r.Refusal != nil {
+			return Receipt{}, err
 		}
-		return queued(sub.ID), nil
+		return Receipt{QueuedID: sub.ID}, nil
 	}
-	s.metrics.submissions.WithLabelValues(outcomeLabel(resp.Status)).Inc()
-	return resp, nil
-}
-
-func outcomeLabel(status int) string {
-	switch status {
-	case http.StatusCreated:
-		return "created"
-	case http.StatusAccepted:
-		return "queued"
-	default:
-		return "failed"
-	}
+	s.metrics.submissions.WithLabelValues(r.Outcome()).Inc()
+	return r, nil
 }
 
 // finishLater queues a delivered outcome for RunFinisher; false when the
@@ -344,32 +292,47 @@ func (s *Service) flush(batch []Outcome) {
 }
 
 // attempt calls leads once (in a batch shared with concurrent requests)
-// and returns the submission's next state and the answer it implies.
-func (s *Service) attempt(ctx context.Context, sub Submission, path, requestID string) (Outcome, Response) {
+// and returns the submission's next state and its receipt.
+func (s *Service) attempt(ctx context.Context, sub Submission, path string) (Outcome, Receipt) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
 	defer cancel()
-	res, err := s.forwards.Do(ctx, call(sub))
+	res, err := s.forwards.Do(ctx, newLead(sub))
 	if err == nil {
 		err = res.Err
 	}
-	return s.outcome(ctx, sub, path, requestID, res.ID, err)
+	return s.outcome(ctx, sub, path, res.ID, err)
 }
 
-func call(sub Submission) LeadCall { return LeadCall{Key: IdemKeyFor(sub.ID), Fields: sub.Lead()} }
+func newLead(sub Submission) leadsapi.NewLead {
+	return leadsapi.NewLead{Key: IdemKeyFor(sub.ID), Lead: sub.Lead()}
+}
+
+// refusal is leads' refusal of the lead itself (a malformed, invalid or
+// conflicting lead: what a provider passes on); retrying would not help.
+// nil for anything else (leads down, slow or broken).
+func refusal(err error) *fault.Error {
+	var f *fault.Error
+	if !errors.As(err, &f) {
+		return nil
+	}
+	switch f.Kind {
+	case fault.KindMalformed, fault.KindInvalid, fault.KindNotFound, fault.KindConflict:
+		return f
+	}
+	return nil
+}
 
 // outcome turns leads' answer for sub (its lead id, or err) into the
-// submission's next state and the public answer.
-func (s *Service) outcome(ctx context.Context, sub Submission, path, requestID string, leadID int64, err error) (Outcome, Response) {
+// submission's next state and its receipt.
+func (s *Service) outcome(ctx context.Context, sub Submission, path string, leadID int64, err error) (Outcome, Receipt) {
 	if err == nil {
 		s.metrics.deliveries.WithLabelValues(path, "delivered").Inc()
-		return Outcome{ID: sub.ID, Status: StatusDelivered, LeadID: &leadID}, created(leadID)
+		return Outcome{ID: sub.ID, Status: StatusDelivered, LeadID: &leadID}, Receipt{LeadID: leadID}
 	}
-	var p *problem.Error
-	if errors.As(err, &p) && p.Status >= 400 && p.Status < 500 {
-		// Leads refused the lead itself: retrying would not help.
+	if f := refusal(err); f != nil {
 		s.metrics.deliveries.WithLabelValues(path, "refused").Inc()
 		s.log.WarnContext(ctx, "leads refused submission", "submission_id", sub.ID, "error", err.Error())
-		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: lastError(err)}, failedResponse(p, requestID)
+		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: lastError(err)}, Receipt{Refusal: f}
 	}
 	s.metrics.deliveries.WithLabelValues(path, "unavailable").Inc()
 	s.log.WarnContext(ctx, "leads unavailable; submission queued", "submission_id", sub.ID, "error", err.Error())
@@ -377,12 +340,13 @@ func (s *Service) outcome(ctx context.Context, sub Submission, path, requestID s
 	if attempts < 1 {
 		attempts = 1
 	}
+	queued := Receipt{QueuedID: sub.ID}
 	if attempts >= s.cfg.MaxAttempts {
 		s.log.ErrorContext(ctx, "submission gave up", "submission_id", sub.ID, "attempts", attempts, "error", err.Error())
-		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: lastError(err)}, queued(sub.ID)
+		return Outcome{ID: sub.ID, Status: StatusFailed, LastError: lastError(err)}, queued
 	}
 	next := time.Now().Add(s.Backoff(attempts))
-	return Outcome{ID: sub.ID, Status: StatusPending, NextAttemptAt: next, LastError: lastError(err)}, queued(sub.ID)
+	return Outcome{ID: sub.ID, Status: StatusPending, NextAttemptAt: next, LastError: lastError(err)}, queued
 }
 
 // IdemKeyFor is the Idempotency-Key of a submission's create call to leads:
@@ -406,17 +370,28 @@ func (s *Service) Backoff(n int) time.Duration {
 }
 
 // lastError describes a failed delivery for the admin view of the log in
-// our own words (the problem's code and detail, as a client of leads would
+// our own words (the fault's code and detail, as a client of leads would
 // see them), never the Go error, which names internal hosts and ports;
-// that stays in the service's log.
+// that stays in the service's log. An error without a fault reads as the
+// edge renders it: a network failure or timeout as the dependency being
+// down, anything else as internal.
 func lastError(err error) string {
-	p := problem.From(err)
-	msg := p.Code
-	if p.Detail != "" {
-		msg += ": " + p.Detail
-	}
-	for _, fe := range p.Errors {
-		msg += "; " + fe.Field + " " + fe.Message
+	var msg string
+	var f *fault.Error
+	var ne net.Error
+	switch {
+	case errors.As(err, &f) && f.Kind != fault.KindInternal:
+		msg = f.Code
+		if f.Detail != "" {
+			msg += ": " + f.Detail
+		}
+		for _, fe := range f.Fields {
+			msg += "; " + fe.Field + " " + fe.Message
+		}
+	case errors.As(err, &ne):
+		msg = "upstream_unavailable: a dependency of the service is unavailable; retry later"
+	default:
+		msg = "internal: an internal error occurred"
 	}
 	const max = 1000
 	if len(msg) > max {
@@ -433,22 +408,22 @@ func (s *Service) RetryDue(ctx context.Context) (claimed, delivered int, err err
 	if err != nil || len(subs) == 0 {
 		return 0, 0, err
 	}
-	calls := make([]LeadCall, len(subs))
+	calls := make([]leadsapi.NewLead, len(subs))
 	for i, sub := range subs {
-		calls[i] = call(sub)
+		calls[i] = newLead(sub)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
-	results, callErr := s.leads.CreateMany(callCtx, calls)
+	results, callErr := s.leads.CreateLeads(callCtx, calls)
 	cancel()
 	outs := make([]Outcome, len(subs))
 	for i, sub := range subs {
-		var r LeadResult
+		var r leadsapi.CreatedLead
 		if callErr != nil {
 			r.Err = callErr
 		} else {
 			r = results[i]
 		}
-		outs[i], _ = s.outcome(ctx, sub, "retry", "", r.ID, r.Err)
+		outs[i], _ = s.outcome(ctx, sub, "retry", r.ID, r.Err)
 		if outs[i].Status == StatusDelivered {
 			delivered++
 			s.log.InfoContext(ctx, "submission delivered by retry", "submission_id", sub.ID, "lead_id", r.ID, "attempts", sub.Attempts)

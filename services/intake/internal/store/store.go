@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/listq"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
@@ -60,8 +60,8 @@ func scan(row pgx.CollectableRow) (intake.Submission, error) {
 
 // Conflicts of an Idempotency-Key (docs/api.md, Idempotency).
 var (
-	errKeyReused  = problem.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request body")
-	errInProgress = problem.Conflict("request_in_progress", "a request with this Idempotency-Key is still being processed; retry later")
+	errKeyReused  = fault.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request body")
+	errInProgress = fault.Conflict("request_in_progress", "a request with this Idempotency-Key is still being processed; retry later")
 )
 
 const insertValues = `api_key_id, status, first_name, last_name, email, phone, company, job_title, source,
@@ -210,19 +210,20 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 		state        string
 		status       *int
 		response     []byte
+		receipt      []byte
 		submissionID *int64
 		age          time.Duration
 	)
-	err = tx.QueryRow(ctx, `SELECT request_hash, state, status, response, submission_id, now() - created_at
+	err = tx.QueryRow(ctx, `SELECT request_hash, state, status, response, receipt, submission_id, now() - created_at
 		FROM idempotency_requests WHERE api_key_id = $1 AND key = $2 FOR UPDATE`, idem.APIKeyID, idem.Key).
-		Scan(&hash, &state, &status, &response, &submissionID, &age)
+		Scan(&hash, &state, &status, &response, &receipt, &submissionID, &age)
 	if err != nil {
 		return false, fmt.Errorf("read idempotency key: %w", err)
 	}
 	if age > s.opts.IdemTTL {
 		// Expired (not yet purged): the key starts afresh.
 		_, err := tx.Exec(ctx, `UPDATE idempotency_requests SET request_hash = $3, state = 'in_flight',
-			status = NULL, response = NULL, submission_id = NULL, created_at = now()
+			status = NULL, response = NULL, receipt = NULL, submission_id = NULL, created_at = now()
 			WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, idem.Hash)
 		if err != nil {
 			return false, fmt.Errorf("renew idempotency key: %w", err)
@@ -232,8 +233,13 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 	if !bytes.Equal(hash, idem.Hash) {
 		return true, errKeyReused
 	}
-	if state == "done" && status != nil {
-		acc.Replay = &intake.Response{Status: *status, Body: response, Replayed: true}
+	if state == "done" && (receipt != nil || status != nil) {
+		r, err := readReceipt(receipt, status, response)
+		if err != nil {
+			return true, fmt.Errorf("idempotency key %q: %w", idem.Key, err)
+		}
+		r.Replayed = true
+		acc.Replay = &r
 		return true, nil
 	}
 	if age > s.opts.Orphaned && submissionID != nil {
@@ -282,8 +288,12 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 		if o.Status == intake.StatusPending {
 			nexts[i] = &o.NextAttemptAt
 		}
-		if o.Idem != nil && o.Response != nil {
-			b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, o.Response.Status, []byte(o.Response.Body))
+		if o.Idem != nil && o.Receipt != nil {
+			raw, err := encodeReceipt(*o.Receipt)
+			if err != nil {
+				return err
+			}
+			b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, raw)
 		}
 	}
 	b.Queue(`UPDATE submissions s SET status = o.status, lead_id = COALESCE(o.lead_id, s.lead_id),
@@ -299,20 +309,19 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 	return nil
 }
 
-const completeIdemSQL = `UPDATE idempotency_requests SET state = 'done', status = $3, response = $4
+const completeIdemSQL = `UPDATE idempotency_requests SET state = 'done', receipt = $3
 	WHERE api_key_id = $1 AND key = $2`
 
-func completeIdem(ctx context.Context, q db.Querier, idem intake.Idem, resp intake.Response) error {
-	_, err := q.Exec(ctx, completeIdemSQL, idem.APIKeyID, idem.Key, resp.Status, []byte(resp.Body))
+// CompleteIdem implements intake.Store.
+func (s *Store) CompleteIdem(ctx context.Context, idem intake.Idem, r intake.Receipt) error {
+	raw, err := encodeReceipt(r)
 	if err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(ctx, completeIdemSQL, idem.APIKeyID, idem.Key, raw); err != nil {
 		return fmt.Errorf("complete idempotency key: %w", err)
 	}
 	return nil
-}
-
-// CompleteIdem implements intake.Store.
-func (s *Store) CompleteIdem(ctx context.Context, idem intake.Idem, resp intake.Response) error {
-	return completeIdem(ctx, s.db, idem, resp)
 }
 
 // ClaimDue implements intake.Store: it leases rows by pushing their
@@ -395,7 +404,7 @@ func (s *Store) get(ctx context.Context, q db.Querier, id int64) (intake.Submiss
 	}
 	sub, err := pgx.CollectExactlyOneRow(rows, scan)
 	if db.IsNoRows(err) {
-		return intake.Submission{}, problem.NotFound("submission")
+		return intake.Submission{}, fault.NotFound("submission")
 	}
 	if err != nil {
 		return intake.Submission{}, fmt.Errorf("get submission: %w", err)

@@ -128,16 +128,16 @@ func TestIdempotencyRecords(t *testing.T) {
 	if _, err := s.Accept(ctx, submission(time.Minute), &other); !errorIs(err, "idempotency_key_reused") {
 		t.Errorf("other body: err = %v, want idempotency_key_reused", err)
 	}
-	resp := intake.Response{Status: 201, Body: []byte(`{"a":1}`)}
+	receipt := intake.Receipt{LeadID: 41}
 	if err := s.Finish(ctx, intake.Outcome{ID: first.Submission.ID, Status: intake.StatusPending,
-		NextAttemptAt: time.Now(), Idem: &idem, Response: &resp}); err != nil {
+		NextAttemptAt: time.Now(), Idem: &idem, Receipt: &receipt}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := s.Accept(ctx, submission(time.Minute), &idem)
 	if err != nil || again.Replay == nil {
 		t.Fatalf("replay = %+v, %v", again, err)
 	}
-	if diff := cmp.Diff(intake.Response{Status: 201, Body: []byte(`{"a":1}`), Replayed: true}, *again.Replay); diff != "" {
+	if diff := cmp.Diff(intake.Receipt{LeadID: 41, Replayed: true}, *again.Replay); diff != "" {
 		t.Errorf("replay (-want +got):\n%s", diff)
 	}
 	// Scoped to the API key.
