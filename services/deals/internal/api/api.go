@@ -1,6 +1,9 @@
-// Package api is the deals HTTP surface: the public routes (JWT, stage
-// writes admin-only) and the internal routes other contexts call with the
+// Package api is the deals HTTP edge: the public routes dealsapi declares
+// (JWT, stage writes admin-only; writes to a deal and its quotes within the
+// caller's edit scope) and the internal routes other contexts call with the
 // cluster secret (idempotent deal creation, the merge read for contracts).
+// It decodes bodies and query strings into the core's types and renders
+// the core's answers and faults.
 package api
 
 import (
@@ -11,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -29,7 +33,10 @@ type handlers struct {
 	svc *deals.Service
 }
 
-// New returns the service's routes; unmatched paths answer problem+json 404.
+// New returns the service's routes: each public handler is mounted on its
+// declaration in dealsapi behind the declaration's policy, the internal
+// ones on dealsapi's internal patterns behind the shared secret; unmatched
+// paths answer problem+json 404.
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Service == nil || cfg.Verifier == nil {
 		return nil, errors.New("api: service and verifier are required")
@@ -39,38 +46,40 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	h := &handlers{svc: cfg.Service}
 	mux := http.NewServeMux()
-	user := func(pattern string, fn httpx.HandlerFunc) { mux.Handle(pattern, cfg.Verifier.Require(fn)) }
-	admin := func(pattern string, fn httpx.HandlerFunc) {
-		mux.Handle(pattern, cfg.Verifier.Require(auth.RequireAdmin(fn)))
+	guards := httpx.Guards{
+		route.JWT:   cfg.Verifier.Require,
+		route.Admin: func(next http.Handler) http.Handler { return cfg.Verifier.Require(auth.RequireAdmin(next)) },
 	}
-	internal := auth.RequireInternal(cfg.InternalSecret)
-
-	user("GET /deal-stages", h.listStages)
-	user("GET /deal-stages/{id}", read(h.svc.GetStage))
-	admin("POST /deal-stages", h.createStage)
-	admin("PUT /deal-stages/{id}", write(h.svc.UpdateStage, httpx.Updated, "Deal stage updated"))
-	admin("DELETE /deal-stages/{id}", remove(h.svc.DeleteStage, "Deal stage deleted"))
-
-	user("GET /deals", h.listDeals)
-	user("POST /deals", h.createDeal)
-	user("GET /deals/{id}", read(h.svc.GetDeal))
 	// Writes to a deal, and to its quotes, follow the caller's edit scope
 	// (403 outside).
-	deal := func(pattern string, fn httpx.HandlerFunc) {
-		mux.Handle(pattern, cfg.Verifier.Require(directory.RequireWrite(h.svc.DealOwner, h.svc.CanWrite)(fn)))
-	}
-	quote := func(pattern string, fn httpx.HandlerFunc) {
-		mux.Handle(pattern, cfg.Verifier.Require(directory.RequireWrite(h.svc.QuoteOwner, h.svc.CanWrite)(fn)))
-	}
-	deal("PUT /deals/{id}", write(h.svc.UpdateDeal, httpx.Updated, "Deal updated"))
-	deal("DELETE /deals/{id}", remove(h.svc.DeleteDeal, "Deal deleted"))
+	dealWrite := directory.RequireWrite(h.svc.DealOwner, h.svc.CanWrite)
+	quoteWrite := directory.RequireWrite(h.svc.QuoteOwner, h.svc.CanWrite)
+	for _, m := range []struct {
+		route   route.Route
+		handler http.Handler
+	}{
+		{dealsapi.ListStages, httpx.HandlerFunc(h.listStages)},
+		{dealsapi.GetStage, read(h.svc.GetStage)},
+		{dealsapi.CreateStage, httpx.HandlerFunc(h.createStage)},
+		{dealsapi.UpdateStage, update(dealsapi.UpdateStage, h.svc.UpdateStage)},
+		{dealsapi.DeleteStage, remove(dealsapi.DeleteStage, h.svc.DeleteStage)},
 
-	user("GET /deals/{id}/quotes", read(h.svc.ListQuotes))
-	deal("POST /deals/{id}/quotes", write(h.svc.CreateQuote, httpx.Created, "Quote created"))
-	user("GET /quotes/{id}", read(h.svc.GetQuote))
-	quote("PUT /quotes/{id}", write(h.svc.UpdateQuote, httpx.Updated, "Quote updated"))
-	quote("DELETE /quotes/{id}", remove(h.svc.DeleteQuote, "Quote deleted"))
+		{dealsapi.ListDeals, httpx.HandlerFunc(h.listDeals)},
+		{dealsapi.CreateDeal, httpx.HandlerFunc(h.createDeal)},
+		{dealsapi.GetDeal, read(h.svc.GetDeal)},
+		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, h.svc.UpdateDeal))},
+		{dealsapi.DeleteDeal, dealWrite(remove(dealsapi.DeleteDeal, h.svc.DeleteDeal))},
 
+		{dealsapi.ListQuotes, read(h.svc.ListQuotes)},
+		{dealsapi.CreateQuote, dealWrite(httpx.HandlerFunc(h.createQuote))},
+		{dealsapi.GetQuote, read(h.svc.GetQuote)},
+		{dealsapi.UpdateQuote, quoteWrite(update(dealsapi.UpdateQuote, h.svc.UpdateQuote))},
+		{dealsapi.DeleteQuote, quoteWrite(remove(dealsapi.DeleteQuote, h.svc.DeleteQuote))},
+	} {
+		guards.Mount(mux, m.route, m.handler)
+	}
+
+	internal := auth.RequireInternal(cfg.InternalSecret)
 	mux.Handle(dealsapi.RouteCreateDeal, internal(httpx.HandlerFunc(h.createInternal)))
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
 	mux.Handle(dealsapi.RouteDeal, internal(read(h.svc.GetDeal)))
@@ -97,29 +106,36 @@ func read[T any](get func(context.Context, int64) (T, error)) httpx.HandlerFunc 
 	}
 }
 
-// write decodes the JSON body, applies fn to the path's {id} and answers
-// with reply (httpx.Created or httpx.Updated) and msg.
-func write[In, T any](fn func(context.Context, int64, In) (T, error), reply func(http.ResponseWriter, any, string), msg string) httpx.HandlerFunc {
+// decodeFor reads the path's {id} and the JSON body.
+func decodeFor[In any](w http.ResponseWriter, r *http.Request) (int64, In, error) {
+	var in In
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return 0, in, err
+	}
+	err = httpx.Decode(w, r, &in, 0)
+	return id, in, err
+}
+
+// update applies the JSON body to the path's {id} with fn and answers 200
+// with the record and rt's message.
+func update[In, T any](rt route.Route, fn func(context.Context, int64, In) (T, error)) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := httpx.PathID(r, "id")
+		id, in, err := decodeFor[In](w, r)
 		if err != nil {
-			return err
-		}
-		var in In
-		if err := httpx.Decode(w, r, &in, 0); err != nil {
 			return err
 		}
 		v, err := fn(r.Context(), id, in)
 		if err != nil {
 			return err
 		}
-		reply(w, v, msg)
+		httpx.Updated(w, v, rt.Message)
 		return nil
 	}
 }
 
-// remove deletes the path's {id} and answers with msg.
-func remove(del func(context.Context, int64) error, msg string) httpx.HandlerFunc {
+// remove deletes the path's {id} and answers with rt's message.
+func remove(rt route.Route, del func(context.Context, int64) error) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := httpx.PathID(r, "id")
 		if err != nil {
@@ -128,9 +144,16 @@ func remove(del func(context.Context, int64) error, msg string) httpx.HandlerFun
 		if err := del(r.Context(), id); err != nil {
 			return err
 		}
-		httpx.Deleted(w, msg)
+		httpx.Deleted(w, rt.Message)
 		return nil
 	}
+}
+
+// created answers 201 with the new record v and create's message, and
+// Location: where the record is read (its route at, filled with id).
+func created(w http.ResponseWriter, create, at route.Route, id int64, v any) {
+	w.Header().Set("Location", at.Location(id))
+	httpx.Created(w, v, create.Message)
 }
 
 // ---- stages ----
@@ -153,7 +176,7 @@ func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, st, "Deal stage created")
+	created(w, dealsapi.CreateStage, dealsapi.GetStage, st.ID, st)
 	return nil
 }
 
@@ -198,7 +221,22 @@ func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, d, "Deal created")
+	created(w, dealsapi.CreateDeal, dealsapi.GetDeal, d.ID, d)
+	return nil
+}
+
+// ---- quotes ----
+
+func (h *handlers) createQuote(w http.ResponseWriter, r *http.Request) error {
+	dealID, in, err := decodeFor[deals.QuoteWrite](w, r)
+	if err != nil {
+		return err
+	}
+	q, err := h.svc.CreateQuote(r.Context(), dealID, in)
+	if err != nil {
+		return err
+	}
+	created(w, dealsapi.CreateQuote, dealsapi.GetQuote, q.ID, q)
 	return nil
 }
 
@@ -221,6 +259,6 @@ func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	idempotency.MarkReplayed(w, done.Replayed)
-	httpx.Created(w, done.Value, "Deal created")
+	httpx.Created(w, done.Value, dealsapi.CreateDeal.Message)
 	return nil
 }
