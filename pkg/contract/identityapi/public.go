@@ -15,7 +15,7 @@ type User struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// UserInput is the body of POST /users.
+// UserInput is the body of CreateUser.
 type UserInput struct {
 	Name      string `json:"name" minLength:"1" maxLength:"100" example:"Sam Sales"`
 	Email     string `json:"email" minLength:"1" maxLength:"255" format:"email" example:"sam@example.com"`
@@ -25,7 +25,7 @@ type UserInput struct {
 	EditScope string `json:"edit_scope,omitempty" enum:"company,team,own" description:"Default company."`
 }
 
-// UserUpdate is the body of PUT /users/{id}; name and email are required,
+// UserUpdate is the body of UpdateUser; name and email are required,
 // the rest unchanged when absent.
 type UserUpdate struct {
 	Name      string  `json:"name" minLength:"1" maxLength:"100"`
@@ -45,7 +45,7 @@ type Team struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// TeamInput is the body of POST /teams and PUT /teams/{id}.
+// TeamInput is the body of CreateTeam and UpdateTeam.
 type TeamInput struct {
 	Name string `json:"name" minLength:"1" maxLength:"100" example:"Sales EMEA"`
 }
@@ -64,20 +64,20 @@ type APIKey struct {
 	Key                string     `json:"key,omitempty" readOnly:"true" description:"The secret; returned once, on create."`
 }
 
-// APIKeyInput is the body of POST /api-keys.
+// APIKeyInput is the body of CreateAPIKey.
 type APIKeyInput struct {
 	Name               string   `json:"name" minLength:"1" maxLength:"100" example:"website"`
 	RateLimitPerMinute *int     `json:"rate_limit_per_minute,omitempty" nullable:"true" minimum:"1" maximum:"100000" example:"60"`
 	AllowedOrigins     []string `json:"allowed_origins,omitempty" maxItems:"50" example:"[\"https://www.example.com\"]"`
 }
 
-// LoginRequest is the body of POST /auth/login.
+// LoginRequest is the body of Login.
 type LoginRequest struct {
 	Email    string `json:"email" minLength:"1" example:"admin@example.com"`
 	Password string `json:"password" minLength:"1" writeOnly:"true" example:"correct horse battery"`
 }
 
-// RefreshRequest is the body of POST /auth/refresh and POST /auth/logout.
+// RefreshRequest is the body of Refresh and Logout.
 type RefreshRequest struct {
 	RefreshToken string `json:"refresh_token" minLength:"1" example:"rt_9c1f..."`
 }
@@ -101,12 +101,12 @@ type JWK struct {
 	Use string `json:"use" example:"sig"`
 }
 
-// JWKS answers GET /auth/jwks.
+// JWKS answers GetJWKS.
 type JWKS struct {
 	Keys []JWK `json:"keys" nullable:"false"`
 }
 
-// RotatedKey answers POST /auth/keys/rotate.
+// RotatedKey answers RotateSigningKey.
 type RotatedKey struct {
 	Kid string `json:"kid"`
 }

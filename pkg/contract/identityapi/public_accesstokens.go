@@ -20,7 +20,7 @@ type AccessToken struct {
 	Token      string     `json:"token,omitempty" readOnly:"true" description:"The secret; returned once, on create." example:"crm_pat_Xq3k9ZaB..."`
 }
 
-// AccessTokenInput is the body of POST /access-tokens.
+// AccessTokenInput is the body of CreateAccessToken.
 type AccessTokenInput struct {
 	Name      string     `json:"name" minLength:"1" maxLength:"100" example:"billing sync"`
 	Scopes    []string   `json:"scopes" minItems:"1" maxItems:"32" example:"[\"contacts:read\",\"deals:write\"]"`

@@ -95,7 +95,7 @@ type AccessTokens interface {
 // timestamp that no RFC 3339 client can read.
 var MaxExpiry = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
-// AccessTokenInput is the body of POST /access-tokens.
+// AccessTokenInput asks for a new integration token.
 type AccessTokenInput struct {
 	Name      string     `json:"name"`
 	Scopes    []string   `json:"scopes"`

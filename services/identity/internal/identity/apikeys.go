@@ -17,7 +17,7 @@ const (
 	MaxAllowedOrigins   = 50
 )
 
-// APIKeyInput is the body of POST /api-keys.
+// APIKeyInput asks for a new API key.
 type APIKeyInput struct {
 	Name               string   `json:"name"`
 	RateLimitPerMinute *int     `json:"rate_limit_per_minute"`

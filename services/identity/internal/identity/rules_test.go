@@ -278,7 +278,7 @@ func TestAccessTokenRules(t *testing.T) {
 	admin, user := claims(auth.RoleAdmin), claims(auth.RoleUser)
 	past := time.Now().Add(-time.Hour)
 	// In UTC a year-10000 timestamp, which the API's format cannot write.
-	year10000 := time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -(23*3600 + 59*60)))
+	year10000 := time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -(23*3600+59*60)))
 	pastLastSecond := identity.MaxExpiry.Add(500 * time.Millisecond)
 	read := []string{"leads:read"}
 	forbidden := refusal{Kind: fault.KindForbidden, Code: "forbidden"}

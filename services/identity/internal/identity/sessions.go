@@ -23,7 +23,7 @@ type Session struct {
 	User         User
 }
 
-// LoginInput is the body of POST /auth/login.
+// LoginInput is a login attempt.
 type LoginInput struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -111,7 +111,7 @@ func (s *Service) session(ctx context.Context, u User, refresh string) (Session,
 	return Session{AccessToken: tok, ExpiresIn: int(s.cfg.AccessTTL / time.Second), RefreshToken: refresh, User: u}, nil
 }
 
-// RefreshInput is the body of POST /auth/refresh and /auth/logout.
+// RefreshInput names the refresh token to rotate or to log out.
 type RefreshInput struct {
 	RefreshToken string `json:"refresh_token"`
 }

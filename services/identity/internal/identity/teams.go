@@ -7,7 +7,7 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// TeamInput is the body of POST and PUT /teams.
+// TeamInput is a team to create, or a team's new name.
 type TeamInput struct {
 	Name string `json:"name"`
 }

@@ -28,7 +28,7 @@ func (s *Service) Me(ctx context.Context, id int64) (User, error) {
 	return u, nil
 }
 
-// UserInput is the body of POST /users.
+// UserInput is an account to create.
 type UserInput struct {
 	Name     string `json:"name"`
 	Email    string `json:"email"`
@@ -102,7 +102,7 @@ func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
 	return s.store.CreateUser(ctx, u)
 }
 
-// UserUpdate is the body of PUT /users/{id}: name and email are required;
+// UserUpdate replaces an account's settings: name and email are required;
 // absent optional fields keep their value, team_id null clears the team,
 // and a password, when given, replaces the old one.
 type UserUpdate struct {
@@ -163,8 +163,8 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, in UserUpdate) (User
 	return s.store.UpdateUser(ctx, id, change)
 }
 
-// DeactivateUser is DELETE /users/{id}: the account stays (records remain
-// assigned to it) but can no longer log in or refresh.
+// DeactivateUser retires an account: it stays (records remain assigned
+// to it) but can no longer log in or refresh.
 func (s *Service) DeactivateUser(ctx context.Context, id int64) (User, error) {
 	inactive := false
 	return s.store.UpdateUser(ctx, id, UserChange{Active: &inactive})
