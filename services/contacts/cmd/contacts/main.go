@@ -5,13 +5,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/opencrm/crm/pkg/config"
+	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
@@ -33,21 +34,27 @@ func main() {
 	}
 }
 
-// settings is the process configuration, read once from the environment.
-type settings struct {
+// config is the process configuration, read once from the environment.
+type config struct {
 	platform.Settings
 	// DealsURL is where the deals a task names are checked.
-	DealsURL string
+	DealsURL string `env:"DEALS_URL" envDefault:"http://localhost:8084"`
 }
 
-func load() (settings, error) {
-	l := config.New()
-	s := settings{Settings: platform.Load(l, ":8082"), DealsURL: l.URL("DEALS_URL", "http://localhost:8084")}
-	return s, l.Err()
+// Validate checks the shared settings and DEALS_URL.
+func (c *config) Validate() error {
+	return errors.Join(c.Settings.Validate(), pkgconfig.CheckURL("DEALS_URL", c.DealsURL))
+}
+
+// load reads the configuration with parse (pkgconfig.Parse, or ParseMap
+// in tests), listening on :8082 unless ADDR says otherwise.
+func load(parse func(any) error) (config, error) {
+	c := config{Settings: platform.Defaults(":8082")}
+	return c, parse(&c)
 }
 
 func run(ctx context.Context) error {
-	s, err := load()
+	s, err := load(pkgconfig.Parse)
 	if err != nil {
 		return err
 	}
@@ -71,7 +78,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
-		DealExists: dealsapi.New(s.DealsURL, s.InternalSecret).DealExists})
+		Deals: dealsapi.New(s.DealsURL, s.InternalSecret)})
 	if err != nil {
 		return err
 	}

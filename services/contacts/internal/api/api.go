@@ -43,9 +43,15 @@ type Config struct {
 	InternalSecret string
 	// Now is the clock for export file names; time.Now when nil.
 	Now func() time.Time
-	// DealExists checks the deal a contact's task names (the deals
-	// service owns deals); nil skips the check.
-	DealExists func(ctx context.Context, id int64) (bool, error)
+	// Deals checks the deal a contact's task names (the deals context
+	// owns deals); nil skips the check.
+	Deals Deals
+}
+
+// Deals is what the contacts edge asks the deals context: whether a deal
+// exists. dealsapi.Client and dealsapitest's fake satisfy it.
+type Deals interface {
+	DealExists(ctx context.Context, id int64) (bool, error)
 }
 
 // API serves the contacts context.
@@ -101,10 +107,14 @@ func New(cfg Config) (http.Handler, error) {
 	guards.Mount(mux, contactsapi.DeleteContact,
 		contactWrite(remove("contact", svc.DeleteContact, contactsapi.DeleteContact)))
 
+	refs := activity.References{Company: svc.CompanyExists}
+	if cfg.Deals != nil {
+		refs.Deal = cfg.Deals.DealExists
+	}
 	notes, err := activity.New(activity.Config{
 		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
 		ParentExists: svc.ContactExists, UserExists: svc.UserExists, ParentWritable: svc.ContactWritable,
-		References: activity.References{Company: svc.CompanyExists, Deal: cfg.DealExists},
+		References: refs,
 	})
 	if err != nil {
 		return nil, err

@@ -49,6 +49,12 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the API's configuration changed by with.
+func newEnvWith(t testing.TB, with func(*api.Config)) *env {
+	t.Helper()
 	d := testdb.New(t, store.Schema, store.Migrate, store.MigrationSets...)
 	iss := authtest.New(t)
 	_, idc := identityapitest.NewFake(secret).Start(t)
@@ -64,8 +70,12 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: iss.Verifier(t), InternalSecret: secret,
-		Now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }})
+	cfg := api.Config{Service: svc, DB: d, Verifier: iss.Verifier(t), InternalSecret: secret,
+		Now: func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }}
+	if with != nil {
+		with(&cfg)
+	}
+	h, err := api.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
