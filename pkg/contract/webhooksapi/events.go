@@ -3,8 +3,7 @@ package webhooksapi
 import "slices"
 
 // Event types an integration can subscribe to. Every one but ping comes
-// from a context's domain events; ping is sent only by POST
-// /webhooks/{id}/test.
+// from a context's domain events; ping is sent only by TestWebhook.
 const (
 	ContactCreated        = "contact.created"
 	ContactUpdated        = "contact.updated"

@@ -25,8 +25,8 @@ type Webhook struct {
 	Secret                  string     `json:"secret,omitempty" readOnly:"true" description:"The signing secret (whsec_ and base64 of 32 random bytes); returned once, on create and on rotate-secret." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
 }
 
-// WebhookInput is the body of POST /webhooks (url and events required) and
-// PUT /webhooks/{id} (each field optional; what is sent replaces).
+// WebhookInput is the body of CreateWebhook (url and events required) and
+// UpdateWebhook (each field optional; what is sent replaces).
 type WebhookInput struct {
 	URL         *string   `json:"url,omitempty" format:"uri" minLength:"1" maxLength:"2048" description:"Absolute https URL (http only where the operator allows it), no user:password, resolving to a public address." example:"https://hooks.example.com/crm"`
 	Events      *[]string `json:"events,omitempty" minItems:"1" maxItems:"32" description:"Event types, or \"*\" for all. An integration token's subscription receives only the types whose records its scopes let it read (contact.* and company.*: contacts:read, lead.*: leads:read, deal.*: deals:read, contract.*: contracts:read; :write implies :read); naming another type is 403 insufficient_scope." example:"[\"contact.created\",\"deal.updated\"]"`
@@ -64,7 +64,7 @@ type Event struct {
 	Data      json.RawMessage `json:"data" description:"The record after the change (the id only for deletions)."`
 }
 
-// EventFeed is one page of GET /events, oldest first.
+// EventFeed is one page of ListEvents, oldest first.
 type EventFeed struct {
 	Success   bool    `json:"success" const:"true"`
 	Data      []Event `json:"data" nullable:"false"`

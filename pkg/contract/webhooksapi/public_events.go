@@ -64,7 +64,7 @@ type DeletedRecord struct {
 	ID int64 `json:"id" minimum:"1" example:"42"`
 }
 
-// PingEvent is sent by POST /webhooks/{id}/test.
+// PingEvent is sent by TestWebhook.
 type PingEvent struct {
 	EventHeader
 	Data PingData `json:"data"`
