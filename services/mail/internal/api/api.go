@@ -11,6 +11,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/mailapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
@@ -26,25 +28,41 @@ type Deps struct {
 
 type handler struct{ svc *mail.Service }
 
-// New returns the routes of the mail service.
+// New returns the routes of the mail service: each public handler is
+// mounted on its declaration in mailapi behind the declaration's policy
+// (a JWT for every mail route).
 func New(d Deps) (http.Handler, error) {
 	if d.Service == nil || d.Verifier == nil {
 		return nil, errors.New("api: service and verifier are required")
 	}
 	h := &handler{svc: d.Service}
 	mux := http.NewServeMux()
-	jwt := func(pattern string, fn httpx.HandlerFunc) { mux.Handle(pattern, d.Verifier.Require(fn)) }
-	jwt("POST /emails", h.createEmail)
-	jwt("GET /emails/{id}", h.getEmail)
-	jwt("GET /contacts/{id}/linked-emails", h.linked(mail.KindContact))
-	jwt("GET /leads/{id}/linked-emails", h.linked(mail.KindLead))
-	jwt("POST /mailboxes", h.createMailbox)
-	jwt("GET /mailboxes", h.listMailboxes)
-	jwt("GET /mailboxes/{id}", h.getMailbox)
-	jwt("PUT /mailboxes/{id}", h.updateMailbox)
-	jwt("DELETE /mailboxes/{id}", h.deleteMailbox)
-	jwt("POST /mailboxes/{id}/sync", h.syncMailbox)
+	guards := httpx.Guards{route.JWT: d.Verifier.Require}
+	for _, m := range []struct {
+		route   route.Route
+		handler httpx.HandlerFunc
+	}{
+		{mailapi.StoreEmail, h.createEmail},
+		{mailapi.GetEmail, h.getEmail},
+		{mailapi.ListContactEmails, h.linked(mail.KindContact)},
+		{mailapi.ListLeadEmails, h.linked(mail.KindLead)},
+		{mailapi.ConnectMailbox, h.createMailbox},
+		{mailapi.ListMailboxes, h.listMailboxes},
+		{mailapi.GetMailbox, h.getMailbox},
+		{mailapi.UpdateMailbox, h.updateMailbox},
+		{mailapi.DisconnectMailbox, h.deleteMailbox},
+		{mailapi.SyncMailbox, h.syncMailbox},
+	} {
+		guards.Mount(mux, m.route, m.handler)
+	}
 	return httpx.Routes(mux), nil
+}
+
+// created answers op's 201 with the record and its Location, the URL a
+// client reads the record at, built from that route's declaration.
+func created(w http.ResponseWriter, op route.Route, location string, v any) {
+	w.Header().Set("Location", location)
+	httpx.Created(w, v, op.Message)
 }
 
 func caller(r *http.Request) mail.Caller {
@@ -63,20 +81,24 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c := caller(r)
-	m, created, err := h.svc.CreateMessage(r.Context(), in, c.UserID)
+	m, isNew, err := h.svc.CreateMessage(r.Context(), in, c.UserID)
 	if err != nil {
 		return err
 	}
 	switch {
-	case created:
-		httpx.Created(w, m, "email stored")
+	case isNew:
+		created(w, mailapi.StoreEmail, mailapi.GetEmail.Location(m.ID), m)
 	case c.CanRead(m.Summary):
-		httpx.Updated(w, m, "email already stored")
+		httpx.Updated(w, m, storedAgain)
 	default:
-		httpx.Updated(w, mail.Ref{ID: m.ID, MessageID: m.MessageID}, "email already stored")
+		httpx.Updated(w, mail.Ref{ID: m.ID, MessageID: m.MessageID}, storedAgain)
 	}
 	return nil
 }
+
+// storedAgain is the message of POST /emails' 200, its declared
+// alternative answer.
+var storedAgain = mailapi.StoreEmail.Alternatives[0].Message
 
 // getEmail is GET /emails/{id}[?contact_id=|?lead_id=]: the message if the
 // caller may read it, or as one of the named record's linked emails.
@@ -159,7 +181,7 @@ func (h *handler) createMailbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, mb, "mailbox connected; the first sync is queued")
+	created(w, mailapi.ConnectMailbox, mailapi.GetMailbox.Location(mb.ID), mb)
 	return nil
 }
 
@@ -198,7 +220,7 @@ func (h *handler) updateMailbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, mb, "mailbox updated; a sync is queued")
+	httpx.Updated(w, mb, mailapi.UpdateMailbox.Message)
 	return nil
 }
 
@@ -210,7 +232,7 @@ func (h *handler) deleteMailbox(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.DeleteMailbox(r.Context(), caller(r), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "mailbox disconnected")
+	httpx.Deleted(w, mailapi.DisconnectMailbox.Message)
 	return nil
 }
 
@@ -223,7 +245,7 @@ func (h *handler) syncMailbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, mb, "sync queued")
+	httpx.Updated(w, mb, mailapi.SyncMailbox.Message)
 	return nil
 }
 
