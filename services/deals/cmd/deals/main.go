@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
@@ -33,24 +32,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "deals:", err)
 		os.Exit(1)
 	}
-}
-
-// settings is the process configuration, read once from the environment
-// (names and defaults from docs/architecture.md).
-type settings struct {
-	platform.Settings
-	ContactsURL string
-	LeadsURL    string
-}
-
-func load() (settings, error) {
-	l := config.New()
-	s := settings{
-		Settings:    platform.Load(l, ":8084"),
-		ContactsURL: l.URL("CONTACTS_URL", "http://localhost:8082"),
-		LeadsURL:    l.URL("LEADS_URL", "http://localhost:8083"),
-	}
-	return s, l.Err()
 }
 
 func run(ctx context.Context) error {
