@@ -16,6 +16,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 )
 
 // fakeTokens plays identity's /internal/access-tokens/verify: each known
@@ -181,25 +182,24 @@ func TestAccessTokenRevocationWithinTTL(t *testing.T) {
 // TestAccessTokenScopeEveryRoute is the one table test over every
 // documented operation: a token holding every scope but the operation's
 // own is refused with 403 insufficient_scope and the RFC 6750 challenge,
-// and the same token with that scope passes the gateway. The list comes
-// from Operations, which TestOpenAPIMatchesRouteTable ties to the routing
-// Table, so a new route cannot be left out.
+// and the same token with that scope passes the gateway. The list is the
+// declarations the gateway routes by (Routes), so a new route cannot be
+// left out.
 func TestAccessTokenScopeEveryRoute(t *testing.T) {
 	t.Parallel()
 	e, f := newTokenEnv(t, func(c *Config) { c.UserPerMinute = 100_000 })
 	ids := regexp.MustCompile(`\{[^}]+\}`)
 	unscoped := map[string]bool{}
 	n := 0
-	for _, op := range Operations() {
-		if op.Auth != JWT && op.Auth != Admin {
+	for _, op := range Routes() {
+		if op.Auth != route.JWT && op.Auth != route.Admin {
 			continue
 		}
-		scopes := OperationScopes(op)
-		if len(scopes) == 0 {
+		need := op.Scope()
+		if need == "" {
 			unscoped[op.Method+" "+op.Path] = true
 			continue
 		}
-		need := scopes[0]
 		path := "/api" + ids.ReplaceAllString(op.Path, "12")
 		var others []string
 		for _, s := range auth.AllScopes() {

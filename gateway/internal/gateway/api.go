@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -31,14 +32,19 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		st.clientIP = clientIP(remote, forwardedFor(&c.Request().Header), g.cfg.TrustedProxies)
 		return g.queues(c, st)
 	}
-	rt := Match(g.table, c.Method(), path)
+	rt, allow := g.table.match(c.Method(), path)
 	if rt == nil {
-		return problem.NotFound("route")
+		if allow == "" {
+			return problem.NotFound("route")
+		}
+		// A method the path does not take: authenticated as the service's
+		// answer was, then answered here, as the service would.
+		rt, st.allow = g.table.guardOf(path, allow), allow
 	}
-	st.route, st.path = rt.Pattern, path
+	st.route = rt.Path
 	ctx := c.UserContext()
 
-	if rt.Policy == Key && g.cors(c) {
+	if rt.Auth == route.Key && g.cors(c) {
 		return nil // preflight answered
 	}
 	if err := checkBody(c, rt); err != nil {
@@ -54,11 +60,11 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 	}
 
 	tok, _ := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
-	if (rt.Policy == JWT || rt.Policy == Admin) && !isAccessToken(tok) {
-		if err := g.bearerJWT(ctx, st, tok, rt.Policy == Admin); err != nil {
+	if (rt.Auth == route.JWT || rt.Auth == route.Admin) && !isAccessToken(tok) {
+		if err := g.bearerJWT(ctx, st, tok, rt.Auth == route.Admin); err != nil {
 			return err
 		}
-		return g.proxy(c, rt, path, st)
+		return g.forward(c, rt, path, st)
 	}
 	// Any other request counts its IP first, on its own: an integration
 	// token or an API key unknown to the cache is looked up at identity,
@@ -66,18 +72,27 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 	if err := g.rateLimit(ctx, st, g.ipLimit(st)); err != nil {
 		return err
 	}
-	switch rt.Policy {
-	case JWT, Admin:
+	switch rt.Auth {
+	case route.JWT, route.Admin:
 		if err := g.accessToken(c, st, rt, tok); err != nil {
 			return err
 		}
-	case Key:
+	case route.Key:
 		if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 {
 			return keyProblem("bearer tokens are not accepted on the public API: send the API key in X-API-Key")
 		}
 		if err := g.verifyKey(ctx, c.Get("X-API-Key")); err != nil {
 			return err
 		}
+	}
+	return g.forward(c, rt, path, st)
+}
+
+// forward proxies an authenticated request, or answers 405 for a method
+// its path does not take.
+func (g *Gateway) forward(c *fiber.Ctx, rt *route.Route, path string, st *reqState) error {
+	if st.allow != "" {
+		return notAllowed(st.allow)
 	}
 	return g.proxy(c, rt, path, st)
 }
@@ -105,7 +120,7 @@ func forwardedFor(h *fasthttp.RequestHeader) string {
 // costs nothing) and bodies whose declared length is over the route limit,
 // before a byte of the body is read. Chunked bodies are capped as they
 // stream (requestBody).
-func checkBody(c *fiber.Ctx, rt *Route) error {
+func checkBody(c *fiber.Ctx, rt *route.Route) error {
 	if ce := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); ce != "" && !strings.EqualFold(ce, "identity") {
 		return problem.UnsupportedMediaType("compressed request bodies are not accepted (Content-Encoding must be identity)")
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -15,16 +16,16 @@ import (
 // limited like any user, and the request goes on with the access token
 // identity minted for that user in place of the secret, so services verify
 // the caller exactly as they verify a person's token.
-func (g *Gateway) accessToken(c *fiber.Ctx, st *reqState, rt *Route, tok string) error {
+func (g *Gateway) accessToken(c *fiber.Ctx, st *reqState, rt *route.Route, tok string) error {
 	ctx := c.UserContext()
 	grant, err := g.tokens.Verify(ctx, tok)
 	if err != nil {
 		return err
 	}
-	if scope := rt.Scope(c.Method()); scope != "" && !auth.GrantsScope(grant.Scopes, scope) {
+	if scope := rt.Scope(); scope != "" && !auth.GrantsScope(grant.Scopes, scope) {
 		return insufficientScope(scope)
 	}
-	if rt.Policy == Admin && rt.Resource == "" && grant.Role != auth.RoleAdmin {
+	if rt.Auth == route.Admin && rt.Resource == "" && grant.Role != auth.RoleAdmin {
 		return problem.Forbidden("this action requires the admin role")
 	}
 	if err := g.rateLimit(ctx, st, g.userLimit(strconv.FormatInt(grant.UserID, 10))); err != nil {

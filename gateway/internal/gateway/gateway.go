@@ -49,7 +49,7 @@ type Gateway struct {
 	cfg       Config
 	log       *slog.Logger
 	app       *fiber.App
-	table     []Route
+	table     *table
 	transport *http.Transport
 	verifier  *auth.Verifier
 	jwks      *auth.JWKS
@@ -58,7 +58,6 @@ type Gateway struct {
 	rdb       *redis.Client
 	limiter   *Limiter
 	metrics   *metrics
-	routes    *routeTemplates
 	queuesUI  *queuesUI
 	openapi   []byte
 
@@ -74,9 +73,12 @@ type Gateway struct {
 // reqState is what one request accumulates on its way through.
 type reqState struct {
 	requestID string
-	route     string
-	// path is the request path without /api, once the table matched it.
-	path         string
+	// route is the declared path the request matched ("/contacts/{id}"),
+	// its metrics label.
+	route string
+	// allow is set when the path exists but not for the request's
+	// method: the methods it takes, answered with a 405.
+	allow        string
 	clientIP     netip.Addr
 	forwardedFor string
 	quota        *Quota
@@ -146,11 +148,11 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	tbl := newTable(Routes())
 	g := &Gateway{
 		queuesUI: qui,
-		cfg:      cfg, log: log, table: Table,
+		cfg:      cfg, log: log, table: tbl,
 		transport: transport,
-		routes:    newRouteTemplates(Operations()),
 		verifier:  verifier, jwks: jwks,
 		keys:    keys,
 		tokens:  tokens,
@@ -165,7 +167,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		Immutable:                    true,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		BodyLimit:                    int(LimitExecuted),
+		BodyLimit:                    int(tbl.maxLimit),
 		ReadBufferSize:               readBufferSize,
 		ReadTimeout:                  headerReadTimeout,
 		WriteTimeout:                 writeTimeout,

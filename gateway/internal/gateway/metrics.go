@@ -3,8 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -52,65 +50,6 @@ func newMetrics() (*metrics, error) {
 		}
 	}
 	return m, nil
-}
-
-// routeTemplates labels a request by the documented operation it matched
-// ("/contacts/{id}/notes"), finer than the routing table's patterns
-// ("/contacts/*") yet bounded: the label takes one value per documented
-// operation, plus the table's pattern for the few paths a service serves
-// below a catch-all without documenting them.
-type routeTemplates struct {
-	// byShape lists templates by method and segment count.
-	byShape map[string][][]string
-}
-
-func newRouteTemplates(ops []Operation) *routeTemplates {
-	t := &routeTemplates{byShape: map[string][][]string{}}
-	for _, op := range ops {
-		segs := splitPath(op.Path)
-		k := op.Method + " " + strconv.Itoa(len(segs))
-		t.byShape[k] = append(t.byShape[k], segs)
-	}
-	return t
-}
-
-// label is the templated route of method and path (without /api), or
-// fallback when no operation matches. Of several matching templates the
-// one with the most literal segments wins ("/contacts/export" over
-// "/contacts/{id}").
-func (t *routeTemplates) label(method, path, fallback string) string {
-	if fallback == "" {
-		return ""
-	}
-	if method == "HEAD" {
-		method = "GET"
-	}
-	segs := splitPath(path)
-	best, bestLit := []string(nil), -1
-	for _, tpl := range t.byShape[method+" "+strconv.Itoa(len(segs))] {
-		lit, ok := 0, true
-		for i, ps := range tpl {
-			if strings.HasPrefix(ps, "{") {
-				if segs[i] == "" {
-					ok = false
-					break
-				}
-				continue
-			}
-			if ps != segs[i] {
-				ok = false
-				break
-			}
-			lit++
-		}
-		if ok && lit > bestLit {
-			best, bestLit = tpl, lit
-		}
-	}
-	if best == nil {
-		return fallback
-	}
-	return "/" + strings.Join(best, "/")
 }
 
 // OpsHandler serves /metrics, /healthz and /readyz for the ops listener

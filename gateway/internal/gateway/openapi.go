@@ -2,18 +2,19 @@ package gateway
 
 import (
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/envelope"
-	"github.com/opencrm/crm/pkg/contract/mailapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 )
 
 type obj = map[string]any
 
 // OpenAPI builds the OpenAPI 3.1 document of the public API: the paths
-// from Operations, every schema reflected from the Go wire types of
+// from the routes' declarations (Routes), every schema reflected from the Go wire types of
 // pkg/contract (never typed by hand), so the document says what the
 // services encode.
 func OpenAPI() (obj, error) {
@@ -22,7 +23,8 @@ func OpenAPI() (obj, error) {
 	paths := obj{}
 	tagObjs := []obj{}
 	seen := map[string]bool{}
-	for _, op := range Operations() {
+	routes := Routes()
+	for _, op := range routes {
 		item, _ := paths[op.Path].(obj)
 		if item == nil {
 			item = obj{}
@@ -42,7 +44,7 @@ func OpenAPI() (obj, error) {
 	typeEvents(schemas)
 	responses := problemResponses(problemRef)
 	// Examples are built once the schemas are known.
-	for _, op := range Operations() {
+	for _, op := range routes {
 		addExamples(op, paths[op.Path].(obj)[strings.ToLower(op.Method)].(obj), schemas)
 	}
 	return obj{
@@ -82,14 +84,22 @@ func OpenAPI() (obj, error) {
 	}, nil
 }
 
-// authDescriptions say who may call an operation.
-var authDescriptions = map[Policy]string{
-	Public: "No credential needed.",
-	JWT:    "Needs a bearer access token.",
-	Admin:  "Needs a bearer access token of a user with the admin role.",
-	// adminOrScope is an Admin route naming a Resource (Route.Resource).
-	adminOrScope: "Needs a bearer access token of a user with the admin role, or an integration token with the scope below.",
-	Key:          "Needs an API key in X-API-Key; bearer tokens are refused.",
+// authDescription says who may call an operation.
+func authDescription(r route.Route) string {
+	switch r.Auth {
+	case route.Public:
+		return "No credential needed."
+	case route.JWT:
+		return "Needs a bearer access token."
+	case route.Admin:
+		if r.Resource != "" {
+			return "Needs a bearer access token of a user with the admin role, or an integration token with the scope below."
+		}
+		return "Needs a bearer access token of a user with the admin role."
+	case route.Key:
+		return "Needs an API key in X-API-Key; bearer tokens are refused."
+	}
+	return ""
 }
 
 // tagDescriptions introduce each section of the reference.
@@ -139,26 +149,26 @@ func rateHeaders() obj {
 		"X-Request-Id":        headerRef("X-Request-Id"),
 	}
 }
-func operationObject(set *schemaSet, op Operation) obj {
+func operationObject(set *schemaSet, op route.Route) obj {
 	o := obj{
 		"tags":        []string{op.Tag},
 		"summary":     op.Summary,
 		"operationId": operationID(op),
 	}
-	desc := op.Summary + ". " + authDescriptions[op.Auth]
-	if op.Auth == Admin && adminByScope(op) {
-		desc = op.Summary + ". " + authDescriptions[adminOrScope]
-	}
+	desc := op.Summary + ". " + authDescription(op)
 	switch op.Auth {
-	case Public:
+	case route.Public:
 		o["security"] = []obj{}
-	case JWT, Admin:
-		scopes := OperationScopes(op)
+	case route.JWT, route.Admin:
+		scopes := []string{}
+		if s := op.Scope(); s != "" {
+			scopes = append(scopes, s)
+		}
 		// The scope goes in x-scopes: OpenAPI lists scopes in a security
 		// requirement for OAuth2 schemes only, and these tokens have no flow.
 		o["security"] = []obj{{"bearerAuth": []string{}}, {"accessToken": []string{}}}
 		o["x-scopes"] = scopes
-		if op.Auth == Admin {
+		if op.Auth == route.Admin {
 			o["x-admin"] = true
 		}
 		if len(scopes) > 0 {
@@ -166,11 +176,11 @@ func operationObject(set *schemaSet, op Operation) obj {
 		} else {
 			desc += " Any integration token may call it."
 		}
-	case Key:
+	case route.Key:
 		o["security"] = []obj{{"apiKey": []string{}}}
 	}
-	if note := notes[op.Method+" "+op.Path]; note != "" {
-		desc += "\n\n" + note
+	if op.Description != "" {
+		desc += "\n\n" + op.Description
 	}
 	o["description"] = desc
 	var params []obj
@@ -181,7 +191,7 @@ func operationObject(set *schemaSet, op Operation) obj {
 	for _, q := range op.Query {
 		params = append(params, queryParam(q))
 	}
-	if op.Auth == Key {
+	if op.Auth == route.Key {
 		params = append(params, obj{"name": "Idempotency-Key", "in": "header", "required": false,
 			"description": "Replays the first answer for 24 h when the same key is sent again with the same body; 409 with another body.",
 			"schema":      obj{"type": "string", "maxLength": 255}})
@@ -189,87 +199,59 @@ func operationObject(set *schemaSet, op Operation) obj {
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
-	override := bodies[op.Method+" "+op.Path]
-	switch op.Request {
-	case bJSON:
-		in := override.in
-		if in == nil {
-			in = resources[op.Schema].input
-		}
-		schema := obj{"type": "object"}
-		if in != nil {
-			schema = set.ref(in)
-		}
-		o["requestBody"] = obj{"required": !optionalBody[op.Method+" "+op.Path], "content": obj{"application/json": obj{"schema": schema}}}
-	case bMultipart:
+	switch {
+	case op.Accepts == route.Form:
 		schema := obj{
 			"type": "object", "required": []string{"file"},
 			"properties": obj{"file": obj{"type": "string", "contentMediaType": "application/octet-stream", "description": "The file."}},
 		}
 		rb := obj{"required": true}
-		if override.in != nil {
-			schema = set.ref(override.in)
-			rb["description"] = "A multipart form whose optional mapping and dry_run fields come before file: " +
-				"the file is streamed, so an option after it is refused (422) rather than ignored. See docs/import.md."
+		if op.Request != nil {
+			schema = set.ref(op.Request)
+		}
+		if _, ok := op.Request.(envelope.ImportForm); ok {
+			rb["description"] = envelope.ImportFormNote
 		}
 		rb["content"] = obj{"multipart/form-data": obj{"schema": schema}}
 		o["requestBody"] = rb
+	case op.Request != nil:
+		o["requestBody"] = obj{"required": !op.OptionalBody, "content": obj{"application/json": obj{"schema": set.ref(op.Request)}}}
 	}
 	resp := obj{}
-	resp[strconv.Itoa(op.Success)] = successResponse(set, op, override.out)
+	resp[strconv.Itoa(op.SuccessStatus())] = successResponse(set, op)
 	for _, code := range errorCodes(op) {
 		resp[code] = obj{"$ref": "#/components/responses/" + code}
 	}
-	for code := range extraResponses[op.Method+" "+op.Path] {
-		if strings.HasPrefix(code, "2") {
-			r := successResponse(set, op, override.out)
-			r["description"] = extraResponses[op.Method+" "+op.Path][code]
-			if op.Method+" "+op.Path == "POST /emails" {
-				r["content"] = obj{"application/json": obj{"schema": obj{"anyOf": []obj{
-					set.ref(envelope.Record[mailapi.Email]{}), set.ref(envelope.Record[mailapi.EmailRef]{}),
-				}}}}
-			}
-			delete(r["headers"].(obj), "Location")
-			resp[code] = r
-			continue
-		}
-		resp[code] = obj{"$ref": "#/components/responses/" + code}
+	for _, code := range op.Problems {
+		resp[strconv.Itoa(code)] = obj{"$ref": "#/components/responses/" + strconv.Itoa(code)}
 	}
-	if op.Path == "/contacts/template" || op.Path == "/leads/template" {
+	for _, alt := range op.Alternatives {
+		r := successResponse(set, op)
+		r["description"] = alt.Description
+		switch len(alt.Responses) {
+		case 0:
+		case 1:
+			r["content"] = obj{"application/json": obj{"schema": set.ref(alt.Responses[0])}}
+		default:
+			var anyOf []obj
+			for _, v := range alt.Responses {
+				anyOf = append(anyOf, set.ref(v))
+			}
+			r["content"] = obj{"application/json": obj{"schema": obj{"anyOf": anyOf}}}
+		}
+		delete(r["headers"].(obj), "Location")
+		resp[strconv.Itoa(alt.Status)] = r
+	}
+	if op.Link {
 		resp["200"].(obj)["headers"].(obj)["Link"] = headerRef("Link")
 	}
 	o["responses"] = resp
 	return o
 }
 
-// importNote is what both CSV imports add to their description.
-const importNote = "Files exported by HubSpot, Salesforce, Pipedrive, Zoho, Outlook and Google Contacts import " +
-	"unchanged: their column labels and status values are recognised, and `mapping` names any other column. " +
-	"`dry_run=true` checks everything and writes nothing. The answer says how the file was read " +
-	"(`encoding`, `delimiter`) and which columns no field read (`ignored_columns`); invalid rows are skipped " +
-	"with a reason in `errors`. A file rejected as a whole (not text, no data rows, missing name columns, " +
-	"broken quoting, a bad `mapping` or `dry_run`) is a 422 naming the form field, over the limits a 413; " +
-	"either way nothing is written. Recognised labels, encodings and status synonyms: docs/import.md of the repository."
-
-// notes extend an operation's description where its summary is not enough.
-var notes = map[string]string{
-	"POST /contacts/import": importNote,
-	"POST /leads/import":    importNote,
-	"GET /contacts/template": "Any file laid out like it, or like another CRM's export (docs/import.md), imports without a mapping. " +
-		"The Link header points at the API documentation.",
-	"GET /leads/template": "Any file laid out like it, or like another CRM's export (docs/import.md), imports without a mapping. " +
-		"The Link header points at the API documentation.",
-}
-
-// optionalBody lists the operations whose JSON body may be left out.
-var optionalBody = map[string]bool{
-	"POST /leads/{id}/qualify":   true,
-	"PUT /leads/{id}/disqualify": true,
-}
-
 // queryParam documents a list query parameter with its type, enum and
 // bounds.
-func queryParam(q Param) obj {
+func queryParam(q route.Param) obj {
 	s := obj{"type": q.Type}
 	switch q.Name {
 	case "page":
@@ -303,71 +285,28 @@ func queryParam(q Param) obj {
 	return p
 }
 
-// extraResponses are the answers an operation gives besides its success
-// and the generic error codes (errorCodes): state conflicts, a refused
-// login or refresh, and alternative successes.
-var extraResponses = map[string]map[string]string{
-	"POST /auth/login":                 {"401": ""},
-	"POST /auth/refresh":               {"401": ""},
-	"POST /webhooks":                   {"409": ""},
-	"PUT /webhooks/{id}":               {"409": ""},
-	"POST /leads/{id}/qualify":         {"409": ""},
-	"POST /public/leads":               {"202": "Accepted and stored; the lead is created when the leads service is back (data.id null, data.submission_id set)", "409": ""},
-	"PUT /contracts/{id}":              {"409": ""},
-	"PUT /contracts/{id}/regenerate":   {"409": ""},
-	"POST /contracts/{id}/executed":    {"409": ""},
-	"GET /contracts/{id}/pdf":          {"422": ""},
-	"GET /contracts/{id}/docx":         {"422": ""},
-	"GET /contract-templates/tags/pdf": {"422": ""},
-	"DELETE /contracts/{id}":           {"409": ""},
-	"DELETE /contract-templates/{id}":  {"409": ""},
-	"DELETE /deal-stages/{id}":         {"409": ""},
-	"PUT /deal-stages/{id}":            {"409": ""},
-	"POST /users":                      {"409": ""},
-	"PUT /users/{id}":                  {"409": ""},
-	"DELETE /users/{id}":               {"409": ""},
-	"POST /teams":                      {"409": ""},
-	"PUT /teams/{id}":                  {"409": ""},
-	"POST /emails":                     {"200": "The message_id was already stored; the stored message is returned (only id and message_id to a caller who may not read it)"},
-}
-
-func successResponse(set *schemaSet, op Operation, out any) obj {
-	r := resources[op.Schema]
-	jsonOf := func(v any) obj {
-		if out != nil {
-			v = out
-		}
-		if v == nil {
-			return obj{"application/json": obj{"schema": obj{"type": "object"}}}
-		}
-		return obj{"application/json": obj{"schema": set.ref(v)}}
-	}
+func successResponse(set *schemaSet, op route.Route) obj {
 	var content obj
-	switch op.Body {
-	case bPage:
-		content = jsonOf(r.page)
-	case bList:
-		content = jsonOf(r.list)
-	case bRecord:
-		content = jsonOf(r.record)
-	case bDeleted:
-		content = jsonOf(envelope.Deleted{})
-	case bRaw:
-		content = jsonOf(nil)
-	case bCSV:
+	switch op.Answers {
+	case route.JSON:
+		if op.Response != nil {
+			content = obj{"application/json": obj{"schema": set.ref(op.Response)}}
+		}
+	case route.CSV:
 		content = obj{"text/csv": obj{"schema": obj{"type": "string"}}}
-	case bPDF:
+	case route.PDF:
 		content = obj{"application/pdf": obj{"schema": obj{"type": "string", "contentMediaType": "application/pdf"}}}
-	case bDOCX:
+	case route.DOCX:
 		const docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 		content = obj{docx: obj{"schema": obj{"type": "string", "contentMediaType": docx}}}
 	}
+	created := op.SuccessStatus() == http.StatusCreated
 	desc := "Success"
-	if op.Success == 201 {
+	if created {
 		desc = "Created"
 	}
 	resp := obj{"description": desc, "headers": rateHeaders()}
-	if op.Success == 201 {
+	if created {
 		resp["headers"].(obj)["Location"] = headerRef("Location")
 	}
 	if content != nil {
@@ -379,7 +318,7 @@ func successResponse(set *schemaSet, op Operation, out any) obj {
 // addExamples gives each JSON request and response media type of an
 // operation an example built from its schema, a success answer with the
 // message the service sends (successMessage), or none.
-func addExamples(op Operation, o obj, schemas obj) {
+func addExamples(op route.Route, o obj, schemas obj) {
 	media := func(content any, request bool, status string) {
 		c, _ := content.(obj)
 		for typ, m := range c {
@@ -427,19 +366,19 @@ func toJSON(v any) any {
 // produce: the gateway's own (429 over a quota, 431 for an oversized
 // request line and headers, 5xx from the service behind), the
 // credential's, the path's and the body's.
-func errorCodes(op Operation) []string {
+func errorCodes(op route.Route) []string {
 	codes := []string{"429", "431", "500", "502", "503", "504"}
-	if op.Auth != Public {
+	if op.Auth != route.Public {
 		codes = append(codes, "401")
 	}
-	if op.Auth != Public {
+	if op.Auth != route.Public {
 		// Admin routes, records of other users, API keys refusing an origin.
 		codes = append(codes, "403")
 	}
 	if strings.Contains(op.Path, "{") {
 		codes = append(codes, "404")
 	}
-	if op.Request != bNone {
+	if op.HasBody() {
 		codes = append(codes, "400", "408", "413", "415", "422")
 	}
 	if op.Method == "GET" && len(op.Query) > 0 {
@@ -495,7 +434,7 @@ func pathParams(p string) []string {
 	}
 	return out
 }
-func operationID(op Operation) string {
+func operationID(op route.Route) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(op.Method))
 	for _, s := range strings.Split(op.Path, "/") {
@@ -505,4 +444,18 @@ func operationID(op Operation) string {
 		}
 	}
 	return b.String()
+}
+
+// successMessage is the message the answer of op with status carries, or
+// "" for none: the declaration's, which is what the service answers with.
+func successMessage(op route.Route, status string) string {
+	if status == strconv.Itoa(op.SuccessStatus()) {
+		return op.Message
+	}
+	for _, alt := range op.Alternatives {
+		if status == strconv.Itoa(alt.Status) {
+			return alt.Message
+		}
+	}
+	return ""
 }

@@ -7,17 +7,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 )
 
-// adminOrScope describes Admin routes that name a Resource; it is not a
-// routing policy (Route.Policy stays Admin), only a documentation key.
-const adminOrScope Policy = -1
-
-// adminByScope reports an Admin operation that an integration token may
-// call with its resource scope instead of the admin role.
-func adminByScope(op Operation) bool {
-	rt := Match(Table, op.Method, op.Path)
-	return rt != nil && rt.Policy == Admin && rt.Resource != ""
-}
-
 // webhookItems is the document's webhooks section: one entry per event
 // type, describing the POST a subscription receives, its headers and the
 // body's schema (reflected from webhooksapi), so a receiver can be

@@ -53,7 +53,7 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 	}
 	g.finishBody(c, st)
 
-	route := g.routes.label(c.Method(), st.path, st.route)
+	route := st.route
 	if route == "" {
 		route = opsRoute(c.Route().Path)
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/tracing"
 )
@@ -140,7 +141,7 @@ func (r *responseBody) Close() error {
 
 // proxy forwards the request to base (a service URL) with the path without
 // /api and the raw query, and streams the answer back.
-func (g *Gateway) proxy(c *fiber.Ctx, rt *Route, path string, st *reqState) error {
+func (g *Gateway) proxy(c *fiber.Ctx, rt *route.Route, path string, st *reqState) error {
 	base, ok := g.cfg.Services[rt.Service]
 	if !ok || base == "" {
 		return problem.Unavailable("the service for this route is not configured", 5)
@@ -243,7 +244,7 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *Route, path string, st *reqState) erro
 			res.Del(strings.TrimSpace(name))
 		}
 	}
-	if rt.Policy == Key && resp.Header.Get(fiber.HeaderAccessControlAllowOrigin) == "" {
+	if rt.Auth == route.Key && resp.Header.Get(fiber.HeaderAccessControlAllowOrigin) == "" {
 		// The service refused the origin (intake's 403 for an origin the
 		// key does not allow): the refusal carries no CORS grant of the
 		// gateway's either.

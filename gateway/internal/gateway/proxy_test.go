@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 )
 
 func TestRoutingStripsAPIAndKeepsQuery(t *testing.T) {
@@ -43,7 +44,6 @@ func TestRoutingStripsAPIAndKeepsQuery(t *testing.T) {
 		{"POST", "/api/emails", SvcMail, "/emails", ""},
 		{"GET", "/api/mailboxes", SvcMail, "/mailboxes", ""},
 		{"GET", "/api/auth/me", SvcIdentity, "/auth/me", ""},
-		{"PATCH", "/api/deals/4", SvcDeals, "/deals/4", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
@@ -52,6 +52,42 @@ func TestRoutingStripsAPIAndKeepsQuery(t *testing.T) {
 				t.Errorf("upstream saw %s %s %s ?%s, want %s %s %s ?%s", s.Service, s.Method, s.Path, s.Query, tc.service, tc.method, tc.upstream, tc.query)
 			}
 		})
+	}
+}
+
+// TestUndeclaredAnsweredHere: a path or method no route declares is
+// answered by the gateway exactly as the service's router answers it
+// (httpx.Routes): 404 not_found, or 405 method_not_allowed with Allow;
+// the credential is still checked first, as when the service answered.
+func TestUndeclaredAnsweredHere(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	user := e.iss.User(t, 7)
+	tests := []struct {
+		name, method, path, token string
+		status                    int
+		code, detail, allow       string
+	}{
+		{"method", "PATCH", "/api/deals/4", user, 405, "method_not_allowed", "allowed methods: DELETE, GET, HEAD, PUT", "DELETE, GET, HEAD, PUT"},
+		{"method of an admin path", "PATCH", "/api/users/4", user, 405, "method_not_allowed", "allowed methods: DELETE, GET, HEAD, PUT", "DELETE, GET, HEAD, PUT"},
+		{"method without a credential", "PATCH", "/api/deals/4", "", 401, "unauthenticated", "", ""},
+		{"path", "GET", "/api/deals/4/nothing", user, 404, "not_found", "route not found", ""},
+		{"path without a credential", "GET", "/api/deals/4/nothing", "", 404, "not_found", "route not found", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(req{method: tc.method, path: tc.path, token: tc.token})
+			p := wantProblem(t, r, tc.status, tc.code)
+			if tc.detail != "" && p.Detail != tc.detail {
+				t.Errorf("detail %q, want %q", p.Detail, tc.detail)
+			}
+			if got := r.header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+		})
+	}
+	if n := e.ups[SvcDeals].calls() + e.ups[SvcIdentity].calls(); n != 0 {
+		t.Errorf("the services received %d calls", n)
 	}
 }
 
@@ -169,13 +205,13 @@ func TestBodyLimits(t *testing.T) {
 		size                      int64
 		chunked                   bool
 	}{
-		{"json over 1 MB", "POST", "/api/contacts", user, nil, LimitJSON + 1, false},
+		{"json over 1 MB", "POST", "/api/contacts", user, nil, route.LimitJSON + 1, false},
 		{"json over 1 MB chunked", "POST", "/api/contacts", user, nil, 4 << 20, true},
-		{"public lead over 64 KB", "POST", "/api/public/leads", "", map[string]string{"X-API-Key": key}, LimitPublic + 1, false},
+		{"public lead over 64 KB", "POST", "/api/public/leads", "", map[string]string{"X-API-Key": key}, route.LimitPublic + 1, false},
 		{"public lead over 64 KB chunked", "POST", "/api/public/leads", "", map[string]string{"X-API-Key": key}, 1 << 20, true},
-		{"signed copy over 26 MB", "POST", "/api/contracts/5/executed", user, nil, LimitExecuted + 1, false},
-		{"contact import over 21 MB", "POST", "/api/contacts/import", admin, nil, LimitImport + 1, false},
-		{"lead import over 21 MB chunked", "POST", "/api/leads/import", user, nil, LimitImport + 1<<20, true},
+		{"signed copy over 26 MB", "POST", "/api/contracts/5/executed", user, nil, route.LimitExecuted + 1, false},
+		{"contact import over 21 MB", "POST", "/api/contacts/import", admin, nil, route.LimitImport + 1, false},
+		{"lead import over 21 MB chunked", "POST", "/api/leads/import", user, nil, route.LimitImport + 1<<20, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,7 +229,7 @@ func TestBodyLimits(t *testing.T) {
 		name, method, path, token string
 		size                      int64
 	}{
-		{"json of 1 MB", "POST", "/api/contacts", user, LimitJSON},
+		{"json of 1 MB", "POST", "/api/contacts", user, route.LimitJSON},
 		{"contact import of 20 MB", "POST", "/api/contacts/import", admin, 20 << 20},
 		{"signed copy of 25 MB chunked", "POST", "/api/contracts/5/executed", user, 25 << 20},
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
+
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/opencrm/crm/pkg/auth"
@@ -52,7 +54,7 @@ func isQueuesPath(path string) bool {
 func (g *Gateway) queues(c *fiber.Ctx, st *reqState) error {
 	st.route = QueuesPath + "/*"
 	ctx := c.UserContext()
-	if err := checkBody(c, &Route{}); err != nil {
+	if err := checkBody(c, &route.Route{}); err != nil {
 		return err
 	}
 	tok, _ := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
