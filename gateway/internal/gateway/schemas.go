@@ -7,77 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/opencrm/crm/pkg/contract/contactsapi"
-	"github.com/opencrm/crm/pkg/contract/contractsapi"
-	"github.com/opencrm/crm/pkg/contract/dealsapi"
-	"github.com/opencrm/crm/pkg/contract/envelope"
-	"github.com/opencrm/crm/pkg/contract/identityapi"
-	"github.com/opencrm/crm/pkg/contract/intakeapi"
-	"github.com/opencrm/crm/pkg/contract/leadsapi"
-	"github.com/opencrm/crm/pkg/contract/mailapi"
-	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/swaggest/jsonschema-go"
 )
-
-// resource is a record type of the public API with its envelopes and its
-// write body, as Go values the schemas are reflected from.
-type resource struct {
-	page, list, record, input any
-}
-
-func res[T, I any]() resource {
-	var in any
-	if reflect.TypeFor[I]() != reflect.TypeFor[struct{}]() {
-		in = *new(I)
-	}
-	return resource{envelope.Page[T]{}, envelope.List[T]{}, envelope.Record[T]{}, in}
-}
-
-// resources maps the operations table's schema names to Go wire types.
-var resources = map[string]resource{
-	"User":             res[identityapi.User, identityapi.UserInput](),
-	"Team":             res[identityapi.Team, identityapi.TeamInput](),
-	"APIKey":           res[identityapi.APIKey, identityapi.APIKeyInput](),
-	"AccessToken":      res[identityapi.AccessToken, identityapi.AccessTokenInput](),
-	"Contact":          res[contactsapi.Contact, contactsapi.ContactInput](),
-	"Company":          res[contactsapi.Company, contactsapi.CompanyInput](),
-	"CompanyMatch":     res[contactsapi.CompanyMatch, struct{}](),
-	"Note":             res[contactsapi.Note, contactsapi.NoteInput](),
-	"Task":             res[contactsapi.Task, contactsapi.TaskInput](),
-	"Lead":             res[leadsapi.Lead, leadsapi.LeadInput](),
-	"DealStage":        res[dealsapi.Stage, dealsapi.StageInput](),
-	"Deal":             res[dealsapi.Deal, dealsapi.DealInput](),
-	"Quote":            res[dealsapi.Quote, dealsapi.QuoteInput](),
-	"Contract":         res[contractsapi.Contract, contractsapi.ContractInput](),
-	"ContractTemplate": res[contractsapi.Template, contractsapi.TemplateInput](),
-	"Submission":       res[intakeapi.Submission, struct{}](),
-	"Email":            res[mailapi.Email, mailapi.EmailInput](),
-	"EmailSummary":     res[mailapi.EmailSummary, struct{}](),
-	"Mailbox":          res[mailapi.Mailbox, mailapi.MailboxInput](),
-	"RotatedKey":       res[identityapi.RotatedKey, struct{}](),
-	"Webhook":          res[webhooksapi.Webhook, webhooksapi.WebhookInput](),
-	"WebhookDelivery":  res[webhooksapi.Delivery, struct{}](),
-}
-
-// bodies overrides an operation's request (in) or success response (out)
-// where it is not the resource's plain envelope.
-var bodies = map[string]struct{ in, out any }{
-	"POST /auth/login":             {identityapi.LoginRequest{}, envelope.Record[identityapi.Session]{}},
-	"POST /auth/refresh":           {identityapi.RefreshRequest{}, envelope.Record[identityapi.Session]{}},
-	"POST /auth/logout":            {identityapi.RefreshRequest{}, nil},
-	"GET /auth/jwks":               {nil, identityapi.JWKS{}},
-	"PUT /users/{id}":              {identityapi.UserUpdate{}, nil},
-	"POST /leads/{id}/qualify":     {leadsapi.QualifyInput{}, leadsapi.Qualified{}},
-	"PUT /leads/{id}/disqualify":   {leadsapi.DisqualifyInput{}, nil},
-	"POST /public/leads":           {intakeapi.LeadSubmission{}, intakeapi.SubmissionAnswer{}},
-	"POST /contacts/import":        {envelope.ImportForm{}, envelope.ImportResult{}},
-	"POST /leads/import":           {envelope.ImportForm{}, envelope.ImportResult{}},
-	"GET /contract-templates/tags": {nil, contractsapi.MergeTags{}},
-	"POST /contacts/{id}/notes":    {contactsapi.NoteInput{}, nil},
-	"POST /leads/{id}/notes":       {contactsapi.NoteInput{}, nil},
-	"POST /contracts/{id}/notes":   {contactsapi.NoteInput{}, nil},
-	"GET /events":                  {nil, webhooksapi.EventFeed{}},
-}
 
 // schemaSet reflects Go types into components.schemas, named after the Go
 // type (envelopes after their record: ContactPage, DealRecord).
