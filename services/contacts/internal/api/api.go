@@ -254,9 +254,10 @@ func remove(resource string, del func(context.Context, int64) error, decl route.
 	}
 }
 
-// createOnce is an internal create keyed by the Idempotency-Key header: it
-// answers the stored body (pkg/idempotency).
-func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result, error)) httpx.HandlerFunc {
+// createOnce is an internal create keyed by the Idempotency-Key header
+// (pkg/idempotency): 201 {"data":record}, the record of the first request
+// with the key on a retry, marked Idempotent-Replayed.
+func createOnce[In, T any](fn func(context.Context, string, In) (idempotency.Done[T], error)) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		key, err := idempotency.Key(r)
 		if err != nil {
@@ -266,11 +267,12 @@ func createOnce[In any](fn func(context.Context, string, In) (idempotency.Result
 		if err := httpx.Decode(w, r, &in, 0); err != nil {
 			return err
 		}
-		res, err := fn(r.Context(), key, in)
+		done, err := fn(r.Context(), key, in)
 		if err != nil {
 			return err
 		}
-		idempotency.Write(w, res)
+		idempotency.MarkReplayed(w, done.Replayed)
+		httpx.JSON(w, http.StatusCreated, map[string]any{"data": done.Value})
 		return nil
 	}
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// IdempotentStore is the part of storage the internal API needs: a write
-// whose answer is stored under the caller's Idempotency-Key.
+// IdempotentStore is the part of storage the internal API needs: a create
+// that keeps the record it made under the caller's Idempotency-Key, so a
+// retry gets that record back instead of a second one.
 type IdempotentStore interface {
-	CreateContactOnce(ctx context.Context, key string, c Contact) (idempotency.Result, error)
-	CreateCompanyOnce(ctx context.Context, key string, c Company) (idempotency.Result, error)
+	CreateContactOnce(ctx context.Context, key string, c Contact) (idempotency.Done[Contact], error)
+	CreateCompanyOnce(ctx context.Context, key string, c Company) (idempotency.Done[Company], error)
 }
 
 // Service applies the contacts context's rules over a Store.
@@ -82,10 +83,10 @@ func (s *Service) CreateContact(ctx context.Context, in ContactInput) (Contact, 
 }
 
 // CreateContactOnce is CreateContact keyed by an Idempotency-Key.
-func (s *Service) CreateContactOnce(ctx context.Context, key string, in ContactInput) (idempotency.Result, error) {
+func (s *Service) CreateContactOnce(ctx context.Context, key string, in ContactInput) (idempotency.Done[Contact], error) {
 	c, err := s.prepareNew(ctx, in)
 	if err != nil {
-		return idempotency.Result{}, err
+		return idempotency.Done[Contact]{}, err
 	}
 	return s.store.CreateContactOnce(ctx, key, c)
 }
@@ -227,10 +228,10 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 }
 
 // CreateCompanyOnce is CreateCompany keyed by an Idempotency-Key.
-func (s *Service) CreateCompanyOnce(ctx context.Context, key string, in CompanyInput) (idempotency.Result, error) {
+func (s *Service) CreateCompanyOnce(ctx context.Context, key string, in CompanyInput) (idempotency.Done[Company], error) {
 	var c Company
 	if err := ApplyCompany(in, &c).Err(); err != nil {
-		return idempotency.Result{}, err
+		return idempotency.Done[Company]{}, err
 	}
 	return s.store.CreateCompanyOnce(ctx, key, c)
 }

@@ -60,7 +60,7 @@ func (s *Store) CreateCompany(ctx context.Context, c contacts.Company) (contacts
 }
 
 // CreateCompanyOnce inserts a company at most once per key.
-func (s *Store) CreateCompanyOnce(ctx context.Context, key string, c contacts.Company) (idempotency.Result, error) {
+func (s *Store) CreateCompanyOnce(ctx context.Context, key string, c contacts.Company) (idempotency.Done[contacts.Company], error) {
 	return insertOnce(ctx, s.db, key, c, insertCompany)
 }
 

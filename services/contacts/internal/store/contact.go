@@ -61,9 +61,8 @@ func (s *Store) CreateContact(ctx context.Context, c contacts.Contact) (contacts
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) { return insertContact(ctx, tx, c) })
 }
 
-// CreateContactOnce inserts a contact at most once per key; the answer is
-// the internal API's {"data": contact}.
-func (s *Store) CreateContactOnce(ctx context.Context, key string, c contacts.Contact) (idempotency.Result, error) {
+// CreateContactOnce inserts a contact at most once per key.
+func (s *Store) CreateContactOnce(ctx context.Context, key string, c contacts.Contact) (idempotency.Done[contacts.Contact], error) {
 	return insertOnce(ctx, s.db, key, c, insertContact)
 }
 

@@ -82,14 +82,13 @@ func inTx[T any](ctx context.Context, d *db.DB, fn func(tx pgx.Tx) (T, error)) (
 	return v, err
 }
 
-// insertOnce runs insert at most once per key; the answer is the internal
-// API's 201 {"data": record}.
+// insertOnce runs insert at most once per key and keeps the record it
+// created with the key (pkg/idempotency): a retry with the same record
+// gets the stored one back. rec is also the request's fingerprint, as it
+// was when the answer itself was stored, so keys stored then still match.
 func insertOnce[T any](ctx context.Context, d *db.DB, key string, rec T,
-	insert func(context.Context, db.Querier, T) (T, error)) (idempotency.Result, error) {
-	return idempotency.Run(ctx, d, key, rec, func(tx pgx.Tx) (int, any, error) {
-		created, err := insert(ctx, tx, rec)
-		return 201, map[string]any{"data": created}, err
-	})
+	insert func(context.Context, db.Querier, T) (T, error)) (idempotency.Done[T], error) {
+	return idempotency.Once(ctx, d, key, rec, func(tx pgx.Tx) (T, error) { return insert(ctx, tx, rec) })
 }
 
 // exists reports whether table holds a row with id.
