@@ -35,6 +35,10 @@ const (
 	MaxFeedLimit     = 1000
 )
 
+// maxBody bounds the JSON body of a create or an update: a valid one is a
+// few kilobytes (MaxURL, MaxDescription, MaxEvents).
+const maxBody = 64 << 10
+
 // DefaultMaxPerOwner is how many subscriptions one owner may have unless
 // Deps says otherwise (WEBHOOKS_MAX_PER_OWNER): each is a worker slot
 // holder and a fan-out target, so a token cannot multiply its share.
@@ -218,7 +222,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	var in webhooks.Input
-	if err := httpx.Decode(w, r, &in, webhooks.MaxBody); err != nil {
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
 		return err
 	}
 	if err := in.Validate(r.Context(), true, h.Policy); err != nil {
@@ -269,7 +273,7 @@ func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in webhooks.Input
-	if err := httpx.Decode(w, r, &in, webhooks.MaxBody); err != nil {
+	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
 		return err
 	}
 	if err := in.Validate(r.Context(), false, h.Policy); err != nil {

@@ -11,6 +11,10 @@ import (
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 )
 
+// TestCreateRefusesInvalidInput: a refused input is 422 validation_failed
+// naming the field, under the service's URL policy and resolver (every
+// rule of the input: TestValidateCreate in package webhooks), and stores
+// or changes nothing.
 func TestCreateRefusesInvalidInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, strict(), noWorkers())
@@ -24,25 +28,9 @@ func TestCreateRefusesInvalidInput(t *testing.T) {
 		msg   string
 	}{
 		{"url missing", `{"events":["*"]}`, "url", "is required"},
-		{"url empty", `{"url":"","events":["*"]}`, "url", "is required"},
-		{"url relative", `{"url":"/crm","events":["*"]}`, "url", "must be an absolute URL"},
 		{"http when not allowed", `{"url":"http://hooks.example.com/","events":["*"]}`, "url", "must use https"},
-		{"ftp", `{"url":"ftp://hooks.example.com/","events":["*"]}`, "url", "must use https"},
-		{"file", `{"url":"file:///etc/passwd","events":["*"]}`, "url", "must use https"},
-		{"gopher", `{"url":"gopher://hooks.example.com/","events":["*"]}`, "url", "must use https"},
-		{"userinfo", `{"url":"https://u:p@hooks.example.com/","events":["*"]}`, "url", "must not contain a user name or password"},
-		{"loopback", `{"url":"https://127.0.0.1/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
-		{"private", `{"url":"https://10.0.0.1/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
-		{"metadata", `{"url":"https://169.254.169.254/latest","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
-		{"v6 loopback", `{"url":"https://[::1]/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
-		{"mapped loopback", `{"url":"https://[::ffff:127.0.0.1]/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
 		{"name resolving inside", `{"url":"https://inside.example.com/","events":["*"]}`, "url", "must not point to a private, loopback or otherwise reserved address"},
-		{"url too long", `{"url":"` + ok + "?" + strings.Repeat("a", 2048) + `","events":["*"]}`, "url", "must be at most 2048 characters"},
-		{"events missing", `{"url":"` + ok + `"}`, "events", "is required"},
-		{"events empty", `{"url":"` + ok + `","events":[]}`, "events", "must name at least one event type"},
 		{"event unknown", `{"url":"` + ok + `","events":["contact.created","contact.exploded"]}`, "events[1]", `must be an event type (see the webhooks section) or "*"`},
-		{"ping is not subscribable", `{"url":"` + ok + `","events":["ping"]}`, "events[0]", `must be an event type (see the webhooks section) or "*"`},
-		{"description too long", `{"url":"` + ok + `","events":["*"],"description":"` + strings.Repeat("d", 501) + `"}`, "description", "must be at most 500 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,8 +16,6 @@ const (
 	MaxURL         = 2048
 	MaxDescription = 500
 	MaxEvents      = 32
-	// MaxBody bounds the JSON body of create and update.
-	MaxBody = 64 << 10
 )
 
 // Input is the body of a create or an update (webhooksapi.WebhookInput):
