@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
@@ -35,56 +33,9 @@ func main() {
 	}
 }
 
-// settings is the process configuration, read once from the environment.
-type settings struct {
-	platform.Settings
-	ContactsURL string
-	LeadsURL    string
-	// SecretKey (CRM_SECRET_KEY) seals mailbox passwords; without it the
-	// mailbox routes answer 503 and no sync runs.
-	SecretKey string
-	Jobs      jobs.Config
-	Sync      imapsync.Options
-	// SyncWorker turns the worker and scheduler off (MAIL_SYNC_WORKER=false)
-	// for API-only replicas.
-	SyncWorker bool
-}
-
-// load reads the settings from l (the environment in production).
-func load(l *config.Loader) (settings, error) {
-	s := settings{
-		Settings:    platform.Load(l, ":8087"),
-		ContactsURL: strings.TrimRight(l.URL("CONTACTS_URL", "http://localhost:8082"), "/"),
-		LeadsURL:    strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
-		SecretKey:   l.String("CRM_SECRET_KEY", ""),
-		SyncWorker:  l.Bool("MAIL_SYNC_WORKER", true),
-		Jobs: jobs.Config{
-			Queue:       l.String("MAIL_QUEUE", "mail"),
-			Interval:    l.Duration("MAIL_SYNC_INTERVAL", 5*time.Minute),
-			Concurrency: l.Int("MAIL_SYNC_CONCURRENCY", 4, 1, 64),
-		},
-		Sync: imapsync.Options{
-			Lease: l.Duration("MAIL_SYNC_TIMEOUT", 10*time.Minute),
-			// Secure by default: a user-chosen host must not reach the
-			// cluster's own network unless the operator allows it.
-			BlockPrivate: l.Bool("MAIL_IMAP_BLOCK_PRIVATE", true),
-			// A mailbox with tls off on an implicit-TLS port gets no
-			// greeting; its error should come while the user still looks.
-			GreetingTimeout: l.Duration("MAIL_IMAP_GREETING_TIMEOUT", 8*time.Second),
-		},
-	}
-	s.Jobs.TaskTimeout = s.Sync.Lease
-	l.Check(s.SecretKey == "" || len(s.SecretKey) >= 16, "CRM_SECRET_KEY", "must be at least 16 characters")
-	l.Check(s.Jobs.Interval >= time.Second, "MAIL_SYNC_INTERVAL", "must be at least 1s")
-	l.Check(s.Sync.Lease >= 5*time.Second, "MAIL_SYNC_TIMEOUT", "must be at least 5s")
-	l.Check(s.Sync.GreetingTimeout >= time.Second && s.Sync.GreetingTimeout < s.Sync.Lease,
-		"MAIL_IMAP_GREETING_TIMEOUT", "must be at least 1s and less than MAIL_SYNC_TIMEOUT")
-	return s, l.Err()
-}
-
 func run(ctx context.Context) error {
-	s, err := load(config.New())
-	if err != nil {
+	s := defaults()
+	if err := config.Parse(&s); err != nil {
 		return err
 	}
 	rt, err := platform.Open(ctx, "mail", "mail", s.Settings, func(ctx context.Context, d *db.DB) error {

@@ -29,7 +29,7 @@ import (
 type Options struct {
 	// Lease bounds one sync run; another worker may take the mailbox
 	// after it (default 10 min).
-	Lease time.Duration
+	Lease time.Duration `env:"MAIL_SYNC_TIMEOUT" envDefault:"10m"`
 	// DialTimeout bounds connecting and the TLS handshake (default 15 s).
 	DialTimeout time.Duration
 	// GreetingTimeout bounds the wait for the server's IMAP greeting once
@@ -39,7 +39,7 @@ type Options struct {
 	// on go-imap's own read timeouts). 8 s leaves room for the queue's
 	// pickup, so the error shows within 10 s of connecting the mailbox,
 	// and is far more than a working server needs to greet.
-	GreetingTimeout time.Duration
+	GreetingTimeout time.Duration `env:"MAIL_IMAP_GREETING_TIMEOUT" envDefault:"8s"`
 	// Batch is how many messages are fetched per round trip (default 25).
 	Batch int
 	// MaxRawBytes is the most of one message read from the server
@@ -47,7 +47,9 @@ type Options struct {
 	MaxRawBytes int64
 	// BlockPrivate refuses to connect to loopback, private and link-local
 	// addresses, so a user cannot aim the server at the cluster's insides.
-	BlockPrivate bool
+	// Read from the environment, it is on unless the operator turns it
+	// off: secure by default.
+	BlockPrivate bool `env:"MAIL_IMAP_BLOCK_PRIVATE" envDefault:"true"`
 	// TLSConfig overrides the TLS settings (tests: a private root CA).
 	TLSConfig *tls.Config
 }

@@ -28,13 +28,13 @@ const (
 
 // Config names the queue and paces the work.
 type Config struct {
-	// Queue is the asynq queue name (MAIL_QUEUE, default "mail"); tests use
-	// a random one so they never take each other's tasks.
-	Queue string
-	// Interval is how often every mailbox is synced (MAIL_SYNC_INTERVAL).
-	Interval time.Duration
+	// Queue is the asynq queue name; tests use a random one so they never
+	// take each other's tasks.
+	Queue string `env:"MAIL_QUEUE" envDefault:"mail"`
+	// Interval is how often every mailbox is synced (at least 1s).
+	Interval time.Duration `env:"MAIL_SYNC_INTERVAL" envDefault:"5m"`
 	// Concurrency is how many mailboxes one process syncs at once.
-	Concurrency int
+	Concurrency int `env:"MAIL_SYNC_CONCURRENCY" envDefault:"4" min:"1" max:"64"`
 	// TaskTimeout bounds one sync task; keep it at the syncer's lease.
 	TaskTimeout time.Duration
 }
