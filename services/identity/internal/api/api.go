@@ -45,18 +45,13 @@ func New(svc *identity.Service, verifier *auth.Verifier, internalSecret string, 
 }
 
 // currentAdmin passes a request on only while the caller's stored account
-// is an active admin. Identity owns the accounts, so unlike other services
-// it need not trust a role claim for the access token's remaining
-// lifetime: an admin who is deactivated or demoted loses these routes at
-// once (401/403).
+// is an active admin (identity.Service.CurrentAdmin): a deactivated or
+// demoted admin loses these routes at once (401/403), whatever the role
+// claim of a token still valid says.
 func (a *API) currentAdmin(next http.Handler) http.Handler {
 	return httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		u, err := a.svc.Me(r.Context(), auth.FromContext(r.Context()).UserID())
-		if err != nil {
+		if _, err := a.svc.CurrentAdmin(r.Context(), auth.FromContext(r.Context()).UserID()); err != nil {
 			return err
-		}
-		if u.Role != auth.RoleAdmin {
-			return fault.Forbidden("this action requires the admin role")
 		}
 		next.ServeHTTP(w, r)
 		return nil

@@ -143,7 +143,7 @@ func (in *AccessTokenInput) check(now time.Time) error {
 // scope.
 func (s *Service) CreateAccessToken(ctx context.Context, in AccessTokenInput, creator *auth.Claims) (AccessToken, string, error) {
 	if creator == nil || !creator.IsAdmin() {
-		return AccessToken{}, "", fault.Forbidden("this action requires the admin role")
+		return AccessToken{}, "", ErrNotAdmin
 	}
 	if !creator.Allows(auth.ScopeAdmin) {
 		return AccessToken{}, "", fault.Forbidden("only a token holding the admin scope may create tokens")

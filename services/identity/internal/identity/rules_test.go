@@ -24,9 +24,19 @@ import (
 // database: each case is refused before storage, which the fake store
 // would fail loudly (a nil interface) if a rule let it through.
 
-// fakeStore answers a login lookup with "no such user"; every other call
-// reaches the nil Store and panics.
-type fakeStore struct{ identity.Store }
+// fakeStore answers a login lookup with "no such user" and reads users
+// from a map; every other call reaches the nil Store and panics.
+type fakeStore struct {
+	identity.Store
+	users map[int64]identity.User
+}
+
+func (f fakeStore) UserByID(_ context.Context, id int64) (identity.User, error) {
+	if u, ok := f.users[id]; ok {
+		return u, nil
+	}
+	return identity.User{}, identity.ErrUserNotFound
+}
 
 func (fakeStore) CredentialsByEmail(context.Context, string) (identity.Credentials, error) {
 	return identity.Credentials{}, identity.ErrUserNotFound
@@ -102,8 +112,9 @@ func (f *fakeThrottle) Known(_ context.Context, key string) (bool, error) {
 	return f.known[key], nil
 }
 
-// newService is the service over the fakes, login limited by limits.
-func newService(t *testing.T, limits identity.Limits, wait time.Duration) *identity.Service {
+// newService is the service over the fakes, login limited by limits,
+// with users stored.
+func newService(t *testing.T, limits identity.Limits, wait time.Duration, users ...identity.User) *identity.Service {
 	t.Helper()
 	ctx := context.Background()
 	sealer, err := identity.NewSealer("")
@@ -119,7 +130,11 @@ func newService(t *testing.T, limits identity.Limits, wait time.Duration) *ident
 		t.Fatal(err)
 	}
 	throttle := &fakeThrottle{wait: wait, count: map[string]int{}, known: map[string]bool{}}
-	svc, err := identity.NewService(fakeStore{}, hasher, keys, throttle,
+	st := fakeStore{users: map[int64]identity.User{}}
+	for _, u := range users {
+		st.users[u.ID] = u
+	}
+	svc, err := identity.NewService(st, hasher, keys, throttle,
 		identity.Config{AccessTTL: 15 * time.Minute, RefreshTTL: time.Hour, Limits: limits},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -394,3 +409,37 @@ func TestRefreshRules(t *testing.T) {
 }
 
 func mustErr(_ identity.Session, err error) error { return err }
+
+// TestCurrentAdmin: identity's admin actions follow the stored account, not
+// the role claim of a token still valid.
+func TestCurrentAdmin(t *testing.T) {
+	t.Parallel()
+	svc := newService(t, identity.Limits{}, 0,
+		identity.User{ID: 1, Role: auth.RoleAdmin, Active: true},
+		identity.User{ID: 2, Role: auth.RoleUser, Active: true},
+		identity.User{ID: 3, Role: auth.RoleAdmin, Active: false})
+	tests := []struct {
+		name string
+		id   int64
+		want error
+	}{
+		{"active admin", 1, nil},
+		{"demoted", 2, identity.ErrNotAdmin},
+		{"deactivated", 3, identity.ErrInactive},
+		{"deleted", 4, identity.ErrInactive},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := svc.CurrentAdmin(context.Background(), tc.id)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if err != nil {
+				if diff := cmp.Diff(tc.want.Error(), err.Error()); diff != "" {
+					t.Errorf("code and detail (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -24,6 +25,25 @@ func (s *Service) Me(ctx context.Context, id int64) (User, error) {
 	}
 	if !u.Active {
 		return User{}, ErrInactive
+	}
+	return u, nil
+}
+
+// ErrNotAdmin refuses an admin action to an account that is not an admin.
+var ErrNotAdmin = fault.Forbidden("this action requires the admin role")
+
+// CurrentAdmin returns the caller's account while it is an active admin.
+// Identity owns the accounts, so its admin actions follow the stored
+// account rather than the role claim of an access token that is still
+// valid: an admin who is deactivated (ErrInactive) or demoted (ErrNotAdmin)
+// loses them at once.
+func (s *Service) CurrentAdmin(ctx context.Context, id int64) (User, error) {
+	u, err := s.Me(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	if u.Role != auth.RoleAdmin {
+		return User{}, ErrNotAdmin
 	}
 	return u, nil
 }
