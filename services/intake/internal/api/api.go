@@ -13,15 +13,17 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
 	"github.com/opencrm/crm/services/intake/internal/intake"
-	"github.com/opencrm/crm/services/intake/internal/store"
 )
 
 // KeyHeader carries the API key on the public route.
@@ -48,10 +50,17 @@ func New(d Deps) (http.Handler, error) {
 	}
 	h := &handler{d}
 	mux := http.NewServeMux()
-	mux.Handle("POST /public/leads", httpx.HandlerFunc(h.submit))
-	mux.Handle("OPTIONS /public/leads", httpx.HandlerFunc(h.preflight))
-	mux.Handle("GET /intake/submissions", d.Verifier.Require(auth.RequireAdmin(httpx.HandlerFunc(h.list))))
-	mux.Handle("GET /intake/submissions/{id}", d.Verifier.Require(auth.RequireAdmin(httpx.HandlerFunc(h.get))))
+	guards := httpx.Guards{
+		// The API key is checked by submit itself: it answers the key's
+		// own CORS and rate-limit headers around the check.
+		route.Key:   func(next http.Handler) http.Handler { return next },
+		route.Admin: func(next http.Handler) http.Handler { return d.Verifier.Require(auth.RequireAdmin(next)) },
+	}
+	guards.Mount(mux, intakeapi.SubmitLead, httpx.HandlerFunc(h.submit))
+	// The browser's preflight of the same path; it carries no credential.
+	mux.Handle(http.MethodOptions+" "+intakeapi.SubmitLead.Path, httpx.HandlerFunc(h.preflight))
+	guards.Mount(mux, intakeapi.ListSubmissions, httpx.HandlerFunc(h.list))
+	guards.Mount(mux, intakeapi.GetSubmission, httpx.HandlerFunc(h.get))
 	return httpx.Routes(mux), nil
 }
 
@@ -121,6 +130,11 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	status, body, err := answer(receipt, problem.RequestID(r.Context()))
 	if err != nil {
 		return err
+	}
+	if status == http.StatusCreated {
+		// The lead lives in leads; a honeypot hit names its submission as
+		// a lead all the same, as every 201 names what it created.
+		w.Header().Set("Location", leadsapi.GetLead.Location(receipt.LeadID))
 	}
 	ct := "application/json"
 	if receipt.Refusal != nil {
@@ -244,16 +258,17 @@ func normOrigin(o string) string {
 
 // list is GET /intake/submissions (admin).
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
-	q := listq.Parse(r.URL.Query(), store.Sorts)
-	f := intake.Filter{Status: q.Enum("status", intake.Statuses...), APIKeyID: q.Int64("api_key_id")}
-	if err := q.Err(); err != nil {
+	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: intake.SortKeys, DefaultSort: intake.DefaultSort})
+	f := intake.Filter{Status: p.Enum("status", intake.Statuses...), APIKeyID: p.Int64("api_key_id")}
+	f.Query = p.Query()
+	if err := p.Err(); err != nil {
 		return err
 	}
-	subs, total, err := h.Store.List(r.Context(), q, f)
+	subs, total, err := h.Store.List(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(subs, q, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(subs, f.Query, total))
 	return nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/contract/identityapi"
-	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
@@ -158,7 +157,7 @@ func TestSubmitBadInput(t *testing.T) {
 	if got := e.leads.created(); len(got) != 0 {
 		t.Errorf("bad input created %d leads", len(got))
 	}
-	_, total, err := e.store.List(context.Background(), listq.Parse(nil, storeSorts()), intake.Filter{})
+	_, total, err := e.store.List(context.Background(), intake.Filter{Query: firstPage()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +418,7 @@ func TestHoneypot(t *testing.T) {
 	if got := e.counter("intake_honeypot_submissions_total", nil); got != 1 {
 		t.Errorf("honeypot counter = %v, want 1", got)
 	}
-	subs, total, err := e.store.List(context.Background(), listq.Parse(nil, storeSorts()), intake.Filter{Status: intake.StatusSpam})
+	subs, total, err := e.store.List(context.Background(), intake.Filter{Query: firstPage(), Status: intake.StatusSpam})
 	if err != nil || total != 1 || subs[0].Email != "bot@spam.example" {
 		t.Errorf("spam submissions = %+v, %d, %v", subs, total, err)
 	}
@@ -497,7 +496,7 @@ func TestAdminSubmissions(t *testing.T) {
 	}
 	e.post(k2, `{"first_name":"B","last_name":"B","email":"b@b.example","website":"x"}`)
 	eventually(t, "deliveries recorded", func() bool {
-		_, n, err := e.store.List(context.Background(), listq.Parse(nil, storeSorts()), intake.Filter{Status: intake.StatusDelivered})
+		_, n, err := e.store.List(context.Background(), intake.Filter{Query: firstPage(), Status: intake.StatusDelivered})
 		return err == nil && n == 3
 	})
 	admin := map[string]string{"Authorization": "Bearer " + e.issuer.Admin(t, 1)}

@@ -26,7 +26,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/intake/internal/api"
 	"github.com/opencrm/crm/services/intake/internal/apikey"
@@ -388,4 +388,5 @@ func (e *env) counter(name string, labels map[string]string) float64 {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func storeSorts() listq.Spec { return store.Sorts }
+// firstPage is the admin list's default query: the first page in its default order.
+func firstPage() list.Query { return list.First(list.DefaultPerPage, intake.DefaultSort) }

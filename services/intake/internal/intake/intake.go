@@ -11,7 +11,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -212,11 +212,20 @@ type Outcome struct {
 	Receipt *Receipt
 }
 
-// Filter narrows the admin list.
+// Filter is what the admin list asks for: the common list query and the
+// log's own filters.
 type Filter struct {
+	list.Query
 	Status   string
 	APIKeyID *int64
 }
+
+// SortKeys are the public sort keys of the admin list; DefaultSort is its
+// order without sort_by.
+var SortKeys = []string{"created_at", "updated_at", "status", "email", "attempts", "id"}
+
+// DefaultSort is the admin list's order without sort_by.
+const DefaultSort = "created_at"
 
 // Store is the durable log.
 type Store interface {
@@ -235,7 +244,7 @@ type Store interface {
 	// rows another replica holds are skipped (FOR UPDATE SKIP LOCKED).
 	ClaimDue(ctx context.Context, limit int, lease time.Duration) ([]Submission, error)
 	// List returns one page of submissions and the total count.
-	List(ctx context.Context, q *listq.Query, f Filter) ([]Submission, int, error)
+	List(ctx context.Context, f Filter) ([]Submission, int, error)
 	// Get returns one submission or a 404.
 	Get(ctx context.Context, id int64) (Submission, error)
 	// PurgeIdem deletes idempotency records created before t.

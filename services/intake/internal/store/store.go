@@ -13,7 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
@@ -347,19 +347,19 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, lease time.Duration) ([
 	return subs, nil
 }
 
-// Sorts are the admin list's sort keys.
-var Sorts = listq.Spec{
-	Sorts: map[string]string{
+// Sorts maps the admin list's sort keys (intake.SortKeys) to SQL.
+var Sorts = listsql.Sorts{
+	By: map[string]string{
 		"created_at": "created_at", "updated_at": "updated_at", "status": "status",
 		"email": "lower(email)", "attempts": "attempts", "id": "id",
 	},
-	DefaultSort: "created_at",
-	TieBreak:    "id",
+	TieBreak: "id",
 }
 
 // List implements intake.Store.
-func (s *Store) List(ctx context.Context, q *listq.Query, f intake.Filter) ([]intake.Submission, int, error) {
-	var w listq.Where
+func (s *Store) List(ctx context.Context, f intake.Filter) ([]intake.Submission, int, error) {
+	var w listsql.Where
+	q := f.Query
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
 	}
@@ -367,7 +367,7 @@ func (s *Store) List(ctx context.Context, q *listq.Query, f intake.Filter) ([]in
 		w.And("api_key_id = " + w.Arg(*f.APIKeyID))
 	}
 	if q.Search != "" {
-		p := w.Arg("%" + listq.EscapeLike(q.Search) + "%")
+		p := w.Arg("%" + listsql.EscapeLike(q.Search) + "%")
 		w.And("(first_name ILIKE " + p + " OR last_name ILIKE " + p + " OR email ILIKE " + p + " OR company ILIKE " + p + ")")
 	}
 	if q.DateFrom != nil {
@@ -380,7 +380,7 @@ func (s *Store) List(ctx context.Context, q *listq.Query, f intake.Filter) ([]in
 	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM submissions "+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count submissions: %w", err)
 	}
-	sql := "SELECT " + columns + " FROM submissions " + w.SQL() + " " + q.OrderBy() + " " + q.LimitOffset(&w)
+	sql := "SELECT " + columns + " FROM submissions " + w.SQL() + " " + Sorts.OrderBy(q) + " " + listsql.LimitOffset(&w, q)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list submissions: %w", err)
