@@ -23,7 +23,6 @@ import (
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/services/leads/internal/api"
-	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
@@ -81,7 +80,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	csv, err := csvio.New(d, st)
+	csv, err := api.NewCSV(d, st)
 	if err != nil {
 		return err
 	}

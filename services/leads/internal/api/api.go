@@ -8,15 +8,18 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
@@ -53,27 +56,30 @@ func New(cfg Config) (http.Handler, error) {
 	h := &handlers{svc: cfg.Service}
 	mux := http.NewServeMux()
 	jwt := cfg.Verifier.Require
-	admin := func(next http.Handler) http.Handler { return jwt(auth.RequireAdmin(next)) }
+	guards := httpx.Guards{
+		route.JWT:   jwt,
+		route.Admin: func(next http.Handler) http.Handler { return jwt(auth.RequireAdmin(next)) },
+	}
 	internal := auth.RequireInternal(cfg.InternalSecret)
 
-	mux.Handle("GET /leads", jwt(httpx.HandlerFunc(h.list)))
-	mux.Handle("POST /leads", jwt(httpx.HandlerFunc(h.create)))
-	mux.Handle("GET /leads/{id}", jwt(httpx.HandlerFunc(h.get)))
+	mount := func(r route.Route, h httpx.HandlerFunc) { guards.Mount(mux, r, h) }
 	// Writes to a lead follow the caller's edit scope (403 outside).
 	store := cfg.Service.Store()
-	lead := func(h httpx.HandlerFunc) http.Handler {
-		return jwt(directory.RequireWrite(store.Owner, store.CanWrite)(h))
-	}
-	mux.Handle("PUT /leads/{id}", lead(h.update))
-	mux.Handle("DELETE /leads/{id}", lead(h.delete))
-	mux.Handle("POST /leads/{id}/qualify", lead(h.qualify))
-	mux.Handle("PUT /leads/{id}/disqualify", lead(h.disqualify))
-	mux.Handle("GET /leads/match-company", jwt(httpx.HandlerFunc(h.matchCompany)))
-	mux.Handle("GET /leads/match-contact", jwt(httpx.HandlerFunc(h.matchContact)))
+	writable := directory.RequireWrite(store.Owner, store.CanWrite)
+	mountWrite := func(r route.Route, h httpx.HandlerFunc) { guards.Mount(mux, r, writable(h)) }
+	mount(leadsapi.ListLeads, h.list)
+	mount(leadsapi.CreateLead, h.create)
+	mount(leadsapi.GetLead, h.get)
+	mountWrite(leadsapi.UpdateLead, h.update)
+	mountWrite(leadsapi.DeleteLead, h.delete)
+	mountWrite(leadsapi.QualifyLead, h.qualify)
+	mountWrite(leadsapi.DisqualifyLead, h.disqualify)
+	mount(leadsapi.MatchCompany, h.matchCompany)
+	mount(leadsapi.MatchContact, h.matchContact)
 	if cfg.CSV != nil {
-		mux.Handle("GET /leads/template", admin(httpx.HandlerFunc(cfg.CSV.Template)))
-		mux.Handle("GET /leads/export", admin(httpx.HandlerFunc(cfg.CSV.Export)))
-		mux.Handle("POST /leads/import", jwt(httpx.HandlerFunc(cfg.CSV.Import)))
+		mount(leadsapi.GetLeadTemplate, cfg.CSV.Template)
+		mount(leadsapi.ExportLeads, cfg.CSV.Export)
+		mount(leadsapi.ImportLeads, cfg.CSV.Import)
 	}
 
 	acts, err := activity.New(activity.Config{
@@ -88,7 +94,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	acts.Register(mux, "/leads", jwt)
+	acts.Mount(mux, leadsapi.LeadActivity, guards)
 
 	mux.Handle(leadsapi.RouteCreateLead, internal(httpx.HandlerFunc(h.internalCreate)))
 	mux.Handle(leadsapi.RouteBatch, internal(httpx.HandlerFunc(h.internalCreateBatch)))
@@ -104,8 +110,20 @@ func caller(r *http.Request) *int64 {
 	return nil
 }
 
+// parseFilter reads every query parameter of the lead list and the CSV
+// export; bad ones are one 422.
+func parseFilter(values url.Values, callerID int64) (leads.Filter, error) {
+	p := listparam.Parse(values, listparam.Options{Sorts: leads.SortKeys, DefaultSort: leads.DefaultSort, Sync: true})
+	f := leads.Filter{CallerID: callerID}
+	f.Status = p.Enum("status", leads.Statuses...)
+	f.Source = p.String("source")
+	f.AssignedTo = p.Int64("assigned_to")
+	f.Query = p.Query()
+	return f, p.Err()
+}
+
 func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
-	f, err := leads.ParseFilter(r.URL.Query(), *caller(r))
+	f, err := parseFilter(r.URL.Query(), *caller(r))
 	if err != nil {
 		return err
 	}
@@ -113,7 +131,7 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(items, f.Query, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(items, f.Query, total))
 	return nil
 }
 
@@ -126,7 +144,8 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, l, "Lead created")
+	w.Header().Set("Location", leadsapi.GetLead.Location(l.ID))
+	httpx.Created(w, l, leadsapi.CreateLead.Message)
 	return nil
 }
 
@@ -156,7 +175,7 @@ func (h *handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, l, "Lead updated")
+	httpx.Updated(w, l, leadsapi.UpdateLead.Message)
 	return nil
 }
 
@@ -168,7 +187,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.svc.Delete(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "Lead deleted")
+	httpx.Deleted(w, leadsapi.DeleteLead.Message)
 	return nil
 }
 
@@ -194,7 +213,7 @@ func (h *handlers) qualify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpx.JSON(w, http.StatusOK, map[string]any{
-		"success": true, "message": "Lead qualified",
+		"success": true, "message": leadsapi.QualifyLead.Message,
 		"contact_id": q.ContactID, "company_id": q.CompanyID, "deal_id": q.DealID, "data": q.Lead,
 	})
 	return nil
@@ -215,7 +234,7 @@ func (h *handlers) disqualify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, l, "Lead disqualified")
+	httpx.Updated(w, l, leadsapi.DisqualifyLead.Message)
 	return nil
 }
 

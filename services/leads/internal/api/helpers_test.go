@@ -28,7 +28,6 @@ import (
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/api"
-	"github.com/opencrm/crm/services/leads/internal/csvio"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
@@ -68,7 +67,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	iss := authtest.New(t)
-	csv, err := csvio.New(d, st)
+	csv, err := api.NewCSV(d, st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,10 @@ package leads
 
 import (
 	"context"
-	"net/url"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/csvx"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/timestamp"
@@ -167,9 +166,10 @@ func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
 	return v.Err()
 }
 
-// Filter is a parsed GET /leads request.
+// Filter is what a lead list (and the CSV export) asks for: the common
+// list query and the leads' own filters.
 type Filter struct {
-	Query      *listq.Query
+	list.Query
 	Status     string
 	Source     string
 	AssignedTo *int64
@@ -177,32 +177,12 @@ type Filter struct {
 	CallerID int64
 }
 
-// Sorts maps the public sort keys to SQL expressions; each one
-// has an index per direction in the schema.
-var Sorts = map[string]string{
-	"name":             "lower(first_name || ' ' || last_name)",
-	"email":            "lower(email)",
-	"company_name":     "lower(company)",
-	"status":           "status",
-	"source":           "lower(source)",
-	"assigned_to_name": "lower(assigned_to_name)",
-	"created_at":       "created_at",
-	"updated_at":       "updated_at",
-}
+// SortKeys are the public sort keys of the lead list; the store has an
+// indexed expression for each.
+var SortKeys = []string{"name", "email", "company_name", "status", "source", "assigned_to_name", "created_at", "updated_at"}
 
-// ListSpec is the list's whitelist for listq.
-var ListSpec = listq.Spec{Sorts: Sorts, DefaultSort: "name", TieBreak: "id", Updated: "updated_at"}
-
-// ParseFilter reads every query parameter of the lead list; bad ones are
-// one 422.
-func ParseFilter(values url.Values, callerID int64) (Filter, error) {
-	q := listq.Parse(values, ListSpec)
-	f := Filter{Query: q, CallerID: callerID}
-	f.Status = q.Enum("status", Statuses...)
-	f.Source = q.String("source")
-	f.AssignedTo = q.Int64("assigned_to")
-	return f, q.Err()
-}
+// DefaultSort is the list's order without sort_by.
+const DefaultSort = "name"
 
 // importStatuses maps the lead status values of other systems' exports
 // (folded with csvx.Normalize) onto ours: Salesforce's defaults, HubSpot's

@@ -7,16 +7,34 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
+// Sorts maps the public sort keys (leads.SortKeys) to SQL expressions;
+// each one has an index per direction in the schema.
+var Sorts = listsql.Sorts{
+	By: map[string]string{
+		"name":             "lower(first_name || ' ' || last_name)",
+		"email":            "lower(email)",
+		"company_name":     "lower(company)",
+		"status":           "status",
+		"source":           "lower(source)",
+		"assigned_to_name": "lower(assigned_to_name)",
+		"created_at":       "created_at",
+		"updated_at":       "updated_at",
+	},
+	TieBreak: "id",
+	Updated:  "updated_at",
+}
+
 // Where builds the filter shared by the list and the CSV export.
-func Where(f leads.Filter) *listq.Where {
-	w := &listq.Where{}
+func Where(f leads.Filter) *listsql.Where {
+	w := &listsql.Where{}
 	q := f.Query
 	if q.Search != "" {
-		w.And("search_text LIKE " + w.Arg("%"+listq.EscapeLike(strings.ToLower(q.Search))+"%"))
+		w.And("search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%"))
 	}
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
@@ -33,11 +51,11 @@ func Where(f leads.Filter) *listq.Where {
 	if q.DateTo != nil {
 		w.And("created_at < " + w.Arg(*q.DateTo))
 	}
-	q.Since(w)
+	Sorts.Since(w, q)
 	switch q.Scope {
-	case listq.ScopeMe:
+	case list.ScopeMe:
 		w.And("assigned_to = " + w.Arg(f.CallerID))
-	case listq.ScopeTeam:
+	case list.ScopeTeam:
 		// The caller's team from the directory; a caller without a team is
 		// a team of one.
 		caller := w.Arg(f.CallerID)
@@ -66,7 +84,7 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 	if total == 0 || f.Query.Offset() >= total {
 		return []leads.Lead{}, total, nil
 	}
-	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + Sorts.OrderBy(f.Query) + ` ` + listsql.LimitOffset(w, f.Query)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list leads: %w", err)
@@ -79,7 +97,7 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 }
 
 // count is the number of leads matching w (the filtered total).
-func (s *Store) count(ctx context.Context, w *listq.Where) (int, error) {
+func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 	var n int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count leads: %w", err)
@@ -96,7 +114,7 @@ func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, i
 	// scan of the trigram index); sorting inside it would let the planner
 	// walk a whole sort index and filter a million rows.
 	sql := `SELECT * FROM (SELECT ` + Columns + `, count(*) OVER () AS total FROM leads ` + w.SQL() +
-		`) matches ` + f.Query.OrderBy() + ` ` + f.Query.LimitOffset(w)
+		`) matches ` + Sorts.OrderBy(f.Query) + ` ` + listsql.LimitOffset(w, f.Query)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search leads: %w", err)

@@ -1,6 +1,7 @@
-// Package csvio serves lead CSV: the import template, the
-// streamed export and the bulk import, on top of pkg/csvx.
-package csvio
+package api
+
+// Lead CSV: the import template, the streamed export and the bulk import,
+// on top of pkg/csvx.
 
 import (
 	"context"
@@ -24,19 +25,20 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
 
-// Limits of an import: the largest file and the most rows it accepts.
+// Limits of an import: the largest file, the most rows it accepts and the
+// most row errors it reports.
 const (
-	MaxBytes  = 20 << 20
-	MaxRows   = 100_000
-	MaxErrors = 1_000
+	MaxImportBytes  = 20 << 20
+	MaxImportRows   = 100_000
+	MaxImportErrors = 1_000
 )
 
-// Header is the lead column layout of the template and the import.
-var Header = []string{"first_name", "last_name", "email", "phone", "company", "job_title", "source", "status", "notes", "tags"}
+// CSVHeader is the lead column layout of the template and the import.
+var CSVHeader = []string{"first_name", "last_name", "email", "phone", "company", "job_title", "source", "status", "notes", "tags"}
 
-// Columns are the import's columns. Each takes the header labels of other
+// CSVColumns are the import's columns. Each takes the header labels of other
 // systems' exports from csvx's one label table (docs/import.md).
-var Columns = []csvx.Column{
+var CSVColumns = []csvx.Column{
 	{Name: "first_name", Labels: csvx.KeyFirstName, Required: true},
 	{Name: "last_name", Labels: csvx.KeyLastName, Required: true},
 	{Name: "email", Labels: csvx.KeyEmail},
@@ -53,31 +55,31 @@ var Columns = []csvx.Column{
 // and last name columns.
 var fullName = &csvx.FullName{First: "first_name", Last: "last_name"}
 
-// CSV implements api.CSV.
-type CSV struct {
+// LeadCSV implements CSV.
+type LeadCSV struct {
 	db    *db.DB
 	store *store.Store
 }
 
-// New wires the CSV handlers.
-func New(d *db.DB, st *store.Store) (*CSV, error) {
+// NewCSV wires the CSV handlers.
+func NewCSV(d *db.DB, st *store.Store) (*LeadCSV, error) {
 	if d == nil || st == nil {
-		return nil, errors.New("csvio: db and store are required")
+		return nil, errors.New("api: csv needs db and store")
 	}
-	return &CSV{db: d, store: st}, nil
+	return &LeadCSV{db: d, store: st}, nil
 }
 
 // Template answers the empty import template: the header line.
-func (c *CSV) Template(w http.ResponseWriter, r *http.Request) error {
-	csvx.Template(w, "leads-template.csv", Header)
+func (c *LeadCSV) Template(w http.ResponseWriter, r *http.Request) error {
+	csvx.Template(w, "leads-template.csv", CSVHeader)
 	return nil
 }
 
 // Export streams every lead matching the list filters (in the list's
 // order) as id, the template columns, created_at, updated_at.
-func (c *CSV) Export(w http.ResponseWriter, r *http.Request) error {
+func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	claims := auth.FromContext(r.Context())
-	f, err := leads.ParseFilter(r.URL.Query(), claims.UserID())
+	f, err := parseFilter(r.URL.Query(), claims.UserID())
 	if err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func (c *CSV) Export(w http.ResponseWriter, r *http.Request) error {
 }
 
 func exportHeader() []string {
-	h := append([]string{"id"}, Header...)
+	h := append([]string{"id"}, CSVHeader...)
 	return append(h, "created_at", "updated_at")
 }
 
@@ -131,9 +133,9 @@ func exportRow(l leads.Lead) []string {
 	}
 }
 
-// Result is the import answer: the contact import's shape plus how
+// ImportResult is the import answer: the contact import's shape plus how
 // the file was read.
-type Result struct {
+type ImportResult struct {
 	Success  bool     `json:"success"`
 	Message  string   `json:"message"`
 	Imported int      `json:"imported"`
@@ -148,9 +150,9 @@ type Result struct {
 // transaction: a rejected file, or one without data rows, imports
 // nothing. Invalid rows and duplicate emails are skipped with "Row N: ..."
 // messages in row order. Memory stays bounded whatever the file's size:
-// rows go to the database as they are read, and only the first MaxErrors
+// rows go to the database as they are read, and only the first MaxImportErrors
 // messages are kept.
-func (c *CSV) Import(w http.ResponseWriter, r *http.Request) error {
+func (c *LeadCSV) Import(w http.ResponseWriter, r *http.Request) error {
 	res, err := c.importFile(w, r)
 	if err != nil {
 		return err
@@ -164,31 +166,31 @@ type rowErr struct {
 	msg string
 }
 
-func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error) {
+func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (ImportResult, error) {
 	claims := auth.FromContext(r.Context())
 	// Room for the multipart envelope around a file at the limit.
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBytes+1<<20)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxImportBytes+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return Result{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		return ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
 	up, err := csvx.ReadUpload(mr)
 	if errors.Is(err, io.EOF) {
-		return Result{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		return ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
 	if err != nil {
-		return Result{}, tooLargeBody(err)
+		return ImportResult{}, tooLargeBody(err)
 	}
-	rd, err := csvx.Open(up.File, Columns, csvx.Options{
-		Limits:   csvx.Limits{MaxBytes: MaxBytes, MaxRows: MaxRows},
+	rd, err := csvx.Open(up.File, CSVColumns, csvx.Options{
+		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
 		Mapping:  up.Mapping,
 		FullName: fullName,
 	})
 	if err != nil {
-		return Result{}, tooLargeBody(err)
+		return ImportResult{}, tooLargeBody(err)
 	}
-	res := Result{Success: true, DryRun: up.DryRun}
-	// The first MaxErrors invalid rows (they come in row order) and how
+	res := ImportResult{Success: true, DryRun: up.DryRun}
+	// The first MaxImportErrors invalid rows (they come in row order) and how
 	// many there were.
 	var errs []rowErr
 	invalid := 0
@@ -226,7 +228,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 			in.Status.Value = leads.ImportStatus(in.Status.Value)
 			l := leads.Lead{CreatedBy: &createdBy}
 			if err := leads.Apply(r.Context(), &l, in, noUsers); err != nil {
-				if invalid++; len(errs) < MaxErrors {
+				if invalid++; len(errs) < MaxImportErrors {
 					errs = append(errs, rowErr{rec.Row, rowError(rec.Row, err)})
 				}
 				continue
@@ -236,7 +238,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 	}
 	out, err := c.store.Import(r.Context(), next, store.ImportOptions{
 		DryRun:   up.DryRun,
-		MaxSkips: MaxErrors,
+		MaxSkips: MaxImportErrors,
 		BeforeWrite: func() error {
 			if err := up.Rest(); err != nil {
 				return tooLargeBody(err)
@@ -245,7 +247,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 		},
 	})
 	if err != nil {
-		return Result{}, err
+		return ImportResult{}, err
 	}
 	for _, s := range out.Skips {
 		msg := fmt.Sprintf("Row %d: a lead with email %s already exists", s.Row, s.Email)
@@ -255,7 +257,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 		errs = append(errs, rowErr{s.Row, msg})
 	}
 	slices.SortStableFunc(errs, func(a, b rowErr) int { return a.n - b.n })
-	errs = errs[:min(len(errs), MaxErrors)]
+	errs = errs[:min(len(errs), MaxImportErrors)]
 	res.Errors = make([]string, len(errs))
 	for i, e := range errs {
 		res.Errors[i] = e.msg
@@ -274,7 +276,7 @@ func (c *CSV) importFile(w http.ResponseWriter, r *http.Request) (Result, error)
 func tooLargeBody(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", MaxBytes))
+		return problem.TooLarge(fmt.Sprintf("the file exceeds %d bytes", MaxImportBytes))
 	}
 	var known fault.Coder // a fault or a problem: already the client's answer
 	if errors.As(err, &known) {

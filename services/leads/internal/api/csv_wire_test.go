@@ -1,4 +1,4 @@
-package csvio
+package api
 
 import (
 	"testing"
@@ -6,12 +6,12 @@ import (
 	"github.com/opencrm/crm/pkg/contract/envelope"
 )
 
-// TestWireTypes keeps the import answer this package encodes equal to
+// TestImportResultWireType keeps the import answer this package encodes equal to
 // the public wire type the OpenAPI document is generated from
 // (pkg/contract/envelope): same JSON fields, same nullability.
-func TestWireTypes(t *testing.T) {
+func TestImportResultWireType(t *testing.T) {
 	t.Parallel()
-	for _, m := range envelope.FieldMismatches(Result{}, envelope.ImportResult{}, false) {
+	for _, m := range envelope.FieldMismatches(ImportResult{}, envelope.ImportResult{}, false) {
 		t.Errorf("ImportResult: %s", m)
 	}
 }
