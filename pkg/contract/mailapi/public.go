@@ -29,7 +29,7 @@ type EmailRef struct {
 	MessageID string `json:"message_id" maxLength:"998" pattern:"^<[\\s\\S]+>$" example:"<abc@mail.example>" description:"The stored Message-ID, bracketed: <left@right>."`
 }
 
-// EmailInput is the body of POST /emails.
+// EmailInput is the body of StoreEmail.
 type EmailInput struct {
 	MessageID string   `json:"message_id" minLength:"1" maxLength:"998" example:"<abc@mail.example>" description:"The message's Message-ID header, <left@right>; the brackets are added when left out, so \"abc@mail.example\" and \"<abc@mail.example>\" are one message. At most 998 characters with the brackets."`
 	From      string   `json:"from" example:"ada@example.com" description:"The sender; a bare address or one with a display name (\"Ada <ada@example.com>\"), of which only the address is kept."`
@@ -59,8 +59,8 @@ type Mailbox struct {
 	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
-// MailboxInput is the body of POST /mailboxes (host, username, password
-// required) and PUT /mailboxes/{id}.
+// MailboxInput is the body of ConnectMailbox (host, username, password
+// required) and UpdateMailbox.
 type MailboxInput struct {
 	Host     *string `json:"host,omitempty" maxLength:"255" example:"imap.example.com"`
 	Port     *int    `json:"port,omitempty" minimum:"1" maximum:"65535" example:"993"`

@@ -70,7 +70,7 @@ func caller(r *http.Request) mail.Caller {
 	return mail.Caller{UserID: c.UserID(), Admin: c.IsAdmin()}
 }
 
-// createEmail is POST /emails: 201 for a new message, 200 with the stored
+// createEmail answers mailapi.StoreEmail: 201 for a new message, 200 with the stored
 // one when the message_id is known. When the stored copy came from a
 // mailbox the caller may not read, the 200 names it (id, message_id) without
 // its content: the caller learns only what it sent, that the message_id is
@@ -96,12 +96,13 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// storedAgain is the message of POST /emails' 200, its declared
+// storedAgain is the message of StoreEmail's 200, its declared
 // alternative answer.
 var storedAgain = mailapi.StoreEmail.Alternatives[0].Message
 
-// getEmail is GET /emails/{id}[?contact_id=|?lead_id=]: the message if the
-// caller may read it, or as one of the named record's linked emails.
+// getEmail answers mailapi.GetEmail (?contact_id= or ?lead_id=): the
+// message if the caller may read it, or as one of the named record's
+// linked emails.
 func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
@@ -120,7 +121,7 @@ func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readVia reads the optional contact_id or lead_id (at most one) of
-// GET /emails/{id}.
+// mailapi.GetEmail.
 func readVia(q url.Values) (*mail.RecordRef, error) {
 	var v validate.Errors
 	var via *mail.RecordRef

@@ -80,8 +80,8 @@ func Parse(raw []byte) Parsed {
 	p.Body = strings.ReplaceAll(p.Body, "\r\n", "\n")
 	p.Body = mail.Truncate(mail.Clean(p.Body), mail.MaxBodyBytes)
 	p.Subject = mail.TruncateRunes(strings.TrimSpace(mail.Clean(p.Subject)), mail.MaxSubject)
-	// Stored as POST /emails stores it: "<left@right>", brackets included
-	// in the length limit.
+	// Stored as a posted message is (mail.NormalizeMessageID):
+	// "<left@right>", brackets included in the length limit.
 	p.MessageID = mail.NormalizeMessageID(mail.TruncateRunes(mail.Clean(mail.NormalizeMessageID(p.MessageID)), mail.MaxMessageID))
 	if p.MessageID == "" {
 		// "<>", "< >" or only NUL bytes: nothing is left, and an empty

@@ -9,7 +9,7 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// MessageInput is the body of POST /emails.
+// MessageInput is a message as a client sends it to be stored.
 type MessageInput struct {
 	MessageID string   `json:"message_id"`
 	From      string   `json:"from"`

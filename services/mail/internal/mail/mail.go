@@ -62,8 +62,8 @@ type Summary struct {
 	CreatedAt timestamp.Time `json:"created_at"`
 	// OwnerID is the owner of the mailbox the message was first synced
 	// from (kept when the mailbox is deleted; 0 when that owner is lost),
-	// nil for a message posted to POST /emails. Never shown: see
-	// Caller.CanRead.
+	// nil for a message a client posted rather than synced. Never shown:
+	// see Caller.CanRead.
 	OwnerID *int64 `json:"-"`
 }
 

@@ -16,9 +16,10 @@ const MaxPassword = 1024
 
 var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$`)
 
-// MailboxInput is the body of POST /mailboxes and PUT /mailboxes/{id}.
-// Pointers tell an absent field from a zero one: on PUT an absent port,
-// tls, folder or password keeps its value.
+// MailboxInput is a mailbox's connection settings as a client sends them,
+// to connect a mailbox or change one. Pointers tell an absent field from a
+// zero one: on a change an absent port, tls, folder or password keeps its
+// value.
 type MailboxInput struct {
 	Host     *string `json:"host"`
 	Port     *int    `json:"port"`

@@ -19,7 +19,7 @@ type Caller struct {
 
 // CanRead reports whether c may read m by its id. A message synced from a
 // mailbox is private to the mailbox's owner and admins; any other message
-// (posted to POST /emails) is readable by every user. Everyone reads a
+// (posted by a client, not synced) is readable by every user. Everyone reads a
 // private message through a contact or lead it is linked to (see
 // Service.Message), because every JWT user reads every linked email.
 func (c Caller) CanRead(m Summary) bool {
