@@ -54,7 +54,9 @@ func newService(t *testing.T, st *fakeStore) *contacts.Service {
 	return svc
 }
 
-func (f *fakeStore) CompanyExists(_ context.Context, id int64) (bool, error) { return f.companies[id], nil }
+func (f *fakeStore) CompanyExists(_ context.Context, id int64) (bool, error) {
+	return f.companies[id], nil
+}
 
 func (f *fakeStore) UserExists(_ context.Context, id int64) (bool, error) {
 	_, ok := f.users[id]
