@@ -32,8 +32,8 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	cfg, err := gateway.LoadConfig(config.New())
-	if err != nil {
+	var cfg gateway.Config
+	if err := config.Parse(&cfg); err != nil {
 		return err
 	}
 	log := logx.New(os.Stdout, "gateway", cfg.LogLevel)
@@ -69,7 +69,7 @@ func run(ctx context.Context) error {
 	eg.Go(func() error { return g.Serve(ectx, ln) })
 	// The ops listener stops with the public one: /readyz answers 503
 	// there too during the shutdown delay.
-	ops := &httpx.Server{Handler: g.OpsHandler(), Shutdown: httpx.Shutdown{Delay: cfg.ShutdownDelay, Drain: 5 * time.Second}}
+	ops := &httpx.Server{Handler: g.OpsHandler(), Shutdown: httpx.Shutdown{Delay: cfg.Shutdown.Delay, Drain: 5 * time.Second}}
 	eg.Go(func() error { return ops.Serve(ectx, opsLn) })
 	return eg.Wait()
 }

@@ -105,7 +105,7 @@ func state(c *fiber.Ctx) *reqState {
 // both are used lazily (and reported by /readyz), so start-up order does
 // not matter.
 func New(cfg Config, log *slog.Logger) (*Gateway, error) {
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	ropts, err := redis.ParseURL(string(cfg.RedisURL))
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
@@ -144,7 +144,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return nil, err
 	}
 	transport := newTransport(cfg.UpstreamTimeout)
-	qui, err := newQueuesUI(cfg.QueuesRedisURL)
+	qui, err := newQueuesUI(string(cfg.QueuesRedisURL))
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	g.draining.Store(true)
-	if d := g.cfg.ShutdownDelay; d > 0 {
+	if d := g.cfg.Shutdown.Delay; d > 0 {
 		after := g.after
 		if after == nil {
 			after = time.After
@@ -233,10 +233,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	if g.onDrain != nil {
 		g.onDrain()
 	}
-	g.log.Info("shutting down: draining requests in flight", "timeout", g.cfg.DrainTimeout.String())
-	err := g.app.ShutdownWithTimeout(g.cfg.DrainTimeout)
+	g.log.Info("shutting down: draining requests in flight", "timeout", g.cfg.Shutdown.Drain.String())
+	err := g.app.ShutdownWithTimeout(g.cfg.Shutdown.Drain)
 	if errors.Is(err, context.DeadlineExceeded) {
-		g.log.Warn("shutting down: drain timed out, cutting the requests still running", "timeout", g.cfg.DrainTimeout.String())
+		g.log.Warn("shutting down: drain timed out, cutting the requests still running", "timeout", g.cfg.Shutdown.Drain.String())
 		return nil
 	}
 	return err

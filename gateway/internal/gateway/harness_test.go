@@ -172,7 +172,10 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 	e := &env{t: t, iss: authtest.New(t), ups: map[string]*upstream{},
 		identity: identityapitest.NewFake(testSecret)}
 	vars := map[string]string{"CRM_INTERNAL_SECRET": testSecret, "REDIS_URL": "redis://127.0.0.1:6379/0"}
-	for _, s := range serviceEnv {
+	for _, s := range []struct{ name, env string }{
+		{SvcIdentity, "IDENTITY_URL"}, {SvcContacts, "CONTACTS_URL"}, {SvcLeads, "LEADS_URL"}, {SvcDeals, "DEALS_URL"},
+		{SvcContracts, "CONTRACTS_URL"}, {SvcIntake, "INTAKE_URL"}, {SvcMail, "MAIL_URL"}, {SvcWebhooks, "WEBHOOKS_URL"},
+	} {
 		var extra http.Handler
 		if s.name == SvcIdentity {
 			extra = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -190,13 +193,13 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 		e.ups[s.name] = u
 		vars[s.env] = u.srv.URL
 	}
-	cfg, err := LoadConfig(config.FromMap(vars))
-	if err != nil {
+	var cfg Config
+	if err := config.ParseMap(&cfg, vars); err != nil {
 		t.Fatal(err)
 	}
 	cfg.JWKSURL = e.iss.JWKSServer(t).URL
 	cfg.RateLimitPrefix = "test:gateway:" + randHex(t) + ":"
-	cfg.ShutdownDelay = 0
+	cfg.Shutdown.Delay = 0
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -120,7 +120,7 @@ func TestRateLimitsOff(t *testing.T) {
 func TestRedisDownFailsOpenButAuthHolds(t *testing.T) {
 	t.Parallel()
 	redisDown := strings.Replace(closedURL(t), "http://", "redis://", 1)
-	e := newEnv(t, func(c *Config) { c.RedisURL = redisDown; c.UserPerMinute = 1; c.IPPerMinute = 1 })
+	e := newEnv(t, func(c *Config) { c.RedisURL = config.URL(redisDown); c.UserPerMinute = 1; c.IPPerMinute = 1 })
 	user := e.iss.User(t, 7)
 	for range 3 {
 		echoed(t, e.do(req{path: "/api/contacts", token: user}))
@@ -522,10 +522,10 @@ func TestClientIP(t *testing.T) {
 	}
 }
 
-func TestLoadConfig(t *testing.T) {
+func TestConfigFromEnvironment(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(config.FromMap(map[string]string{"CRM_INTERNAL_SECRET": testSecret}))
-	if err != nil {
+	var cfg Config
+	if err := config.ParseMap(&cfg, map[string]string{"CRM_INTERNAL_SECRET": testSecret}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -538,7 +538,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if cfg.Addr != ":8080" || cfg.UpstreamTimeout != 35*time.Second || cfg.UserPerMinute != 1200 || cfg.IPPerMinute != 6000 ||
 		cfg.JWKSURL != "http://localhost:8081/auth/jwks" || cfg.APIKeyCacheTTL != 5*time.Second ||
-		cfg.ShutdownDelay != 5*time.Second || cfg.DrainTimeout != 40*time.Second {
+		cfg.Shutdown.Delay != 5*time.Second || cfg.Shutdown.Drain != 40*time.Second {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
@@ -560,7 +560,8 @@ func TestLoadConfig(t *testing.T) {
 		{"zero drain timeout", map[string]string{"CRM_INTERNAL_SECRET": testSecret, "CRM_DRAIN_TIMEOUT": "0s"}, "CRM_DRAIN_TIMEOUT"},
 	}
 	for _, tc := range bad {
-		_, err := LoadConfig(config.FromMap(tc.env))
+		var cfg Config
+		err := config.ParseMap(&cfg, tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}

@@ -72,7 +72,7 @@ func TestShutdownDelaysThenDrains(t *testing.T) {
 	contracts := newSlowService(t)
 	e := newEnv(t, func(c *Config) {
 		c.Services[SvcContracts] = contracts.srv.URL
-		c.ShutdownDelay = time.Hour
+		c.Shutdown.Delay = time.Hour
 	})
 	delayStarted, endDelay, drainStarted := make(chan struct{}), make(chan time.Time), make(chan struct{})
 	var delayAsked time.Duration
@@ -141,7 +141,7 @@ func TestShutdownDrainTimeoutIsAWarning(t *testing.T) {
 	contracts := newSlowService(t)
 	e := newEnv(t, func(c *Config) {
 		c.Services[SvcContracts] = contracts.srv.URL
-		c.DrainTimeout = time.Nanosecond
+		c.Shutdown.Drain = time.Nanosecond
 	})
 	_ = inFlight(e, "/api/contracts/5/pdf", e.iss.User(t, 7))
 	<-contracts.entered
