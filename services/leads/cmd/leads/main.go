@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/activity"
-	"github.com/opencrm/crm/pkg/config"
+	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
@@ -36,26 +37,30 @@ func main() {
 	}
 }
 
-// settings is the process configuration, read once from the environment
+// config is the process configuration, read once from the environment
 // (docs/architecture.md).
-type settings struct {
+type config struct {
 	platform.Settings
-	ContactsURL string
-	DealsURL    string
+	ContactsURL string `env:"CONTACTS_URL" envDefault:"http://localhost:8082"`
+	DealsURL    string `env:"DEALS_URL" envDefault:"http://localhost:8084"`
 }
 
-func load() (settings, error) {
-	l := config.New()
-	s := settings{
-		Settings:    platform.Load(l, ":8083"),
-		ContactsURL: l.URL("CONTACTS_URL", "http://localhost:8082"),
-		DealsURL:    l.URL("DEALS_URL", "http://localhost:8084"),
-	}
-	return s, l.Err()
+// Validate checks the other contexts' addresses, after the platform's
+// settings.
+func (c *config) Validate() error {
+	return errors.Join(c.Settings.Validate(),
+		pkgconfig.CheckURL("CONTACTS_URL", c.ContactsURL), pkgconfig.CheckURL("DEALS_URL", c.DealsURL))
+}
+
+// load reads the configuration with parse (pkgconfig.Parse, or ParseMap
+// in tests).
+func load(parse func(any) error) (config, error) {
+	c := config{Settings: platform.Defaults(":8083")}
+	return c, parse(&c)
 }
 
 func run(ctx context.Context) error {
-	s, err := load()
+	s, err := load(pkgconfig.Parse)
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ func run(ctx context.Context) error {
 // syncDirectory loads identity's user snapshot, retrying until identity
 // answers, then refreshes every denormalised assignee name so renames
 // missed while this service was down are applied.
-func syncDirectory(ctx context.Context, log *slog.Logger, st *store.Store, d *db.DB, s settings) {
+func syncDirectory(ctx context.Context, log *slog.Logger, st *store.Store, d *db.DB, s config) {
 	if !directory.SyncWithRetry(ctx, d, s.IdentityURL, s.InternalSecret, log) {
 		return
 	}
