@@ -115,9 +115,9 @@ func bodyStatus(in DealWrite) string {
 }
 
 // lookupRefs reads what in refers to, for dealRecord. Only well-formed ids
-// are looked up; contacts being down is a 503, except for the best-effort
-// refresh of the current company's name. cur is the deal as read before
-// the lock (nil on create).
+// are looked up; contacts being down fails the write (unavailable),
+// except for the best-effort refresh of the current company's name. cur
+// is the deal as read before the lock (nil on create).
 func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (dealRefs, error) {
 	var r dealRefs
 	stage := func(get func() (Stage, error)) (*Stage, error) {
@@ -136,7 +136,7 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 	case in.StageID.Set && !in.StageID.Null:
 		r.stage, err = stage(func() (Stage, error) { return s.store.GetStage(ctx, in.StageID.Value) })
 	case in.StageID.Null && cur != nil:
-		// 422 (a deal always has a stage): nothing to look up
+		// invalid (a deal always has a stage): nothing to look up
 	case cur == nil || status != "":
 		// On update, whether the deal moves depends on its status under
 		// the lock; the stage it would move to is looked up here.

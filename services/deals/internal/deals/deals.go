@@ -57,7 +57,7 @@ type Stage struct {
 	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
-// StageWrite is the body of POST and PUT /deal-stages.
+// StageWrite is a stage write as sent (dealsapi.CreateStage, UpdateStage).
 type StageWrite struct {
 	Name     patch.Field[string] `json:"name"`
 	Position patch.Field[int]    `json:"position"`
@@ -95,7 +95,8 @@ type Deal struct {
 	CompanyUpdatedAt *time.Time `json:"-"`
 }
 
-// DealWrite is the body of POST/PUT /deals and POST /internal/deals.
+// DealWrite is a deal write as sent (dealsapi.CreateDeal, UpdateDeal and
+// the internal create).
 // Absent fields keep their value on PUT; null clears them.
 type DealWrite struct {
 	Title             patch.Field[string] `json:"title"`
@@ -193,7 +194,7 @@ type LineItemWrite struct {
 	UnitPrice   Number `json:"unit_price"`
 }
 
-// QuoteWrite is the body of POST /deals/{id}/quotes and PUT /quotes/{id}.
+// QuoteWrite is a quote write as sent (dealsapi.CreateQuote, UpdateQuote).
 type QuoteWrite struct {
 	Status     patch.Field[string]          `json:"status"`
 	ValidUntil patch.Field[string]          `json:"valid_until"`
@@ -213,7 +214,7 @@ type QuoteRecord struct {
 	Total      decimal.Decimal
 }
 
-// Merge is the deal as contract merge tags see it (GET /internal/deals/{id}/merge).
+// Merge is the deal as contract merge tags see it (dealsapi.Client.Merge).
 type Merge struct {
 	Deal      Deal            `json:"deal"`
 	StageName string          `json:"stage_name"`

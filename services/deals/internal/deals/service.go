@@ -32,7 +32,7 @@ func (s *Service) QuoteOwner(ctx context.Context, id int64) (directory.Owner, er
 	return s.store.QuoteOwner(ctx, id)
 }
 
-// CanWrite answers 403 unless the caller may change a record owned by o.
+// CanWrite refuses (forbidden) unless the caller may change a record owned by o.
 func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
 	return s.store.CanWrite(ctx, o)
 }

@@ -109,7 +109,7 @@ func lockedDeal(ctx context.Context, tx pgx.Tx, id int64) (deals.Deal, error) {
 	return getDeal(ctx, tx, id)
 }
 
-// GetDeal returns one deal or 404.
+// GetDeal returns one deal, or a not-found fault.
 func (s *Store) GetDeal(ctx context.Context, id int64) (deals.Deal, error) {
 	return getDeal(ctx, s.db, id)
 }

@@ -104,7 +104,7 @@ func readQuote(ctx context.Context, q db.Querier, id int64, lock string) (deals.
 	return out[0], nil
 }
 
-// ListQuotes returns a deal's quotes, newest first; 404 for an unknown deal.
+// ListQuotes returns a deal's quotes, newest first; not found for an unknown deal.
 func (s *Store) ListQuotes(ctx context.Context, dealID int64) ([]deals.Quote, error) {
 	var exists bool
 	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deals WHERE id = $1)`, dealID).Scan(&exists); err != nil {

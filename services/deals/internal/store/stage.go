@@ -27,13 +27,13 @@ func (s *Store) ListStages(ctx context.Context) ([]deals.Stage, error) {
 	return pgx.CollectRows(rows, scanStage) // never nil: an empty pipeline is []
 }
 
-// GetStage returns one stage or 404.
+// GetStage returns one stage, or a not-found fault.
 func (s *Store) GetStage(ctx context.Context, id int64) (deals.Stage, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+stageCols+` FROM deal_stages WHERE id = $1`, id)
 	return one(rows, err, scanStage, "deal stage")
 }
 
-// FirstStage returns the first stage (by position) with the outcome, or 404.
+// FirstStage returns the first stage (by position) with the outcome, or not found.
 func (s *Store) FirstStage(ctx context.Context, outcome string) (deals.Stage, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+stageCols+` FROM deal_stages WHERE outcome = $1 ORDER BY position, id LIMIT 1`, outcome)
 	return one(rows, err, scanStage, "deal stage")
