@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/opencrm/crm/pkg/activity"
-	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
@@ -25,7 +24,6 @@ import (
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
-	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/expiry"
 	"github.com/opencrm/crm/services/contracts/internal/store"
 )
@@ -37,31 +35,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "contracts:", err)
 		os.Exit(1)
 	}
-}
-
-// settings is the service's configuration, read once from the environment.
-type settings struct {
-	platform.Settings
-	DealsURL      string
-	ContactsURL   string
-	Render        renderq.Config
-	Queue         string
-	ExpiryCron    string
-	ExpiryOnStart bool
-}
-
-func load() (settings, error) {
-	l := config.New()
-	s := settings{
-		Settings:      platform.Load(l, ":8085"),
-		DealsURL:      l.URL("DEALS_URL", "http://localhost:8084"),
-		ContactsURL:   l.URL("CONTACTS_URL", "http://localhost:8082"),
-		Render:        renderq.LoadConfig(l),
-		Queue:         l.String("CONTRACTS_QUEUE", "contracts"),
-		ExpiryCron:    l.String("CONTRACTS_EXPIRY_CRON", "5 0 * * *"),
-		ExpiryOnStart: l.Bool("CONTRACTS_EXPIRY_ON_START", true),
-	}
-	return s, l.Err()
 }
 
 func run(ctx context.Context) error {
@@ -84,7 +57,7 @@ func run(ctx context.Context) error {
 
 	st := store.New(d)
 	svc, err := contracts.NewService(contracts.Deps{
-		Store: st, Deals: dealmerge.New(s.DealsURL, s.InternalSecret), Renderer: renderer,
+		Store: st, Deals: dealsapi.New(s.DealsURL, s.InternalSecret), Renderer: renderer,
 	})
 	if err != nil {
 		return err
@@ -107,11 +80,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	job, err := expiry.New(rdb, expiry.Config{Queue: s.Queue, Cron: s.ExpiryCron, RunOnStart: s.ExpiryOnStart}, svc, log)
+	job, err := expiry.New(rdb, s.Expiry, svc, log)
 	if err != nil {
 		return err
 	}
-	if err := rt.ExportQueues(s.Queue); err != nil {
+	if err := rt.ExportQueues(s.Expiry.Queue); err != nil {
 		return err
 	}
 

@@ -5,22 +5,26 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
+	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
-	"github.com/opencrm/crm/services/contracts/internal/store"
 )
 
 // multipartOverhead is what a multipart body may carry besides the file
@@ -32,46 +36,60 @@ type API struct {
 	svc *contracts.Service
 }
 
-// New builds the handler: every route requires a valid JWT; template
-// routes and deleting a signed copy also require the admin role. Replacing
-// a signed copy and deleting a contract that has one are open to every
-// user by route but admin-only in fact: the service decides (403) on the
-// locked contract, since only then is it known whether a copy exists.
+// New builds the handler on the declarations of contractsapi: every route
+// requires a valid JWT; template routes and deleting a signed copy also
+// require the admin role. Replacing a signed copy and deleting a contract
+// that has one are open to every user by route but admin-only in fact:
+// the service decides (403) on the locked contract, since only then is it
+// known whether a copy exists.
 func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers) (http.Handler, error) {
 	if svc == nil || verifier == nil || act == nil {
 		return nil, errors.New("api: service, verifier and activity handlers are required")
 	}
 	a := &API{svc: svc}
 	mux := http.NewServeMux()
-	user := func(h httpx.HandlerFunc) http.Handler { return verifier.Require(h) }
-	admin := func(h httpx.HandlerFunc) http.Handler { return verifier.Require(auth.RequireAdmin(h)) }
-
-	mux.Handle("GET /contract-templates", admin(a.listTemplates))
-	mux.Handle("POST /contract-templates", admin(a.createTemplate))
-	mux.Handle("GET /contract-templates/tags", admin(a.tags))
-	mux.Handle("GET /contract-templates/tags/pdf", admin(a.tagsPDF))
-	mux.Handle("GET /contract-templates/{id}", admin(a.getTemplate))
-	mux.Handle("PUT /contract-templates/{id}", admin(a.updateTemplate))
-	mux.Handle("DELETE /contract-templates/{id}", admin(a.deleteTemplate))
-
-	mux.Handle("GET /contracts", user(a.listContracts))
-	mux.Handle("POST /contracts", user(a.createContract))
-	mux.Handle("GET /contracts/{id}", user(a.getContract))
-	// Writes to a contract follow the caller's edit scope (403 outside).
-	contract := func(h httpx.HandlerFunc) http.Handler {
-		return verifier.Require(directory.RequireWrite(svc.ContractOwner, svc.CanWrite)(h))
+	guards := httpx.Guards{
+		route.JWT:   verifier.Require,
+		route.Admin: func(h http.Handler) http.Handler { return verifier.Require(auth.RequireAdmin(h)) },
 	}
-	mux.Handle("PUT /contracts/{id}", contract(a.updateContract))
-	mux.Handle("DELETE /contracts/{id}", contract(a.deleteContract))
-	mux.Handle("PUT /contracts/{id}/regenerate", contract(a.regenerate))
-	mux.Handle("GET /contracts/{id}/pdf", user(a.document(renderq.PDF)))
-	mux.Handle("GET /contracts/{id}/docx", user(a.document(renderq.DOCX)))
-	mux.Handle("POST /contracts/{id}/executed", contract(a.uploadExecuted))
-	mux.Handle("GET /contracts/{id}/executed", user(a.downloadExecuted))
-	mux.Handle("DELETE /contracts/{id}/executed", admin(a.deleteExecuted))
-	act.Register(mux, "/contracts", verifier.Require)
+	// Writes to a contract follow the caller's edit scope (403 outside).
+	writable := directory.RequireWrite(svc.ContractOwner, svc.CanWrite)
+	for _, m := range []struct {
+		route   route.Route
+		handler http.Handler
+	}{
+		{contractsapi.ListTemplates, httpx.HandlerFunc(a.listTemplates)},
+		{contractsapi.CreateTemplate, httpx.HandlerFunc(a.createTemplate)},
+		{contractsapi.ListMergeTags, httpx.HandlerFunc(a.tags)},
+		{contractsapi.GetMergeTagsPDF, httpx.HandlerFunc(a.tagsPDF)},
+		{contractsapi.GetTemplate, httpx.HandlerFunc(a.getTemplate)},
+		{contractsapi.UpdateTemplate, httpx.HandlerFunc(a.updateTemplate)},
+		{contractsapi.DeleteTemplate, httpx.HandlerFunc(a.deleteTemplate)},
+
+		{contractsapi.ListContracts, httpx.HandlerFunc(a.listContracts)},
+		{contractsapi.CreateContract, httpx.HandlerFunc(a.createContract)},
+		{contractsapi.GetContract, httpx.HandlerFunc(a.getContract)},
+		{contractsapi.UpdateContract, writable(httpx.HandlerFunc(a.updateContract))},
+		{contractsapi.DeleteContract, writable(httpx.HandlerFunc(a.deleteContract))},
+		{contractsapi.RegenerateContract, writable(httpx.HandlerFunc(a.regenerate))},
+		{contractsapi.GetContractPDF, a.document(renderq.PDF)},
+		{contractsapi.GetContractDOCX, a.document(renderq.DOCX)},
+		{contractsapi.UploadExecuted, writable(httpx.HandlerFunc(a.uploadExecuted))},
+		{contractsapi.GetExecuted, httpx.HandlerFunc(a.downloadExecuted)},
+		{contractsapi.DeleteExecuted, httpx.HandlerFunc(a.deleteExecuted)},
+	} {
+		guards.Mount(mux, m.route, m.handler)
+	}
+	act.Mount(mux, contractsapi.ContractActivity, guards)
 
 	return httpx.Routes(mux), nil
+}
+
+// created answers a 201 with the record and rt's message, at the URL of
+// the record's GET route (location).
+func created(w http.ResponseWriter, rt route.Route, location string, v any) {
+	w.Header().Set("Location", location)
+	httpx.Created(w, v, rt.Message)
 }
 
 func callerID(r *http.Request) *int64 {
@@ -102,7 +120,7 @@ func (a *API) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, t, "Template created")
+	created(w, contractsapi.CreateTemplate, contractsapi.GetTemplate.Location(t.ID), t)
 	return nil
 }
 
@@ -140,7 +158,7 @@ func (a *API) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, t, "Template updated")
+	httpx.Updated(w, t, contractsapi.UpdateTemplate.Message)
 	return nil
 }
 
@@ -152,7 +170,7 @@ func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.DeleteTemplate(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "Template deleted")
+	httpx.Deleted(w, contractsapi.DeleteTemplate.Message)
 	return nil
 }
 
@@ -181,33 +199,46 @@ func (a *API) contractID(r *http.Request) (int64, error) {
 }
 
 func (a *API) listContracts(w http.ResponseWriter, r *http.Request) error {
-	values := r.URL.Query()
-	q := listq.Parse(values, store.Sorts)
-	f := contracts.ListFilter{
-		Statuses: q.EnumList("status", contracts.Statuses...),
-		DealID:   q.Int64("deal_id"),
+	f, err := listFilter(r.URL.Query())
+	if err != nil {
+		return err
 	}
+	items, total, err := a.svc.ListContracts(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(items, f.Query, total))
+	return nil
+}
+
+// listFilter reads the contract list's query string; every bad parameter
+// is named in one 422.
+func listFilter(values url.Values) (contracts.ListFilter, error) {
+	p := listparam.Parse(values, listparam.Options{
+		Sorts: contracts.ContractSorts, DefaultSort: contracts.DefaultContractSort, Sync: true,
+	})
+	f := contracts.ListFilter{
+		Statuses: p.EnumList("status", contracts.Statuses...),
+		DealID:   p.Int64("deal_id"),
+	}
+	f.Query = p.Query()
 	var errs []problem.FieldError
-	if err := q.Err(); err != nil {
+	if err := p.Err(); err != nil {
 		errs = append(errs, problem.From(err).Errors...)
 	}
 	if v := strings.TrimSpace(values.Get("expiring_within")); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 36500 {
-			errs = append(errs, problem.FieldError{Field: "expiring_within", Message: "must be a number of days between 0 and 36500"})
+		if err != nil || n < 0 || n > contracts.MaxExpiringWithin {
+			errs = append(errs, problem.FieldError{Field: "expiring_within",
+				Message: fmt.Sprintf("must be a number of days between 0 and %d", contracts.MaxExpiringWithin)})
 		} else {
 			f.ExpiringWithin = &n
 		}
 	}
 	if len(errs) > 0 {
-		return problem.Validation(errs...)
+		return contracts.ListFilter{}, problem.Validation(errs...)
 	}
-	items, total, err := a.svc.ListContracts(r.Context(), f, q)
-	if err != nil {
-		return err
-	}
-	httpx.JSON(w, http.StatusOK, listq.NewPage(items, q, total))
-	return nil
+	return f, nil
 }
 
 func (a *API) createContract(w http.ResponseWriter, r *http.Request) error {
@@ -219,7 +250,7 @@ func (a *API) createContract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Created(w, c, "Contract created")
+	created(w, contractsapi.CreateContract, contractsapi.GetContract.Location(c.ID), c)
 	return nil
 }
 
@@ -249,7 +280,7 @@ func (a *API) updateContract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, c, "Contract updated")
+	httpx.Updated(w, c, contractsapi.UpdateContract.Message)
 	return nil
 }
 
@@ -261,7 +292,7 @@ func (a *API) deleteContract(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.DeleteContract(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "Contract deleted")
+	httpx.Deleted(w, contractsapi.DeleteContract.Message)
 	return nil
 }
 
@@ -274,7 +305,7 @@ func (a *API) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, c, "Contract regenerated")
+	httpx.Updated(w, c, contractsapi.RegenerateContract.Message)
 	return nil
 }
 
@@ -363,7 +394,7 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		httpx.Created(w, c, "Signed copy uploaded")
+		created(w, contractsapi.UploadExecuted, contractsapi.GetExecuted.Location(c.ID), c)
 		return nil
 	}
 }
@@ -397,7 +428,7 @@ func (a *API) deleteExecuted(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.DeleteExecuted(r.Context(), id); err != nil {
 		return err
 	}
-	httpx.Deleted(w, "Signed copy deleted")
+	httpx.Deleted(w, contractsapi.DeleteExecuted.Message)
 	return nil
 }
 

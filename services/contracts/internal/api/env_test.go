@@ -26,7 +26,6 @@ import (
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contracts/internal/api"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
-	"github.com/opencrm/crm/services/contracts/internal/dealmerge"
 	"github.com/opencrm/crm/services/contracts/internal/store"
 )
 
@@ -130,7 +129,7 @@ func newEnvAt(t testing.TB, now func() time.Time) *env {
 	}
 	t.Cleanup(func() { _ = rq.Close() })
 	svc, err := contracts.NewService(contracts.Deps{
-		Store: store.New(d), Deals: dealmerge.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
+		Store: store.New(d), Deals: dealsapi.New(dealsSrv.URL, internalSecret), Renderer: rq, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +254,7 @@ func (e *env) createContract(t *testing.T, dealID, templateID int64, extra map[s
 
 func idOf(m map[string]any) int64 { return int64(m["id"].(float64)) }
 
-func dealsDownClient(url string) contracts.Deals { return dealmerge.New(url, internalSecret) }
+func dealsDownClient(url string) contracts.Deals { return dealsapi.New(url, internalSecret) }
 
 // noRenderer is a renderer that is never reached in the tests using it.
 type noRenderer struct{}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/pkg/timestamp"
 )
@@ -131,21 +131,33 @@ type Contract struct {
 	Footer [3]string `json:"-"`
 }
 
-// ListFilter holds the contract list's own filters.
+// ContractSorts are the keys the contract list sorts by (the store maps
+// each to its SQL); DefaultContractSort is the order without sort_by.
+var ContractSorts = []string{"contract_number", "name", "company_name", "deal_title", "status",
+	"effective_date", "termination_date", "created_at", "updated_at"}
+
+// DefaultContractSort orders the list by number.
+const DefaultContractSort = "contract_number"
+
+// MaxExpiringWithin bounds expiring_within: a hundred years of days.
+const MaxExpiringWithin = 36500
+
+// ListFilter is one page of the contract list: the common list query and
+// the list's own filters.
 type ListFilter struct {
+	list.Query
 	Statuses       []string
 	DealID         *int64
 	ExpiringWithin *int
-	// Today anchors expiring_within.
+	// Today anchors expiring_within; the service sets it.
 	Today time.Time
 }
 
-// ErrDealNotFound is returned by Deals when the deal does not exist.
-var ErrDealNotFound = errors.New("deal not found")
-
-// Deals reads a deal's merge data from the deals context.
+// Deals is the deals context as contracts reads it: a deal's merge data,
+// decoded into the caller's projection (MergeData), dealsapi.ErrNotFound
+// for a deal deals does not know. dealsapi's client satisfies it.
 type Deals interface {
-	Merge(ctx context.Context, dealID int64) (MergeData, error)
+	Merge(ctx context.Context, dealID int64, out any) error
 }
 
 // Renderer renders a PDF or DOCX (pkg/renderq's Client); user is whose
@@ -182,7 +194,7 @@ type Store interface {
 	// the number, e.g. to resolve {{contract.number}}) and inserts.
 	CreateContract(ctx context.Context, c Contract, prefix string, year int, finish func(*Contract) error) (Contract, error)
 	GetContract(ctx context.Context, id int64) (Contract, error)
-	ListContracts(ctx context.Context, f ListFilter, q *listq.Query) ([]Contract, int, error)
+	ListContracts(ctx context.Context, f ListFilter) ([]Contract, int, error)
 	// UpdateContract locks the row, lets apply change it, and saves it.
 	UpdateContract(ctx context.Context, id int64, apply func(*Contract) error) (Contract, error)
 	// DeleteContract locks the contract, calls allow with whether it has a

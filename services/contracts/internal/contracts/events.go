@@ -1,7 +1,7 @@
 package contracts
 
 // Event types published on the contracts stream (crm:events:contracts).
-// Every one but EventDeleted carries the contract as GET /contracts/{id}
+// Every one but EventDeleted carries the contract as contractsapi.GetContract
 // answers it after the change; EventDeleted carries only the id. Which
 // write records which, in what order, is the store's to decide in the
 // write's own transaction (see docs/decisions.md, "Contract events").

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/renderq"
 )
@@ -167,7 +168,7 @@ func looksLikePDF(f *os.File, size int64) (bool, error) {
 // UploadExecuted stores the signed copy of a contract and moves a draft or
 // active contract to executed. A contract keeps one signed copy: uploading
 // over it is a 409 for everyone, since a replacement would destroy it and
-// deleting it is admin-only (DELETE /contracts/{id}/executed first). That
+// deleting it is admin-only (contractsapi.DeleteExecuted first). That
 // decision is taken in the transaction that writes the copy, on the locked
 // contract; the early check before the body is read only spares reading an
 // upload that is bound to be refused.
@@ -209,7 +210,8 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 
 // errHasSignedCopy refuses an upload over an existing signed copy.
 func errHasSignedCopy() error {
-	return fault.Conflict("conflict", "this contract already has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before another is uploaded")
+	return fault.Conflict("conflict", "this contract already has a signed copy; an admin deletes it ("+
+		contractsapi.DeleteExecuted.Pattern()+") before another is uploaded")
 }
 
 // StreamExecuted streams the signed copy; start receives its metadata and

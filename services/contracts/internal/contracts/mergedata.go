@@ -11,7 +11,7 @@ import (
 )
 
 // MergeData is what the deals context returns from
-// GET /internal/deals/{id}/merge: the deal with the records a contract
+// deals' internal merge route (dealsapi.RouteMerge): the deal with the records a contract
 // merges from. Only the fields the catalogue uses are decoded; unknown
 // fields are ignored so the deals context can grow its records freely.
 type MergeData struct {

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/listq"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -142,9 +143,9 @@ func (s *Service) lookup(ctx context.Context, templateID, dealID int64, v *valid
 		}
 	}
 	if dealID > 0 {
-		m, err := s.deals.Merge(ctx, dealID)
+		m, err := s.mergeData(ctx, dealID)
 		switch {
-		case errors.Is(err, ErrDealNotFound):
+		case errors.Is(err, dealsapi.ErrNotFound):
 			v.Add("deal_id", "does not exist")
 		case err != nil:
 			return tpl, md, err
@@ -153,6 +154,21 @@ func (s *Service) lookup(ctx context.Context, templateID, dealID int64, v *valid
 		}
 	}
 	return tpl, md, v.Err()
+}
+
+// mergeData reads deal dealID's merge data into contracts' own tolerant
+// projection, so deals can add fields freely; an answer without the
+// deal's id stands for dealID. An unknown deal is dealsapi.ErrNotFound,
+// an outage the client's error (503/504).
+func (s *Service) mergeData(ctx context.Context, dealID int64) (MergeData, error) {
+	var md MergeData
+	if err := s.deals.Merge(ctx, dealID, &md); err != nil {
+		return MergeData{}, err
+	}
+	if md.Deal.ID == 0 {
+		md.Deal.ID = dealID
+	}
+	return md, nil
 }
 
 // CreateContract generates a draft contract for a deal from a template.
@@ -225,21 +241,22 @@ func (s *Service) ContractWritable(ctx context.Context, id int64) error {
 	return s.store.CanWrite(ctx, o)
 }
 
-// ListContracts returns one page of contracts.
-func (s *Service) ListContracts(ctx context.Context, f ListFilter, q *listq.Query) ([]Contract, int, error) {
+// ListContracts returns one page of contracts and their total.
+func (s *Service) ListContracts(ctx context.Context, f ListFilter) ([]Contract, int, error) {
 	f.Today = s.today()
-	return s.store.ListContracts(ctx, f, q)
+	return s.store.ListContracts(ctx, f)
 }
 
 // DeleteContract removes a contract with its notes and tasks. A contract
 // with a signed copy is not deleted (409): the copy goes first, through the
-// admin-only DELETE /contracts/{id}/executed, so no user destroys a signed
+// admin-only contractsapi.DeleteExecuted, so no user destroys a signed
 // copy by deleting its contract. The store decides on the locked contract,
 // in the deleting transaction.
 func (s *Service) DeleteContract(ctx context.Context, id int64) error {
 	return s.store.DeleteContract(ctx, id, func(hasSignedCopy bool) error {
 		if hasSignedCopy {
-			return fault.Conflict("conflict", "this contract has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before the contract can be deleted")
+			return fault.Conflict("conflict", "this contract has a signed copy; an admin deletes it ("+
+				contractsapi.DeleteExecuted.Pattern()+") before the contract can be deleted")
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -170,8 +171,8 @@ func (s *Service) Regenerate(ctx context.Context, id int64) (Contract, error) {
 	if err != nil {
 		return Contract{}, err
 	}
-	md, err := s.deals.Merge(ctx, cur.DealID)
-	if errors.Is(err, ErrDealNotFound) {
+	md, err := s.mergeData(ctx, cur.DealID)
+	if errors.Is(err, dealsapi.ErrNotFound) {
 		return Contract{}, fault.Invalid("deal_id", "the contract's deal no longer exists")
 	}
 	if err != nil {

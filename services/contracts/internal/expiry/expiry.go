@@ -40,14 +40,14 @@ type Runner interface {
 	RunExpiry(ctx context.Context, today time.Time) (contracts.ExpiryResult, error)
 }
 
-// Config configures the job.
+// Config configures the job; the process reads it with config.Parse.
 type Config struct {
-	// Queue is the asynq queue (CONTRACTS_QUEUE); tests use a unique one.
-	Queue string
-	// Cron is the daily schedule in UTC (CONTRACTS_EXPIRY_CRON).
-	Cron string
+	// Queue is the asynq queue; tests use a unique one.
+	Queue string `env:"CONTRACTS_QUEUE" envDefault:"contracts"`
+	// Cron is the daily schedule in UTC.
+	Cron string `env:"CONTRACTS_EXPIRY_CRON" envDefault:"5 0 * * *"`
 	// RunOnStart enqueues today's run at start-up.
-	RunOnStart bool
+	RunOnStart bool `env:"CONTRACTS_EXPIRY_ON_START" envDefault:"true"`
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// LockedRetryDelay is the first retry delay of a run that left due

@@ -12,7 +12,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/listq"
+	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
@@ -236,9 +236,9 @@ func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSign
 	})
 }
 
-// Sorts is the contract list's whitelist of sort keys.
-var Sorts = listq.Spec{
-	Sorts: map[string]string{
+// contractSorts maps each of contracts.ContractSorts to its SQL.
+var contractSorts = listsql.Sorts{
+	By: map[string]string{
 		"contract_number":  "c.contract_number",
 		"name":             "lower(c.title)",
 		"company_name":     "lower(c.company_name)",
@@ -249,9 +249,8 @@ var Sorts = listq.Spec{
 		"created_at":       "c.created_at",
 		"updated_at":       "c.updated_at",
 	},
-	DefaultSort: "contract_number",
-	TieBreak:    "c.id",
-	Updated:     "c.updated_at",
+	TieBreak: "c.id",
+	Updated:  "c.updated_at",
 }
 
 // searchExpr must stay identical to the contracts_search index expression.
@@ -259,8 +258,9 @@ const searchExpr = `lower(c.contract_number || ' ' || c.title || ' ' || c.deal_t
 	coalesce(c.company_name, '') || ' ' || coalesce(c.partner_ref, ''))`
 
 // ListContracts returns one page and the total.
-func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *listq.Query) ([]contracts.Contract, int, error) {
-	var w listq.Where
+func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter) ([]contracts.Contract, int, error) {
+	q := f.Query
+	var w listsql.Where
 	if len(f.Statuses) > 0 {
 		w.And("c.status = ANY(" + w.Arg(f.Statuses) + "::text[])")
 	}
@@ -274,7 +274,7 @@ func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *li
 		w.And("c.termination_date <= " + w.Arg(today.AddDate(0, 0, *f.ExpiringWithin)) + "::date")
 	}
 	if q.Search != "" {
-		w.And(searchExpr + " LIKE lower(" + w.Arg("%"+listq.EscapeLike(q.Search)+"%") + ")")
+		w.And(searchExpr + " LIKE lower(" + w.Arg("%"+listsql.EscapeLike(q.Search)+"%") + ")")
 	}
 	if q.DateFrom != nil {
 		w.And("c.created_at >= " + w.Arg(*q.DateFrom))
@@ -282,13 +282,13 @@ func (s *Store) ListContracts(ctx context.Context, f contracts.ListFilter, q *li
 	if q.DateTo != nil {
 		w.And("c.created_at < " + w.Arg(*q.DateTo))
 	}
-	q.Since(&w)
+	contractSorts.Since(&w, q)
 	var total int
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM contracts c `+w.SQL(), w.Args()...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count contracts: %w", err)
 	}
-	order := q.OrderBy()
-	rows, err := s.db.Query(ctx, contractSelect+" "+w.SQL()+" "+order+" "+q.LimitOffset(&w), w.Args()...)
+	order := contractSorts.OrderBy(q)
+	rows, err := s.db.Query(ctx, contractSelect+" "+w.SQL()+" "+order+" "+listsql.LimitOffset(&w, q), w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list contracts: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 // Stream is where contract events go.
 var Stream = outbox.Stream("contracts")
 
-// record is one event about c, whose data is c as GET /contracts/{id}
+// record is one event about c, whose data is c as contractsapi.GetContract
 // answers it: the store reads the same record for both.
 func record(typ string, c contracts.Contract) outbox.Record {
 	return outbox.Record{Type: typ, AggregateID: strconv.FormatInt(c.ID, 10), Data: c}

@@ -120,7 +120,7 @@ func expireBatch(ctx context.Context, tx pgx.Tx, today time.Time, batch int, wai
 // were changed: contract.updated for a renewal (its termination_date
 // moved), contract.status_changed for an expiry (its status is all that
 // moved). The contracts are read back in one query, after their changes,
-// as GET /contracts/{id} answers them.
+// as contractsapi.GetContract answers them.
 func expiryEvents(ctx context.Context, tx pgx.Tx, ids []int64, renewed map[int64]bool) error {
 	if len(ids) == 0 {
 		return nil
