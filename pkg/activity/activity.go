@@ -16,8 +16,8 @@ import (
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Parent types.
@@ -42,17 +42,18 @@ type Config struct {
 	ParentType string
 	// ParentName is used in 404 details ("contact").
 	ParentName string
-	// ParentExists returns a problem.NotFound error when the parent is absent.
+	// ParentExists returns a not-found error (fault.NotFound) when the parent
+	// is absent.
 	ParentExists func(ctx context.Context, id int64) error
 	// UserExists validates assigned_to; nil skips the check.
 	UserExists func(ctx context.Context, id int64) (bool, error)
 	// References validates a task's contact_id, company_id and deal_id
 	// (referenced ids must exist).
 	References References
-	// ParentWritable answers nil when the caller may change the parent
-	// (a problem.Forbidden error otherwise): notes and tasks follow their
-	// parent, except that the author of a note may always delete it. Nil
-	// allows every caller.
+	// ParentWritable answers nil when the caller may change the parent (a
+	// forbidden error, fault.Forbidden, otherwise): notes and tasks follow
+	// their parent, except that the author of a note may always delete it.
+	// Nil allows every caller.
 	ParentWritable func(ctx context.Context, id int64) error
 }
 
@@ -154,7 +155,7 @@ func (h *Handlers) parentWritable(ctx context.Context, pid int64) error {
 func (h *Handlers) parent(r *http.Request) (int64, error) {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
-		return 0, problem.NotFound(h.cfg.ParentName)
+		return 0, fault.NotFound(h.cfg.ParentName)
 	}
 	if err := h.cfg.ParentExists(r.Context(), id); err != nil {
 		return 0, err

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -87,13 +87,13 @@ func AddNote(ctx context.Context, q db.Querier, parentType string, parentID int6
 func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request, pid int64) error {
 	nid, err := httpx.PathID(r, "noteId")
 	if err != nil {
-		return problem.NotFound("note")
+		return fault.NotFound("note")
 	}
 	var author *int64
 	err = h.cfg.DB.QueryRow(r.Context(), `SELECT created_by FROM notes WHERE id = $1 AND parent_type = $2 AND parent_id = $3`,
 		nid, h.cfg.ParentType, pid).Scan(&author)
 	if db.IsNoRows(err) {
-		return problem.NotFound("note")
+		return fault.NotFound("note")
 	}
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request, pid int64)
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return problem.NotFound("note")
+		return fault.NotFound("note")
 	}
 	httpx.Deleted(w, h.routes.DeleteNote.Message)
 	return nil

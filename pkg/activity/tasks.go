@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -75,7 +75,7 @@ func (h *Handlers) getTask(w http.ResponseWriter, r *http.Request, pid int64) er
 func (h *Handlers) loadTask(r *http.Request, pid int64) (Task, error) {
 	tid, err := httpx.PathID(r, "taskId")
 	if err != nil {
-		return Task{}, problem.NotFound("task")
+		return Task{}, fault.NotFound("task")
 	}
 	return getTask(r.Context(), h.cfg.DB, h.cfg.ParentType, pid, tid, "")
 }
@@ -90,7 +90,7 @@ func getTask(ctx context.Context, q db.Querier, parentType string, pid, tid int6
 	}
 	t, err := pgx.CollectExactlyOneRow(rows, scanTask)
 	if db.IsNoRows(err) {
-		return Task{}, problem.NotFound("task")
+		return Task{}, fault.NotFound("task")
 	}
 	return t, err
 }
