@@ -139,7 +139,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	engine, err := delivery.New(st, rdb, redisConn{ropt}, box, metrics, c.Delivery, log)
+	engine, err := delivery.New(st, rdb, delivery.OwnRedis(ropt), box, metrics, c.Delivery, log)
 	if err != nil {
 		return err
 	}
@@ -199,9 +199,3 @@ func run(ctx context.Context) error {
 	log.Info("webhooks listening", "addr", c.Addr)
 	return httpx.Serve(ctx, c.Addr, ops.Handler(h), c.Shutdown, nil)
 }
-
-// redisConn makes asynq open (and later close) its own client from
-// REDIS_URL: asynq closes the client it is given on shutdown.
-type redisConn struct{ opt *redis.Options }
-
-func (c redisConn) MakeRedisClient() any { return redis.NewClient(c.opt) }

@@ -195,7 +195,7 @@ func (e *env) newEngine(reg prometheus.Registerer) *delivery.Engine {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng, err := delivery.New(e.store, e.rdb, conn{opt}, e.box, m, e.cfg, e.log)
+	eng, err := delivery.New(e.store, e.rdb, delivery.OwnRedis(opt), e.box, m, e.cfg, e.log)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -229,10 +229,6 @@ func runAll(ctx context.Context, fns ...func(context.Context)) func() {
 	}
 	return wg.Wait
 }
-
-type conn struct{ opt *redis.Options }
-
-func (c conn) MakeRedisClient() any { return redis.NewClient(c.opt) }
 
 func randHex(n int) string {
 	b := make([]byte, n)

@@ -54,6 +54,14 @@ type Engine struct {
 // shutdown, so it must not be the shared one).
 type RedisConn = asynq.RedisConnOpt
 
+// OwnRedis is a RedisConn opening a client of its own with opt (REDIS_URL's
+// options), for the worker server to close.
+func OwnRedis(opt *redis.Options) RedisConn { return ownRedis{opt} }
+
+type ownRedis struct{ opt *redis.Options }
+
+func (c ownRedis) MakeRedisClient() any { return redis.NewClient(c.opt) }
+
 // New wires an engine. rdb (shared, closed by the caller) enqueues; conn
 // is for the worker server.
 func New(st *store.Store, rdb redis.UniversalClient, conn RedisConn, secrets Opener, m *Metrics, cfg Config, log *slog.Logger) (*Engine, error) {
