@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/opencrm/crm/pkg/config"
+	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
@@ -35,51 +36,62 @@ func main() {
 	}
 }
 
-// settings is the process configuration, read once from the environment.
-type settings struct {
+// config is the process configuration, read once from the environment.
+type config struct {
 	platform.Settings
-	LeadsURL    string
+	LeadsURL string `env:"LEADS_URL" envDefault:"http://localhost:8083"`
+	// CORSList is CRM_CORS_ORIGINS as set, comma-separated; Validate
+	// splits it into CORSOrigins.
+	CORSList    string `env:"CRM_CORS_ORIGINS"`
 	CORSOrigins []string
-	KeyCacheTTL time.Duration
+	KeyCacheTTL time.Duration `env:"INTAKE_KEY_CACHE_TTL" min:"0s"`
 	Intake      intake.Config
 }
 
-func load() (settings, error) {
-	l := config.New()
-	s := settings{
-		Settings:    platform.Load(l, ":8086"),
-		LeadsURL:    strings.TrimRight(l.URL("LEADS_URL", "http://localhost:8083"), "/"),
-		KeyCacheTTL: l.Duration("INTAKE_KEY_CACHE_TTL", apikey.MaxTTL),
-	}
-	if s.DBMaxConns == 0 {
-		// Sustained intake at 16 clients needs more than pgx's default pool.
-		s.DBMaxConns = 20
-	}
-	for _, o := range strings.Split(l.String("CRM_CORS_ORIGINS", ""), ",") {
+// Validate holds the rules across fields, after the platform's settings.
+func (c *config) Validate() error {
+	errs := []error{c.Settings.Validate(), pkgconfig.CheckURL("LEADS_URL", c.LeadsURL)}
+	c.LeadsURL = strings.TrimRight(c.LeadsURL, "/")
+	c.CORSOrigins = nil
+	for _, o := range strings.Split(c.CORSList, ",") {
 		if o = strings.TrimSpace(o); o != "" {
-			s.CORSOrigins = append(s.CORSOrigins, o)
+			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
 	}
-	c := intake.DefaultConfig()
-	c.ForwardTimeout = l.Duration("INTAKE_FORWARD_TIMEOUT", c.ForwardTimeout)
-	c.Lease = l.Duration("INTAKE_RETRY_LEASE", c.Lease)
-	c.RetryInterval = l.Duration("INTAKE_RETRY_INTERVAL", c.RetryInterval)
-	c.RetryBase = l.Duration("INTAKE_RETRY_BASE", c.RetryBase)
-	c.RetryMax = l.Duration("INTAKE_RETRY_MAX", c.RetryMax)
-	c.MaxAttempts = l.Int("INTAKE_RETRY_MAX_ATTEMPTS", c.MaxAttempts, 1, 1_000_000)
-	// 50 is also the most leads' batch endpoint takes in one call.
-	c.BatchSize = l.Int("INTAKE_BATCH_SIZE", c.BatchSize, 1, 50)
-	c.Flushers = l.Int("INTAKE_FLUSHERS", c.Flushers, 1, 64)
-	s.Intake = c
-	l.Check(s.KeyCacheTTL <= apikey.MaxTTL, "INTAKE_KEY_CACHE_TTL", "must be at most 5s (revoked keys are refused within 5 s)")
-	l.Check(c.Lease > c.ForwardTimeout, "INTAKE_RETRY_LEASE", "must be longer than INTAKE_FORWARD_TIMEOUT")
-	l.Check(c.RetryInterval > 0 && c.RetryBase > 0, "INTAKE_RETRY_INTERVAL", "INTAKE_RETRY_INTERVAL and INTAKE_RETRY_BASE must be positive")
-	l.Check(c.RetryMax >= c.RetryBase, "INTAKE_RETRY_MAX", "must be at least INTAKE_RETRY_BASE")
-	return s, l.Err()
+	i := c.Intake
+	for _, rule := range []struct {
+		ok        bool
+		name, msg string
+	}{
+		{c.KeyCacheTTL <= apikey.MaxTTL, "INTAKE_KEY_CACHE_TTL", "must be at most 5s (revoked keys are refused within 5 s)"},
+		{i.Lease > i.ForwardTimeout, "INTAKE_RETRY_LEASE", "must be longer than INTAKE_FORWARD_TIMEOUT"},
+		{i.RetryInterval > 0 && i.RetryBase > 0, "INTAKE_RETRY_INTERVAL", "INTAKE_RETRY_INTERVAL and INTAKE_RETRY_BASE must be positive"},
+		{i.RetryMax >= i.RetryBase, "INTAKE_RETRY_MAX", "must be at least INTAKE_RETRY_BASE"},
+	} {
+		if !rule.ok {
+			errs = append(errs, errors.New(rule.name+": "+rule.msg))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// load reads the configuration with parse (pkgconfig.Parse, or ParseMap
+// in tests) over the defaults. Without DB_MAX_CONNS the pool has 20
+// connections: sustained intake at 16 clients needs more than pgx's
+// default.
+func load(parse func(any) error) (config, error) {
+	c := config{Settings: platform.Defaults(":8086"), KeyCacheTTL: apikey.MaxTTL, Intake: intake.DefaultConfig()}
+	if err := parse(&c); err != nil {
+		return c, err
+	}
+	if c.DBMaxConns == 0 {
+		c.DBMaxConns = 20
+	}
+	return c, nil
 }
 
 func run(ctx context.Context) error {
-	s, err := load()
+	s, err := load(pkgconfig.Parse)
 	if err != nil {
 		return err
 	}

@@ -20,20 +20,22 @@ import (
 	"github.com/opencrm/crm/pkg/fault"
 )
 
-// Config tunes forwarding and the retry job.
+// Config tunes forwarding and the retry job. The tagged fields are read
+// from the environment over DefaultConfig (cmd/intake).
 type Config struct {
 	// ForwardTimeout bounds the inline call to leads; past it the answer
 	// is 202 and the retry job takes over.
-	ForwardTimeout time.Duration
+	ForwardTimeout time.Duration `env:"INTAKE_FORWARD_TIMEOUT" min:"0s"`
 	// Lease is how long a claimed submission is hidden from other
 	// replicas' retry jobs (must exceed ForwardTimeout).
-	Lease time.Duration
+	Lease time.Duration `env:"INTAKE_RETRY_LEASE" min:"0s"`
 	// RetryInterval is how often the retry job looks for due submissions.
-	RetryInterval time.Duration
+	RetryInterval time.Duration `env:"INTAKE_RETRY_INTERVAL" min:"0s"`
 	// RetryBase and RetryMax bound the exponential backoff.
-	RetryBase, RetryMax time.Duration
+	RetryBase time.Duration `env:"INTAKE_RETRY_BASE" min:"0s"`
+	RetryMax  time.Duration `env:"INTAKE_RETRY_MAX" min:"0s"`
 	// MaxAttempts marks a submission failed after this many attempts.
-	MaxAttempts int
+	MaxAttempts int `env:"INTAKE_RETRY_MAX_ATTEMPTS" min:"1" max:"1000000"`
 	// Batch is how many submissions one retry pass claims.
 	Batch int
 	// IdemTTL is how long an Idempotency-Key answer is kept (24 h).
@@ -42,11 +44,12 @@ type Config struct {
 	// 0 records every outcome before answering.
 	WriteBehind int
 	// BatchSize caps how many concurrent submissions share one insert
-	// transaction and how many leads share one call to leads.
-	BatchSize int
+	// transaction and how many leads share one call to leads (50 is also
+	// the most leads' batch endpoint takes in one call).
+	BatchSize int `env:"INTAKE_BATCH_SIZE" min:"1" max:"50"`
 	// Flushers is how many such inserts, and how many such calls, may run
 	// at once.
-	Flushers int
+	Flushers int `env:"INTAKE_FLUSHERS" min:"1" max:"64"`
 }
 
 // DefaultConfig is what the service runs with unless configured.
