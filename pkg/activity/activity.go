@@ -8,7 +8,6 @@ import (
 	"context"
 	"io/fs"
 	"net/http"
-	"strings"
 
 	"github.com/opencrm/crm/pkg/activity/migrations"
 	"github.com/opencrm/crm/pkg/auth"
@@ -123,16 +122,6 @@ func (h *Handlers) Mount(mux *http.ServeMux, routes contactsapi.Activity, guards
 	handle(routes.GetTask, h.getTask)
 	handle(routes.UpdateTask, h.writing(h.updateTask))
 	handle(routes.DeleteTask, h.writing(h.deleteTask))
-}
-
-// Register mounts the routes under base ("/contacts") on mux; wrap applies
-// the service's authentication to each route.
-//
-// Deprecated: services mount the declarations with Mount; Register stays
-// until every service has moved.
-func (h *Handlers) Register(mux *http.ServeMux, base string, wrap func(http.Handler) http.Handler) {
-	h.Mount(mux, contactsapi.NewActivity("", "", "", strings.TrimSuffix(base, "/"), h.cfg.ParentName),
-		httpx.Guards{route.JWT: wrap})
 }
 
 // writing runs fn only when the caller may change the parent.
