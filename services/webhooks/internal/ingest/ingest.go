@@ -24,9 +24,15 @@ const Group = "webhooks"
 // Ingester stores the events of the streams and wakes the dispatcher when
 // a new one may have made deliveries due.
 type Ingester struct {
-	store    *store.Store
+	events   Events
 	contacts Contacts
 	wake     func()
+}
+
+// Events stores events once each with their pending deliveries, and
+// says how many were new (the store).
+type Events interface {
+	IngestAll(ctx context.Context, evs []store.NewEvent) (int, error)
 }
 
 // Contacts reads the records a contacts.imported event names (the
@@ -36,14 +42,14 @@ type Contacts interface {
 }
 
 // New returns an ingester; wake (may be nil) runs after each new event.
-func New(st *store.Store, contacts Contacts, wake func()) (*Ingester, error) {
-	if st == nil || contacts == nil {
+func New(events Events, contacts Contacts, wake func()) (*Ingester, error) {
+	if events == nil || contacts == nil {
 		return nil, errors.New("ingest: a store and a contacts reader are required")
 	}
 	if wake == nil {
 		wake = func() {}
 	}
-	return &Ingester{store: st, contacts: contacts, wake: wake}, nil
+	return &Ingester{events: events, contacts: contacts, wake: wake}, nil
 }
 
 // Handler handles one event of a context's stream; see Batch.
@@ -75,7 +81,7 @@ func (i *Ingester) Batch(source string) outbox.BatchHandler {
 		if len(evs) == 0 {
 			return nil
 		}
-		added, err := i.store.IngestAll(ctx, evs)
+		added, err := i.events.IngestAll(ctx, evs)
 		if err != nil {
 			return err
 		}

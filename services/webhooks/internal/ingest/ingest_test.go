@@ -1,0 +1,106 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/services/webhooks/internal/ingest"
+	"github.com/opencrm/crm/services/webhooks/internal/store"
+)
+
+// events records what the ingester stores; new says how many of a call's
+// events were not stored before (all of them unless set).
+type events struct {
+	stored [][]store.NewEvent
+	new    *int
+}
+
+func (e *events) IngestAll(_ context.Context, evs []store.NewEvent) (int, error) {
+	e.stored = append(e.stored, evs)
+	if e.new != nil {
+		return *e.new, nil
+	}
+	return len(evs), nil
+}
+
+// TestBatch: what one read of a context's stream becomes: the types
+// webhooks publishes are stored as they came, others dropped, a CSV
+// import expanded into a contact.created per contact still there (read
+// from contacts), and the dispatcher woken only when something was new.
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	fake := contactsapitest.NewFake("test-internal-secret-0123456789")
+	fake.PutContact(1, map[string]any{"first_name": "Ada"})
+	fake.PutContact(2, map[string]any{"first_name": "Grace"})
+	_, contacts := fake.Start(t)
+	at := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
+	imported := func(ids ...int64) json.RawMessage {
+		b, _ := json.Marshal(contactsapi.Imported{IDs: ids})
+		return b
+	}
+	none := 0
+	tests := []struct {
+		name     string
+		source   string
+		in       []outbox.Event
+		new      *int
+		want     [][]store.NewEvent
+		wantWake int
+	}{
+		{"published types stored in order", "contacts", []outbox.Event{
+			{ID: 11, Type: "contact.created", AggregateID: "5", OccurredAt: at, Data: json.RawMessage(`{"id":5}`)},
+			{ID: 12, Type: "contact.merged_internally", AggregateID: "5", OccurredAt: at, Data: json.RawMessage(`{}`)},
+			{ID: 13, Type: "contact.deleted", AggregateID: "5", OccurredAt: at, Data: json.RawMessage(`{"id":5}`)},
+		}, nil, [][]store.NewEvent{{
+			{Source: "contacts", SourceID: 11, Type: "contact.created", RecordID: "5", Data: json.RawMessage(`{"id":5}`), OccurredAt: at},
+			{Source: "contacts", SourceID: 13, Type: "contact.deleted", RecordID: "5", Data: json.RawMessage(`{"id":5}`), OccurredAt: at},
+		}}, 1},
+		{"nothing published: nothing stored", "deals", []outbox.Event{
+			{ID: 3, Type: "deal.stage_recalculated", AggregateID: "8", OccurredAt: at},
+		}, nil, nil, 0},
+		{"stored before: no wake", "deals", []outbox.Event{
+			{ID: 4, Type: "deal.updated", AggregateID: "8", OccurredAt: at, Data: json.RawMessage(`{"id":8}`)},
+		}, &none, [][]store.NewEvent{{
+			{Source: "deals", SourceID: 4, Type: "deal.updated", RecordID: "8", Data: json.RawMessage(`{"id":8}`), OccurredAt: at},
+		}}, 0},
+		{"an import expanded, a contact deleted since skipped", "contacts", []outbox.Event{
+			{ID: 41, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: imported(1, 2, 99_999)},
+		}, nil, [][]store.NewEvent{{
+			{Source: "contacts", SourceID: 41, Part: 1, Type: "contact.created", RecordID: "1",
+				Data: json.RawMessage(`{"first_name":"Ada","id":1}`), OccurredAt: at},
+			{Source: "contacts", SourceID: 41, Part: 2, Type: "contact.created", RecordID: "2",
+				Data: json.RawMessage(`{"first_name":"Grace","id":2}`), OccurredAt: at},
+		}}, 1},
+		{"an import naming no contact dropped", "contacts", []outbox.Event{
+			{ID: 42, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`{"ids":[]}`)},
+			{ID: 43, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`"garbled"`)},
+		}, nil, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := &events{new: tt.new}
+			woken := 0
+			in, err := ingest.New(st, contacts, func() { woken++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := in.Batch(tt.source)(t.Context(), tt.in); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, st.stored); diff != "" {
+				t.Errorf("stored (-want +got)\n%s", diff)
+			}
+			if woken != tt.wantWake {
+				t.Errorf("woken %d times, want %d", woken, tt.wantWake)
+			}
+		})
+	}
+}
