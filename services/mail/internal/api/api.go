@@ -157,13 +157,13 @@ func (h *handler) linked(kind mail.Kind) httpx.HandlerFunc {
 			return err
 		}
 		q := mail.LinkedQuery{Query: p.Query(), Record: mail.RecordRef{Kind: kind, ID: id}}
-		list, total, err := h.svc.Linked(r.Context(), q)
+		msgs, total, err := h.svc.Linked(r.Context(), q)
 		if err != nil {
 			return err
 		}
 		// success as well as the page, so clients of either list shape
 		// (docs/api.md) read it.
-		page := envelope.NewPage(list, q.Query, total)
+		page := envelope.NewPage(msgs, q.Query, total)
 		page.Success = true
 		httpx.JSON(w, http.StatusOK, page)
 		return nil
