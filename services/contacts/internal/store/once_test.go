@@ -17,8 +17,9 @@ import (
 )
 
 // TestCreateOnceReplaysStoredAnswers: a key stored before the store kept
-// records (the internal API's whole 201 body) is replayed as the record it created, without a second insert; a
-// key stored now is too; the same key with another record is refused.
+// records (the internal API's whole 201 body) is replayed as the record
+// it created, without a second insert; a key stored now is too; the same
+// key with another record is refused.
 func TestCreateOnceReplaysStoredAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
