@@ -66,7 +66,7 @@ func BenchmarkProxyContactList(b *testing.B) {
 
 // BenchmarkProxyPublicLead is POST /public/leads through the gateway (API
 // key, rate limits, 64 KiB body limit, proxy) to a fake intake answering
-// 201, whose Location the gateway adds.
+// 201.
 func BenchmarkProxyPublicLead(b *testing.B) {
 	e := newEnv(b, func(c *Config) { c.UserPerMinute, c.IPPerMinute = 1_000_000, 1_000_000 })
 	e.identity.AddKey("crm_bench", identityapi.VerifiedKey{})

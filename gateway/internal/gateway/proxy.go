@@ -255,20 +255,6 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *route.Route, path string, st *reqState
 	c.Status(resp.StatusCode)
 	st.proxied = true
 	rb := &responseBody{body: resp.Body, reqBody: body, cancel: cancel}
-	if resp.StatusCode == http.StatusCreated && resp.Header.Get("Location") == "" {
-		// Every 201 names what it created; services answer the record, the
-		// gateway, which knows the public paths, adds where it lives.
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxCreatedBody))
-		_ = rb.Close()
-		if err != nil {
-			return upstreamError(rt.Service, err)
-		}
-		if loc := createdLocation(path, b); loc != "" {
-			res.Set("Location", loc)
-		}
-		c.Response().SetBodyRaw(b)
-		return nil
-	}
 	c.Context().SetBodyStream(rb, int(resp.ContentLength))
 	return nil
 }
