@@ -14,10 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
-	"github.com/opencrm/crm/pkg/renderq"
 	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/render/internal/pdf"
 	"github.com/opencrm/crm/services/render/internal/worker"
@@ -30,48 +28,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "render:", err)
 		os.Exit(1)
 	}
-}
-
-// settings is the worker's configuration, read once from the environment.
-type settings struct {
-	Addr         string
-	LogLevel     string
-	Queue        renderq.Config
-	ChromePath   string
-	NoSandbox    bool
-	Tabs         int
-	Concurrency  int
-	RestartAfter int
-	JobTimeout   time.Duration
-	MaxPages     int
-	Shutdown     httpx.Shutdown
-	Tracing      tracing.Config
-}
-
-func load() (settings, error) {
-	l := config.New()
-	s := settings{
-		Addr:       l.String("ADDR", ":8088"),
-		LogLevel:   l.String("LOG_LEVEL", "info"),
-		Queue:      renderq.LoadConfig(l),
-		ChromePath: l.String("CHROME_PATH", "chromium"),
-		// Chromium's sandbox refuses to run as root; the image runs as an
-		// unprivileged user, so only a root run (dev machine, CI) turns it off.
-		NoSandbox:    l.Bool("CHROME_NO_SANDBOX", os.Geteuid() == 0),
-		Tabs:         l.Int("RENDER_TABS", 4, 1, 64),
-		RestartAfter: l.Int("RENDER_BROWSER_RESTART_AFTER", 500, 1, 1_000_000),
-		// Below the client's 30 s wait, so a document too heavy to lay out
-		// is refused while its user still waits, instead of holding a tab
-		// after the user got a 503 (docs/decisions.md).
-		JobTimeout: l.Duration("RENDER_JOB_TIMEOUT", 20*time.Second),
-		MaxPages:   l.Int("RENDER_MAX_PAGES", 300, 1, 100_000),
-		Shutdown:   httpx.LoadShutdown(l),
-		Tracing:    tracing.Load(l),
-	}
-	// DOCX jobs need no tab, so a couple of extra slots keep them flowing
-	// while every tab prints.
-	s.Concurrency = l.Int("RENDER_CONCURRENCY", s.Tabs+2, 1, 256)
-	return s, l.Err()
 }
 
 func run(ctx context.Context) error {
@@ -142,7 +98,7 @@ func run(ctx context.Context) error {
 	w, err := worker.New(rdb, worker.Config{
 		Queues:          s.Queue.Queues,
 		ResultTTL:       s.Queue.ResultTTL,
-		Concurrency:     s.Concurrency,
+		Concurrency:     *s.Concurrency,
 		ShutdownTimeout: 10 * time.Second,
 	}, renderer, metrics, log)
 	if err != nil {
