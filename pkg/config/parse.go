@@ -34,7 +34,8 @@ func ParseMap(cfg any, m map[string]string) error {
 		}
 	}
 	var errs []error
-	if err := env.ParseWithOptions(cfg, env.Options{Environment: clean}); err != nil {
+	failed := map[string]bool{}
+	if err := env.ParseWithOptions(cfg, env.Options{Environment: clean, FuncMap: parsers}); err != nil {
 		var agg env.AggregateError
 		if errors.As(err, &agg) {
 			keys := envKeys(reflect.TypeOf(cfg).Elem(), map[string]string{})
@@ -42,6 +43,7 @@ func ParseMap(cfg any, m map[string]string) error {
 				var pe env.ParseError
 				if errors.As(e, &pe) && keys[pe.Name] != "" {
 					e = fmt.Errorf("%s: %w", keys[pe.Name], pe.Err)
+					failed[keys[pe.Name]] = true
 				}
 				errs = append(errs, e)
 			}
@@ -49,11 +51,37 @@ func ParseMap(cfg any, m map[string]string) error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, check(reflect.ValueOf(cfg).Elem(), true)...)
+	errs = append(errs, check(reflect.ValueOf(cfg).Elem(), true, failed)...)
 	if len(errs) == 0 {
 		return nil
 	}
 	return fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
+}
+
+// parsers keep the start-up messages of values that do not parse as
+// operators knew them.
+var parsers = map[reflect.Type]env.ParserFunc{
+	durationType: func(v string) (any, error) {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("must be a duration such as 30s, got %q", v)
+		}
+		return d, nil
+	},
+	reflect.TypeFor[bool](): func(v string) (any, error) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("must be true or false, got %q", v)
+		}
+		return b, nil
+	},
+	reflect.TypeFor[int](): func(v string) (any, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("must be an integer, got %q", v)
+		}
+		return n, nil
+	},
 }
 
 // envKeys maps each field name to its variable, so a value that does not
@@ -89,7 +117,8 @@ func environ() map[string]string {
 // nested structs, depth first. An embedded struct's Validate is promoted
 // to the struct embedding it, so it runs once, through the outer struct:
 // an outer struct that declares its own Validate calls the embedded one.
-func check(v reflect.Value, validate bool) []error {
+// A variable that did not parse is not checked again.
+func check(v reflect.Value, validate bool, failed map[string]bool) []error {
 	var errs []error
 	t := v.Type()
 	for i := range t.NumField() {
@@ -98,10 +127,13 @@ func check(v reflect.Value, validate bool) []error {
 			continue
 		}
 		if fv.Kind() == reflect.Struct {
-			errs = append(errs, check(fv, !f.Anonymous)...)
+			errs = append(errs, check(fv, !f.Anonymous, failed)...)
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if failed[name] {
+			continue
+		}
 		if err := bounds(name, f.Tag, fv); err != nil {
 			errs = append(errs, err)
 		}

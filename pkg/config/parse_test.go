@@ -60,3 +60,17 @@ func TestParseReportsEveryProblem(t *testing.T) {
 		t.Errorf("error leaks the password: %v", err)
 	}
 }
+
+func TestParseMessages(t *testing.T) {
+	t.Parallel()
+	var got sample
+	err := config.ParseMap(&got, map[string]string{"SECRET": "s", "PORT": "eighty", "TIMEOUT": "soon"})
+	if n := strings.Count(err.Error(), "TIMEOUT:"); n != 1 {
+		t.Errorf("TIMEOUT named %d times: %v", n, err)
+	}
+	for _, want := range []string{`PORT: must be an integer, got "eighty"`, `TIMEOUT: must be a duration such as 30s, got "soon"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %s", err, want)
+		}
+	}
+}
