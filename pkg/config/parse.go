@@ -64,7 +64,7 @@ var parsers = map[reflect.Type]env.ParserFunc{
 	durationType: func(v string) (any, error) {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return nil, fmt.Errorf("must be a duration such as 30s, got %q", v)
+			return nil, fmt.Errorf("must be a positive duration such as 30s, got %q", v)
 		}
 		return d, nil
 	},

@@ -68,7 +68,7 @@ func TestParseMessages(t *testing.T) {
 	if n := strings.Count(err.Error(), "TIMEOUT:"); n != 1 {
 		t.Errorf("TIMEOUT named %d times: %v", n, err)
 	}
-	for _, want := range []string{`PORT: must be an integer, got "eighty"`, `TIMEOUT: must be a duration such as 30s, got "soon"`} {
+	for _, want := range []string{`PORT: must be an integer, got "eighty"`, `TIMEOUT: must be a positive duration such as 30s, got "soon"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %s", err, want)
 		}
