@@ -142,9 +142,9 @@ func New(cfg Config) (http.Handler, error) {
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	in := func(h httpx.HandlerFunc) http.Handler { return internal(h) }
 	// POST /internal/contacts (X-Internal-Token, Idempotency-Key): contact
-	// write fields as contactsapi.CreateContact. 201: {"data":contact}; a replay
-	// answers the stored body with Idempotent-Replayed: true; the same key
-	// with another body is 409.
+	// write fields as contactsapi.CreateContact. 201: {"data":contact}; a
+	// retry answers the contact the key created with Idempotent-Replayed:
+	// true; the same key with another body is 409.
 	mux.Handle(contactsapi.RouteCreateContact, in(createOnce(svc.CreateContactOnce)))
 	mux.Handle(contactsapi.RouteMatchContacts, in(a.internalMatchContacts))
 	// GET /internal/contacts/by-id?ids=1,2 (≤ 1000). 200: {"data":[contact...]},
