@@ -65,7 +65,7 @@ func TestLoadGreetingTimeout(t *testing.T) {
 		{value: "3s", want: 3 * time.Second},
 		{value: "500ms", wantErr: "MAIL_IMAP_GREETING_TIMEOUT: must be at least 1s and less than MAIL_SYNC_TIMEOUT"},
 		{value: "10m", wantErr: "MAIL_IMAP_GREETING_TIMEOUT: must be at least 1s and less than MAIL_SYNC_TIMEOUT"},
-		{value: "soon", wantErr: `MAIL_IMAP_GREETING_TIMEOUT: unable to parse duration: time: invalid duration "soon"`},
+		{value: "soon", wantErr: `MAIL_IMAP_GREETING_TIMEOUT: must be a positive duration such as 30s, got "soon"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
