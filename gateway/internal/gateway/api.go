@@ -18,7 +18,7 @@ import (
 func (g *Gateway) api(c *fiber.Ctx) error {
 	st := state(c)
 	full := string(c.Context().URI().Path()) // decoded and normalised: no "..", no "//"
-	if !strings.HasPrefix(full, "/api/") {
+	if !strings.HasPrefix(full, route.Prefix+"/") {
 		return problem.NotFound("route")
 	}
 	if !Canonical(string(c.Request().URI().PathOriginal())) {
@@ -26,7 +26,7 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		p.Detail = "no route has this path: it is not in canonical form (an empty, '.' or '..' segment, or an encoded '/' or '\\')"
 		return &p
 	}
-	path := strings.TrimPrefix(full, "/api")
+	path := strings.TrimPrefix(full, route.Prefix)
 	if isQueuesPath(path) {
 		remote, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 		st.clientIP = clientIP(remote, forwardedFor(&c.Request().Header), g.cfg.TrustedProxies)

@@ -61,7 +61,7 @@ func OpenAPI() (obj, error) {
 			"license": obj{"name": "Apache License 2.0", "identifier": "Apache-2.0"},
 			"contact": obj{"name": "OpenCRM maintainers", "url": "https://github.com/opencrm/crm"},
 		},
-		"servers":  []obj{{"url": "/api", "description": "This gateway"}},
+		"servers":  []obj{{"url": route.Prefix, "description": "This gateway"}},
 		"tags":     tagObjs,
 		"paths":    paths,
 		"webhooks": hooks,

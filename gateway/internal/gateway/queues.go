@@ -37,7 +37,7 @@ func newQueuesUI(redisURL string) (*queuesUI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queues UI: %w", err)
 	}
-	mon := asynqmon.New(asynqmon.Options{RootPath: "/api" + QueuesPath, RedisConnOpt: opt})
+	mon := asynqmon.New(asynqmon.Options{RootPath: route.Prefix + QueuesPath, RedisConnOpt: opt})
 	h := fasthttpadaptor.NewFastHTTPHandler(http.Handler(mon))
 	return &queuesUI{mon: mon, handler: func(c *fiber.Ctx) { h(c.Context()) }}, nil
 }
