@@ -14,6 +14,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/route"
@@ -74,17 +75,16 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	// The public route takes an API key and nothing else: a bearer token
 	// here is a client mistake, and accepting it would blur two trust models.
 	if r.Header.Get("Authorization") != "" {
-		e := apikey.ErrInvalid()
-		e.Detail = "this endpoint takes an X-API-Key header, not a bearer token"
-		return e
+		return keyRefused("this endpoint takes an X-API-Key header, not a bearer token")
 	}
 	secret := r.Header.Get(KeyHeader)
 	if secret == "" {
-		e := apikey.ErrInvalid()
-		e.Detail = "the X-API-Key header is required"
-		return e
+		return keyRefused("the X-API-Key header is required")
 	}
 	key, err := h.Keys.Verify(r.Context(), secret)
+	if errors.Is(err, apikey.ErrUnknown) {
+		return keyRefused(apikey.ErrUnknown.Detail)
+	}
 	if err != nil {
 		return err
 	}
@@ -174,6 +174,14 @@ func answer(r intake.Receipt, requestID string) (int, []byte, error) {
 	}
 	body, err := json.Marshal(v)
 	return status, body, err
+}
+
+// keyRefused is the 401 for a missing, unknown or revoked key, with the
+// gateway's API-key challenge.
+func keyRefused(detail string) *problem.Error {
+	e := problem.Unauthenticated(detail)
+	e.Header = http.Header{"Www-Authenticate": {identityapi.KeyChallenge}}
+	return e
 }
 
 func seconds(d time.Duration) int {

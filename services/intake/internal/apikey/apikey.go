@@ -1,16 +1,16 @@
-// Package apikey is intake's edge of API-key verification: identity's one
-// cached verifier (identityapi.KeyVerifier, shared with the gateway) with
-// intake's own 401 for a missing, unknown or revoked key.
+// Package apikey verifies intake's API keys with identity's one cached
+// verifier (identityapi.KeyVerifier, shared with the gateway): a key
+// identity refuses is ErrUnknown, which the edge answers with the API-key
+// challenge.
 package apikey
 
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/opencrm/crm/pkg/contract/identityapi"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
@@ -18,12 +18,8 @@ import (
 // refused everywhere within 5 s.
 const MaxTTL = identityapi.MaxKeyCacheTTL
 
-// ErrInvalid is the 401 for a missing, unknown or revoked key.
-func ErrInvalid() *problem.Error {
-	e := problem.Unauthenticated("missing, unknown or revoked API key")
-	e.Header = http.Header{"Www-Authenticate": {identityapi.KeyChallenge}}
-	return e
-}
+// ErrUnknown is an unknown or revoked key.
+var ErrUnknown = fault.Unauthenticated("missing, unknown or revoked API key")
 
 // Verifier implements intake.Keys.
 type Verifier struct{ keys *identityapi.KeyVerifier }
@@ -39,13 +35,13 @@ func New(identity *identityapi.Client, ttl time.Duration) (*Verifier, error) {
 
 var _ intake.Keys = (*Verifier)(nil)
 
-// Verify implements intake.Keys: ErrInvalid for a key identity refuses, the
-// problem of an identity that cannot answer (503, 504, 502) otherwise.
+// Verify implements intake.Keys: ErrUnknown for a key identity refuses,
+// the error of an identity that cannot answer otherwise.
 func (v *Verifier) Verify(ctx context.Context, secret string) (intake.Key, error) {
 	k, err := v.keys.Verify(ctx, secret)
 	switch {
 	case errors.Is(err, identityapi.ErrUnknownKey):
-		return intake.Key{}, ErrInvalid()
+		return intake.Key{}, ErrUnknown
 	case err != nil:
 		return intake.Key{}, err
 	}

@@ -261,8 +261,8 @@ type Leads interface {
 
 // Keys verifies API key secrets.
 type Keys interface {
-	// Verify returns the key, 401 when unknown or revoked, 5xx when identity
-	// cannot answer.
+	// Verify returns the key, an unauthenticated fault when it is unknown
+	// or revoked, another error when identity cannot answer.
 	Verify(ctx context.Context, secret string) (Key, error)
 }
 

@@ -204,11 +204,11 @@ func (h *handlers) qualify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in leads.QualifyInput
-	if err := decodeOptional(w, r, &in); err != nil {
+	var body qualifyBody
+	if err := decodeOptional(w, r, &body); err != nil {
 		return err
 	}
-	q, err := h.svc.Qualify(r.Context(), id, in)
+	q, err := h.svc.Qualify(r.Context(), id, body.input())
 	if err != nil {
 		return err
 	}

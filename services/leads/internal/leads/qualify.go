@@ -1,12 +1,10 @@
 package leads
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,49 +12,20 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
-	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
-
-// Amount is a money amount given as a JSON number or a string holding one;
-// it is kept as a decimal, never a float.
-type Amount struct{ decimal.Decimal }
-
-var amountText = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
-
-// UnmarshalJSON accepts 1500, 1500.5 or "1500.50"; anything else is a 422
-// on deal_value rather than a malformed body.
-func (a *Amount) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	text := string(b)
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &text); err != nil {
-			return &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
-		}
-		text = strings.TrimSpace(text)
-	}
-	if !amountText.MatchString(text) {
-		return &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
-	}
-	d, err := decimal.NewFromString(text)
-	if err != nil {
-		return &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
-	}
-	a.Decimal = d
-	return nil
-}
 
 // QualifyInput is the body of POST /leads/{id}/qualify, including
 // contact_id and company_id to qualify into an existing contact or company.
 type QualifyInput struct {
-	CreateCompany bool    `json:"create_company"`
-	CreateDeal    bool    `json:"create_deal"`
-	DealName      *string `json:"deal_name"`
-	DealValue     *Amount `json:"deal_value"`
-	DealStageID   *int64  `json:"deal_stage_id"`
-	ContactID     *int64  `json:"contact_id"`
-	CompanyID     *int64  `json:"company_id"`
+	CreateCompany bool             `json:"create_company"`
+	CreateDeal    bool             `json:"create_deal"`
+	DealName      *string          `json:"deal_name"`
+	DealValue     *decimal.Decimal `json:"deal_value"`
+	DealStageID   *int64           `json:"deal_stage_id"`
+	ContactID     *int64           `json:"contact_id"`
+	CompanyID     *int64           `json:"company_id"`
 }
 
 // Step is one saga step's progress. ID set means done. Pending holds the
@@ -89,7 +58,7 @@ type Qualified struct {
 // AlreadyQualified is the 409 for a second qualification; it carries the
 // ids the first one produced.
 func AlreadyQualified(l Lead) error {
-	return problem.Conflict("already_qualified", "the lead is already qualified").
+	return fault.Conflict("already_qualified", "the lead is already qualified").
 		With("contact_id", l.ContactID).With("company_id", l.CompanyID).With("deal_id", l.DealID)
 }
 
@@ -114,7 +83,7 @@ func (in QualifyInput) validate(l Lead) error {
 		v.MaxLen("deal_name", strings.TrimSpace(*in.DealName), validate.MaxString)
 	}
 	if in.DealValue != nil {
-		d := in.DealValue.Decimal
+		d := *in.DealValue
 		switch {
 		case d.IsNegative():
 			v.Add("deal_value", "must be zero or more")
@@ -176,11 +145,11 @@ func (in QualifyInput) same(o QualifyInput) bool {
 		}
 		return strings.TrimSpace(*p)
 	}
-	value := func(a *Amount) decimal.Decimal {
+	value := func(a *decimal.Decimal) decimal.Decimal {
 		if a == nil {
 			return decimal.Zero
 		}
-		return a.Decimal
+		return *a
 	}
 	return in.CreateCompany == o.CreateCompany && in.CreateDeal == o.CreateDeal && name(in.DealName) == name(o.DealName) &&
 		value(in.DealValue).Equal(value(o.DealValue)) && eqID(in.DealStageID, o.DealStageID) &&
@@ -203,7 +172,7 @@ func (g Saga) started() bool {
 // would silently answer the earlier records. It carries the parameters
 // the retry must repeat.
 func QualificationPending(earlier QualifyInput) error {
-	return problem.Conflict("qualification_pending",
+	return fault.Conflict("qualification_pending",
 		"an interrupted qualification of this lead with other parameters has already created records; "+
 			"retry with the same parameters to finish it").With("pending", earlier)
 }
@@ -305,7 +274,7 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 		if body == nil {
 			value := decimal.Zero
 			if in.DealValue != nil {
-				value = in.DealValue.Decimal
+				value = *in.DealValue
 			}
 			body, err = encode(dealsapi.CreateDealRequest{
 				Title: dealTitle(l, in), Value: value.String(), StageID: in.DealStageID,
@@ -369,8 +338,19 @@ func (s *Service) step(ctx context.Context, st *Step, body json.RawMessage, save
 // under the key for a body sent for the first time: any 4xx but
 // idempotency_key_reused, which says a record exists under the key.
 func refusedUncreated(err error) bool {
-	var p *problem.Error
-	return errors.As(err, &p) && p.Status >= 400 && p.Status < 500 && p.Code != "idempotency_key_reused"
+	var f *fault.Error
+	return errors.As(err, &f) && refusal(f.Kind) && f.Code != "idempotency_key_reused"
+}
+
+// refusal tells the kinds of a provider's refusal of the request itself
+// (the 4xx a contract client passes on): malformed, invalid, not found or
+// conflicting. Anything else (down, slow, broken) may succeed on a retry.
+func refusal(k fault.Kind) bool {
+	switch k {
+	case fault.KindMalformed, fault.KindInvalid, fault.KindNotFound, fault.KindConflict:
+		return true
+	}
+	return false
 }
 
 func dealTitle(l Lead, in QualifyInput) string {
@@ -389,17 +369,17 @@ func dealTitle(l Lead, in QualifyInput) string {
 // are checked before the first step, so this answers only a refusal the
 // checks could not foresee (a stage deleted meanwhile).
 func asQualifyFields(err error, names map[string]string) error {
-	var p *problem.Error
-	if !errors.As(err, &p) || len(p.Errors) == 0 {
+	var f *fault.Error
+	if !errors.As(err, &f) || len(f.Fields) == 0 {
 		return err
 	}
-	c := *p
-	c.Errors = make([]problem.FieldError, len(p.Errors))
-	for i, fe := range p.Errors {
+	c := *f
+	c.Fields = make([]fault.Field, len(f.Fields))
+	for i, fe := range f.Fields {
 		if n, ok := names[fe.Field]; ok {
 			fe.Field = n
 		}
-		c.Errors[i] = fe
+		c.Fields[i] = fe
 	}
 	return &c
 }
