@@ -85,14 +85,12 @@ func (in *Input) Normalize() {
 // Validate reports every invalid field at once (one validation fault).
 func (in *Input) Validate() error {
 	var e validate.Errors
-	if e.Required("first_name", in.FirstName) {
-		e.MaxLen("first_name", in.FirstName, validate.MaxName)
-	}
-	if e.Required("last_name", in.LastName) {
-		e.MaxLen("last_name", in.LastName, validate.MaxName)
-	}
-	if e.Required("email", in.Email) && e.MaxLen("email", in.Email, validate.MaxString) {
-		e.Email("email", in.Email)
+	// The lead's own rules (leadsapi), so a submission accepted here is a
+	// lead leads accepts; the email is required here besides.
+	leadsapi.CheckName(&e, "first_name", in.FirstName)
+	leadsapi.CheckName(&e, "last_name", in.LastName)
+	if e.Required("email", in.Email) {
+		leadsapi.CheckEmail(&e, "email", in.Email)
 	}
 	e.MaxLen("phone", in.Phone, validate.MaxString)
 	e.MaxLen("company", in.Company, validate.MaxString)

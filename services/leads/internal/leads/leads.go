@@ -7,6 +7,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -90,14 +91,9 @@ type UserChecker func(ctx context.Context, id int64) (bool, error)
 // are required on create and update alike.
 func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
 	var v validate.Errors
-	first := strings.TrimSpace(in.FirstName.Value)
-	if v.Required("first_name", first) {
-		v.MaxLen("first_name", first, validate.MaxName)
-	}
-	last := strings.TrimSpace(in.LastName.Value)
-	if v.Required("last_name", last) {
-		v.MaxLen("last_name", last, validate.MaxName)
-	}
+	first, last := strings.TrimSpace(in.FirstName.Value), strings.TrimSpace(in.LastName.Value)
+	leadsapi.CheckName(&v, "first_name", first)
+	leadsapi.CheckName(&v, "last_name", last)
 	l.FirstName, l.LastName = first, last
 	for _, f := range []struct {
 		name string
@@ -124,10 +120,11 @@ func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
 			*f.dst = nil
 			continue
 		}
-		if !v.MaxLen(f.name, s, f.max) {
-			continue
-		}
-		if f.name == "email" && !v.Email(f.name, s) {
+		if f.name == "email" {
+			if !leadsapi.CheckEmail(&v, f.name, s) {
+				continue
+			}
+		} else if !v.MaxLen(f.name, s, f.max) {
 			continue
 		}
 		*f.dst = &s
