@@ -71,6 +71,9 @@ func TestCreateContract(t *testing.T) {
 	}
 }
 
+// TestCreateContractBadInput keeps what is about HTTP: the 422 body of a
+// refused input, a body that does not decode, a missing token. Each rule
+// of the input is tested in the domain (TestCreateContractRefusals).
 func TestCreateContractBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -82,21 +85,8 @@ func TestCreateContractBadInput(t *testing.T) {
 		fields []string
 	}{
 		{"missing everything", map[string]any{}, []string{"deal_id", "template_id", "title"}},
-		{"missing deal", map[string]any{"template_id": tpl, "title": "x"}, []string{"deal_id"}},
-		{"missing template", map[string]any{"deal_id": 1, "title": "x"}, []string{"template_id"}},
-		{"blank title", map[string]any{"deal_id": 1, "template_id": tpl, "title": "  "}, []string{"title"}},
-		{"unknown deal", map[string]any{"deal_id": 999, "template_id": tpl, "title": "x"}, []string{"deal_id"}},
-		{"unknown template", map[string]any{"deal_id": 1, "template_id": 999, "title": "x"}, []string{"template_id"}},
 		{"unknown both", map[string]any{"deal_id": 999, "template_id": 999, "title": "x"}, []string{"template_id", "deal_id"}},
-		{"end before start", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "start_date": "2026-05-01", "end_date": "2026-04-30"}, []string{"end_date"}},
-		{"bad dates", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "start_date": "2026-02-30", "end_date": "tomorrow"}, []string{"start_date", "end_date"}},
-		{"year 0", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "start_date": "0000-01-01"}, []string{"start_date"}},
-		{"term past year 9999", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "start_date": "9999-06-01", "term_months": 12}, []string{"term_months"}},
-		{"NUL in title", map[string]any{"deal_id": 1, "template_id": tpl, "title": "a\x00b"}, []string{"title"}},
 		{"deal id not a number", map[string]any{"deal_id": "one", "template_id": tpl, "title": "x"}, []string{"deal_id"}},
-		{"unknown tag in content", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "content": "<p>{{deal.nope}}</p>"}, []string{"content"}},
-		{"not draft", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "status": "active"}, []string{"status"}},
-		{"absurd length in content", map[string]any{"deal_id": 1, "template_id": tpl, "title": "x", "content": `<div style="height: 9999mm">x</div>`}, []string{"content"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -283,10 +273,11 @@ func TestStatusTransitions(t *testing.T) {
 		to string
 		ok bool
 	}
+	// Every path of the transition table is walked in the domain
+	// (TestUpdateContractTransitions); here one allowed and one refused
+	// move show their answers.
 	paths := [][]step{
-		{{"active", true}, {"executed", true}, {"active", false}, {"expired", true}, {"active", true}, {"terminated", true}, {"active", false}, {"archived", true}, {"draft", false}},
-		{{"executed", false}, {"expired", false}, {"archived", true}, {"active", false}},
-		{{"active", true}, {"draft", false}, {"archived", true}},
+		{{"active", true}, {"draft", false}},
 	}
 	for i, path := range paths {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {

@@ -81,6 +81,9 @@ func TestTemplateSanitised(t *testing.T) {
 	}
 }
 
+// TestTemplateValidation keeps what is about HTTP: the 422 body with its
+// messages on create and update, a body that does not decode. Each rule
+// of a template is tested in the domain (TestTemplateRefusals).
 func TestTemplateValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -93,26 +96,14 @@ func TestTemplateValidation(t *testing.T) {
 		fields   []string
 		messages []string
 	}{
-		{"missing name and content", http.MethodPost, "/contract-templates", map[string]any{}, []string{"name", "content"}, nil},
 		{"unknown tags everywhere", http.MethodPost, "/contract-templates", map[string]any{
 			"name": "x", "content": "<p>{{deal.foo}} {{deal.title}} {{page}}</p>",
 			"header_left": "{{ licensee.nope }}", "footer_right": "{{page}} {{contract.bogus}}",
 		}, []string{"content", "content", "header_left", "footer_right"},
 			[]string{"unknown merge tag {{deal.foo}}", "unknown merge tag {{page}}", "unknown merge tag {{ licensee.nope }}", "unknown merge tag {{contract.bogus}}"}},
-		{"bad prefix and term", http.MethodPost, "/contract-templates", map[string]any{
-			"name": "x", "content": "<p>x</p>", "number_prefix": "A B", "default_term_months": 0,
-		}, []string{"number_prefix", "default_term_months"}, nil},
 		{"term not an integer", http.MethodPost, "/contract-templates", map[string]any{
 			"name": "x", "content": "<p>x</p>", "default_term_months": "ten",
 		}, []string{"default_term_months"}, nil},
-		{"update clears name", http.MethodPut, "/contract-templates/" + id, map[string]any{"name": ""}, []string{"name"}, nil},
-		{"update unknown tag", http.MethodPut, "/contract-templates/" + id, map[string]any{"content": "{{quote.nothing}}"}, []string{"content"},
-			[]string{"unknown merge tag {{quote.nothing}}"}},
-		// Absurd lengths multiply pages; they are refused on save, not
-		// silently dropped.
-		{"absurd length", http.MethodPost, "/contract-templates", map[string]any{
-			"name": "x", "content": `<div style="height: 9999mm">{{deal.title}}</div>`,
-		}, []string{"content"}, []string{`style "height: 9999mm" is too large: lengths are at most 297mm (the height of an A4 page)`}},
 		{"update absurd length", http.MethodPut, "/contract-templates/" + id, map[string]any{"content": `<p style="line-height: 999">x</p>`}, []string{"content"},
 			[]string{`style "line-height: 999" is too large: a line height is at most 10 times the font size`}},
 	}
