@@ -1,15 +1,11 @@
 // Package idempotency makes a write safe to retry: the first request with a
-// key runs and its result is stored in the same transaction as its effects;
-// a retry with the same key and body gets the stored result without running
-// again; the same key with a different body is a conflict (409 at the
-// edge). This is what lets a saga (lead qualification) or a retrying job
-// (intake) call another context any number of times and create exactly one
-// record.
-//
-// Once and OnceMany store the typed result (the record, or its id) and
-// leave the HTTP answer to the edge; Run and RunMany, which store an HTTP
-// status and body, remain until their callers have moved (rows either
-// wrote are replayed by Once, see migration 002).
+// key runs and its typed result (the record, or its id) is stored in the
+// same transaction as its effects; a retry with the same key and body gets
+// the stored result without running again; the same key with a different
+// body is a conflict (409 at the edge). This is what lets a saga (lead
+// qualification) or a retrying job (intake) call another context any
+// number of times and create exactly one record. The store keeps no HTTP:
+// the edge answers the result (Key and MarkReplayed are its helpers).
 package idempotency
 
 import (
@@ -26,8 +22,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency/migrations"
-	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Header is the request header carrying the key.
@@ -44,55 +40,24 @@ func Migrate(ctx context.Context, d *db.DB) error {
 	return db.Migrate(ctx, d, "idempotency", Migrations)
 }
 
-// Result is a stored or fresh answer.
-type Result struct {
-	Status   int
-	Body     json.RawMessage
-	Replayed bool
-}
-
 // Key reads and checks the Idempotency-Key header; "" when absent.
 func Key(r *http.Request) (string, error) {
 	k := r.Header.Get(Header)
 	if len(k) > MaxKeyLength {
-		return "", problem.Invalid(Header, fmt.Sprintf("must be at most %d characters", MaxKeyLength))
+		return "", fault.Invalidf(Header, "must be at most %d characters", MaxKeyLength)
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x20 || k[i] > 0x7e {
-			return "", problem.Invalid(Header, "must be printable ASCII (a UUID, for example)")
+			return "", fault.Invalid(Header, "must be printable ASCII (a UUID, for example)")
 		}
 	}
 	return k, nil
 }
 
-// Run executes fn at most once per key. fn runs inside the transaction that
-// also stores its answer, so effects and answer commit together. An empty
-// key runs fn without protection.
-//
-// Run stores an HTTP answer; new callers use Once, which stores the typed
-// result and leaves the answer to the edge. A key Once stored cannot be
-// replayed by Run (there is no answer to replay) and is an error.
-func Run(ctx context.Context, d *db.DB, key string, request any, fn func(tx pgx.Tx) (int, any, error)) (Result, error) {
-	r, replayed, err := runOnce(ctx, d, key, request, errKeyReused(), func(tx pgx.Tx) (row, error) {
-		status, body, err := fn(tx)
-		if err != nil {
-			return row{}, err
-		}
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return row{}, err
-		}
-		return row{status: &status, response: raw}, nil
-	})
-	if err != nil {
-		return Result{}, err
-	}
-	return r.answer(key, replayed)
-}
-
 // row is what a key holds: result, the JSON of the value Once's fn
-// returned; or status and response, the HTTP answer Run stored (every row
-// written before Once existed is one of these).
+// returned; or, in a row written before results were typed (migration
+// 002), status and response, the HTTP answer stored then, which Once reads
+// back (see value). Rows of that kind are gone 24 h after the upgrade.
 type row struct {
 	hash     []byte
 	status   *int
@@ -100,19 +65,11 @@ type row struct {
 	result   []byte
 }
 
-// answer is the row as Run's Result.
-func (r row) answer(key string, replayed bool) (Result, error) {
-	if r.status == nil {
-		return Result{}, fmt.Errorf("idempotency: key %q holds a typed result; read it with Once", key)
-	}
-	return Result{Status: *r.status, Body: r.response, Replayed: replayed}, nil
-}
-
-// runOnce is the single-call core of Run and Once. Under the key's lock, a
-// stored row with the same request hash is replayed and one with another
-// hash is the reused error; without a row, fn runs inside the transaction
-// that stores what it returns, so effects and row commit together. An
-// empty key runs fn without protection.
+// runOnce is Once's core. Under the key's lock, a stored row with the same
+// request hash is replayed and one with another hash is the reused error;
+// without a row, fn runs inside the transaction that stores what it
+// returns, so effects and row commit together. An empty key runs fn
+// without protection.
 func runOnce(ctx context.Context, d *db.DB, key string, request any, reused error, fn func(tx pgx.Tx) (row, error)) (row, bool, error) {
 	reqJSON, err := json.Marshal(request)
 	if err != nil {
@@ -147,8 +104,8 @@ func runOnce(ctx context.Context, d *db.DB, key string, request any, reused erro
 		if key == "" {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response, result) VALUES ($1, $2, $3, $4, $5)`,
-			key, sum[:], out.status, out.response, out.result)
+		_, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, result) VALUES ($1, $2, $3)`,
+			key, sum[:], out.result)
 		return err
 	})
 	if err != nil {
@@ -157,102 +114,13 @@ func runOnce(ctx context.Context, d *db.DB, key string, request any, reused erro
 	return out, replayed, nil
 }
 
-// errKeyReused is the answer for a key stored with another request's hash.
-func errKeyReused() *problem.Error {
-	return problem.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request")
-}
-
 // Call is one request of a batch: its key and the request whose JSON
-// encoding fingerprints it, exactly as Run's key and request. Giving the
-// same request value to Run and RunMany makes a single retry and a batch
+// encoding fingerprints it, exactly as Once's key and request. Giving the
+// same request value to Once and OnceMany makes a single retry and a batch
 // retry of one key agree.
 type Call struct {
 	Key     string
 	Request any
-}
-
-// Answer is fn's answer for one call that ran: the status and the body
-// that is stored (JSON-encoded, as Run stores it) and replayed for the key.
-type Answer struct {
-	Status int
-	Body   any
-}
-
-// Outcome is one call's result in a batch: a Result, or Err (a
-// *problem.Error conflict, the one Run returns, when the key was used with a
-// different request). A conflict is per call, not a failure of the batch,
-// so one reused key does not hold back the other calls.
-type Outcome struct {
-	Result
-	Err error
-}
-
-// RunMany is Run for a batch of calls in one transaction and a fixed number
-// of round trips, whatever the batch size: that is its reason to exist (a
-// caller forwarding many requests would otherwise pay Run's lock, read and
-// write round trips per request). Per call it means exactly what Run means:
-//
-//   - a key with a stored answer and the same request hash is replayed
-//     (Replayed), with another hash it is Run's 409 conflict;
-//   - a key without one runs once, inside the transaction that stores its
-//     answer;
-//   - a later occurrence of a key within calls is a retry of the first
-//     occurrence: it gets the first one's Result with Replayed, or the
-//     conflict if its request differs.
-//
-// Every key must be non-empty: RunMany is for callers that always send keys
-// (Run's "no key, no protection" has no use in a batch).
-//
-// Round trips inside the transaction: (1) the advisory locks of all keys and
-// the read of their stored answers, pipelined as one pgx.Batch; (2) fn,
-// called once with todo, the indexes into calls that must run (keys without
-// a stored answer, first occurrence only), which returns one Answer per todo
-// entry in the same order; fn is not called when todo is empty; (3) one
-// multi-row INSERT of the new answers. An error from fn, or any other error,
-// rolls everything back and is returned; outcomes are in the order of calls.
-//
-// Locks are taken in ascending lock-key order, so two batches sharing keys
-// queue instead of deadlocking, and Run, which holds a single lock, cannot
-// close a cycle with either. The read follows the locks in the same
-// pipeline; under READ COMMITTED each statement takes a fresh snapshot, so
-// it sees an answer committed by whoever held a lock before us — the same
-// reasoning as Run's.
-//
-// New callers use OnceMany, which stores typed results.
-func RunMany(ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, todo []int) ([]Answer, error)) ([]Outcome, error) {
-	got, err := runMany(ctx, d, calls, func() error { return errKeyReused() }, func(tx pgx.Tx, todo []int) ([]row, error) {
-		answers, err := fn(tx, todo)
-		if err != nil {
-			return nil, err
-		}
-		if len(answers) != len(todo) {
-			return nil, fmt.Errorf("idempotency: fn answered %d of %d calls", len(answers), len(todo))
-		}
-		rows := make([]row, len(answers))
-		for j, a := range answers {
-			raw, err := json.Marshal(a.Body)
-			if err != nil {
-				return nil, fmt.Errorf("idempotency: encode answer of call %d: %w", todo[j], err)
-			}
-			status := a.Status
-			rows[j] = row{status: &status, response: raw}
-		}
-		return rows, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Outcome, len(got))
-	for i, g := range got {
-		if g.err != nil {
-			out[i].Err = g.err
-			continue
-		}
-		if out[i].Result, err = g.row.answer(calls[i].Key, g.replayed); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // settled is one call's row in a batch, or its reused error.
@@ -262,9 +130,22 @@ type settled struct {
 	err      error
 }
 
-// runMany is the batch core of RunMany and OnceMany (RunMany's comment
-// tells its rules and round trips); fn returns one row per todo entry.
-// reused makes the error of a key used with another request.
+// runMany is OnceMany's core (OnceMany's comment tells its rules); fn
+// returns one row per todo entry. reused makes the error of a key used
+// with another request.
+//
+// Round trips inside the transaction: (1) the advisory locks of all keys and
+// the read of their stored rows, pipelined as one pgx.Batch; (2) fn,
+// called once with todo, the indexes into calls that must run (keys without
+// a stored row, first occurrence only); fn is not called when todo is
+// empty; (3) one multi-row INSERT of the new rows. An error from fn, or any
+// other error, rolls everything back and is returned.
+//
+// Locks are taken in ascending lock-key order, so two batches sharing keys
+// queue instead of deadlocking, and Once, which holds a single lock, cannot
+// close a cycle with either. The read follows the locks in the same
+// pipeline; under READ COMMITTED each statement takes a fresh snapshot, so
+// it sees a row committed by whoever held a lock before us.
 func runMany(ctx context.Context, d *db.DB, calls []Call, reused func() error, fn func(tx pgx.Tx, todo []int) ([]row, error)) ([]settled, error) {
 	if len(calls) == 0 {
 		return []settled{}, nil
@@ -340,23 +221,17 @@ func runMany(ctx context.Context, d *db.DB, calls []Call, reused func() error, f
 			// (3) Store the new rows with one statement.
 			newKeys := make([]string, len(todo))
 			hashes := make([][]byte, len(todo))
-			statuses := make([]*int32, len(todo))
-			responses := make([][]byte, len(todo))
 			results := make([][]byte, len(todo))
 			for j, i := range todo {
 				r := got[j]
 				r.hash = sums[i][:]
 				k := calls[i].Key
 				stored[k] = held{row: r, fresh: true}
-				newKeys[j], hashes[j], responses[j], results[j] = k, r.hash, r.response, r.result
-				if r.status != nil {
-					s := int32(*r.status)
-					statuses[j] = &s
-				}
+				newKeys[j], hashes[j], results[j] = k, r.hash, r.result
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, status, response, result)
-				SELECT * FROM unnest($1::text[], $2::bytea[], $3::integer[], $4::bytea[], $5::bytea[])`,
-				newKeys, hashes, statuses, responses, results); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, result)
+				SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])`,
+				newKeys, hashes, results); err != nil {
 				return fmt.Errorf("idempotency: store answers: %w", err)
 			}
 		}
@@ -415,14 +290,6 @@ func MarkReplayed(w http.ResponseWriter, replayed bool) {
 	if replayed {
 		w.Header().Set(ReplayedHeader, "true")
 	}
-}
-
-// Write sends a Result as the HTTP answer.
-func Write(w http.ResponseWriter, res Result) {
-	w.Header().Set("Content-Type", "application/json")
-	MarkReplayed(w, res.Replayed)
-	w.WriteHeader(res.Status)
-	_, _ = w.Write(res.Body)
 }
 
 // PurgeEvery deletes keys older than age every interval until ctx ends.

@@ -21,21 +21,21 @@ type Done[T any] struct {
 }
 
 // ErrKeyReused is the error, a fault conflict, for a key already used with
-// a different request; errors.Is matches it against the one Run returns.
+// a different request (the edge's 409 idempotency_key_reused).
 var ErrKeyReused = fault.Conflict("idempotency_key_reused", "this Idempotency-Key was used with a different request")
 
 // Once runs fn at most once per key and stores the value it returns (JSON
 // encoded) in the transaction of fn's effects. A retry with the same key
 // and request gets the stored value back with Replayed; the same key with
 // another request is ErrKeyReused; an empty key runs fn without protection.
-// request fingerprints the call by its JSON encoding, exactly as in Run:
-// pass what Run was passed, so a retry across the switch from Run to Once
-// still matches.
+// request fingerprints the call by its JSON encoding: pass the value the
+// caller always passed (before typed results too), so a retry across an
+// upgrade still matches.
 //
-// A key Run stored (an HTTP answer, such as every key written before Once
-// existed) is replayed from the "data" member of its body, decoded into T:
-// every body Run stored for a create carried the record there. T may be
-// the record or a struct of some of its fields (the id alone, say).
+// A key stored before results were typed (migration 002) holds the HTTP
+// answer of a create; it is replayed from the answer body's "data" member,
+// decoded into T: every such body carried the record there. T may be the
+// record or a struct of some of its fields (the id alone, say).
 func Once[T any](ctx context.Context, d *db.DB, key string, request any, fn func(tx pgx.Tx) (T, error)) (Done[T], error) {
 	r, replayed, err := runOnce(ctx, d, key, request, ErrKeyReused, func(tx pgx.Tx) (row, error) {
 		v, err := fn(tx)
@@ -52,17 +52,30 @@ func Once[T any](ctx context.Context, d *db.DB, key string, request any, fn func
 }
 
 // Settled is one call's result in a batch: Done, or Err (ErrKeyReused
-// when the key was used with a different request). Err is per call, as in
-// RunMany, so one reused key does not hold back the other calls.
+// when the key was used with a different request). Err is per call, so one
+// reused key does not hold back the other calls.
 type Settled[T any] struct {
 	Done[T]
 	Err error
 }
 
-// OnceMany is Once for a batch of calls, with RunMany's rules, transaction
-// and round trips: fn is called once with todo, the indexes into calls
-// that must run, and returns one value per todo entry in the same order.
-// A key stored by Once, Run or RunMany is replayed as Once replays it.
+// OnceMany is Once for a batch of calls in one transaction and a fixed
+// number of round trips, whatever the batch size: that is its reason to
+// exist (a caller forwarding many requests would otherwise pay Once's lock,
+// read and write round trips per request). Per call it means what Once
+// means:
+//
+//   - a key with a stored result and the same request hash is replayed
+//     (Replayed), with another hash it is ErrKeyReused;
+//   - a key without one runs once, inside the transaction that stores its
+//     result;
+//   - a later occurrence of a key within calls is a retry of the first
+//     occurrence: it gets the first one's result with Replayed, or the
+//     conflict if its request differs.
+//
+// Every key must be non-empty. fn is called once with todo, the indexes
+// into calls that must run, and returns one value per todo entry in the
+// same order; results are in the order of calls.
 func OnceMany[T any](ctx context.Context, d *db.DB, calls []Call, fn func(tx pgx.Tx, todo []int) ([]T, error)) ([]Settled[T], error) {
 	got, err := runMany(ctx, d, calls, func() error { return ErrKeyReused }, func(tx pgx.Tx, todo []int) ([]row, error) {
 		vs, err := fn(tx, todo)
@@ -104,8 +117,8 @@ func typedRow[T any](v T) (row, error) {
 	return row{result: raw}, nil
 }
 
-// value decodes the T a row holds: its result, or for a row Run stored,
-// the "data" member of the answer's body.
+// value decodes the T a row holds: its result, or for a row stored before
+// results were typed, the "data" member of the answer's body.
 func value[T any](key string, r row) (T, error) {
 	var v T
 	raw := r.result

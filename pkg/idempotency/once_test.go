@@ -74,13 +74,6 @@ func TestOnceRunsOncePerKey(t *testing.T) {
 		t.Fatalf("different request answers %d %s", p.Status, p.Code)
 	}
 
-	// Run has no HTTP answer to replay for a key Once stored.
-	if _, err := idempotency.Run(ctx, d, "lead-1", map[string]string{"a": "b"}, func(pgx.Tx) (int, any, error) {
-		t.Error("Run ran a key stored by Once")
-		return 0, nil, nil
-	}); err == nil {
-		t.Error("Run replayed a typed result")
-	}
 }
 
 func TestOnceFailedRunIsNotStoredAndEmptyKeyIsNot(t *testing.T) {
@@ -284,15 +277,4 @@ func TestOnceReplaysRowsWrittenBeforeIt(t *testing.T) {
 		t.Errorf("OnceMany (-want +got):\n%s", diff)
 	}
 
-	// Run still replays the old row byte for byte until its callers move.
-	res, err := idempotency.Run(ctx, d, "old-single", request, func(pgx.Tx) (int, any, error) {
-		t.Error("Run ran a key stored before the upgrade")
-		return 0, nil, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(idempotency.Result{Status: 201, Body: json.RawMessage(legacyLead), Replayed: true}, res); diff != "" {
-		t.Errorf("Run (-want +got):\n%s", diff)
-	}
 }
