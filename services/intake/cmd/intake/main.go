@@ -1,4 +1,4 @@
-// Command intake serves the public lead-intake API: POST /public/leads with
+// Command intake serves the public lead-intake API (intakeapi.SubmitLead) with
 // an API key, a durable submission log, forwarding to leads with retries,
 // and the admin view of the log.
 package main

@@ -68,7 +68,7 @@ func New(d Deps) (http.Handler, error) {
 // maxOrigin bounds the Origin header kept with a submission.
 const maxOrigin = 255
 
-// submit is POST /public/leads.
+// submit is intakeapi.SubmitLead.
 func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	setCORS(w, origin)
@@ -208,7 +208,7 @@ const (
 	corsMaxAge  = "600"
 )
 
-// preflight is OPTIONS /public/leads. A preflight carries no API key, so
+// preflight is the OPTIONS of intakeapi.SubmitLead. A preflight carries no API key, so
 // it cannot know the key's allowed origins: it allows the request shape
 // for any origin, and the real request is checked against the key.
 func (h *handler) preflight(w http.ResponseWriter, r *http.Request) error {
@@ -264,7 +264,7 @@ func normOrigin(o string) string {
 	return strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/"))
 }
 
-// list is GET /intake/submissions (admin).
+// list is intakeapi.ListSubmissions (admin).
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: intake.SortKeys, DefaultSort: intake.DefaultSort})
 	f := intake.Filter{Status: p.Enum("status", intake.Statuses...), APIKeyID: p.Int64("api_key_id")}
@@ -280,7 +280,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// get is GET /intake/submissions/{id} (admin).
+// get is intakeapi.GetSubmission (admin).
 func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {

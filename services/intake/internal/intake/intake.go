@@ -57,7 +57,7 @@ func (k Key) Limit() int {
 	return k.RateLimitPerMinute
 }
 
-// Input is the public request body of POST /public/leads. Website is the honeypot: a
+// Input is the body of intakeapi.SubmitLead. Website is the honeypot: a
 // field hidden from humans in the form, which only bots fill in.
 type Input struct {
 	FirstName string `json:"first_name"`
