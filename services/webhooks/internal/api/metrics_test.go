@@ -9,13 +9,25 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// gauge and counter read one series from the env's registry.
+// series reads one series from the env's registry.
 func (e *env) series(name string, labels map[string]string) *dto.Metric {
+	e.t.Helper()
+	return seriesIn(e.gather(), name, labels)
+}
+
+// gather is one scrape of the env's registry: series read from one scrape
+// describe one moment.
+func (e *env) gather() []*dto.MetricFamily {
 	e.t.Helper()
 	mfs, err := e.ops.Registry.Gather()
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return mfs
+}
+
+// seriesIn is the series of name with labels in a scrape; nil when absent.
+func seriesIn(mfs []*dto.MetricFamily, name string, labels map[string]string) *dto.Metric {
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
@@ -53,8 +65,9 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("attempt latency: %v", h)
 	}
 	e.stop()
-	w := e.series("webhooks_deliveries_pending", map[string]string{"state": "waiting"})
-	q := e.series("webhooks_deliveries_pending", map[string]string{"state": "queued"})
+	scrape := e.gather()
+	w := seriesIn(scrape, "webhooks_deliveries_pending", map[string]string{"state": "waiting"})
+	q := seriesIn(scrape, "webhooks_deliveries_pending", map[string]string{"state": "queued"})
 	var pending float64
 	if err := e.store.DB().QueryRow(context.Background(), `SELECT count(*) FROM deliveries WHERE status = 'pending'`).Scan(&pending); err != nil {
 		t.Fatal(err)
