@@ -8,13 +8,13 @@ import (
 	"github.com/opencrm/crm/services/intake/internal/intake"
 )
 
-// storedReceipt is an intake.Receipt as the receipt column holds it. A
-// refusal's kind is stored by name, which stays put where fault.Kind's
-// number need not.
+// storedReceipt is an intake.Receipt as a done key's receipt_ columns hold
+// it: the lead, the queued submission, or leads' refusal (JSON, with its
+// kind by name, which stays put where fault.Kind's number need not).
 type storedReceipt struct {
-	LeadID   int64          `json:"lead_id,omitempty"`
-	QueuedID int64          `json:"queued_id,omitempty"`
-	Refusal  *storedRefusal `json:"refusal,omitempty"`
+	LeadID   *int64
+	QueuedID *int64
+	Refusal  *storedRefusal
 }
 
 type storedRefusal struct {
@@ -25,37 +25,41 @@ type storedRefusal struct {
 	Extra  map[string]any `json:"extra,omitempty"`
 }
 
-func encodeReceipt(r intake.Receipt) ([]byte, error) {
-	sr := storedReceipt{LeadID: r.LeadID, QueuedID: r.QueuedID}
+// completeIdemArgs are completeIdemSQL's arguments for idem's receipt r.
+func completeIdemArgs(idem intake.Idem, r intake.Receipt) []any {
+	var lead, queued *int64
+	if r.Refusal == nil && r.QueuedID == 0 {
+		lead = &r.LeadID
+	}
+	if r.QueuedID != 0 {
+		queued = &r.QueuedID
+	}
+	var refusal *storedRefusal
 	if f := r.Refusal; f != nil {
-		sr.Refusal = &storedRefusal{Kind: f.Kind.String(), Code: f.Code, Detail: f.Detail, Fields: f.Fields, Extra: f.Extra}
+		refusal = &storedRefusal{Kind: f.Kind.String(), Code: f.Code, Detail: f.Detail, Fields: f.Fields, Extra: f.Extra}
 	}
-	raw, err := json.Marshal(sr)
-	if err != nil {
-		return nil, fmt.Errorf("encode receipt: %w", err)
-	}
-	return raw, nil
+	return []any{idem.APIKeyID, idem.Key, lead, queued, refusal}
 }
 
-// readReceipt reads a done key's receipt: the receipt column, or for a
-// row written before it existed, the answer stored then (see legacyReceipt).
-func readReceipt(receipt []byte, status *int, response []byte) (intake.Receipt, error) {
-	if receipt == nil {
+// receipt is the done key's receipt: its receipt_ columns, or for a row
+// written before they existed, the answer stored then (legacyReceipt).
+func (sr storedReceipt) receipt(status *int, response []byte) (intake.Receipt, error) {
+	switch {
+	case sr.LeadID != nil:
+		return intake.Receipt{LeadID: *sr.LeadID}, nil
+	case sr.QueuedID != nil:
+		return intake.Receipt{QueuedID: *sr.QueuedID}, nil
+	case sr.Refusal != nil:
+		kind, ok := kindNamed(sr.Refusal.Kind)
+		if !ok {
+			return intake.Receipt{}, fmt.Errorf("read receipt: unknown refusal kind %q", sr.Refusal.Kind)
+		}
+		f := sr.Refusal
+		return intake.Receipt{Refusal: &fault.Error{Kind: kind, Code: f.Code, Detail: f.Detail, Fields: f.Fields, Extra: f.Extra}}, nil
+	case status != nil:
 		return legacyReceipt(*status, response)
 	}
-	var sr storedReceipt
-	if err := json.Unmarshal(receipt, &sr); err != nil {
-		return intake.Receipt{}, fmt.Errorf("read receipt: %w", err)
-	}
-	r := intake.Receipt{LeadID: sr.LeadID, QueuedID: sr.QueuedID}
-	if f := sr.Refusal; f != nil {
-		kind, ok := kindNamed(f.Kind)
-		if !ok {
-			return intake.Receipt{}, fmt.Errorf("read receipt: unknown refusal kind %q", f.Kind)
-		}
-		r.Refusal = &fault.Error{Kind: kind, Code: f.Code, Detail: f.Detail, Fields: f.Fields, Extra: f.Extra}
-	}
-	return r, nil
+	return intake.Receipt{}, fmt.Errorf("read receipt: a done key without one")
 }
 
 // kindNamed is the fault kind whose String is name.
@@ -69,7 +73,7 @@ func kindNamed(name string) (fault.Kind, bool) {
 }
 
 // legacyRefusals are the kinds of the refusals an answer stored before the
-// receipt column could carry, by their status (the four leads passes on).
+// receipt_ columns could carry, by their status (the four leads passes on).
 var legacyRefusals = map[int]fault.Kind{
 	400: fault.KindMalformed,
 	404: fault.KindNotFound,
@@ -77,7 +81,7 @@ var legacyRefusals = map[int]fault.Kind{
 	422: fault.KindInvalid,
 }
 
-// legacyReceipt reads the answer a row written before the receipt column
+// legacyReceipt reads the answer a row written before the receipt_ columns
 // holds (the expand step of migration 002; gone with the contract step):
 // 201 {"data":{"id":lead}}, 202 {"data":{"submission_id":id}}, or leads'
 // refusal as a problem body.

@@ -210,20 +210,22 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 		state        string
 		status       *int
 		response     []byte
-		receipt      []byte
+		stored       storedReceipt
 		submissionID *int64
 		age          time.Duration
 	)
-	err = tx.QueryRow(ctx, `SELECT request_hash, state, status, response, receipt, submission_id, now() - created_at
+	err = tx.QueryRow(ctx, `SELECT request_hash, state, status, response, receipt_lead_id, receipt_queued_id,
+			receipt_refusal, submission_id, now() - created_at
 		FROM idempotency_requests WHERE api_key_id = $1 AND key = $2 FOR UPDATE`, idem.APIKeyID, idem.Key).
-		Scan(&hash, &state, &status, &response, &receipt, &submissionID, &age)
+		Scan(&hash, &state, &status, &response, &stored.LeadID, &stored.QueuedID, &stored.Refusal, &submissionID, &age)
 	if err != nil {
 		return false, fmt.Errorf("read idempotency key: %w", err)
 	}
 	if age > s.opts.IdemTTL {
 		// Expired (not yet purged): the key starts afresh.
 		_, err := tx.Exec(ctx, `UPDATE idempotency_requests SET request_hash = $3, state = 'in_flight',
-			status = NULL, response = NULL, receipt = NULL, submission_id = NULL, created_at = now()
+			status = NULL, response = NULL, receipt_lead_id = NULL, receipt_queued_id = NULL, receipt_refusal = NULL,
+			submission_id = NULL, created_at = now()
 			WHERE api_key_id = $1 AND key = $2`, idem.APIKeyID, idem.Key, idem.Hash)
 		if err != nil {
 			return false, fmt.Errorf("renew idempotency key: %w", err)
@@ -233,8 +235,8 @@ func (s *Store) reserve(ctx context.Context, tx pgx.Tx, idem intake.Idem, acc *i
 	if !bytes.Equal(hash, idem.Hash) {
 		return true, errKeyReused
 	}
-	if state == "done" && (receipt != nil || status != nil) {
-		r, err := readReceipt(receipt, status, response)
+	if state == "done" {
+		r, err := stored.receipt(status, response)
 		if err != nil {
 			return true, fmt.Errorf("idempotency key %q: %w", idem.Key, err)
 		}
@@ -289,11 +291,7 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 			nexts[i] = &o.NextAttemptAt
 		}
 		if o.Idem != nil && o.Receipt != nil {
-			raw, err := encodeReceipt(*o.Receipt)
-			if err != nil {
-				return err
-			}
-			b.Queue(completeIdemSQL, o.Idem.APIKeyID, o.Idem.Key, raw)
+			b.Queue(completeIdemSQL, completeIdemArgs(*o.Idem, *o.Receipt)...)
 		}
 	}
 	b.Queue(`UPDATE submissions s SET status = o.status, lead_id = COALESCE(o.lead_id, s.lead_id),
@@ -309,16 +307,13 @@ func (s *Store) FinishMany(ctx context.Context, outs []intake.Outcome) error {
 	return nil
 }
 
-const completeIdemSQL = `UPDATE idempotency_requests SET state = 'done', receipt = $3
+const completeIdemSQL = `UPDATE idempotency_requests SET state = 'done',
+		receipt_lead_id = $3, receipt_queued_id = $4, receipt_refusal = $5
 	WHERE api_key_id = $1 AND key = $2`
 
 // CompleteIdem implements intake.Store.
 func (s *Store) CompleteIdem(ctx context.Context, idem intake.Idem, r intake.Receipt) error {
-	raw, err := encodeReceipt(r)
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.Exec(ctx, completeIdemSQL, idem.APIKeyID, idem.Key, raw); err != nil {
+	if _, err := s.db.Exec(ctx, completeIdemSQL, completeIdemArgs(idem, r)...); err != nil {
 		return fmt.Errorf("complete idempotency key: %w", err)
 	}
 	return nil
