@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/contractsapi"
@@ -55,18 +56,23 @@ type table struct {
 
 // declared is the mux's handler for a route: it is never served, only
 // found, and carries the route.
-type declared struct{ route.Route }
+type declared struct{ *route.Route }
 
 func (declared) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 func newTable(routes []route.Route) *table {
 	t := &table{mux: http.NewServeMux()}
-	for _, r := range routes {
+	for i := range routes {
+		r := &routes[i]
 		t.mux.Handle(r.Pattern(), declared{r})
 		t.maxLimit = max(t.maxLimit, r.Limit())
 	}
 	return t
 }
+
+// lookups are the requests match asks the mux about (only method and
+// path are read), reused: one per request would be most of match's garbage.
+var lookups = sync.Pool{New: func() any { return &http.Request{URL: &url.URL{}} }}
 
 // match finds the route of method and path (without /api, decoded and in
 // canonical form). Without one, allow lists the methods the path takes
@@ -76,10 +82,11 @@ func (t *table) match(method, path string) (rt *route.Route, allow string) {
 	if isInternal(segs) {
 		return nil, ""
 	}
-	r := &http.Request{Method: method, URL: &url.URL{Path: path}}
+	r := lookups.Get().(*http.Request)
+	defer lookups.Put(r)
+	r.Method, r.URL.Path = method, path
 	if h, pattern := t.mux.Handler(r); pattern != "" {
-		d := h.(declared)
-		return &d.Route, ""
+		return h.(declared).Route, ""
 	}
 	// Let the mux decide 404 or 405 into a scratch writer, as httpx.Routes
 	// does in every service; only its status and Allow header are kept.
