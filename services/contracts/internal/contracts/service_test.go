@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,7 @@ func (noRenderer) Render(context.Context, renderq.Job, renderq.Priority, string)
 // template and one deal.
 type domain struct {
 	svc      *contracts.Service
+	store    *memStore
 	template int64
 	deal     int64
 }
@@ -120,7 +122,8 @@ func newDomain(t *testing.T) domain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := contracts.NewService(contracts.Deps{Store: newMemStore(), Deals: deals, Renderer: noRenderer{},
+	st := newMemStore()
+	svc, err := contracts.NewService(contracts.Deps{Store: st, Deals: deals, Renderer: noRenderer{},
 		Now: func() time.Time { return time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +133,7 @@ func newDomain(t *testing.T) domain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return domain{svc: svc, template: tpl.ID, deal: dealID}
+	return domain{svc: svc, store: st, template: tpl.ID, deal: dealID}
 }
 
 // input decodes a body as the edge does, for readable tables.
@@ -349,5 +352,54 @@ func TestTemplateRefusals(t *testing.T) {
 				t.Errorf("messages (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestFrozenContent: once a contract is executed, terminated or archived
+// its content can no longer change, by a PUT with content or by
+// regeneration (409 conflict); its title still can.
+func TestFrozenContent(t *testing.T) {
+	t.Parallel()
+	d := newDomain(t)
+	base := contracts.ContractInput{}
+	base.DealID.Set, base.DealID.Value = true, d.deal
+	base.TemplateID.Set, base.TemplateID.Value = true, d.template
+	base.Title.Set, base.Title.Value = true, "Licence agreement"
+	for _, st := range contracts.Statuses {
+		status := contracts.Status(st)
+		t.Run(st, func(t *testing.T) {
+			t.Parallel()
+			c, err := d.svc.CreateContract(t.Context(), base, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.store.UpdateContract(t.Context(), c.ID, func(c *contracts.Contract) error {
+				c.Status = status
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			content := base
+			content.Content.Set, content.Content.Value = true, "<p>changed</p>"
+			_, contentErr := d.svc.UpdateContract(t.Context(), c.ID, content)
+			_, regenerateErr := d.svc.Regenerate(t.Context(), c.ID)
+			retitled := base
+			retitled.Title.Value = "Final"
+			_, titleErr := d.svc.UpdateContract(t.Context(), c.ID, retitled)
+
+			refused := func(err error) bool {
+				return fault.KindOf(err) == fault.KindConflict && errors.Is(err, fault.Conflict("conflict", ""))
+			}
+			type outcome struct{ ContentRefused, RegenerateRefused, TitleRefused bool }
+			want := outcome{status.Frozen(), status.Frozen(), false}
+			got := outcome{refused(contentErr), refused(regenerateErr), titleErr != nil}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s\ncontent: %v\nregenerate: %v\ntitle: %v", st, diff, contentErr, regenerateErr, titleErr)
+			}
+		})
+	}
+	if got := []bool{contracts.Executed.Frozen(), contracts.Terminated.Frozen(), contracts.Archived.Frozen(),
+		contracts.Draft.Frozen(), contracts.Active.Frozen(), contracts.Expired.Frozen()}; !slices.Equal(got, []bool{true, true, true, false, false, false}) {
+		t.Errorf("Frozen = %v", got)
 	}
 }
