@@ -253,27 +253,20 @@ func operationObject(set *schemaSet, op route.Route) obj {
 // bounds.
 func queryParam(q route.Param) obj {
 	s := obj{"type": q.Type}
-	switch q.Name {
-	case "page":
-		s["minimum"] = 1
-		s["default"] = 1
-	case "per_page":
-		s["minimum"] = 1
-		s["maximum"] = 100
-		s["default"] = 25
-	case "search":
-		s["maxLength"] = 200
-	case "sort_dir":
-		s["enum"] = []string{"ASC", "DESC", "asc", "desc"}
-		s["default"] = "ASC"
-	case "date_from", "date_to":
-		s["format"] = "date"
-	case "updated_since":
-		s["format"] = "date-time"
-	case "company_id", "assigned_to", "deal_id", "contact_id", "lead_id", "team_id", "stage_id", "api_key_id", "after_id":
-		s["minimum"] = 1
-	case "expiring_within":
-		s["minimum"] = 0
+	if q.Min != nil {
+		s["minimum"] = *q.Min
+	}
+	if q.Max != nil {
+		s["maximum"] = *q.Max
+	}
+	if q.MaxLength > 0 {
+		s["maxLength"] = q.MaxLength
+	}
+	if q.Format != "" {
+		s["format"] = q.Format
+	}
+	if q.Default != nil {
+		s["default"] = q.Default
 	}
 	if len(q.Enum) > 0 {
 		s["enum"] = q.Enum

@@ -15,9 +15,9 @@ const Resource = "contacts"
 
 // ContactQuery is the filter of GET /contacts and of the CSV export.
 var ContactQuery = route.PageQuery(
-	route.Q("status", "string", "", "active", "inactive"), route.Q("company_id", "integer", ""),
-	route.Q("assigned_to", "integer", "User id."), route.Q("source", "string", ""),
-	route.Q("date_from", "string", "created_at from, YYYY-MM-DD."), route.Q("date_to", "string", "created_at to, YYYY-MM-DD."),
+	route.Q("status", "string", "", "active", "inactive"), route.ID("company_id", ""),
+	route.AssignedTo, route.Q("source", "string", ""),
+	route.DateFrom, route.DateTo,
 	route.Scope, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default name.", "name", "email", "phone", "company_name", "status", "created_at", "updated_at"))
 
@@ -84,7 +84,7 @@ func concat(sets ...[]route.Route) []route.Route {
 // contracts): the same operations, bodies and messages under each, served
 // by pkg/activity in the parent's service.
 type Activity struct {
-	ListNotes, AddNote, DeleteNote                    route.Route
+	ListNotes, AddNote, DeleteNote                      route.Route
 	ListTasks, AddTask, GetTask, UpdateTask, DeleteTask route.Route
 }
 

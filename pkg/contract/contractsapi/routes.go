@@ -15,8 +15,8 @@ const Service = "contracts"
 const Resource = "contracts"
 
 var contractQuery = route.PageQuery(
-	route.Q("status", "string", "One status or a comma-separated list of draft, active, executed, expired, terminated, archived."), route.Q("deal_id", "integer", ""),
-	route.Q("expiring_within", "integer", "Days; active and executed contracts only."), route.UpdatedSince, route.AfterID,
+	route.Q("status", "string", "One status or a comma-separated list of draft, active, executed, expired, terminated, archived."), route.ID("deal_id", ""),
+	route.Param{Name: "expiring_within", Type: "integer", Desc: "Days; active and executed contracts only.", Min: new(0)}, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default contract_number.", "contract_number", "name", "company_name", "deal_title", "status", "effective_date", "termination_date", "created_at", "updated_at"))
 
 // The public routes of contracts and their templates.

@@ -16,8 +16,8 @@ const Resource = "deals"
 
 var dealQuery = route.PageQuery(
 	route.Q("status", "string", "One status or a comma-separated list of open, won, lost."),
-	route.Q("stage_id", "integer", ""), route.Q("company_id", "integer", ""), route.Q("contact_id", "integer", ""),
-	route.Q("assigned_to", "integer", "User id."), route.Scope, route.UpdatedSince, route.AfterID,
+	route.ID("stage_id", ""), route.ID("company_id", ""), route.ID("contact_id", ""),
+	route.AssignedTo, route.Scope, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default created_at.", "title", "value", "stage", "expected_close_date", "created_at", "updated_at"))
 
 // The public routes of deals: the pipeline's stages (changed by admins),

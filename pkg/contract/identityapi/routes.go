@@ -12,7 +12,7 @@ const Service = "identity"
 
 // userQuery is the filter of GET /users.
 var userQuery = route.PageQuery(
-	route.Q("role", "string", "", "admin", "user"), route.Q("team_id", "integer", ""), route.Q("active", "string", "", "true", "false"),
+	route.Q("role", "string", "", "admin", "user"), route.ID("team_id", ""), route.Q("active", "string", "", "true", "false"),
 	route.Q("sort_by", "string", "Default name.", "name", "email", "role", "created_at", "updated_at"))
 
 // The public routes of identity: sessions, signing keys, users, teams,

@@ -23,7 +23,7 @@ var (
 		Problems: []int{http.StatusConflict}}
 	ListSubmissions = route.Route{Method: http.MethodGet, Path: "/intake/submissions", Service: Service, Auth: route.Admin,
 		Tag: "Public API", Summary: "List public lead submissions",
-		Query:    route.PageQuery(route.Q("status", "string", "", "pending", "delivered", "failed", "spam"), route.Q("api_key_id", "integer", "")),
+		Query:    route.PageQuery(route.Q("status", "string", "", "pending", "delivered", "failed", "spam"), route.ID("api_key_id", "")),
 		Response: envelope.Page[Submission]{}}
 	GetSubmission = route.Route{Method: http.MethodGet, Path: "/intake/submissions/{id}", Service: Service, Auth: route.Admin,
 		Tag: "Public API", Summary: "Get a public lead submission", Response: envelope.Record[Submission]{}}

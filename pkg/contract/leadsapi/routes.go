@@ -17,8 +17,8 @@ const Resource = "leads"
 // LeadQuery is the filter of GET /leads and of the CSV export.
 var LeadQuery = route.PageQuery(
 	route.Q("status", "string", "", "new", "contacted", "qualified", "disqualified"), route.Q("source", "string", ""),
-	route.Q("assigned_to", "integer", "User id."),
-	route.Q("date_from", "string", "created_at from, YYYY-MM-DD."), route.Q("date_to", "string", "created_at to, YYYY-MM-DD."),
+	route.AssignedTo,
+	route.DateFrom, route.DateTo,
 	route.Scope, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default name.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at", "updated_at"))
 

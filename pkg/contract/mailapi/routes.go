@@ -41,7 +41,7 @@ var (
 	GetEmail = route.Route{Method: http.MethodGet, Path: "/emails/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Emails", Summary: "One email: a message synced from a mailbox is private to its owner and admins unless read through a contact or lead it is linked to",
 		Query: []route.Param{
-			route.Q("contact_id", "integer", "Read through this linked contact."), route.Q("lead_id", "integer", "Read through this linked lead."),
+			route.ID("contact_id", "Read through this linked contact."), route.ID("lead_id", "Read through this linked lead."),
 		},
 		Response: envelope.Record[Email]{}}
 

@@ -132,6 +132,14 @@ type Param struct {
 	Name, Type, Desc string
 	Enum             []string
 	Required         bool
+	// Format is the value's format (date, date-time).
+	Format string
+	// Min and Max bound an integer; nil is unbounded.
+	Min, Max *int
+	// MaxLength bounds a string; 0 is unbounded.
+	MaxLength int
+	// Default is the value the service assumes when the parameter is absent.
+	Default any
 }
 
 // Q declares an optional query parameter.
@@ -139,17 +147,32 @@ func Q(name, typ, desc string, enum ...string) Param {
 	return Param{Name: name, Type: typ, Desc: desc, Enum: enum}
 }
 
+// ID declares an optional query parameter holding a record id.
+func ID(name, desc string) Param {
+	return Param{Name: name, Type: "integer", Desc: desc, Min: new(1)}
+}
+
+// Date declares an optional YYYY-MM-DD query parameter.
+func Date(name, desc string) Param {
+	return Param{Name: name, Type: "string", Desc: desc, Format: "date"}
+}
+
 // Query parameters shared by the lists (docs/api.md, "Lists").
 var (
-	Page    = Q("page", "integer", "Page number, default 1.")
-	PerPage = Q("per_page", "integer", "Page size, default 25, at most 100.")
-	Search  = Q("search", "string", "Case-insensitive search term.")
-	SortDir = Q("sort_dir", "string", "ASC (default) or DESC.", "ASC", "DESC", "asc", "desc")
+	Page    = Param{Name: "page", Type: "integer", Desc: "Page number, default 1.", Min: new(1), Default: 1}
+	PerPage = Param{Name: "per_page", Type: "integer", Desc: "Page size, default 25, at most 100.", Min: new(1), Max: new(100), Default: 25}
+	Search  = Param{Name: "search", Type: "string", Desc: "Case-insensitive search term.", MaxLength: 200}
+	SortDir = Param{Name: "sort_dir", Type: "string", Desc: "ASC (default) or DESC.", Enum: []string{"ASC", "DESC", "asc", "desc"}, Default: "ASC"}
 	// Scope filters by owner.
 	Scope = Q("scope", "string", "Whose records: mine, my team's, or the company's.", "me", "team", "company")
 	// UpdatedSince and AfterID are the incremental sync filter (docs/api.md, "Incremental sync").
-	UpdatedSince = Q("updated_since", "string", "Records updated at or after this RFC 3339 timestamp (inclusive).")
-	AfterID      = Q("after_id", "integer", "Sync cursor: with updated_since, sort_by=updated_at and sort_dir=asc, only records whose (updated_at, id) comes after (updated_since, after_id).")
+	UpdatedSince = Param{Name: "updated_since", Type: "string", Desc: "Records updated at or after this RFC 3339 timestamp (inclusive).", Format: "date-time"}
+	AfterID      = ID("after_id", "Sync cursor: with updated_since, sort_by=updated_at and sort_dir=asc, only records whose (updated_at, id) comes after (updated_since, after_id).")
+	// DateFrom and DateTo bound created_at.
+	DateFrom = Date("date_from", "created_at from, YYYY-MM-DD.")
+	DateTo   = Date("date_to", "created_at to, YYYY-MM-DD.")
+	// AssignedTo filters by the assigned user.
+	AssignedTo = ID("assigned_to", "User id.")
 )
 
 // PageQuery is the parameters of every paginated list, followed by more.

@@ -61,3 +61,21 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 }
+
+func TestParams(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		got  Param
+		want Param
+	}{
+		{"id", ID("deal_id", ""), Param{Name: "deal_id", Type: "integer", Min: new(1)}},
+		{"date", Date("date_to", "to"), Param{Name: "date_to", Type: "string", Desc: "to", Format: "date"}},
+		{"enum", Q("status", "string", "", "a", "b"), Param{Name: "status", Type: "string", Enum: []string{"a", "b"}}},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
