@@ -203,7 +203,7 @@ func (r Route) Location(ids ...int64) string {
 	return b.String()
 }
 
-// Pattern is the route as a net/http ServeMux pattern ("POST /leads/{id}/qualify").
+// Pattern is the route as a net/http ServeMux pattern ("GET /leads/{id}").
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
 // Scope is the integration-token scope the route needs ("" when any valid
