@@ -35,6 +35,9 @@ type BatchItem struct {
 // BatchRequest is the body of POST /internal/leads/batch.
 type BatchRequest struct {
 	Items []BatchItem `json:"items"`
+	// IDOnly answers a created lead with its id alone, without the body a
+	// single create would answer: for a caller that needs nothing else.
+	IDOnly bool `json:"id_only,omitempty"`
 }
 
 // BatchResult is one item's answer: what POST /internal/leads would have
@@ -45,8 +48,9 @@ type BatchResult struct {
 	Status int `json:"status"`
 	// ID is the created (or replayed) lead of a 201, so a caller needs not
 	// unwrap Body for it; 0 from a leads older than this field.
-	ID       int64           `json:"id,omitempty"`
-	Body     json.RawMessage `json:"body"`
+	ID int64 `json:"id,omitempty"`
+	// Body is absent for a 201 when the request asked for IDOnly.
+	Body     json.RawMessage `json:"body,omitempty"`
 	Replayed bool            `json:"replayed,omitempty"`
 }
 
@@ -120,16 +124,17 @@ func (c *Client) CreateBatch(ctx context.Context, items []BatchItem) ([]BatchRes
 }
 
 // CreateLeads creates each lead once per key, in one call: the lead is
-// encoded once, into the batch request, and each answer's id read as it
-// comes. The error is for the call (leads unreachable, a malformed batch);
+// encoded once, into the batch request, and a created lead is answered by
+// its id alone (IDOnly), read as it comes. The error is for the call (leads unreachable, a malformed batch);
 // a refusal of one lead is its CreatedLead's Err.
 func (c *Client) CreateLeads(ctx context.Context, leads []NewLead) ([]CreatedLead, error) {
 	var out struct {
 		Data []BatchResult `json:"data"`
 	}
 	req := struct {
-		Items []NewLead `json:"items"`
-	}{leads}
+		Items  []NewLead `json:"items"`
+		IDOnly bool      `json:"id_only"`
+	}{leads, true}
 	if err := c.c.Do(ctx, http.MethodPost, PathBatch, "", req, &out); err != nil {
 		return nil, err
 	}

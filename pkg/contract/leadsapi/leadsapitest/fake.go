@@ -108,6 +108,9 @@ func (f *Fake) batch(w http.ResponseWriter, r *http.Request) {
 		out[i] = leadsapi.BatchResult{Status: rec.Code, Body: rec.Body.Bytes(), Replayed: rec.Header().Get("Idempotent-Replayed") == "true"}
 		if rec.Code == http.StatusCreated {
 			out[i].ID, _ = leadsapi.CreatedID(rec.Body.Bytes())
+			if in.IDOnly {
+				out[i].Body = nil
+			}
 		}
 	}
 	httpx.OK(w, out)

@@ -294,8 +294,9 @@ const maxBatchBody = 4 << 20
 // leads, each with its own key: {"items":[{"key":"...","lead":{...}}]} →
 // 200 {"success":true,"data":[{"status":201,"id":7,"body":{...}},...]} in
 // item order; body is what POST /internal/leads would have answered for
-// the item, id the lead of a 201. Items fail alone; only a malformed batch
-// fails the request.
+// the item (left out of a 201 when the request asks for id_only), id the
+// lead of a 201. Items fail alone; only a malformed batch fails the
+// request.
 func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) error {
 	var req leadsapi.BatchRequest
 	if err := httpx.Decode(w, r, &req, maxBatchBody); err != nil {
@@ -322,11 +323,12 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) e
 			data[i] = leadsapi.BatchResult{Status: p.Status, Body: body}
 			continue
 		}
-		body, err := createdBody(o.Value)
-		if err != nil {
-			return err
+		data[i] = leadsapi.BatchResult{Status: http.StatusCreated, ID: o.Value.ID, Replayed: o.Replayed}
+		if !req.IDOnly {
+			if data[i].Body, err = createdBody(o.Value); err != nil {
+				return err
+			}
 		}
-		data[i] = leadsapi.BatchResult{Status: http.StatusCreated, ID: o.Value.ID, Body: body, Replayed: o.Replayed}
 	}
 	httpx.OK(w, data)
 	return nil
