@@ -48,7 +48,8 @@ type config struct {
 	Intake      intake.Config
 }
 
-// Validate holds the rules across fields, after the platform's settings.
+// Validate holds the rules across fields, after the platform's settings
+// (intake.Config checks its own).
 func (c *config) Validate() error {
 	errs := []error{c.Settings.Validate(), pkgconfig.CheckURL("LEADS_URL", c.LeadsURL)}
 	c.LeadsURL = strings.TrimRight(c.LeadsURL, "/")
@@ -58,19 +59,8 @@ func (c *config) Validate() error {
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
 	}
-	i := c.Intake
-	for _, rule := range []struct {
-		ok        bool
-		name, msg string
-	}{
-		{c.KeyCacheTTL <= apikey.MaxTTL, "INTAKE_KEY_CACHE_TTL", "must be at most 5s (revoked keys are refused within 5 s)"},
-		{i.Lease > i.ForwardTimeout, "INTAKE_RETRY_LEASE", "must be longer than INTAKE_FORWARD_TIMEOUT"},
-		{i.RetryInterval > 0 && i.RetryBase > 0, "INTAKE_RETRY_INTERVAL", "INTAKE_RETRY_INTERVAL and INTAKE_RETRY_BASE must be positive"},
-		{i.RetryMax >= i.RetryBase, "INTAKE_RETRY_MAX", "must be at least INTAKE_RETRY_BASE"},
-	} {
-		if !rule.ok {
-			errs = append(errs, errors.New(rule.name+": "+rule.msg))
-		}
+	if c.KeyCacheTTL > apikey.MaxTTL {
+		errs = append(errs, errors.New("INTAKE_KEY_CACHE_TTL: must be at most 5s (revoked keys are refused within 5 s)"))
 	}
 	return errors.Join(errs...)
 }

@@ -52,6 +52,22 @@ type Config struct {
 	Flushers int `env:"INTAKE_FLUSHERS" min:"1" max:"64"`
 }
 
+// Validate holds the rules across the tagged fields, in the words start-up
+// has always used.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Lease <= c.ForwardTimeout {
+		errs = append(errs, errors.New("INTAKE_RETRY_LEASE: must be longer than INTAKE_FORWARD_TIMEOUT"))
+	}
+	if c.RetryInterval <= 0 || c.RetryBase <= 0 {
+		errs = append(errs, errors.New("INTAKE_RETRY_INTERVAL: INTAKE_RETRY_INTERVAL and INTAKE_RETRY_BASE must be positive"))
+	}
+	if c.RetryMax < c.RetryBase {
+		errs = append(errs, errors.New("INTAKE_RETRY_MAX: must be at least INTAKE_RETRY_BASE"))
+	}
+	return errors.Join(errs...)
+}
+
 // DefaultConfig is what the service runs with unless configured.
 func DefaultConfig() Config {
 	return Config{
