@@ -27,10 +27,6 @@ import (
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
 
-// multipartOverhead is what a multipart body may carry besides the file
-// (boundaries, part headers, small fields).
-const multipartOverhead = 1 << 20
-
 // API serves the routes.
 type API struct {
 	svc *contracts.Service
@@ -359,7 +355,8 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit := int64(contracts.MaxSignedCopy + multipartOverhead)
+	// The declared limit is the file's plus room for the multipart framing.
+	limit := contractsapi.UploadExecuted.BodyLimit
 	if r.ContentLength > limit {
 		return problem.TooLarge("the file exceeds 25 MB")
 	}
