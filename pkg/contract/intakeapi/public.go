@@ -2,7 +2,7 @@ package intakeapi
 
 import "time"
 
-// LeadSubmission is the body of POST /public/leads, sent by a web form or
+// LeadSubmission is the body of SubmitLead, sent by a web form or
 // another system with an API key. website is a honeypot: leave it empty.
 type LeadSubmission struct {
 	FirstName string `json:"first_name" minLength:"1" maxLength:"100" example:"Wendy"`
@@ -16,14 +16,14 @@ type LeadSubmission struct {
 	Website   string `json:"website,omitempty" maxLength:"255" description:"Honeypot; a filled value is accepted and dropped."`
 }
 
-// SubmissionRef is the data of a POST /public/leads answer: id is the lead
+// SubmissionRef is the data of a SubmitLead answer: id is the lead
 // (null while it waits, 202), submission_id the stored submission.
 type SubmissionRef struct {
 	ID           *int64 `json:"id" minimum:"1" example:"88"`
 	SubmissionID int64  `json:"submission_id,omitempty" minimum:"1" example:"301"`
 }
 
-// SubmissionAnswer answers POST /public/leads (201 created, 202 queued).
+// SubmissionAnswer answers SubmitLead (201 created, 202 queued).
 type SubmissionAnswer struct {
 	Success bool          `json:"success" const:"true"`
 	Data    SubmissionRef `json:"data"`

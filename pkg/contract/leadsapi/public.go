@@ -44,7 +44,7 @@ type LeadInput struct {
 	AssignedTo *int64  `json:"assigned_to,omitempty" nullable:"true" minimum:"1"`
 }
 
-// QualifyInput is the optional body of POST /leads/{id}/qualify: which
+// QualifyInput is the optional body of QualifyLead: which
 // records to create or reuse besides the contact.
 type QualifyInput struct {
 	CreateCompany bool    `json:"create_company,omitempty" description:"Create a company from the lead's company name (or reuse company_id)."`
@@ -56,7 +56,7 @@ type QualifyInput struct {
 	CompanyID     *int64  `json:"company_id,omitempty" nullable:"true" minimum:"1" description:"Link an existing company."`
 }
 
-// Qualified answers POST /leads/{id}/qualify: the qualified lead and the
+// Qualified answers QualifyLead: the qualified lead and the
 // ids of the records it became.
 type Qualified struct {
 	Success   bool   `json:"success" const:"true"`

@@ -12,7 +12,7 @@ import (
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
-// qualifyBody is the wire form of POST /leads/{id}/qualify: the domain's
+// qualifyBody is the wire form of leadsapi.QualifyLead's body: the domain's
 // QualifyInput with deal_value as the client may send it.
 type qualifyBody struct {
 	CreateCompany bool    `json:"create_company"`

@@ -16,7 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// QualifyInput is the body of POST /leads/{id}/qualify, including
+// QualifyInput is the body of leadsapi.QualifyLead, including
 // contact_id and company_id to qualify into an existing contact or company.
 type QualifyInput struct {
 	CreateCompany bool             `json:"create_company"`
