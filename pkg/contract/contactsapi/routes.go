@@ -65,20 +65,11 @@ var (
 )
 
 // Routes are the public routes contacts serves, in the document's order.
-var Routes = concat(
-	[]route.Route{ListContacts, CreateContact, GetContact, UpdateContact, DeleteContact},
-	ContactActivity.Routes(),
-	[]route.Route{ExportContacts, GetContactTemplate, ImportContacts,
-		ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany},
-)
-
-func concat(sets ...[]route.Route) []route.Route {
-	var out []route.Route
-	for _, s := range sets {
-		out = append(out, s...)
-	}
-	return out
-}
+var Routes = append(append([]route.Route{
+	ListContacts, CreateContact, GetContact, UpdateContact, DeleteContact,
+}, ContactActivity.Routes()...),
+	ExportContacts, GetContactTemplate, ImportContacts,
+	ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany)
 
 // Activity is the notes and tasks routes of one parent (contacts, leads,
 // contracts): the same operations, bodies and messages under each, served
