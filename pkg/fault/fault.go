@@ -156,7 +156,9 @@ func Invalidf(field, format string, args ...any) *Error {
 func Forbidden(detail string) *Error { return New(KindForbidden, "forbidden", detail) }
 
 // Unauthenticated is a missing, wrong or expired credential.
-func Unauthenticated(detail string) *Error { return New(KindUnauthenticated, "unauthenticated", detail) }
+func Unauthenticated(detail string) *Error {
+	return New(KindUnauthenticated, "unauthenticated", detail)
+}
 
 // Malformedf is input that cannot be read at all, under code.
 func Malformedf(code, format string, args ...any) *Error {
