@@ -63,7 +63,7 @@ func ParseMap(cfg any, m map[string]string) error {
 var parsers = map[reflect.Type]env.ParserFunc{
 	durationType: func(v string) (any, error) {
 		d, err := time.ParseDuration(v)
-		if err != nil {
+		if err != nil || d < 0 {
 			return nil, fmt.Errorf("must be a positive duration such as 30s, got %q", v)
 		}
 		return d, nil

@@ -74,3 +74,12 @@ func TestParseMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRefusesNegativeDurations(t *testing.T) {
+	t.Parallel()
+	var got sample
+	err := config.ParseMap(&got, map[string]string{"SECRET": "s", "TIMEOUT": "-1s"})
+	if want := `TIMEOUT: must be a positive duration such as 30s, got "-1s"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v does not say %s", err, want)
+	}
+}

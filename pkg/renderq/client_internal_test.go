@@ -37,7 +37,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, value, want string }{
 		{"REDIS_URL", "localhost:6379", "REDIS_URL: must be an absolute URL"},
-		{"RENDER_WAIT", "-1s", "RENDER_WAIT: must be between 0s and"},
+		{"RENDER_WAIT", "-1s", `RENDER_WAIT: must be a positive duration such as 30s, got "-1s"`},
 		{"RENDER_WAIT", "soon", "RENDER_WAIT: "},
 		{"RENDER_MAX_RETRY", "11", "RENDER_MAX_RETRY: must be between 0 and 10"},
 		{"RENDER_USER_INFLIGHT", "0", "RENDER_USER_INFLIGHT: must be between 1 and 100"},
