@@ -85,3 +85,32 @@ func FuzzMatch(f *testing.F) {
 
 // validMethod is an HTTP method token as ServeMux and fasthttp take it.
 var validMethod = regexp.MustCompile(`^[A-Z]{1,10}$`)
+
+// TestDeclarations checks what the gateway needs of every declaration: a
+// service it has an upstream for, a documented section, a summary, a
+// public path (never under /internal), and a kind of answer.
+func TestDeclarations(t *testing.T) {
+	t.Parallel()
+	upstreams := Upstreams{}.byService()
+	for _, r := range Routes() {
+		var problems []string
+		if _, ok := upstreams[r.Service]; !ok {
+			problems = append(problems, "service "+r.Service+" has no upstream")
+		}
+		if tagDescriptions[r.Tag] == "" {
+			problems = append(problems, "section "+r.Tag+" is not described")
+		}
+		if r.Summary == "" {
+			problems = append(problems, "no summary")
+		}
+		if !strings.HasPrefix(r.Path, "/") || isInternal(splitPath(r.Path)) {
+			problems = append(problems, "not a public path")
+		}
+		if r.Answers == route.JSON && r.Response == nil {
+			problems = append(problems, "a JSON answer without its type")
+		}
+		if len(problems) > 0 {
+			t.Errorf("%s: %s", r.Pattern(), strings.Join(problems, "; "))
+		}
+	}
+}
