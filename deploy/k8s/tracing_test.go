@@ -21,9 +21,8 @@ func TestProductionSamplesTraces(t *testing.T) {
 			Data map[string]string `json:"data"`
 		}
 		o.decode(t, &cm)
-		l := config.FromMap(cm.Data)
-		c := tracing.Load(l)
-		if err := l.Err(); err != nil {
+		var c tracing.Config
+		if err := config.ParseMap(&c, cm.Data); err != nil {
 			t.Fatalf("crm-config's tracing settings: %v", err)
 		}
 		if c.Ratio != 0.1 {

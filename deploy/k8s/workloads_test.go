@@ -466,7 +466,7 @@ func callersFromCode(t *testing.T) map[string][]string {
 			for _, m := range urlSetting.FindAllStringSubmatch(string(b), -1) {
 				called[strings.ToLower(m[1])] = true
 			}
-			if strings.Contains(string(b), "platform.Load(") {
+			if strings.Contains(string(b), "platform.Settings") {
 				called["identity"] = true
 			}
 			return nil
