@@ -1,0 +1,99 @@
+package listsql_test
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/listparam"
+	"github.com/opencrm/crm/pkg/list/listsql"
+)
+
+// plain is a collection without incremental sync; synced has it, on a
+// joined table's columns.
+var (
+	plain  = listsql.Sorts{By: map[string]string{"name": "lower(name)", "created_at": "created_at"}}
+	synced = listsql.Sorts{
+		By:       map[string]string{"name": "lower(name)", "updated_at": "c.updated_at"},
+		TieBreak: "c.id",
+		Updated:  "c.updated_at",
+	}
+)
+
+// parse reads query at the edge as a service with sorts does.
+func parse(t *testing.T, query string, sorts listsql.Sorts) list.Query {
+	t.Helper()
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	p := listparam.Parse(v, listparam.Options{Sorts: sorts.Keys(), DefaultSort: "name", Sync: sorts.Updated != ""})
+	if err := p.Err(); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return p.Query()
+}
+
+// TestOrderBy: the sort key's whitelisted expression in the asked
+// direction, then the tie-break ("id" by default) in the same direction.
+func TestOrderBy(t *testing.T) {
+	t.Parallel()
+	q := parse(t, "page=3&per_page=500&sort_by=created_at&sort_dir=desc&date_to=2026-01-31&search=%20ann%20", plain)
+	if got, want := plain.OrderBy(q), "ORDER BY created_at DESC, id DESC"; got != want {
+		t.Errorf("OrderBy = %q, want %q", got, want)
+	}
+	var w listsql.Where
+	if got, want := listsql.LimitOffset(&w, q), "LIMIT $1 OFFSET $2"; got != want {
+		t.Errorf("LimitOffset = %q, want %q", got, want)
+	}
+	if diff := cmp.Diff([]any{100, 200}, w.Args()); diff != "" {
+		t.Errorf("LimitOffset args (-want +got):\n%s", diff)
+	}
+}
+
+func TestWhere(t *testing.T) {
+	t.Parallel()
+	var w listsql.Where
+	w.And("status = " + w.Arg("active"))
+	w.And("name ILIKE " + w.Arg("%"+listsql.EscapeLike("50%_off")+"%"))
+	if got, want := w.SQL(), "WHERE status = $1 AND name ILIKE $2"; got != want {
+		t.Errorf("SQL = %q, want %q", got, want)
+	}
+	if diff := cmp.Diff([]any{"active", `%50\%\_off%`}, w.Args()); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+// TestSince: updated_since is inclusive (>=); with after_id it becomes the
+// keyset condition on (updated_at, id); a collection without Updated
+// ignores both parameters as it ignores any unknown one.
+func TestSince(t *testing.T) {
+	t.Parallel()
+	since := time.Date(2026, 1, 2, 14, 4, 5, 123456000, time.UTC)
+	tests := []struct {
+		query    string
+		sorts    listsql.Sorts
+		wantSQL  string
+		wantArgs []any
+	}{
+		{"updated_since=2026-01-02T15:04:05.123456789%2B01:00", synced, "WHERE c.updated_at >= $1", []any{since}},
+		{"updated_since=2026-01-02T14:04:05.123456Z&sort_by=updated_at&sort_dir=asc&after_id=42", synced,
+			"WHERE (c.updated_at, c.id) > ($1, $2)", []any{since, int64(42)}},
+		{"sort_by=updated_at", synced, "", nil},
+		{"updated_since=nonsense&after_id=1", plain, "", nil},
+	}
+	for _, tt := range tests {
+		q := parse(t, tt.query, tt.sorts)
+		var w listsql.Where
+		tt.sorts.Since(&w, q)
+		if got := w.SQL(); got != tt.wantSQL {
+			t.Errorf("%s: SQL = %q, want %q", tt.query, got, tt.wantSQL)
+		}
+		if diff := cmp.Diff(tt.wantArgs, w.Args()); diff != "" {
+			t.Errorf("%s args (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}
