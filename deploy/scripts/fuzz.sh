@@ -15,7 +15,7 @@ TARGETS="
 pkg/csvx:FuzzReader
 pkg/csvx:FuzzWriterRoundTrip
 pkg/csvx:FuzzOpen
-pkg/listq:FuzzParse
+pkg/list/listparam:FuzzParse
 pkg/httpx:FuzzDecode
 gateway/internal/gateway:FuzzMatch
 services/contacts/internal/api:FuzzWriteBodies
