@@ -41,15 +41,31 @@ func ParseMap(cfg any, m map[string]string) error {
 			keys := envKeys(reflect.TypeOf(cfg).Elem(), map[string]string{})
 			for _, e := range agg.Errors {
 				var pe env.ParseError
-				if errors.As(e, &pe) && keys[pe.Name] != "" {
+				var unset env.VarIsNotSetError
+				switch {
+				case errors.As(e, &pe) && keys[pe.Name] != "":
 					e = fmt.Errorf("%s: %w", keys[pe.Name], pe.Err)
 					failed[keys[pe.Name]] = true
+				case errors.As(e, &unset):
+					// The old loader's words, naming the variable first as
+					// every other message does.
+					e = fmt.Errorf("%s: is required", unset.Key)
 				}
 				errs = append(errs, e)
 			}
 		} else {
 			errs = append(errs, err)
 		}
+	}
+	if len(failed) > 0 {
+		// A variable that did not parse keeps its default, as it did with
+		// the old loader, so the rules across fields judge a sane value
+		// instead of reporting the variable a second time. The errors of
+		// this pass were reported by the first.
+		for name := range failed {
+			delete(clean, name)
+		}
+		_ = env.ParseWithOptions(cfg, env.Options{Environment: clean, FuncMap: parsers})
 	}
 	errs = append(errs, check(reflect.ValueOf(cfg).Elem(), true, failed)...)
 	if len(errs) == 0 {

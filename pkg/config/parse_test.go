@@ -83,3 +83,18 @@ func TestParseRefusesNegativeDurations(t *testing.T) {
 		t.Errorf("error %v does not say %s", err, want)
 	}
 }
+
+// TestParseKeepsTheDefaultOfABadValue: a variable that does not parse is
+// reported once, and the rules across fields see its default, as with the
+// old loader.
+func TestParseKeepsTheDefaultOfABadValue(t *testing.T) {
+	t.Parallel()
+	got := sample{}
+	err := config.ParseMap(&got, map[string]string{"SECRET": "s", "PORT": "eighty", "MODE": "b"})
+	if want := `invalid configuration: PORT: must be an integer, got "eighty"`; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %s", err, want)
+	}
+	if got.Port != 8080 || got.Nested.Mode != "b" {
+		t.Errorf("Port, Mode = %d, %q; want the default 8080 and b", got.Port, got.Nested.Mode)
+	}
+}
