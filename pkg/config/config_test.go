@@ -5,20 +5,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/opencrm/crm/pkg/config"
 )
 
-func TestLoaderCollectsEveryError(t *testing.T) {
+// TestParseCollectsEveryError: every bad variable is named in the one
+// error, whatever its kind.
+func TestParseCollectsEveryError(t *testing.T) {
 	t.Parallel()
-	l := config.FromMap(map[string]string{
+	var got struct {
+		Port    int           `env:"PORT" envDefault:"1" min:"1" max:"65535"`
+		Timeout time.Duration `env:"TIMEOUT" envDefault:"1s" min:"0s"`
+		Secret  string        `env:"SECRET,required"`
+		DB      config.URL    `env:"DATABASE_URL"`
+		Limit   int           `env:"LIMIT" envDefault:"1" min:"0" max:"100"`
+	}
+	err := config.ParseMap(&got, map[string]string{
 		"PORT": "abc", "TIMEOUT": "soon", "DATABASE_URL": "not a url", "LIMIT": "500",
 	})
-	_ = l.Int("PORT", 1, 1, 65535)
-	_ = l.Duration("TIMEOUT", time.Second)
-	_ = l.Required("SECRET")
-	_ = l.URL("DATABASE_URL", "")
-	_ = l.Int("LIMIT", 1, 0, 100)
-	err := l.Err()
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -29,35 +34,44 @@ func TestLoaderCollectsEveryError(t *testing.T) {
 	}
 }
 
-func TestLoaderDefaults(t *testing.T) {
+// common is a binary's configuration with the shared variables.
+type common struct {
+	config.Common
+	N       int    `env:"N" envDefault:"1" min:"0" max:"10"`
+	B       bool   `env:"B"`
+	Missing string `env:"MISSING" envDefault:"def"`
+}
+
+func TestParseCommonDefaults(t *testing.T) {
 	t.Parallel()
-	l := config.FromMap(map[string]string{"N": "7", "B": "true"})
-	if got := l.Int("N", 1, 0, 10); got != 7 {
-		t.Errorf("Int = %d", got)
-	}
-	if got := l.Bool("B", false); !got {
-		t.Error("Bool = false")
-	}
-	if got := l.String("MISSING", "def"); got != "def" {
-		t.Errorf("String = %q", got)
-	}
-	c := l.LoadCommon(":9999")
-	if c.Addr != ":9999" || c.LogLevel != "info" {
-		t.Errorf("LoadCommon = %+v", c)
-	}
-	if err := l.Err(); err != nil {
+	got := common{Common: config.Common{Addr: ":9999"}}
+	if err := config.ParseMap(&got, map[string]string{"N": "7", "B": "true"}); err != nil {
 		t.Fatal(err)
+	}
+	want := common{
+		Common: config.Common{Addr: ":9999", DatabaseURL: "postgres://postgres@localhost:5432/crm?sslmode=disable",
+			RedisURL: "redis://localhost:6379/0", LogLevel: "info"},
+		N: 7, B: true, Missing: "def",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
 	}
 }
 
 // TestBadURLKeepsItsPasswordOut: a connection string that does not parse
-// (a password with '/' or '#') is reported without the credential.
+// (a password with '/' or '#') is reported without the credential, read
+// as a config.URL or as a string checked by CheckURL (Common).
 func TestBadURLKeepsItsPasswordOut(t *testing.T) {
 	t.Parallel()
-	l := config.FromMap(map[string]string{"DATABASE_URL": "postgres://crm_identity:S3cr#t/pw@db:5432/crm"})
-	_ = l.URL("DATABASE_URL", "")
-	err := l.Err()
-	if err == nil || strings.Contains(err.Error(), "S3cr") || !strings.Contains(err.Error(), `"postgres://***@db:5432/crm"`) {
-		t.Fatalf("error = %v, want the URL with its userinfo hidden", err)
+	const dsn = "postgres://crm_identity:S3cr#t/pw@db:5432/crm"
+	var typed struct {
+		DB config.URL `env:"DATABASE_URL"`
+	}
+	checked := common{Common: config.Common{Addr: ":9999"}}
+	for name, cfg := range map[string]any{"config.URL": &typed, "CheckURL": &checked} {
+		err := config.ParseMap(cfg, map[string]string{"DATABASE_URL": dsn})
+		if err == nil || strings.Contains(err.Error(), "S3cr") || !strings.Contains(err.Error(), `DATABASE_URL: must be an absolute URL, got "postgres://***@db:5432/crm"`) {
+			t.Errorf("%s: error = %v, want the URL with its userinfo hidden", name, err)
+		}
 	}
 }

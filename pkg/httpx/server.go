@@ -17,7 +17,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/tracing"
 )
@@ -209,40 +208,31 @@ func NotFoundHandler() http.Handler {
 	})
 }
 
-// Shutdown defaults: the delay lets load balancers see /readyz fail before
-// the listener closes; the drain outlasts the slowest legitimate request
-// (a contract PDF waits up to 30 s for render, the gateway up to 35 s for
-// a service).
-const (
-	DefaultShutdownDelay = 5 * time.Second
-	DefaultDrainTimeout  = 40 * time.Second
-)
-
 // Shutdown is how a server stops (CRM_SHUTDOWN_DELAY, CRM_DRAIN_TIMEOUT).
 type Shutdown struct {
 	// Delay is how long, once told to stop, the server keeps serving with
 	// /readyz answering 503 and keep-alive off, before it closes the
-	// listener.
+	// listener: long enough for load balancers to see /readyz fail
+	// (0 turns it off).
 	Delay time.Duration `env:"CRM_SHUTDOWN_DELAY" envDefault:"5s" min:"0s"`
 	// Drain bounds the wait for requests in flight once the listener is
-	// closed; whatever still runs then is cut.
-	Drain time.Duration `env:"CRM_DRAIN_TIMEOUT" envDefault:"40s" min:"1ns"`
+	// closed; whatever still runs then is cut. It outlasts the slowest
+	// legitimate request (a contract PDF waits up to 30 s for render, the
+	// gateway up to 35 s for a service).
+	Drain time.Duration `env:"CRM_DRAIN_TIMEOUT" envDefault:"40s"`
 }
 
-// LoadShutdown reads CRM_SHUTDOWN_DELAY (default 5s, 0 turns it off) and
-// CRM_DRAIN_TIMEOUT (default 40s).
-func LoadShutdown(l *config.Loader) Shutdown {
-	s := Shutdown{
-		Delay: l.Duration("CRM_SHUTDOWN_DELAY", DefaultShutdownDelay),
-		Drain: l.Duration("CRM_DRAIN_TIMEOUT", DefaultDrainTimeout),
+// Validate refuses a drain of zero, which would cut every request in
+// flight (a negative duration does not parse).
+func (s *Shutdown) Validate() error {
+	if s.Drain <= 0 {
+		return errors.New("CRM_DRAIN_TIMEOUT: must be greater than zero")
 	}
-	l.Check(s.Delay >= 0, "CRM_SHUTDOWN_DELAY", "must not be negative")
-	l.Check(s.Drain > 0, "CRM_DRAIN_TIMEOUT", "must be greater than zero")
-	return s
+	return nil
 }
 
 // Serve runs h on addr until ctx is cancelled, then shuts down as Server
-// does with sd (read once with the process configuration: LoadShutdown).
+// does with sd (read once with the process configuration by config.Parse).
 // The listener is returned through ready (if not nil) so tests can bind
 // ":0" and learn the port.
 func Serve(ctx context.Context, addr string, h http.Handler, sd Shutdown, ready func(net.Addr)) error {

@@ -284,7 +284,9 @@ func TestReadyzOptionalChecks(t *testing.T) {
 	}
 }
 
-func TestLoadShutdown(t *testing.T) {
+// TestShutdownSettings: CRM_SHUTDOWN_DELAY and CRM_DRAIN_TIMEOUT, their
+// defaults and the values refused at start-up.
+func TestShutdownSettings(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -301,9 +303,8 @@ func TestLoadShutdown(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l := config.FromMap(tc.env)
-			got := LoadShutdown(l)
-			err := l.Err()
+			var got Shutdown
+			err := config.ParseMap(&got, tc.env)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("error = %v, want one naming %s", err, tc.wantErr)

@@ -57,27 +57,6 @@ func (s *Settings) Validate() error {
 // addr: set them on a service's configuration struct, then config.Parse.
 func Defaults(addr string) Settings { return Settings{Common: config.Common{Addr: addr}} }
 
-// Load reads ADDR, DATABASE_URL, REDIS_URL, LOG_LEVEL, IDENTITY_URL,
-// CRM_INTERNAL_SECRET (required, ≥ 16 characters), DB_MAX_CONNS,
-// CRM_SHUTDOWN_DELAY, CRM_DRAIN_TIMEOUT and OTEL_EXPORTER_OTLP_ENDPOINT.
-//
-// Deprecated: embed Settings in a tagged struct and use config.Parse.
-func Load(l *config.Loader, defAddr string) Settings {
-	s := Settings{
-		Common:         l.LoadCommon(defAddr),
-		IdentityURL:    strings.TrimRight(l.URL("IDENTITY_URL", "http://localhost:8081"), "/"),
-		InternalSecret: l.Required("CRM_INTERNAL_SECRET"),
-		DBMaxConns:     l.Int("DB_MAX_CONNS", 0, 0, 1000),
-		Shutdown:       httpx.LoadShutdown(l),
-		Tracing:        tracing.Load(l),
-	}
-	if s.InternalSecret != "" {
-		err := auth.CheckInternalSecret(s.InternalSecret)
-		l.Check(err == nil, "CRM_INTERNAL_SECRET", "must be at least 16 characters")
-	}
-	return s
-}
-
 // Runtime is a service's shared infrastructure.
 type Runtime struct {
 	Log      *slog.Logger

@@ -21,7 +21,10 @@ import (
 	"github.com/opencrm/crm/pkg/testdb"
 )
 
-func TestLoad(t *testing.T) {
+// TestSettingsChecks: the internal secret is required and long enough,
+// the identity URL absolute (its trailing slash trimmed), the drain timeout
+// above zero.
+func TestSettingsChecks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -35,21 +38,23 @@ func TestLoad(t *testing.T) {
 		{"ok", map[string]string{"CRM_INTERNAL_SECRET": "0123456789abcdef", "IDENTITY_URL": "http://id:8081/"}, ""},
 	}
 	for _, tt := range tests {
-		l := config.FromMap(tt.env)
-		s := platform.Load(l, ":9000")
-		err := l.Err()
-		if tt.wantErr == "" {
-			if err != nil {
-				t.Errorf("%s: %v", tt.name, err)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := platform.Defaults(":9000")
+			err := config.ParseMap(&s, tt.env)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Addr != ":9000" || s.IdentityURL != "http://id:8081" {
+					t.Errorf("settings %+v", s)
+				}
+				return
 			}
-			if s.Addr != ":9000" || s.IdentityURL != "http://id:8081" {
-				t.Errorf("%s: settings %+v", tt.name, s)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %v, want %q", err, tt.wantErr)
 			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantErr)
-		}
+		})
 	}
 }
 

@@ -31,7 +31,7 @@ func TestSettingsDefaults(t *testing.T) {
 				RedisURL: "redis://localhost:6379/0", LogLevel: "info"},
 			IdentityURL: "http://identity:8081", InternalSecret: "0123456789abcdef",
 			Shutdown: httpx.Shutdown{Delay: 5 * time.Second, Drain: 40 * time.Second},
-			Tracing: tracing.Config{Exporter: "otlp", Sampler: "parentbased_always_on", SamplerArg: 1, Ratio: 1,
+			Tracing: tracing.Config{Exporter: "otlp", Sampler: "parentbased_always_on", SamplerArg: "1", Ratio: 1,
 				Batching: tracing.Batching{Delay: 5 * time.Second, DelayMS: 5000, Timeout: 30 * time.Second, TimeoutMS: 30000, MaxQueue: 2048, MaxBatch: 512}},
 		},
 		ContactsURL: "http://localhost:8082",

@@ -77,33 +77,6 @@ func (c *Config) Validate() error {
 // RENDER_DOCUMENT_LANG names one.
 const DefaultLang = "en"
 
-// LoadConfig reads the render queue settings through the shared loader;
-// call l.Err() afterwards as for any other setting.
-//
-// Deprecated: make Config a field of the process's tagged configuration
-// and read it with config.Parse.
-func LoadConfig(l *config.Loader) Config {
-	return Config{
-		RedisURL:    l.URL("REDIS_URL", "redis://localhost:6379/0"),
-		Queues:      Queues{Prefix: l.String("RENDER_QUEUE_PREFIX", DefaultPrefix)},
-		Wait:        l.Duration("RENDER_WAIT", 30*time.Second),
-		ResultTTL:   l.Duration("RENDER_RESULT_TTL", 24*time.Hour),
-		MaxRetry:    l.Int("RENDER_MAX_RETRY", 3, 0, 10),
-		PerUser:     l.Int("RENDER_USER_INFLIGHT", DefaultPerUser, 1, 100),
-		Cooldown:    l.Duration("RENDER_REFUSAL_COOLDOWN", DefaultCooldown),
-		PDFUntagged: Untagged(!l.Bool("RENDER_PDF_TAGGED", true)),
-		Lang:        loadLang(l),
-	}
-}
-
-// loadLang reads RENDER_DOCUMENT_LANG in its canonical form.
-func loadLang(l *config.Loader) string {
-	v := l.String("RENDER_DOCUMENT_LANG", DefaultLang)
-	lang, err := ParseLang(v)
-	l.Check(err == nil, "RENDER_DOCUMENT_LANG", fmt.Sprintf("%q is not a BCP 47 language tag (such as en or de-AT)", v))
-	return lang
-}
-
 // Settle returns the job that Render submits for job: the settings the
 // deployment decides filled in before the key is computed, since everything
 // that changes the output is in the job. A language the job names is kept,

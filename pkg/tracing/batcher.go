@@ -9,12 +9,10 @@ import (
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/opencrm/crm/pkg/config"
 )
 
 // Batching is how Batcher groups spans for the exporter: the standard
-// OTEL_BSP_* settings, read by Load.
+// OTEL_BSP_* settings, read by config.Parse.
 type Batching struct {
 	// Delay is the longest a span waits before it is exported
 	// (OTEL_BSP_SCHEDULE_DELAY, milliseconds as the specification has it).
@@ -194,19 +192,4 @@ func (b *Batcher) Shutdown(ctx context.Context) error {
 		err = errors.Join(b.exportQueued(ctx), b.exp.Shutdown(ctx))
 	})
 	return err
-}
-
-// loadBatching reads the OTEL_BSP_* variables, in milliseconds and spans
-// as the specification has them.
-func loadBatching(l *config.Loader) Batching {
-	const day = 24 * 60 * 60 * 1000
-	d := DefaultBatching
-	b := Batching{
-		Delay:    time.Duration(l.Int("OTEL_BSP_SCHEDULE_DELAY", int(d.Delay.Milliseconds()), 1, day)) * time.Millisecond,
-		Timeout:  time.Duration(l.Int("OTEL_BSP_EXPORT_TIMEOUT", int(d.Timeout.Milliseconds()), 1, day)) * time.Millisecond,
-		MaxQueue: l.Int("OTEL_BSP_MAX_QUEUE_SIZE", d.MaxQueue, 1, 1<<20),
-		MaxBatch: l.Int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", d.MaxBatch, 1, 1<<20),
-	}
-	l.Check(b.MaxBatch <= b.MaxQueue, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "must not exceed OTEL_BSP_MAX_QUEUE_SIZE")
-	return b
 }

@@ -243,8 +243,8 @@ func TestNewBatcherRejectsBadSettings(t *testing.T) {
 	}
 }
 
-// TestLoadBatching: the OTEL_BSP_* variables, in milliseconds and spans.
-func TestLoadBatching(t *testing.T) {
+// TestBatchingSettings: the OTEL_BSP_* variables, in milliseconds and spans.
+func TestBatchingSettings(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -252,10 +252,10 @@ func TestLoadBatching(t *testing.T) {
 		want tracing.Batching
 		err  string
 	}{
-		{"defaults", nil, tracing.Batching{Delay: 5 * time.Second, Timeout: 30 * time.Second, MaxQueue: 2048, MaxBatch: 512}, ""},
+		{"defaults", nil, tracing.Batching{Delay: 5 * time.Second, DelayMS: 5000, Timeout: 30 * time.Second, TimeoutMS: 30000, MaxQueue: 2048, MaxBatch: 512}, ""},
 		{"set", map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "100", "OTEL_BSP_EXPORT_TIMEOUT": "2000",
 			"OTEL_BSP_MAX_QUEUE_SIZE": "4096", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "1024"},
-			tracing.Batching{Delay: 100 * time.Millisecond, Timeout: 2 * time.Second, MaxQueue: 4096, MaxBatch: 1024}, ""},
+			tracing.Batching{Delay: 100 * time.Millisecond, DelayMS: 100, Timeout: 2 * time.Second, TimeoutMS: 2000, MaxQueue: 4096, MaxBatch: 1024}, ""},
 		{"delay not a number", map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "5s"}, tracing.Batching{},
 			`OTEL_BSP_SCHEDULE_DELAY: must be an integer, got "5s"`},
 		{"zero queue", map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "0"}, tracing.Batching{},

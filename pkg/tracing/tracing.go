@@ -27,8 +27,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/opencrm/crm/pkg/config"
 )
 
 // Name is the instrumentation scope of the spans this package and the
@@ -52,8 +50,10 @@ type Config struct {
 	Endpoint       string `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
 	TracesEndpoint string `env:"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"`
 	// Sampler and SamplerArg are OTEL_TRACES_SAMPLER and its argument.
-	Sampler    string  `env:"OTEL_TRACES_SAMPLER" envDefault:"parentbased_always_on"`
-	SamplerArg float64 `env:"OTEL_TRACES_SAMPLER_ARG" envDefault:"1"`
+	// The argument is text, read by Validate only for a sampler that takes
+	// one, so another sampler ignores it as the specification says.
+	Sampler    string `env:"OTEL_TRACES_SAMPLER" envDefault:"parentbased_always_on"`
+	SamplerArg string `env:"OTEL_TRACES_SAMPLER_ARG" envDefault:"1"`
 	// Ratio is the share of traces recorded where work enters the system
 	// (1: every one), set by Validate from the sampler; a trace is kept or
 	// dropped whole, since every hop after the first follows its parent's
@@ -75,10 +75,11 @@ func (c *Config) Validate() error {
 	switch c.Sampler {
 	case "parentbased_always_on":
 	case "parentbased_traceidratio":
-		if !(c.SamplerArg > 0 && c.SamplerArg <= 1) {
+		r, err := strconv.ParseFloat(c.SamplerArg, 64)
+		if err != nil || !(r > 0 && r <= 1) {
 			errs = append(errs, errors.New("OTEL_TRACES_SAMPLER_ARG: must be a ratio in (0, 1]"))
 		}
-		c.Ratio = c.SamplerArg
+		c.Ratio = r
 	default:
 		errs = append(errs, errors.New("OTEL_TRACES_SAMPLER: must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)"))
 	}
@@ -92,32 +93,6 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Load reads the tracing configuration; a malformed endpoint or sampler
-// fails start-up with the rest of the configuration.
-func Load(l *config.Loader) Config {
-	c := Config{Exporter: l.String("OTEL_TRACES_EXPORTER", "otlp"), Endpoint: l.URL("OTEL_EXPORTER_OTLP_ENDPOINT", ""), Ratio: 1,
-		Batching: loadBatching(l)}
-	l.Check(c.Exporter == "otlp" || c.Exporter == "none", "OTEL_TRACES_EXPORTER", "must be otlp or none")
-	switch sampler := l.String("OTEL_TRACES_SAMPLER", "parentbased_always_on"); sampler {
-	case "parentbased_always_on":
-	case "parentbased_traceidratio":
-		r, err := strconv.ParseFloat(l.String("OTEL_TRACES_SAMPLER_ARG", "1"), 64)
-		l.Check(err == nil && r > 0 && r <= 1, "OTEL_TRACES_SAMPLER_ARG", "must be a ratio in (0, 1]")
-		c.Ratio = r
-	default:
-		l.Check(false, "OTEL_TRACES_SAMPLER", "must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)")
-	}
-	if t := l.URL("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ""); t != "" {
-		c.Endpoint = t
-	}
-	if c.Endpoint != "" {
-		u, err := url.Parse(c.Endpoint)
-		l.Check(err == nil && (u.Scheme == "http" || u.Scheme == "https"), "OTEL_EXPORTER_OTLP_ENDPOINT",
-			"must be an http or https URL (the exporter speaks OTLP over HTTP)")
-	}
-	return c
 }
 
 // Propagator reads and writes W3C traceparent, tracestate and baggage.

@@ -191,9 +191,9 @@ func TestLogCarriesTrace(t *testing.T) {
 	}
 }
 
-// TestLoadSampler: the standard OTEL_TRACES_SAMPLER settings this platform
+// TestSamplerSettings: the standard OTEL_TRACES_SAMPLER settings this platform
 // honours, and the ones it refuses at start-up.
-func TestLoadSampler(t *testing.T) {
+func TestSamplerSettings(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -227,9 +227,7 @@ func TestLoadSampler(t *testing.T) {
 // configuration is not to be looked at); without, that there is none.
 func load(t *testing.T, env map[string]string, wantErr string) (c tracing.Config, ok bool) {
 	t.Helper()
-	l := config.FromMap(env)
-	c = tracing.Load(l)
-	err := l.Err()
+	err := config.ParseMap(&c, env)
 	switch {
 	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
 		t.Errorf("error %v, want it to contain %q", err, wantErr)
@@ -239,8 +237,8 @@ func load(t *testing.T, env map[string]string, wantErr string) (c tracing.Config
 	return c, wantErr == "" && err == nil
 }
 
-// TestLoadExporter: OTEL_TRACES_EXPORTER is otlp (the default) or none.
-func TestLoadExporter(t *testing.T) {
+// TestExporterSettings: OTEL_TRACES_EXPORTER is otlp (the default) or none.
+func TestExporterSettings(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		value, want, err string
