@@ -17,19 +17,32 @@ func Routes(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(w, r)
 			return
 		}
-		// Let the mux decide 404 or 405 into a scratch writer; only its
-		// status and Allow header are kept.
-		var rec unrouted
-		mux.ServeHTTP(&rec, r)
-		if rec.status != http.StatusMethodNotAllowed {
-			problem.Write(w, r, problem.NotFound("route"))
+		if allow := Allowed(mux, r); allow != "" {
+			problem.Write(w, r, NotAllowed(allow))
 			return
 		}
-		allow := rec.header.Get("Allow")
-		w.Header().Set("Allow", allow)
-		problem.Write(w, r, &problem.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-			Title: http.StatusText(http.StatusMethodNotAllowed), Detail: "allowed methods: " + allow})
+		problem.Write(w, r, problem.NotFound("route"))
 	})
+}
+
+// Allowed is the Allow list of a request mux does not route: the methods
+// its path takes, or "" when mux has no such path (a 404). ServeMux decides
+// into a scratch writer; only its status and Allow header are kept.
+func Allowed(mux *http.ServeMux, r *http.Request) string {
+	var rec unrouted
+	h, _ := mux.Handler(r)
+	h.ServeHTTP(&rec, r)
+	if rec.status != http.StatusMethodNotAllowed {
+		return ""
+	}
+	return rec.header.Get("Allow")
+}
+
+// NotAllowed is the 405 for a method a path does not take, with Allow.
+func NotAllowed(allow string) *problem.Error {
+	return &problem.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+		Title: http.StatusText(http.StatusMethodNotAllowed), Detail: "allowed methods: " + allow,
+		Header: http.Header{"Allow": {allow}}}
 }
 
 // unrouted records what ServeMux's own 404/405 handler writes.

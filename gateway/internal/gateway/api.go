@@ -10,6 +10,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -92,7 +93,7 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 // its path does not take.
 func (g *Gateway) forward(c *fiber.Ctx, rt *route.Route, path string, st *reqState) error {
 	if st.allow != "" {
-		return notAllowed(st.allow)
+		return httpx.NotAllowed(st.allow)
 	}
 	return g.proxy(c, rt, path, st)
 }

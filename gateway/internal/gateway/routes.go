@@ -15,7 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
-	"github.com/opencrm/crm/pkg/problem"
+	"github.com/opencrm/crm/pkg/httpx"
 )
 
 // Services known to the gateway; the names key Config.Services.
@@ -88,15 +88,8 @@ func (t *table) match(method, path string) (rt *route.Route, allow string) {
 	if h, pattern := t.mux.Handler(r); pattern != "" {
 		return h.(declared).Route, ""
 	}
-	// Let the mux decide 404 or 405 into a scratch writer, as httpx.Routes
-	// does in every service; only its status and Allow header are kept.
-	var rec unrouted
-	h, _ := t.mux.Handler(r)
-	h.ServeHTTP(&rec, r)
-	if rec.status != http.StatusMethodNotAllowed {
-		return nil, ""
-	}
-	return nil, rec.header.Get("Allow")
+	// 404 or 405 exactly as httpx.Routes decides it in every service.
+	return nil, httpx.Allowed(t.mux, r)
 }
 
 // guardOf is the route a request with a method its path does not take is
@@ -121,36 +114,6 @@ func (t *table) guardOf(path, allow string) *route.Route {
 	}
 	g.Resource = ""
 	return &g
-}
-
-// notAllowed is the 405 a service answers for a method its path does not
-// take (httpx.Routes).
-func notAllowed(allow string) *problem.Error {
-	return &problem.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-		Title: http.StatusText(http.StatusMethodNotAllowed), Detail: "allowed methods: " + allow,
-		Header: http.Header{"Allow": {allow}}}
-}
-
-// unrouted records what ServeMux's own 404/405 handler writes.
-type unrouted struct {
-	header http.Header
-	status int
-}
-
-func (u *unrouted) Header() http.Header {
-	if u.header == nil {
-		u.header = http.Header{}
-	}
-	return u.header
-}
-
-func (u *unrouted) WriteHeader(status int) { u.status = status }
-
-func (u *unrouted) Write(b []byte) (int, error) {
-	if u.status == 0 {
-		u.status = http.StatusOK
-	}
-	return len(b), nil
 }
 
 // isInternal reports paths (as segments) that must never be proxied,
