@@ -47,8 +47,8 @@ func ParseMap(cfg any, m map[string]string) error {
 					e = fmt.Errorf("%s: %w", keys[pe.Name], pe.Err)
 					failed[keys[pe.Name]] = true
 				case errors.As(e, &unset):
-					// The old loader's words, naming the variable first as
-					// every other message does.
+					// The words operators know, naming the variable first
+					// as every other message does.
 					e = fmt.Errorf("%s: is required", unset.Key)
 				}
 				errs = append(errs, e)
@@ -58,10 +58,10 @@ func ParseMap(cfg any, m map[string]string) error {
 		}
 	}
 	if len(failed) > 0 {
-		// A variable that did not parse keeps its default, as it did with
-		// the old loader, so the rules across fields judge a sane value
-		// instead of reporting the variable a second time. The errors of
-		// this pass were reported by the first.
+		// A variable that did not parse keeps its default, so the rules
+		// across fields judge a sane value instead of reporting the
+		// variable a second time. The errors of this pass were reported
+		// by the first.
 		for name := range failed {
 			delete(clean, name)
 		}

@@ -85,8 +85,7 @@ func TestParseRefusesNegativeDurations(t *testing.T) {
 }
 
 // TestParseKeepsTheDefaultOfABadValue: a variable that does not parse is
-// reported once, and the rules across fields see its default, as with the
-// old loader.
+// reported once, and the rules across fields see its default.
 func TestParseKeepsTheDefaultOfABadValue(t *testing.T) {
 	t.Parallel()
 	got := sample{}
