@@ -83,13 +83,14 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, errors.New("OTEL_TRACES_SAMPLER: must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)"))
 	}
+	name := "OTEL_EXPORTER_OTLP_ENDPOINT"
 	if c.TracesEndpoint != "" {
-		c.Endpoint = c.TracesEndpoint
+		c.Endpoint, name = c.TracesEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 	}
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, errors.New("OTEL_EXPORTER_OTLP_ENDPOINT: must be an http or https URL (the exporter speaks OTLP over HTTP)"))
+			errs = append(errs, errors.New(name+": must be an http or https URL (the exporter speaks OTLP over HTTP)"))
 		}
 	}
 	return errors.Join(errs...)

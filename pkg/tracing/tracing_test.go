@@ -209,6 +209,10 @@ func TestSamplerSettings(t *testing.T) {
 			"OTEL_TRACES_SAMPLER_ARG: must be a ratio in (0, 1]"},
 		{"ratio not a number", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "ten"}, 0,
 			"OTEL_TRACES_SAMPLER_ARG: must be a ratio in (0, 1]"},
+		{"endpoint not http", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "grpc://collector:4317"}, 0,
+			"OTEL_EXPORTER_OTLP_ENDPOINT: must be an http or https URL"},
+		{"traces endpoint named as itself", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "collector:4318"}, 0,
+			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: must be an http or https URL"},
 		{"unknown sampler", map[string]string{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, 0,
 			"OTEL_TRACES_SAMPLER: must be parentbased_always_on or parentbased_traceidratio (set OTEL_EXPORTER_OTLP_ENDPOINT empty to turn tracing off)"},
 	}
