@@ -12,6 +12,9 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/opencrm/crm/pkg/contract/intakeapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 )
 
 // docsAssets are served under /docs/assets: the Redoc bundle (from npm,
@@ -75,7 +78,7 @@ var Problems = []Problem{
 	{"template_in_use", "409", "Template in use", "Contracts were generated from this template, so it cannot be deleted."},
 	{"idempotency_key_reused", "409", "Idempotency key reused", "The Idempotency-Key was used before with a different body. Use a new key for a new request."},
 	{"request_in_progress", "409", "Request in progress", "A request with the same Idempotency-Key is still being processed; retry after a moment to get its answer."},
-	{"payload_too_large", "413", "Payload too large", "The body exceeds the route's limit: 1 MiB of JSON, 64 KiB on /api/public/leads, 20 MiB for a CSV import, 25 MiB for a signed copy."},
+	{"payload_too_large", "413", "Payload too large", "The body exceeds the route's limit: 1 MiB of JSON, 64 KiB on " + route.Prefix + intakeapi.SubmitLead.Path + ", 20 MiB for a CSV import, 25 MiB for a signed copy."},
 	{"unsupported_media_type", "415", "Unsupported media type", "The Content-Type is not the one the route takes (application/json, or multipart/form-data for uploads), or the body has a Content-Encoding other than identity."},
 	{"validation_failed", "422", "Validation failed", "One or more fields are invalid; errors lists each as {field, message}, all at once. The OpenAPI document gives every field's limits."},
 	{"document_too_long", "422", "Document too long", "A PDF (a contract or the merge-tag catalogue) has more pages than can be rendered, or a layout too heavy to render in time. Retrying cannot help; shorten or simplify the content."},
