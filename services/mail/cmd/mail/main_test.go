@@ -126,7 +126,7 @@ func TestBadValues(t *testing.T) {
 		{"short secret key", "CRM_SECRET_KEY", "short", "CRM_SECRET_KEY: must be at least 16 characters"},
 		{"not a bool", "MAIL_SYNC_WORKER", "maybe", "MAIL_SYNC_WORKER"},
 		{"interval under 1s", "MAIL_SYNC_INTERVAL", "500ms", "MAIL_SYNC_INTERVAL: must be at least 1s"},
-		{"negative interval", "MAIL_SYNC_INTERVAL", "-1m", "MAIL_SYNC_INTERVAL: must be at least 1s"},
+		{"negative interval", "MAIL_SYNC_INTERVAL", "-1m", `MAIL_SYNC_INTERVAL: must be a positive duration such as 30s, got "-1m"`},
 		{"concurrency over 64", "MAIL_SYNC_CONCURRENCY", "65", "MAIL_SYNC_CONCURRENCY: must be between 1 and 64, got 65"},
 		{"concurrency 0", "MAIL_SYNC_CONCURRENCY", "0", "MAIL_SYNC_CONCURRENCY: must be between 1 and 64, got 0"},
 		{"lease under 5s", "MAIL_SYNC_TIMEOUT", "4s", "MAIL_SYNC_TIMEOUT: must be at least 5s"},
