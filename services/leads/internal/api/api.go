@@ -64,8 +64,7 @@ func New(cfg Config) (http.Handler, error) {
 
 	mount := func(r route.Route, h httpx.HandlerFunc) { guards.Mount(mux, r, h) }
 	// Writes to a lead follow the caller's edit scope (403 outside).
-	store := cfg.Service.Store()
-	writable := directory.RequireWrite(store.Owner, store.CanWrite)
+	writable := directory.RequireWrite(cfg.Service.Owner, cfg.Service.CanWrite)
 	mountWrite := func(r route.Route, h httpx.HandlerFunc) { guards.Mount(mux, r, writable(h)) }
 	mount(leadsapi.ListLeads, h.list)
 	mount(leadsapi.CreateLead, h.create)
@@ -88,7 +87,7 @@ func New(cfg Config) (http.Handler, error) {
 			_, err := cfg.Service.Get(ctx, id)
 			return err
 		},
-		UserExists: cfg.Service.Store().UserExists, ParentWritable: cfg.Service.Writable,
+		UserExists: cfg.Service.UserExists, ParentWritable: cfg.Service.Writable,
 		References: cfg.TaskReferences,
 	})
 	if err != nil {

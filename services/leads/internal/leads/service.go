@@ -93,8 +93,18 @@ func NewService(store Store, contacts Contacts, deals Deals) (*Service, error) {
 	return &Service{store: store, contacts: contacts, deals: deals, lease: 60 * time.Second}, nil
 }
 
-// Store exposes the storage for read paths that need no rules (CSV).
-func (s *Service) Store() Store { return s.store }
+// Owner is whom a lead belongs to, for the edge's edit-scope guard.
+func (s *Service) Owner(ctx context.Context, id int64) (directory.Owner, error) {
+	return s.store.Owner(ctx, id)
+}
+
+// CanWrite refuses a caller outside the owner's edit scope.
+func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error { return s.store.CanWrite(ctx, o) }
+
+// UserExists reports whether a user may be named as an assignee.
+func (s *Service) UserExists(ctx context.Context, id int64) (bool, error) {
+	return s.store.UserExists(ctx, id)
+}
 
 // Writable answers 403 unless the caller may change the lead (its notes
 // and tasks, qualification and disqualification follow it), 404 when it
