@@ -99,7 +99,9 @@ func (s *Service) Owner(ctx context.Context, id int64) (directory.Owner, error) 
 }
 
 // CanWrite refuses a caller outside the owner's edit scope.
-func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error { return s.store.CanWrite(ctx, o) }
+func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
+	return s.store.CanWrite(ctx, o)
+}
 
 // UserExists reports whether a user may be named as an assignee.
 func (s *Service) UserExists(ctx context.Context, id int64) (bool, error) {
