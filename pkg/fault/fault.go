@@ -184,3 +184,11 @@ func Unavailablef(retryAfter int, format string, args ...any) *Error {
 
 // Invalid is a single-field validation error.
 func Invalid(field, message string) *Error { return Validation(Field{Field: field, Message: message}) }
+
+// RateLimited is a caller over its quota, who may retry after retryAfter
+// seconds (0: no hint).
+func RateLimited(retryAfter int, detail string) *Error {
+	e := New(KindRateLimited, "rate_limited", detail)
+	e.RetryAfter = retryAfter
+	return e
+}

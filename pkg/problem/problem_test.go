@@ -169,3 +169,11 @@ func TestFromFault(t *testing.T) {
 		t.Error("a problem and a fault of one code must match either way round")
 	}
 }
+
+func TestRateLimitedFault(t *testing.T) {
+	t.Parallel()
+	p := problem.From(fault.RateLimited(3, "too many requests, retry later"))
+	if p.Status != http.StatusTooManyRequests || p.Code != "rate_limited" || p.RetryAfter != 3 {
+		t.Errorf("got %d %s retry %d, want 429 rate_limited retry 3", p.Status, p.Code, p.RetryAfter)
+	}
+}

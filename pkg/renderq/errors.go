@@ -91,9 +91,8 @@ func (e *BusyError) As(target any) bool {
 	if !ok {
 		return false
 	}
-	*f = fault.New(fault.KindRateLimited, "rate_limited",
+	*f = fault.RateLimited(retryAfterSeconds(e.RetryAfter),
 		fmt.Sprintf("at most %d documents may be rendering for you at once; retry when one is done", e.Limit))
-	(*f).RetryAfter = retryAfterSeconds(e.RetryAfter)
 	return true
 }
 

@@ -29,9 +29,7 @@ type Limits struct {
 // throttled is a refused login attempt: the caller may retry after wait,
 // rounded up to whole seconds so a retry at that hint is never early.
 func throttled(wait time.Duration) error {
-	e := fault.New(fault.KindRateLimited, "rate_limited", "too many requests, retry later")
-	e.RetryAfter = int(math.Ceil(wait.Seconds()))
-	return e
+	return fault.RateLimited(int(math.Ceil(wait.Seconds())), "too many requests, retry later")
 }
 
 func (l Limits) enabled() bool { return l.PerEmailIP > 0 || l.PerEmail > 0 || l.PerIP > 0 }
