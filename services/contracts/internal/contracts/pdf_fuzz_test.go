@@ -17,11 +17,20 @@ func FuzzParseablePDF(f *testing.F) {
 	f.Add([]byte("xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 1 >>\nstartxref\n0\n"))
 	f.Add([]byte("trailer\n<< /Root << /Pages << /Kids [<< /Type /Page >>] /Count -1 >> >> >>\nstartxref\n-1\n"))
 	f.Add([]byte(strings.Repeat("[", 1000)))
-	// A real one-page document (as the api tests build it) without its
-	// header and end marker.
-	var doc bytes.Buffer
-	doc.WriteString("%PDF-1.4\n")
-	stream := "% signed\n"
+	// A real one-page document without its header and end marker.
+	f.Add(bytes.TrimSuffix(OnePagePDF("signed"), []byte("\n%%EOF\n"))[len("%PDF-1.4\n"):])
+	f.Fuzz(func(t *testing.T, body []byte) {
+		doc := append(append([]byte("%PDF-1.4\n"), body...), "\n%%EOF\n"...)
+		parseablePDF(bytes.NewReader(doc))
+	})
+}
+
+// OnePagePDF is a real one-page PDF whose page content carries body, with a
+// correct cross-reference table (the external tests use it too).
+func OnePagePDF(body string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	stream := "% " + strings.ReplaceAll(body, "\n", " ") + "\n"
 	objects := []string{
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -30,18 +39,14 @@ func FuzzParseablePDF(f *testing.F) {
 	}
 	offsets := make([]int, len(objects))
 	for i, o := range objects {
-		offsets[i] = doc.Len()
-		fmt.Fprintf(&doc, "%d 0 obj\n%s\nendobj\n", i+1, o)
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
 	}
-	xref := doc.Len()
-	fmt.Fprintf(&doc, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
 	for _, off := range offsets {
-		fmt.Fprintf(&doc, "%010d 00000 n \n", off)
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
 	}
-	fmt.Fprintf(&doc, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d", len(objects)+1, xref)
-	f.Add(doc.Bytes()[len("%PDF-1.4\n"):])
-	f.Fuzz(func(t *testing.T, body []byte) {
-		doc := append(append([]byte("%PDF-1.4\n"), body...), "\n%%EOF\n"...)
-		parseablePDF(bytes.NewReader(doc))
-	})
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
+	return b.Bytes()
 }

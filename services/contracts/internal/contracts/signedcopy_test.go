@@ -34,32 +34,6 @@ func (m *memStore) PutExecutedFile(_ context.Context, id int64, f contracts.NewE
 	return c, nil
 }
 
-// pdfBytes is a real one-page PDF whose page content carries body, with a
-// correct cross-reference table.
-func pdfBytes(body string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	stream := "% " + strings.ReplaceAll(body, "\n", " ") + "\n"
-	objects := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(stream), stream),
-	}
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
-}
-
 // failingReader yields data, then err: an upload the edge cut off.
 type failingReader struct {
 	data []byte
@@ -131,11 +105,11 @@ func TestSignedCopyRefusals(t *testing.T) {
 		{"html named pdf", strings.NewReader("<html><body><script>alert(1)</script></body></html>"), notPDF},
 		{"pdf header without trailer", strings.NewReader("%PDF-1.7\n" + strings.Repeat("x", 3000)), notPDF},
 		{"html with pdf header and end marker", strings.NewReader("%PDF-1.7\n<html><body><script>alert(1)</script></body></html>\n%%EOF\n"), unreadable},
-		{"truncated pdf", bytes.NewReader(pdfBytes("x")[:200]), notPDF},
-		{"pdf without its catalog", bytes.NewReader(bytes.Replace(pdfBytes("x"), []byte("/Root 1 0 R"), []byte("/Root 9 0 R"), 1)), unreadable},
+		{"truncated pdf", bytes.NewReader(contracts.OnePagePDF("x")[:200]), notPDF},
+		{"pdf without its catalog", bytes.NewReader(bytes.Replace(contracts.OnePagePDF("x"), []byte("/Root 1 0 R"), []byte("/Root 9 0 R"), 1)), unreadable},
 		{"body over its limit", &failingReader{[]byte("%PDF-1.7\n"), contracts.ErrBodyTooLarge},
 			refusal{fault.KindTooLarge, "payload_too_large", fmt.Sprintf("the file exceeds %d bytes", contracts.MaxSignedCopy), nil}},
-		{"body cut short", &failingReader{pdfBytes("x")[:100], io.ErrUnexpectedEOF}, invalidFile("the upload is incomplete or malformed")},
+		{"body cut short", &failingReader{contracts.OnePagePDF("x")[:100], io.ErrUnexpectedEOF}, invalidFile("the upload is incomplete or malformed")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,14 +128,14 @@ func TestSignedCopyRefusals(t *testing.T) {
 	t.Run("never replaced", func(t *testing.T) {
 		t.Parallel()
 		id := newContract(t, contracts.Active)
-		c, err := d.svc.UploadExecuted(t.Context(), id, "../signed.PDF", bytes.NewReader(pdfBytes("first")), nil)
+		c, err := d.svc.UploadExecuted(t.Context(), id, "../signed.PDF", bytes.NewReader(contracts.OnePagePDF("first")), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c.Status != contracts.Executed || c.ExecutedFile == nil || c.ExecutedFile.Filename != "signed.PDF" {
 			t.Fatalf("after upload: %s %+v", c.Status, c.ExecutedFile)
 		}
-		_, err = d.svc.UploadExecuted(t.Context(), id, "again.pdf", bytes.NewReader(pdfBytes("second")), nil)
+		_, err = d.svc.UploadExecuted(t.Context(), id, "again.pdf", bytes.NewReader(contracts.OnePagePDF("second")), nil)
 		want := refusal{fault.KindConflict, "conflict",
 			"this contract already has a signed copy; an admin deletes it (DELETE /contracts/{id}/executed) before another is uploaded", nil}
 		if diff := cmp.Diff(want, refusalOf(t, err)); diff != "" {
@@ -171,7 +145,7 @@ func TestSignedCopyRefusals(t *testing.T) {
 	t.Run("terminated", func(t *testing.T) {
 		t.Parallel()
 		id := newContract(t, contracts.Terminated)
-		_, err := d.svc.UploadExecuted(t.Context(), id, "signed.pdf", bytes.NewReader(pdfBytes("x")), nil)
+		_, err := d.svc.UploadExecuted(t.Context(), id, "signed.pdf", bytes.NewReader(contracts.OnePagePDF("x")), nil)
 		want := refusal{fault.KindConflict, "invalid_transition", "a contract cannot move from terminated to executed", nil}
 		if diff := cmp.Diff(want, refusalOf(t, err)); diff != "" {
 			t.Errorf("refusal (-want +got):\n%s", diff)
