@@ -70,3 +70,18 @@ func (f Field[T]) Ptr() *T {
 	v := f.Value
 	return &v
 }
+
+// IsZero reports an absent field, so a body encoded with `omitzero` leaves
+// it out: a typed client sends exactly what its caller set.
+func (f Field[T]) IsZero() bool { return !f.Set }
+
+// MarshalJSON writes null for a cleared field and the value otherwise.
+func (f Field[T]) MarshalJSON() ([]byte, error) {
+	if f.Null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f.Value)
+}
+
+// Null returns a field given as JSON null (clear the value).
+func Null[T any]() Field[T] { return Field[T]{Set: true, Null: true} }

@@ -69,3 +69,30 @@ func TestEmptyStringClears(t *testing.T) {
 		t.Error(`"7" for an integer field was accepted`)
 	}
 }
+
+// TestFieldEncodes proves a body built by a typed client says what its
+// caller set: absent fields are left out, cleared ones sent as null, and
+// the encoding decodes back to the same fields.
+func TestFieldEncodes(t *testing.T) {
+	t.Parallel()
+	type body struct {
+		Name  patch.Field[string] `json:"name,omitzero"`
+		Count patch.Field[int64]  `json:"count,omitzero"`
+		Owner patch.Field[int64]  `json:"owner,omitzero"`
+	}
+	in := body{Name: patch.Of("Ada"), Owner: patch.Null[int64]()}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(`{"name":"Ada","owner":null}`, string(b)); diff != "" {
+		t.Errorf("encoded (-want +got):\n%s", diff)
+	}
+	var out body
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}

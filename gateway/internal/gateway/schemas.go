@@ -6,8 +6,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/swaggest/jsonschema-go"
+
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // schemaSet reflects Go types into components.schemas, named after the Go
@@ -15,11 +19,48 @@ import (
 type schemaSet struct {
 	r    jsonschema.Reflector
 	defs map[string]jsonschema.Schema
-	err  error
+	// mapped holds the types mapWireTypes has walked.
+	mapped map[reflect.Type]bool
+	err    error
 }
 
 func newSchemaSet() *schemaSet {
-	return &schemaSet{defs: map[string]jsonschema.Schema{}}
+	s := &schemaSet{defs: map[string]jsonschema.Schema{}, mapped: map[reflect.Type]bool{}}
+	s.r.AddTypeMapping(timestamp.Time{}, time.Time{})
+	return s
+}
+
+// mapWireTypes lets the services encode and decode the contract types
+// themselves: an update field (patch.Field[T]) is documented as its T —
+// it may be null, as a pointer may — just as
+// timestamp.Time is documented as the date-time it is.
+func (s *schemaSet) mapWireTypes(t reflect.Type) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || s.mapped[t] {
+		return
+	}
+	s.mapped[t] = true
+	if isPatchField(t) {
+		value, _ := t.FieldByName("Value")
+		vt := value.Type
+		if vt == reflect.TypeFor[timestamp.Time]() {
+			vt = reflect.TypeFor[time.Time]() // mappings do not chain
+		}
+		s.r.AddTypeMapping(reflect.Zero(t).Interface(), reflect.Zero(reflect.PointerTo(vt)).Interface())
+		s.mapWireTypes(vt)
+		return
+	}
+	for i := range t.NumField() {
+		s.mapWireTypes(t.Field(i).Type)
+	}
+}
+
+var patchPkg = reflect.TypeFor[patch.Field[int]]().PkgPath()
+
+func isPatchField(t reflect.Type) bool {
+	return t.PkgPath() == patchPkg && strings.HasPrefix(t.Name(), "Field[")
 }
 
 // defName names a type's schema: Contact, ContactPage, Problem.
@@ -35,6 +76,7 @@ func defName(t reflect.Type, _ string) string {
 
 // ref returns a $ref to the schema of v, reflecting it on first use.
 func (s *schemaSet) ref(v any) obj {
+	s.mapWireTypes(reflect.TypeOf(v))
 	sch, err := s.r.Reflect(v,
 		jsonschema.RootRef,
 		jsonschema.DefinitionsPrefix("#/components/schemas/"),
@@ -55,6 +97,7 @@ func (s *schemaSet) ref(v any) obj {
 // inline returns the schema of v with every type it uses written in place
 // rather than referenced, for a body no path uses (see webhookItems).
 func (s *schemaSet) inline(v any) obj {
+	s.mapWireTypes(reflect.TypeOf(v))
 	sch, err := s.r.Reflect(v, jsonschema.InlineRefs, jsonschema.InterceptProp(interceptProp))
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("reflect %T: %w", v, err)
@@ -70,7 +113,7 @@ func (s *schemaSet) inline(v any) obj {
 }
 
 // interceptProp applies the conventions of the wire types: a field
-// without omitempty is always sent, so it is required; `decimal` is the
+// without omitempty or omitzero is always sent, so it is required; `decimal` is the
 // pattern of a decimal input field (see decimalSchema); `contentMediaType`
 // names what a file field of a form holds.
 func interceptProp(p jsonschema.InterceptPropParams) error {
@@ -83,15 +126,19 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 	if pattern := p.Field.Tag.Get("decimal"); pattern != "" {
 		decimalSchema(p.PropertySchema, pattern, p.Field.Tag.Get("nullable") == "true", p.Field.Tag.Get("example"))
 	}
+	if isPatchField(p.Field.Type) && p.PropertySchema.Type != nil && !p.PropertySchema.HasType(jsonschema.Null) {
+		p.PropertySchema.AddType(jsonschema.Null) // null clears an update field
+	}
 	tag := p.Field.Tag.Get("json")
-	if p.Field.Type.Kind() == reflect.Pointer && p.PropertySchema.Ref != nil && !strings.Contains(tag, ",omitempty") {
+	optional := strings.Contains(tag, ",omitempty") || strings.Contains(tag, ",omitzero")
+	if p.Field.Type.Kind() == reflect.Pointer && p.PropertySchema.Ref != nil && !optional {
 		// A nil pointer to a record is sent as null.
 		ref := *p.PropertySchema
 		*p.PropertySchema = jsonschema.Schema{AnyOf: []jsonschema.SchemaOrBool{
 			ref.ToSchemaOrBool(), jsonschema.Null.ToSchemaOrBool(),
 		}}
 	}
-	if !strings.Contains(tag, ",omitempty") && !slices.Contains(p.ParentSchema.Required, p.Name) {
+	if !optional && !slices.Contains(p.ParentSchema.Required, p.Name) {
 		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
 	}
 	return nil
