@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -23,11 +25,17 @@ type Options struct {
 	// Sync reads updated_since and after_id (docs/api.md, "Incremental
 	// sync"); Sorts should then hold "updated_at".
 	Sync bool
+	// CustomFields marks a collection whose records carry custom fields:
+	// Custom then reads cf[...] filters and cf.<name> sorts against
+	// Definitions.
+	CustomFields bool
+	Definitions  []customfield.Definition
 }
 
 // Parser holds one request's parameters and the errors found so far.
 type Parser struct {
 	q      list.Query
+	custom customfield.Query
 	values url.Values
 	errs   validate.Errors
 }
@@ -52,7 +60,9 @@ func Parse(values url.Values, opts Options) *Parser {
 	}
 	p.q.SortBy = opts.DefaultSort
 	if v := p.values.Get("sort_by"); v != "" {
-		if !slices.Contains(opts.Sorts, v) {
+		if opts.CustomFields && strings.HasPrefix(v, customfield.SortPrefix) {
+			p.q.SortBy = v // checked with the filters below
+		} else if !slices.Contains(opts.Sorts, v) {
 			p.errs.Add("sort_by", "must be one of %s", strings.Join(slices.Sorted(slices.Values(opts.Sorts)), ", "))
 		} else {
 			p.q.SortBy = v
@@ -77,8 +87,32 @@ func Parse(values url.Values, opts Options) *Parser {
 	if opts.Sync {
 		p.since()
 	}
+	if opts.CustomFields {
+		p.customFields(opts.Definitions)
+	}
 	return p
 }
+
+// customFields reads the cf[...] filters and a cf.<name> sort, adding
+// their problems to the request's others.
+func (p *Parser) customFields(defs []customfield.Definition) {
+	sortKey := ""
+	if strings.HasPrefix(p.q.SortBy, customfield.SortPrefix) {
+		sortKey = p.q.SortBy
+	}
+	custom, err := customfield.ParseFilters(p.values, sortKey, defs)
+	var f *fault.Error
+	if errors.As(err, &f) {
+		for _, e := range f.Fields {
+			p.errs.Add(e.Field, "%s", e.Message)
+		}
+		return
+	}
+	p.custom = custom
+}
+
+// Custom is the request's custom-field filters and sort (Options.CustomFields).
+func (p *Parser) Custom() customfield.Query { return p.custom }
 
 func (p *Parser) page() {
 	if v := p.values.Get("page"); v != "" {
