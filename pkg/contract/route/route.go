@@ -115,6 +115,9 @@ type Route struct {
 	Problems []int
 	// Link marks a download that sends a Link header to the documentation.
 	Link bool
+	// ReadOnly marks a POST that only reads (a batch read, whose ids do
+	// not fit a query string): its scope is <resource>:read.
+	ReadOnly bool
 }
 
 // Alternative is a success answer besides a route's main one.
@@ -219,7 +222,7 @@ func (r Route) Scope() string {
 		return auth.ScopeAdmin
 	case (r.Auth != JWT && r.Auth != Admin) || r.Resource == "":
 		return ""
-	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+	case r.Method == http.MethodGet || r.Method == http.MethodHead || r.ReadOnly:
 		return r.Resource + ":read"
 	}
 	return r.Resource + ":write"

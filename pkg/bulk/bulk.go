@@ -1,0 +1,85 @@
+// Package bulk holds the rules every batch write shares, whatever the
+// record: the size bounds, problems named after the input they belong to
+// (inputs[3].email), and one external id given twice. A batch is checked
+// whole before anything is written, so a client fixes every input at once.
+package bulk
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/opencrm/crm/pkg/contract/batchapi"
+	"github.com/opencrm/crm/pkg/fault"
+)
+
+// Errors collects the problems of a whole batch.
+type Errors struct{ fields []fault.Field }
+
+// Size checks a batch's number of inputs (field names the member:
+// "inputs", "ids", "values").
+func (e *Errors) Size(field string, n int) {
+	switch {
+	case n == 0:
+		e.fields = append(e.fields, fault.Field{Field: field, Message: "must hold at least one item"})
+	case n > batchapi.MaxInputs:
+		e.fields = append(e.fields, fault.Field{Field: field, Message: "must hold at most " + strconv.Itoa(batchapi.MaxInputs) + " items"})
+	}
+}
+
+// Add records the problem of input i: an invalid-input fault's fields are
+// renamed inputs[i].<field>; any other fault is named inputs[i]. An error
+// that is not a fault (the database failing) is returned for the caller
+// to stop with.
+func (e *Errors) Add(i int, err error) error {
+	if err == nil {
+		return nil
+	}
+	prefix := "inputs[" + strconv.Itoa(i) + "]"
+	var f *fault.Error
+	if !errors.As(err, &f) || f.Kind == fault.KindInternal || f.Kind == fault.KindUnavailable {
+		return err
+	}
+	if len(f.Fields) == 0 {
+		e.fields = append(e.fields, fault.Field{Field: prefix, Message: f.Detail})
+		return nil
+	}
+	for _, fe := range f.Fields {
+		e.fields = append(e.fields, fault.Field{Field: prefix + "." + fe.Field, Message: fe.Message})
+	}
+	return nil
+}
+
+// Field records a problem of one member of input i.
+func (e *Errors) Field(i int, field, message string) {
+	e.fields = append(e.fields, fault.Field{Field: "inputs[" + strconv.Itoa(i) + "]." + field, Message: message})
+}
+
+// Unique records every input whose key repeats an earlier input's (an
+// external id given twice in one batch); an empty key is not compared.
+func (e *Errors) Unique(field string, keys []string) {
+	first := map[string]int{}
+	for i, k := range keys {
+		if k == "" {
+			continue
+		}
+		if j, ok := first[k]; ok {
+			e.Field(i, field, "repeats inputs["+strconv.Itoa(j)+"]")
+			continue
+		}
+		first[k] = i
+	}
+}
+
+// Err is the batch's invalid-input fault, or nil.
+func (e *Errors) Err() error {
+	if len(e.fields) == 0 {
+		return nil
+	}
+	return fault.Validation(e.fields...)
+}
+
+// Result is one input's outcome.
+type Result[T any] = batchapi.Result[T]
+
+// Of is a result holding a record.
+func Of[T any](status string, record T) Result[T] { return Result[T]{Status: status, Record: &record} }
