@@ -108,3 +108,18 @@ func (h handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	httpx.Deleted(w, h.routes.Delete.Message)
 	return nil
 }
+
+// MountInternal serves GET /internal/properties/{object} for each of
+// objs behind the internal guard: the definitions as {"data":[...]}.
+func MountInternal(mux *http.ServeMux, internal func(http.Handler) http.Handler, store customfield.Store, objs ...customfield.Object) {
+	for _, o := range objs {
+		mux.Handle(propertyapi.RouteInternal(o.Name), internal(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defs, err := store.List(r.Context(), o.Name)
+			if err != nil {
+				httpx.Error(w, r, err)
+				return
+			}
+			httpx.JSON(w, http.StatusOK, propertyapi.Definitions{Data: defs})
+		})))
+	}
+}
