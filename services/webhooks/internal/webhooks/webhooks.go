@@ -8,13 +8,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
-	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Delivery statuses.
@@ -27,49 +25,18 @@ const (
 // Statuses are the values of the deliveries' status filter.
 var Statuses = []string{StatusPending, StatusDelivered, StatusFailed}
 
-// Webhook is a subscription as the API returns it.
-type Webhook struct {
-	ID                      int64           `json:"id"`
-	URL                     string          `json:"url"`
-	Events                  []string        `json:"events"`
-	Description             string          `json:"description"`
-	Active                  bool            `json:"active"`
-	DisabledReason          *string         `json:"disabled_reason"`
-	SecretPrefix            string          `json:"secret_prefix"`
-	SecretFingerprint       *string         `json:"secret_fingerprint"`
-	PreviousSecretExpiresAt *timestamp.Time `json:"previous_secret_expires_at"`
-	CreatedBy               *int64          `json:"created_by"`
-	CreatedAt               timestamp.Time  `json:"created_at"`
-	UpdatedAt               timestamp.Time  `json:"updated_at"`
-	Secret                  string          `json:"secret,omitempty"`
-}
-
-// Delivery is one event sent (or being sent) to one subscription.
-type Delivery struct {
-	ID            int64           `json:"id"`
-	WebhookID     int64           `json:"webhook_id"`
-	EventID       string          `json:"event_id"`
-	EventType     string          `json:"event_type"`
-	Status        string          `json:"status"`
-	Attempt       int             `json:"attempt"`
-	StatusCode    *int            `json:"status_code"`
-	DurationMS    *int            `json:"duration_ms"`
-	Error         *string         `json:"error"`
-	ResponseBody  *string         `json:"response_body"`
-	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
-	LastAttemptAt *timestamp.Time `json:"last_attempt_at"`
-	CreatedAt     timestamp.Time  `json:"created_at"`
-
-	Attempts []DeliveryAttempt `json:"attempts"`
-}
-
-// Event is one change as the feed and the deliveries carry it.
-type Event struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt timestamp.Time  `json:"created_at"`
-	Data      json.RawMessage `json:"data"`
-}
+// The records the API answers with are the contract's types themselves:
+// a field is added once, in pkg/contract/webhooksapi.
+type (
+	// Webhook is a subscription as the API returns it.
+	Webhook = webhooksapi.Webhook
+	// Delivery is one event sent (or being sent) to one subscription.
+	Delivery = webhooksapi.Delivery
+	// DeliveryAttempt is one attempt of a delivery as its log lists it.
+	DeliveryAttempt = webhooksapi.DeliveryAttempt
+	// Event is one change as the feed and the deliveries carry it.
+	Event = webhooksapi.Event
+)
 
 // EventID is the public id of the event numbered seq.
 func EventID(seq int64) string { return "evt_" + strconv.FormatInt(seq, 10) }
