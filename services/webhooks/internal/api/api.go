@@ -221,11 +221,11 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in webhooks.Input
+	var in webhooksapi.WebhookInput
 	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
 		return err
 	}
-	if err := in.Validate(r.Context(), true, h.Policy); err != nil {
+	if err := webhooks.Validate(r.Context(), &in, true, h.Policy); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -272,11 +272,11 @@ func (h *handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in webhooks.Input
+	var in webhooksapi.WebhookInput
 	if err := httpx.Decode(w, r, &in, maxBody); err != nil {
 		return err
 	}
-	if err := in.Validate(r.Context(), false, h.Policy); err != nil {
+	if err := webhooks.Validate(r.Context(), &in, false, h.Policy); err != nil {
 		return err
 	}
 	if in.Events != nil {
@@ -380,15 +380,6 @@ func (h *handler) retry(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// feedPage is one page of the events feed (webhooksapi.EventFeed): it has
-// its own envelope, a cursor instead of page numbers.
-type feedPage struct {
-	Success   bool             `json:"success"`
-	Data      []webhooks.Event `json:"data"`
-	HasMore   bool             `json:"has_more"`
-	NextAfter *string          `json:"next_after"`
-}
-
 // feed answers webhooksapi.ListEvents: ?after= (a cursor), ?type= and
 // ?limit=.
 func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
@@ -442,7 +433,7 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := feedPage{Success: true, Data: evs, HasMore: more, NextAfter: afterID}
+	f := webhooksapi.EventFeed{Success: true, Data: evs, HasMore: more, NextAfter: afterID}
 	if f.Data == nil {
 		f.Data = []webhooks.Event{}
 	}

@@ -176,7 +176,7 @@ func (s *Store) List(ctx context.Context, f webhooks.Filter) ([]webhooks.Webhook
 // clears disabled_reason, and is refused with webhooks.ErrOwnerGone when
 // the owner lost access; the owner and its scopes never change, so cur's
 // are the subscription's.
-func (s *Store) Update(ctx context.Context, cur Subscription, in webhooks.Input) (Subscription, error) {
+func (s *Store) Update(ctx context.Context, cur Subscription, in webhooksapi.WebhookInput) (Subscription, error) {
 	var events []string
 	if in.Events != nil {
 		events = *in.Events

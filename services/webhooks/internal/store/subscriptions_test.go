@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
@@ -139,7 +140,7 @@ func TestOwnerRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	activate := true
-	_, activateErr := st.Update(ctx, gone, webhooks.Input{Active: &activate})
+	_, activateErr := st.Update(ctx, gone, webhooksapi.WebhookInput{Active: &activate})
 	tests := []struct {
 		name string
 		err  error

@@ -18,22 +18,15 @@ const (
 	MaxEvents      = 32
 )
 
-// Input is the body of a create or an update (webhooksapi.WebhookInput):
-// each field sent replaces; create needs url and events.
-type Input struct {
-	URL         *string   `json:"url,omitempty"`
-	Events      *[]string `json:"events,omitempty"`
-	Description *string   `json:"description,omitempty"`
-	Active      *bool     `json:"active,omitempty"`
-}
-
 // URLPolicy is what a subscription URL may be (WEBHOOKS_ALLOW_HTTP,
 // WEBHOOKS_BLOCK_PRIVATE, and the resolver tests replace).
 type URLPolicy = netguard.URLPolicy
 
-// Validate checks the input, create requiring url and events, and
-// resolves the URL's host under p. Every bad field is reported at once.
-func (in *Input) Validate(ctx context.Context, create bool, p URLPolicy) error {
+// Validate checks the body of a create or an update (each field sent
+// replaces), create requiring url and events, and resolves the URL's host
+// under p. Every bad field is reported at once. It sorts and dedupes the
+// events, so in is a pointer.
+func Validate(ctx context.Context, in *webhooksapi.WebhookInput, create bool, p URLPolicy) error {
 	var errs validate.Errors
 	switch {
 	case in.URL == nil && create:

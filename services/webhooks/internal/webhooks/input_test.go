@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/fault"
 )
 
@@ -60,12 +61,12 @@ func TestValidateCreate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var in Input
+			var in webhooksapi.WebhookInput
 			if err := json.Unmarshal([]byte(tt.body), &in); err != nil {
 				t.Fatal(err)
 			}
 			var got *fault.Error
-			if err := in.Validate(t.Context(), true, policy); !errors.As(err, &got) {
+			if err := Validate(t.Context(), &in, true, policy); !errors.As(err, &got) {
 				t.Fatalf("Validate = %v, want a fault", err)
 			}
 			want := fault.Validation(fault.Field{Field: tt.field, Message: tt.msg})
@@ -95,12 +96,12 @@ func TestValidateUpdate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var in Input
+			var in webhooksapi.WebhookInput
 			if err := json.Unmarshal([]byte(tt.body), &in); err != nil {
 				t.Fatal(err)
 			}
 			var fields []string
-			if err := in.Validate(t.Context(), false, policy); err != nil {
+			if err := Validate(t.Context(), &in, false, policy); err != nil {
 				var f *fault.Error
 				if !errors.As(err, &f) || f.Kind != fault.KindInvalid {
 					t.Fatalf("Validate = %v, want an invalid-input fault", err)
