@@ -59,7 +59,7 @@ type Gateway struct {
 	limiter   *Limiter
 	metrics   *metrics
 	queuesUI  *queuesUI
-	openapi   []byte
+	openapi   *customFieldsDoc
 
 	// draining is set once Serve's context ends: /readyz answers 503 and
 	// every response closes its connection.
@@ -158,7 +158,7 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		tokens:  tokens,
 		rdb:     rdb,
 		limiter: NewLimiter(rdb, cfg.RateLimitPrefix, log),
-		metrics: m, openapi: specJSON,
+		metrics: m, openapi: newCustomFieldsDoc(specJSON, Routes(), cfg.Services, cfg.InternalSecret, log),
 	}
 	g.app = fiber.New(fiber.Config{
 		DisableStartupMessage:        true,
@@ -182,15 +182,25 @@ func New(cfg Config, log *slog.Logger) (*Gateway, error) {
 		return c.JSON(map[string]string{"status": "ok"})
 	})
 	g.app.Get("/readyz", g.ready)
-	g.app.Get("/openapi.json", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentType, "application/json")
-		return c.Send(g.openapi)
-	})
+	g.app.Get("/openapi.json", g.serveOpenAPI)
 	if err := docsRoutes(g.app); err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	g.app.Use(g.api)
 	return g, nil
+}
+
+// serveOpenAPI answers the document typed for this installation's
+// custom fields, with an ETag; 304 when the client's copy is current.
+func (g *Gateway) serveOpenAPI(c *fiber.Ctx) error {
+	doc, etag := g.openapi.get(c.UserContext())
+	c.Set(fiber.HeaderETag, etag)
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	if c.Get(fiber.HeaderIfNoneMatch) == etag {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, "application/json")
+	return c.Send(doc)
 }
 
 // App is the fiber application (for tests and Serve).

@@ -120,6 +120,10 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 	if !p.Processed || p.Name == "" {
 		return nil
 	}
+	if object := p.Field.Tag.Get("customFields"); object != "" {
+		// Typed per installation when served (customFieldsDoc).
+		p.PropertySchema.WithExtraPropertiesItem(customFieldsExt, object)
+	}
 	if mt := p.Field.Tag.Get("contentMediaType"); mt != "" {
 		p.PropertySchema.WithContentMediaType(mt)
 	}

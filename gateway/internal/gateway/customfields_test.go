@@ -1,0 +1,58 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+)
+
+// TestTypeCustomFields proves a record's custom_fields lists every
+// definition (required, nullable) and an input's lists them optional,
+// enum values included, while an object without definitions read stays
+// untyped.
+func TestTypeCustomFields(t *testing.T) {
+	t.Parallel()
+	static := `{"components":{"schemas":{
+		"Contact":{"type":"object","required":["id","custom_fields"],"properties":{"id":{"type":"integer"},
+			"custom_fields":{"type":"object","description":"d","x-custom-fields":"contacts"}}},
+		"ContactInput":{"type":"object","properties":{"custom_fields":{"type":"object","description":"d","x-custom-fields":"contacts"}}},
+		"Lead":{"type":"object","required":["custom_fields"],"properties":{"custom_fields":{"type":"object","x-custom-fields":"leads"}}}}}}`
+	defs := map[string][]propertyapi.Property{"contacts": {
+		{Name: "tier", Label: "Tier", Type: "enum", Options: []propertyapi.Option{{Value: "gold"}, {Value: "silver", Archived: true}}},
+		{Name: "budget", Label: "Budget", Type: "number"},
+	}}
+	b, err := typeCustomFields([]byte(static), defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	tier := map[string]any{"title": "Tier", "type": []any{"string", "null"}, "enum": []any{"gold", "silver", nil}}
+	budget := map[string]any{"title": "Budget", "type": []any{"string", "null"}, "pattern": `^-?[0-9]+(\.[0-9]+)?$`,
+		"description": "An exact decimal (up to 18 digits, 6 after the point), as a string; a JSON number is accepted on writes."}
+	record := map[string]any{"type": "object", "description": "d", "additionalProperties": false, "x-custom-fields": "contacts",
+		"properties": map[string]any{"tier": tier, "budget": budget}, "required": []any{"tier", "budget"}}
+	if diff := cmp.Diff(record, doc.Components.Schemas["Contact"].Properties["custom_fields"]); diff != "" {
+		t.Errorf("record (-want +got):\n%s", diff)
+	}
+	input := map[string]any{"type": "object", "description": "d", "additionalProperties": false, "x-custom-fields": "contacts",
+		"properties": map[string]any{"tier": tier, "budget": budget}}
+	if diff := cmp.Diff(input, doc.Components.Schemas["ContactInput"].Properties["custom_fields"]); diff != "" {
+		t.Errorf("input (-want +got):\n%s", diff)
+	}
+	untyped := map[string]any{"type": "object", "x-custom-fields": "leads"}
+	if diff := cmp.Diff(untyped, doc.Components.Schemas["Lead"].Properties["custom_fields"]); diff != "" {
+		t.Errorf("lead (-want +got):\n%s", diff)
+	}
+}
