@@ -26,16 +26,20 @@ type Common struct {
 
 // Validate checks the URLs and the log level.
 func (c *Common) Validate() error {
-	errs := []error{CheckURL("DATABASE_URL", c.DatabaseURL), CheckURL("REDIS_URL", c.RedisURL)}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		errs = append(errs, fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", c.LogLevel))
-	}
+	errs := []error{CheckURL("DATABASE_URL", c.DatabaseURL), CheckURL("REDIS_URL", c.RedisURL), CheckLogLevel(c.LogLevel)}
 	if c.Addr == "" {
 		errs = append(errs, errors.New("ADDR: is required"))
 	}
 	return errors.Join(errs...)
+}
+
+// CheckLogLevel reports a LOG_LEVEL other than debug, info, warn or error.
+func CheckLogLevel(level string) error {
+	switch level {
+	case "debug", "info", "warn", "error":
+		return nil
+	}
+	return fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", level)
 }
 
 // CheckURL reports a non-empty v that is not an absolute URL, naming the

@@ -93,12 +93,7 @@ func (u Upstreams) byService() map[string]string {
 // Validate holds the rules across fields and settles the derived ones
 // (Services, JWKSURL, the queues' Redis, the fixed defaults).
 func (c *Config) Validate() error {
-	var errs []error
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		errs = append(errs, fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", c.LogLevel))
-	}
+	errs := []error{config.CheckLogLevel(c.LogLevel)}
 	if c.InternalSecret == "" {
 		errs = append(errs, errors.New("CRM_INTERNAL_SECRET: is required"))
 	} else if err := auth.CheckInternalSecret(c.InternalSecret); err != nil {
