@@ -7,22 +7,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
 // Note is a free-text note on a record; created_by is null for notes the
 // system writes (e.g. a contract renewal).
-type Note struct {
-	ID        int64          `json:"id"`
-	Content   string         `json:"content"`
-	CreatedBy *int64         `json:"created_by"`
-	CreatedAt timestamp.Time `json:"created_at"`
-	UpdatedAt timestamp.Time `json:"updated_at"`
-}
+type Note = contactsapi.Note
 
 const noteColumns = `id, content, created_by, created_at, updated_at`
 
@@ -48,17 +42,12 @@ func (h *Handlers) listNotes(w http.ResponseWriter, r *http.Request, pid int64) 
 	return nil
 }
 func (h *Handlers) createNote(w http.ResponseWriter, r *http.Request, pid int64) error {
-	var in struct {
-		Content *string `json:"content"`
-	}
+	var in contactsapi.NoteInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}
 	var v validate.Errors
-	content := ""
-	if in.Content != nil {
-		content = strings.TrimSpace(*in.Content)
-	}
+	content := strings.TrimSpace(in.Content)
 	if v.Required("content", content) {
 		v.MaxLen("content", content, validate.MaxContent)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -17,25 +18,7 @@ import (
 )
 
 // Task is a to-do attached to a record.
-type Task struct {
-	ID          int64           `json:"id"`
-	Title       string          `json:"title"`
-	Description *string         `json:"description"`
-	DueDate     *string         `json:"due_date"`
-	DueTime     *string         `json:"due_time"`
-	Priority    string          `json:"priority"`
-	Status      string          `json:"status"`
-	CompletedAt *timestamp.Time `json:"completed_at"`
-	AssignedTo  *int64          `json:"assigned_to"`
-	ContactID   *int64          `json:"contact_id"`
-	CompanyID   *int64          `json:"company_id"`
-	DealID      *int64          `json:"deal_id"`
-	LeadID      *int64          `json:"lead_id"`
-	ContractID  *int64          `json:"contract_id"`
-	CreatedBy   *int64          `json:"created_by"`
-	CreatedAt   timestamp.Time  `json:"created_at"`
-	UpdatedAt   timestamp.Time  `json:"updated_at"`
-}
+type Task = contactsapi.Task
 
 const taskColumns = `id, title, description, to_char(due_date, 'YYYY-MM-DD'), due_time, priority, status,
 	completed_at, assigned_to, contact_id, company_id, deal_id, lead_id, contract_id, created_by, created_at, updated_at`
@@ -125,24 +108,9 @@ func modifyTask(ctx context.Context, d *db.DB, parentType string, pid, tid int64
 	return updated, err
 }
 
-// taskInput is a task body; every optional field distinguishes absent
-// (keep) from null (clear) on update.
-type taskInput struct {
-	Title       patch.Field[string] `json:"title"`
-	Description patch.Field[string] `json:"description"`
-	DueDate     patch.Field[string] `json:"due_date"`
-	DueTime     patch.Field[string] `json:"due_time"`
-	Priority    patch.Field[string] `json:"priority"`
-	Status      patch.Field[string] `json:"status"`
-	AssignedTo  patch.Field[int64]  `json:"assigned_to"`
-	ContactID   patch.Field[int64]  `json:"contact_id"`
-	CompanyID   patch.Field[int64]  `json:"company_id"`
-	DealID      patch.Field[int64]  `json:"deal_id"`
-}
-
 // apply validates in, assignee and references included, and writes it
 // over t. Only ids the body sets are looked up.
-func (h *Handlers) apply(ctx context.Context, in taskInput, t *Task) error {
+func (h *Handlers) apply(ctx context.Context, in contactsapi.TaskInput, t *Task) error {
 	v := applyTask(in, t)
 	refs := h.cfg.References
 	for _, c := range []struct {
@@ -173,9 +141,9 @@ func (h *Handlers) apply(ctx context.Context, in taskInput, t *Task) error {
 
 // applyTask validates in, all but the assignee's existence, and writes it
 // over t. Which errors it finds depends on in alone, never on t.
-func applyTask(in taskInput, t *Task) *validate.Errors {
+func applyTask(in contactsapi.TaskInput, t *Task) *validate.Errors {
 	v := &validate.Errors{}
-	title := strings.TrimSpace(in.Title.Value)
+	title := strings.TrimSpace(in.Title)
 	if v.Required("title", title) {
 		v.MaxLen("title", title, validate.MaxString)
 	}
@@ -269,7 +237,7 @@ func (h *Handlers) link(t *Task, pid int64) {
 	}
 }
 func (h *Handlers) createTask(w http.ResponseWriter, r *http.Request, pid int64) error {
-	var in taskInput
+	var in contactsapi.TaskInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}
@@ -305,7 +273,7 @@ func (h *Handlers) updateTask(w http.ResponseWriter, r *http.Request, pid int64)
 	if err != nil {
 		return err
 	}
-	var in taskInput
+	var in contactsapi.TaskInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}

@@ -1,85 +1,88 @@
 package contactsapi
 
-import "time"
+import (
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
+)
 
 // Contact is a person of the CRM, as GET /contacts/{id} answers it.
 // Optional text fields are null when empty.
 type Contact struct {
-	ID             int64     `json:"id" minimum:"1" example:"42"`
-	FirstName      string    `json:"first_name" maxLength:"100" example:"Ada"`
-	LastName       string    `json:"last_name" maxLength:"100" example:"Lovelace"`
-	Email          *string   `json:"email" format:"email" maxLength:"255" example:"ada@example.com"`
-	Phone          *string   `json:"phone" maxLength:"255" example:"+44 20 7946 0018"`
-	Mobile         *string   `json:"mobile" maxLength:"255"`
-	JobTitle       *string   `json:"job_title" maxLength:"255" example:"Analyst"`
-	CompanyID      *int64    `json:"company_id" minimum:"1" example:"7"`
-	CompanyName    *string   `json:"company_name" readOnly:"true" example:"Analytical Engines Ltd"`
-	AddressStreet  *string   `json:"address_street" maxLength:"255"`
-	AddressCity    *string   `json:"address_city" maxLength:"255" example:"London"`
-	AddressState   *string   `json:"address_state" maxLength:"255"`
-	AddressZip     *string   `json:"address_zip" maxLength:"255"`
-	AddressCountry *string   `json:"address_country" maxLength:"255" example:"GB"`
-	Notes          *string   `json:"notes" maxLength:"100000"`
-	Tags           *string   `json:"tags" maxLength:"255" description:"Comma-separated." example:"vip,partner"`
-	Status         string    `json:"status" enum:"active,inactive" example:"active"`
-	Source         *string   `json:"source" maxLength:"255" example:"referral"`
-	AssignedTo     *int64    `json:"assigned_to" minimum:"1" description:"User id of the owner." example:"3"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	ID             int64          `json:"id" minimum:"1" example:"42"`
+	FirstName      string         `json:"first_name" maxLength:"100" example:"Ada"`
+	LastName       string         `json:"last_name" maxLength:"100" example:"Lovelace"`
+	Email          *string        `json:"email" format:"email" maxLength:"255" example:"ada@example.com"`
+	Phone          *string        `json:"phone" maxLength:"255" example:"+44 20 7946 0018"`
+	Mobile         *string        `json:"mobile" maxLength:"255"`
+	JobTitle       *string        `json:"job_title" maxLength:"255" example:"Analyst"`
+	CompanyID      *int64         `json:"company_id" minimum:"1" example:"7"`
+	CompanyName    *string        `json:"company_name" readOnly:"true" example:"Analytical Engines Ltd"`
+	AddressStreet  *string        `json:"address_street" maxLength:"255"`
+	AddressCity    *string        `json:"address_city" maxLength:"255" example:"London"`
+	AddressState   *string        `json:"address_state" maxLength:"255"`
+	AddressZip     *string        `json:"address_zip" maxLength:"255"`
+	AddressCountry *string        `json:"address_country" maxLength:"255" example:"GB"`
+	Notes          *string        `json:"notes" maxLength:"100000"`
+	Tags           *string        `json:"tags" maxLength:"255" description:"Comma-separated." example:"vip,partner"`
+	Status         string         `json:"status" enum:"active,inactive" example:"active"`
+	Source         *string        `json:"source" maxLength:"255" example:"referral"`
+	AssignedTo     *int64         `json:"assigned_to" minimum:"1" description:"User id of the owner." example:"3"`
+	CreatedAt      timestamp.Time `json:"created_at"`
+	UpdatedAt      timestamp.Time `json:"updated_at"`
 }
 
 // ContactInput is the body of POST /contacts and PUT /contacts/{id}. The
 // names are required on both; an absent optional field is left unchanged
 // on update, null or "" clears it.
 type ContactInput struct {
-	FirstName      string  `json:"first_name" minLength:"1" maxLength:"100" example:"Ada"`
-	LastName       string  `json:"last_name" minLength:"1" maxLength:"100" example:"Lovelace"`
-	Email          *string `json:"email,omitempty" nullable:"true" maxLength:"255" description:"A valid address, or empty to clear." example:"ada@example.com"`
-	Phone          *string `json:"phone,omitempty" nullable:"true" maxLength:"255"`
-	Mobile         *string `json:"mobile,omitempty" nullable:"true" maxLength:"255"`
-	JobTitle       *string `json:"job_title,omitempty" nullable:"true" maxLength:"255"`
-	CompanyID      *int64  `json:"company_id,omitempty" nullable:"true" minimum:"1"`
-	AddressStreet  *string `json:"address_street,omitempty" nullable:"true" maxLength:"255"`
-	AddressCity    *string `json:"address_city,omitempty" nullable:"true" maxLength:"255"`
-	AddressState   *string `json:"address_state,omitempty" nullable:"true" maxLength:"255"`
-	AddressZip     *string `json:"address_zip,omitempty" nullable:"true" maxLength:"255"`
-	AddressCountry *string `json:"address_country,omitempty" nullable:"true" maxLength:"255"`
-	Notes          *string `json:"notes,omitempty" nullable:"true" maxLength:"100000"`
-	Tags           *string `json:"tags,omitempty" nullable:"true" maxLength:"255"`
-	Status         *string `json:"status,omitempty" enum:"active,inactive"`
-	Source         *string `json:"source,omitempty" nullable:"true" maxLength:"255"`
-	AssignedTo     *int64  `json:"assigned_to,omitempty" nullable:"true" minimum:"1"`
+	FirstName      string              `json:"first_name" minLength:"1" maxLength:"100" example:"Ada"`
+	LastName       string              `json:"last_name" minLength:"1" maxLength:"100" example:"Lovelace"`
+	Email          patch.Field[string] `json:"email,omitzero" nullable:"true" maxLength:"255" description:"A valid address, or empty to clear." example:"ada@example.com"`
+	Phone          patch.Field[string] `json:"phone,omitzero" nullable:"true" maxLength:"255"`
+	Mobile         patch.Field[string] `json:"mobile,omitzero" nullable:"true" maxLength:"255"`
+	JobTitle       patch.Field[string] `json:"job_title,omitzero" nullable:"true" maxLength:"255"`
+	CompanyID      patch.Field[int64]  `json:"company_id,omitzero" nullable:"true" minimum:"1"`
+	AddressStreet  patch.Field[string] `json:"address_street,omitzero" nullable:"true" maxLength:"255"`
+	AddressCity    patch.Field[string] `json:"address_city,omitzero" nullable:"true" maxLength:"255"`
+	AddressState   patch.Field[string] `json:"address_state,omitzero" nullable:"true" maxLength:"255"`
+	AddressZip     patch.Field[string] `json:"address_zip,omitzero" nullable:"true" maxLength:"255"`
+	AddressCountry patch.Field[string] `json:"address_country,omitzero" nullable:"true" maxLength:"255"`
+	Notes          patch.Field[string] `json:"notes,omitzero" nullable:"true" maxLength:"100000"`
+	Tags           patch.Field[string] `json:"tags,omitzero" nullable:"true" maxLength:"255"`
+	Status         patch.Field[string] `json:"status,omitzero" enum:"active,inactive"`
+	Source         patch.Field[string] `json:"source,omitzero" nullable:"true" maxLength:"255"`
+	AssignedTo     patch.Field[int64]  `json:"assigned_to,omitzero" nullable:"true" minimum:"1"`
 }
 
 // Company is an organisation contacts and deals belong to.
 type Company struct {
-	ID             int64     `json:"id" minimum:"1" example:"7"`
-	Name           string    `json:"name" maxLength:"255" example:"Analytical Engines Ltd"`
-	Domain         *string   `json:"domain" maxLength:"255" example:"engines.example"`
-	Website        *string   `json:"website" maxLength:"255"`
-	Phone          *string   `json:"phone" maxLength:"255"`
-	Industry       *string   `json:"industry" maxLength:"255" example:"Machinery"`
-	AddressStreet  *string   `json:"address_street" maxLength:"255"`
-	AddressCity    *string   `json:"address_city" maxLength:"255"`
-	AddressState   *string   `json:"address_state" maxLength:"255"`
-	AddressZip     *string   `json:"address_zip" maxLength:"255"`
-	AddressCountry *string   `json:"address_country" maxLength:"255"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	ID             int64          `json:"id" minimum:"1" example:"7"`
+	Name           string         `json:"name" maxLength:"255" example:"Analytical Engines Ltd"`
+	Domain         *string        `json:"domain" maxLength:"255" example:"engines.example"`
+	Website        *string        `json:"website" maxLength:"255"`
+	Phone          *string        `json:"phone" maxLength:"255"`
+	Industry       *string        `json:"industry" maxLength:"255" example:"Machinery"`
+	AddressStreet  *string        `json:"address_street" maxLength:"255"`
+	AddressCity    *string        `json:"address_city" maxLength:"255"`
+	AddressState   *string        `json:"address_state" maxLength:"255"`
+	AddressZip     *string        `json:"address_zip" maxLength:"255"`
+	AddressCountry *string        `json:"address_country" maxLength:"255"`
+	CreatedAt      timestamp.Time `json:"created_at"`
+	UpdatedAt      timestamp.Time `json:"updated_at"`
 }
 
 // CompanyInput is the body of POST /companies and PUT /companies/{id}.
 type CompanyInput struct {
-	Name           string  `json:"name" minLength:"1" maxLength:"255" example:"Analytical Engines Ltd"`
-	Domain         *string `json:"domain,omitempty" nullable:"true" maxLength:"255"`
-	Website        *string `json:"website,omitempty" nullable:"true" maxLength:"255"`
-	Phone          *string `json:"phone,omitempty" nullable:"true" maxLength:"255"`
-	Industry       *string `json:"industry,omitempty" nullable:"true" maxLength:"255"`
-	AddressStreet  *string `json:"address_street,omitempty" nullable:"true" maxLength:"255"`
-	AddressCity    *string `json:"address_city,omitempty" nullable:"true" maxLength:"255"`
-	AddressState   *string `json:"address_state,omitempty" nullable:"true" maxLength:"255"`
-	AddressZip     *string `json:"address_zip,omitempty" nullable:"true" maxLength:"255"`
-	AddressCountry *string `json:"address_country,omitempty" nullable:"true" maxLength:"255"`
+	Name           string              `json:"name" minLength:"1" maxLength:"255" example:"Analytical Engines Ltd"`
+	Domain         patch.Field[string] `json:"domain,omitzero" nullable:"true" maxLength:"255"`
+	Website        patch.Field[string] `json:"website,omitzero" nullable:"true" maxLength:"255"`
+	Phone          patch.Field[string] `json:"phone,omitzero" nullable:"true" maxLength:"255"`
+	Industry       patch.Field[string] `json:"industry,omitzero" nullable:"true" maxLength:"255"`
+	AddressStreet  patch.Field[string] `json:"address_street,omitzero" nullable:"true" maxLength:"255"`
+	AddressCity    patch.Field[string] `json:"address_city,omitzero" nullable:"true" maxLength:"255"`
+	AddressState   patch.Field[string] `json:"address_state,omitzero" nullable:"true" maxLength:"255"`
+	AddressZip     patch.Field[string] `json:"address_zip,omitzero" nullable:"true" maxLength:"255"`
+	AddressCountry patch.Field[string] `json:"address_country,omitzero" nullable:"true" maxLength:"255"`
 }
 
 // CompanyMatch is a company whose name resembles the one asked for.
