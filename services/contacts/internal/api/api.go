@@ -442,17 +442,12 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ImportAnswer is the body of a successful import: the result with the
-// envelope's success flag and its one-line summary. It is a struct, not a
-// map, so TestWireTypes holds it to the documented answer.
-type ImportAnswer struct {
-	Success bool   `json:"success"`
-	Message string `json:"message"`
-	contacts.ImportResult
-}
-
-func importAnswer(r contacts.ImportResult) ImportAnswer {
-	return ImportAnswer{Success: true, Message: r.Summary(), ImportResult: r}
+// importAnswer is the body of a successful import: the result with the
+// envelope's success flag and its one-line summary.
+func importAnswer(r contacts.ImportResult) envelope.ImportResult {
+	a := r.ImportResult
+	a.Success, a.Message = true, r.Summary()
+	return a
 }
 
 func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {

@@ -8,10 +8,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -34,69 +34,25 @@ const (
 	// import writes 100 small events, not 100,000 copies of its records
 	// (their JSON was a tenth of the import's time and 57 MB of outbox).
 	// Consumers read the records they need from GET /internal/contacts/{id}.
-	ContactsImported = "contacts.imported"
+	ContactsImported = contactsapi.EventContactsImported
 )
 
-// ImportEventIDs is the most contact ids one contacts.imported event lists.
-const ImportEventIDs = 1000
+// ImportEventIDs is the most contact ids one contacts.imported event lists:
+// as many as a consumer may read back in one ContactsByID call.
+const ImportEventIDs = contactsapi.MaxContactsByID
 
 // Imported is the data of a contacts.imported event: the ids of contacts
 // created by one import, ascending.
-type Imported struct {
-	IDs []int64 `json:"ids"`
-}
-
-// Time is the API's timestamp shape (pkg/timestamp): UTC with exactly six
-// fractional digits.
-type Time = timestamp.Time
+type Imported = contactsapi.Imported
 
 // Contact is the public contact record.
-type Contact struct {
-	ID             int64   `json:"id"`
-	FirstName      string  `json:"first_name"`
-	LastName       string  `json:"last_name"`
-	Email          *string `json:"email"`
-	Phone          *string `json:"phone"`
-	Mobile         *string `json:"mobile"`
-	JobTitle       *string `json:"job_title"`
-	CompanyID      *int64  `json:"company_id"`
-	CompanyName    *string `json:"company_name"`
-	AddressStreet  *string `json:"address_street"`
-	AddressCity    *string `json:"address_city"`
-	AddressState   *string `json:"address_state"`
-	AddressZip     *string `json:"address_zip"`
-	AddressCountry *string `json:"address_country"`
-	Notes          *string `json:"notes"`
-	Tags           *string `json:"tags"`
-	Status         string  `json:"status"`
-	Source         *string `json:"source"`
-	AssignedTo     *int64  `json:"assigned_to"`
-	CreatedAt      Time    `json:"created_at"`
-	UpdatedAt      Time    `json:"updated_at"`
-}
+type Contact = contactsapi.Contact
 
 // Company is the public company record.
-type Company struct {
-	ID             int64   `json:"id"`
-	Name           string  `json:"name"`
-	Domain         *string `json:"domain"`
-	Website        *string `json:"website"`
-	Phone          *string `json:"phone"`
-	Industry       *string `json:"industry"`
-	AddressStreet  *string `json:"address_street"`
-	AddressCity    *string `json:"address_city"`
-	AddressState   *string `json:"address_state"`
-	AddressZip     *string `json:"address_zip"`
-	AddressCountry *string `json:"address_country"`
-	CreatedAt      Time    `json:"created_at"`
-	UpdatedAt      Time    `json:"updated_at"`
-}
+type Company = contactsapi.Company
 
 // CompanyMatch is a company found by name similarity.
-type CompanyMatch struct {
-	Company
-	Score float64 `json:"score"`
-}
+type CompanyMatch = contactsapi.CompanyMatch
 
 // CompanyWithPrimary is a company with its earliest-created contact.
 type CompanyWithPrimary struct {
@@ -106,39 +62,10 @@ type CompanyWithPrimary struct {
 
 // ContactInput is a contact write body. Absent optional fields keep their
 // value on update, null or "" clears them.
-type ContactInput struct {
-	FirstName      patch.Field[string] `json:"first_name"`
-	LastName       patch.Field[string] `json:"last_name"`
-	Email          patch.Field[string] `json:"email"`
-	Phone          patch.Field[string] `json:"phone"`
-	Mobile         patch.Field[string] `json:"mobile"`
-	JobTitle       patch.Field[string] `json:"job_title"`
-	CompanyID      patch.Field[int64]  `json:"company_id"`
-	AddressStreet  patch.Field[string] `json:"address_street"`
-	AddressCity    patch.Field[string] `json:"address_city"`
-	AddressState   patch.Field[string] `json:"address_state"`
-	AddressZip     patch.Field[string] `json:"address_zip"`
-	AddressCountry patch.Field[string] `json:"address_country"`
-	Notes          patch.Field[string] `json:"notes"`
-	Tags           patch.Field[string] `json:"tags"`
-	Status         patch.Field[string] `json:"status"`
-	Source         patch.Field[string] `json:"source"`
-	AssignedTo     patch.Field[int64]  `json:"assigned_to"`
-}
+type ContactInput = contactsapi.ContactInput
 
 // CompanyInput is a company write body, with the same update rule.
-type CompanyInput struct {
-	Name           patch.Field[string] `json:"name"`
-	Domain         patch.Field[string] `json:"domain"`
-	Website        patch.Field[string] `json:"website"`
-	Phone          patch.Field[string] `json:"phone"`
-	Industry       patch.Field[string] `json:"industry"`
-	AddressStreet  patch.Field[string] `json:"address_street"`
-	AddressCity    patch.Field[string] `json:"address_city"`
-	AddressState   patch.Field[string] `json:"address_state"`
-	AddressZip     patch.Field[string] `json:"address_zip"`
-	AddressCountry patch.Field[string] `json:"address_country"`
-}
+type CompanyInput = contactsapi.CompanyInput
 
 // Filter is a contact list or export request: the page, search, sort and
 // common filters every list has, and the contact list's own filters.
@@ -191,8 +118,8 @@ func ref(v *validate.Errors, field string, in patch.Field[int64], dst **int64) {
 
 // required applies a required name field: it must be present on create
 // and update alike (first_name, last_name are required on PUT too).
-func required(v *validate.Errors, field string, in patch.Field[string], dst *string, max int) {
-	s := strings.TrimSpace(in.Value)
+func required(v *validate.Errors, field string, in string, dst *string, max int) {
+	s := strings.TrimSpace(in)
 	if !v.Required(field, s) {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
@@ -80,14 +81,11 @@ type ImportRow struct {
 	CompanyName string
 }
 
-// ImportResult is the import answer: the counts and row errors, and
-// how the file was read (encoding, delimiter, ignored columns).
+// ImportResult is the import answer (the counts and row errors, and how
+// the file was read: encoding, delimiter, ignored columns) with the
+// unformatted reasons its errors are made of, which never go on the wire.
 type ImportResult struct {
-	Imported int      `json:"imported"`
-	Skipped  int      `json:"skipped"`
-	Errors   []string `json:"errors"`
-	csvx.Report
-	DryRun  bool `json:"dry_run"`
+	envelope.ImportResult
 	rowErrs []RowError
 }
 
@@ -136,7 +134,8 @@ const ImportBatch = 10_000
 // were handed over; so is batch's error. Duplicate emails within the
 // file are skipped here; against the table, in Store.Import.
 func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error) (ImportResult, error) {
-	res := ImportResult{DryRun: opt.DryRun}
+	var res ImportResult
+	res.DryRun = opt.DryRun
 	r, err := csvx.Open(src, ImportColumns, csvx.Options{
 		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
 		Mapping:  opt.Mapping,
@@ -160,12 +159,12 @@ func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error)
 			continue
 		}
 		data++
-		in := ContactInput{}
+		in := ContactInput{FirstName: rec.Get("first_name"), LastName: rec.Get("last_name")}
 		for _, f := range []struct {
 			col string
 			dst *patchString
 		}{
-			{"first_name", &in.FirstName}, {"last_name", &in.LastName}, {"email", &in.Email},
+			{"email", &in.Email},
 			{"phone", &in.Phone}, {"mobile", &in.Mobile}, {"job_title", &in.JobTitle},
 			{"address_street", &in.AddressStreet}, {"address_city", &in.AddressCity},
 			{"address_state", &in.AddressState}, {"address_zip", &in.AddressZip},
@@ -207,7 +206,8 @@ func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error)
 			return res, err
 		}
 	}
-	res.Report = r.Report()
+	rep := r.Report()
+	res.Encoding, res.Delimiter, res.IgnoredColumns = rep.Encoding, rep.Delimiter, rep.IgnoredColumns
 	return res, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
@@ -71,7 +72,7 @@ func TestReadImport(t *testing.T) {
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	want := contacts.ImportResult{
+	want := contacts.ImportResult{ImportResult: envelope.ImportResult{
 		Skipped: 4,
 		Errors: []string{
 			"Row 3: first_name is required",
@@ -79,8 +80,8 @@ func TestReadImport(t *testing.T) {
 			"Row 5: duplicate email ADA@x.test (already in row 2)",
 			"Row 8: status must be one of active, inactive",
 		},
-		Report: csvx.Report{Encoding: "UTF-8 with BOM", Delimiter: ";", IgnoredColumns: []string{"Unknown Column"}},
-	}
+		Encoding: "UTF-8 with BOM", Delimiter: ";", IgnoredColumns: []string{"Unknown Column"},
+	}}
 	if diff := cmp.Diff(want, res, cmp.AllowUnexported(contacts.ImportResult{}), ignoreRowErrs); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
@@ -165,8 +166,8 @@ func TestImportSummary(t *testing.T) {
 		res  contacts.ImportResult
 		want string
 	}{
-		{contacts.ImportResult{Imported: 3, Skipped: 5}, "Imported 3 contacts, skipped 5"},
-		{contacts.ImportResult{Imported: 2, Skipped: 0, DryRun: true}, "Dry run: would import 2 contacts, skipped 0"},
+		{contacts.ImportResult{ImportResult: envelope.ImportResult{Imported: 3, Skipped: 5}}, "Imported 3 contacts, skipped 5"},
+		{contacts.ImportResult{ImportResult: envelope.ImportResult{Imported: 2, DryRun: true}}, "Dry run: would import 2 contacts, skipped 0"},
 	}
 	for _, tt := range tests {
 		if got := tt.res.Summary(); got != tt.want {
