@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -17,15 +18,16 @@ const Schema = "contacts"
 
 // MigrationSets lists every migration set Migrate applies, for testdb's
 // template fingerprint.
-var MigrationSets = []fs.FS{migrations.FS, activity.Migrations, outbox.Migrations, directory.Migrations, idempotency.Migrations}
+var MigrationSets = []fs.FS{migrations.FS, activity.Migrations, outbox.Migrations, directory.Migrations, idempotency.Migrations, customfield.Migrations}
 
 // Migrate applies the contacts schema and the shared components it uses
-// (notes and tasks, outbox, users read model, idempotency keys).
+// (notes and tasks, outbox, users read model, idempotency keys, custom
+// field definitions).
 func Migrate(ctx context.Context, d *db.DB) error {
 	if err := db.Migrate(ctx, d, "contacts", migrations.FS); err != nil {
 		return err
 	}
-	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate, idempotency.Migrate} {
+	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate, idempotency.Migrate, customfield.Migrate} {
 		if err := m(ctx, d); err != nil {
 			return err
 		}

@@ -1,0 +1,5 @@
+-- Each installation's custom fields (pkg/customfield): the values a
+-- record holds, only non-empty ones, in canonical JSON. Expand only: a
+-- constant default adds the column without rewriting the table.
+ALTER TABLE contacts ADD COLUMN custom_fields jsonb NOT NULL DEFAULT '{}';
+ALTER TABLE companies ADD COLUMN custom_fields jsonb NOT NULL DEFAULT '{}';
