@@ -1,18 +1,21 @@
 package identityapi
 
-import "time"
+import (
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
+)
 
 // User is an account of the CRM.
 type User struct {
-	ID        int64     `json:"id" minimum:"1" example:"3"`
-	Name      string    `json:"name" maxLength:"100" example:"Sam Sales"`
-	Email     string    `json:"email" format:"email" maxLength:"255" example:"sam@example.com"`
-	Role      string    `json:"role" enum:"admin,user" example:"user"`
-	TeamID    *int64    `json:"team_id" minimum:"1"`
-	Active    bool      `json:"active" example:"true"`
-	EditScope string    `json:"edit_scope" enum:"company,team,own" example:"company" description:"What the user may change: every record (company), records assigned to a member of their team or unassigned (team), or records assigned to or created by them (own). Admins change everything."`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID        int64          `json:"id" minimum:"1" example:"3"`
+	Name      string         `json:"name" maxLength:"100" example:"Sam Sales"`
+	Email     string         `json:"email" format:"email" maxLength:"255" example:"sam@example.com"`
+	Role      string         `json:"role" enum:"admin,user" example:"user"`
+	TeamID    *int64         `json:"team_id" minimum:"1"`
+	Active    bool           `json:"active" example:"true"`
+	EditScope string         `json:"edit_scope" enum:"company,team,own" example:"company" description:"What the user may change: every record (company), records assigned to a member of their team or unassigned (team), or records assigned to or created by them (own). Admins change everything."`
+	CreatedAt timestamp.Time `json:"created_at"`
+	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 // UserInput is the body of CreateUser.
@@ -26,23 +29,25 @@ type UserInput struct {
 }
 
 // UserUpdate is the body of UpdateUser; name and email are required,
-// the rest unchanged when absent.
+// the rest unchanged when absent. The optional fields are patch fields
+// because identity must tell absent (keep) from null: team_id null clears
+// the team, while null or "" keeps the password, role and edit scope.
 type UserUpdate struct {
-	Name      string  `json:"name" minLength:"1" maxLength:"100"`
-	Email     string  `json:"email" minLength:"1" maxLength:"255" format:"email"`
-	Password  *string `json:"password,omitempty" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
-	Role      *string `json:"role,omitempty" enum:"admin,user"`
-	TeamID    *int64  `json:"team_id,omitempty" nullable:"true" minimum:"1"`
-	Active    *bool   `json:"active,omitempty"`
-	EditScope *string `json:"edit_scope,omitempty" enum:"company,team,own"`
+	Name      string              `json:"name" minLength:"1" maxLength:"100"`
+	Email     string              `json:"email" minLength:"1" maxLength:"255" format:"email"`
+	Password  patch.Field[string] `json:"password,omitzero" writeOnly:"true" minLength:"10" maxLength:"256" example:"correct horse battery"`
+	Role      patch.Field[string] `json:"role,omitzero" enum:"admin,user"`
+	TeamID    patch.Field[int64]  `json:"team_id,omitzero" nullable:"true" minimum:"1"`
+	Active    patch.Field[bool]   `json:"active,omitzero"`
+	EditScope patch.Field[string] `json:"edit_scope,omitzero" enum:"company,team,own"`
 }
 
 // Team groups users for scope=team.
 type Team struct {
-	ID        int64     `json:"id" minimum:"1" example:"1"`
-	Name      string    `json:"name" maxLength:"100" example:"Sales EMEA"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID        int64          `json:"id" minimum:"1" example:"1"`
+	Name      string         `json:"name" maxLength:"100" example:"Sales EMEA"`
+	CreatedAt timestamp.Time `json:"created_at"`
+	UpdatedAt timestamp.Time `json:"updated_at"`
 }
 
 // TeamInput is the body of CreateTeam and UpdateTeam.
@@ -53,15 +58,15 @@ type TeamInput struct {
 // APIKey is a key for the public intake API. key, the secret, is present
 // only in the answer to its creation.
 type APIKey struct {
-	ID                 int64      `json:"id" minimum:"1" example:"4"`
-	Name               string     `json:"name" maxLength:"100" example:"website"`
-	Prefix             string     `json:"prefix" example:"crm_3fA9"`
-	RateLimitPerMinute int        `json:"rate_limit_per_minute" minimum:"1" maximum:"100000" example:"60"`
-	AllowedOrigins     []string   `json:"allowed_origins" nullable:"false" maxItems:"50" description:"Browser origins allowed to use the key; empty allows any." example:"[\"https://www.example.com\"]"`
-	CreatedBy          *int64     `json:"created_by" minimum:"1"`
-	CreatedAt          time.Time  `json:"created_at"`
-	RevokedAt          *time.Time `json:"revoked_at"`
-	Key                string     `json:"key,omitempty" readOnly:"true" description:"The secret; returned once, on create."`
+	ID                 int64           `json:"id" minimum:"1" example:"4"`
+	Name               string          `json:"name" maxLength:"100" example:"website"`
+	Prefix             string          `json:"prefix" example:"crm_3fA9"`
+	RateLimitPerMinute int             `json:"rate_limit_per_minute" minimum:"1" maximum:"100000" example:"60"`
+	AllowedOrigins     []string        `json:"allowed_origins" nullable:"false" maxItems:"50" description:"Browser origins allowed to use the key; empty allows any." example:"[\"https://www.example.com\"]"`
+	CreatedBy          *int64          `json:"created_by" minimum:"1"`
+	CreatedAt          timestamp.Time  `json:"created_at"`
+	RevokedAt          *timestamp.Time `json:"revoked_at"`
+	Key                string          `json:"key,omitempty" readOnly:"true" description:"The secret; returned once, on create."`
 }
 
 // APIKeyInput is the body of CreateAPIKey.

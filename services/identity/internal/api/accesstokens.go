@@ -7,46 +7,15 @@ import (
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
-
-type accessTokenJSON struct {
-	ID         int64           `json:"id"`
-	Name       string          `json:"name"`
-	Prefix     string          `json:"prefix"`
-	Scopes     []string        `json:"scopes"`
-	Role       string          `json:"role"`
-	UserID     int64           `json:"user_id"`
-	CreatedBy  *int64          `json:"created_by"`
-	CreatedAt  timestamp.Time  `json:"created_at"`
-	ExpiresAt  *timestamp.Time `json:"expires_at"`
-	LastUsedAt *timestamp.Time `json:"last_used_at"`
-	RevokedAt  *timestamp.Time `json:"revoked_at"`
-	// Token is the secret, present only in the creation response.
-	Token string `json:"token,omitempty"`
-}
-
-func accessTokenOut(t identity.AccessToken) accessTokenJSON {
-	scopes := t.Scopes
-	if scopes == nil {
-		scopes = []string{}
-	}
-	return accessTokenJSON{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Scopes: scopes, Role: t.Role, UserID: t.UserID,
-		CreatedBy: t.CreatedBy, CreatedAt: timestamp.Of(t.CreatedAt), ExpiresAt: timestamp.Ptr(t.ExpiresAt),
-		LastUsedAt: timestamp.Ptr(t.LastUsedAt), RevokedAt: timestamp.Ptr(t.RevokedAt)}
-}
 
 func (a *API) listAccessTokens(w http.ResponseWriter, r *http.Request) error {
 	tokens, err := a.svc.AccessTokens(r.Context())
 	if err != nil {
 		return err
 	}
-	out := make([]accessTokenJSON, len(tokens))
-	for i, t := range tokens {
-		out[i] = accessTokenOut(t)
-	}
-	httpx.OK(w, out)
+	httpx.OK(w, tokens)
 	return nil
 }
 
@@ -59,11 +28,10 @@ func (a *API) createAccessToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := accessTokenOut(t)
-	out.Token = secret
+	t.Token = secret
 	noStore(w)
 	// A token has no GET of its own: its URL is the one that revokes it.
-	created(w, identityapi.CreateAccessToken, identityapi.RevokeAccessToken.Location(t.ID), out)
+	created(w, identityapi.CreateAccessToken, identityapi.RevokeAccessToken.Location(t.ID), t)
 	return nil
 }
 

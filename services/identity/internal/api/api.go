@@ -17,7 +17,6 @@ import (
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/list/listparam"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -121,36 +120,6 @@ func created(w http.ResponseWriter, op route.Route, location string, v any) {
 	httpx.Created(w, v, op.Message)
 }
 
-type userJSON struct {
-	ID        int64          `json:"id"`
-	Name      string         `json:"name"`
-	Email     string         `json:"email"`
-	Role      string         `json:"role"`
-	TeamID    *int64         `json:"team_id"`
-	Active    bool           `json:"active"`
-	EditScope string         `json:"edit_scope"`
-	CreatedAt timestamp.Time `json:"created_at"`
-	UpdatedAt timestamp.Time `json:"updated_at"`
-}
-
-func userOut(u identity.User) userJSON {
-	return userJSON{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID, Active: u.Active,
-		EditScope: u.EditScope, CreatedAt: timestamp.Of(u.CreatedAt), UpdatedAt: timestamp.Of(u.UpdatedAt)}
-}
-
-type sessionJSON struct {
-	AccessToken  string   `json:"access_token"`
-	TokenType    string   `json:"token_type"`
-	ExpiresIn    int      `json:"expires_in"`
-	RefreshToken string   `json:"refresh_token"`
-	User         userJSON `json:"user"`
-}
-
-func sessionOut(s identity.Session) sessionJSON {
-	return sessionJSON{AccessToken: s.AccessToken, TokenType: "Bearer", ExpiresIn: s.ExpiresIn,
-		RefreshToken: s.RefreshToken, User: userOut(s.User)}
-}
-
 // noStore keeps tokens out of caches (RFC 6749 §5.1).
 func noStore(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
@@ -167,7 +136,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	noStore(w)
-	httpx.OK(w, sessionOut(s))
+	httpx.OK(w, s)
 	return nil
 }
 
@@ -181,7 +150,7 @@ func (a *API) refresh(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	noStore(w)
-	httpx.OK(w, sessionOut(s))
+	httpx.OK(w, s)
 	return nil
 }
 
@@ -202,7 +171,7 @@ func (a *API) me(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.OK(w, userOut(u))
+	httpx.OK(w, u)
 	return nil
 }
 
@@ -239,12 +208,8 @@ func (a *API) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]userJSON, len(users))
-	for i, u := range users {
-		out[i] = userOut(u)
-	}
 	// The user list has always carried "success", like a record's answer.
-	page := envelope.NewPage(out, f.Query, total)
+	page := envelope.NewPage(users, f.Query, total)
 	page.Success = true
 	httpx.JSON(w, http.StatusOK, page)
 	return nil
@@ -259,7 +224,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, identityapi.CreateUser, identityapi.GetUser.Location(u.ID), userOut(u))
+	created(w, identityapi.CreateUser, identityapi.GetUser.Location(u.ID), u)
 	return nil
 }
 
@@ -272,7 +237,7 @@ func (a *API) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.OK(w, userOut(u))
+	httpx.OK(w, u)
 	return nil
 }
 
@@ -289,7 +254,7 @@ func (a *API) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, userOut(u), identityapi.UpdateUser.Message)
+	httpx.Updated(w, u, identityapi.UpdateUser.Message)
 	return nil
 }
 
@@ -305,27 +270,12 @@ func (a *API) deactivateUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type teamJSON struct {
-	ID        int64          `json:"id"`
-	Name      string         `json:"name"`
-	CreatedAt timestamp.Time `json:"created_at"`
-	UpdatedAt timestamp.Time `json:"updated_at"`
-}
-
-func teamOut(t identity.Team) teamJSON {
-	return teamJSON{ID: t.ID, Name: t.Name, CreatedAt: timestamp.Of(t.CreatedAt), UpdatedAt: timestamp.Of(t.UpdatedAt)}
-}
-
 func (a *API) listTeams(w http.ResponseWriter, r *http.Request) error {
 	teams, err := a.svc.Teams(r.Context())
 	if err != nil {
 		return err
 	}
-	out := make([]teamJSON, len(teams))
-	for i, t := range teams {
-		out[i] = teamOut(t)
-	}
-	httpx.OK(w, out)
+	httpx.OK(w, teams)
 	return nil
 }
 
@@ -338,7 +288,7 @@ func (a *API) createTeam(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, identityapi.CreateTeam, identityapi.GetTeam.Location(t.ID), teamOut(t))
+	created(w, identityapi.CreateTeam, identityapi.GetTeam.Location(t.ID), t)
 	return nil
 }
 
@@ -351,7 +301,7 @@ func (a *API) getTeam(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.OK(w, teamOut(t))
+	httpx.OK(w, t)
 	return nil
 }
 
@@ -368,7 +318,7 @@ func (a *API) updateTeam(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, teamOut(t), identityapi.UpdateTeam.Message)
+	httpx.Updated(w, t, identityapi.UpdateTeam.Message)
 	return nil
 }
 
@@ -384,38 +334,12 @@ func (a *API) deleteTeam(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type apiKeyJSON struct {
-	ID                 int64           `json:"id"`
-	Name               string          `json:"name"`
-	Prefix             string          `json:"prefix"`
-	RateLimitPerMinute int             `json:"rate_limit_per_minute"`
-	AllowedOrigins     []string        `json:"allowed_origins"`
-	CreatedBy          *int64          `json:"created_by"`
-	CreatedAt          timestamp.Time  `json:"created_at"`
-	RevokedAt          *timestamp.Time `json:"revoked_at"`
-	// Key is the secret, present only in the creation response.
-	Key string `json:"key,omitempty"`
-}
-
-func apiKeyOut(k identity.APIKey) apiKeyJSON {
-	origins := k.AllowedOrigins
-	if origins == nil {
-		origins = []string{}
-	}
-	return apiKeyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, RateLimitPerMinute: k.RateLimitPerMinute,
-		AllowedOrigins: origins, CreatedBy: k.CreatedBy, CreatedAt: timestamp.Of(k.CreatedAt), RevokedAt: timestamp.Ptr(k.RevokedAt)}
-}
-
 func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	keys, err := a.svc.APIKeys(r.Context())
 	if err != nil {
 		return err
 	}
-	out := make([]apiKeyJSON, len(keys))
-	for i, k := range keys {
-		out[i] = apiKeyOut(k)
-	}
-	httpx.OK(w, out)
+	httpx.OK(w, keys)
 	return nil
 }
 
@@ -428,11 +352,10 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiKeyOut(k)
-	out.Key = secret
+	k.Key = secret
 	noStore(w)
 	// A key has no GET of its own: its URL is the one that revokes it.
-	created(w, identityapi.CreateAPIKey, identityapi.RevokeAPIKey.Location(k.ID), out)
+	created(w, identityapi.CreateAPIKey, identityapi.RevokeAPIKey.Location(k.ID), k)
 	return nil
 }
 
@@ -455,7 +378,7 @@ func (a *API) internalUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]directory.User, len(users))
 	for i, u := range users {
-		out[i] = u.Directory()
+		out[i] = identity.DirectoryEntry(u)
 	}
 	httpx.OK(w, out)
 	return nil
@@ -472,7 +395,7 @@ func (a *API) internalUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.OK(w, u.Directory())
+	httpx.OK(w, identity.DirectoryEntry(u))
 	return nil
 }
 
@@ -488,8 +411,7 @@ func (a *API) verifyAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiKeyOut(k)
-	httpx.OK(w, identityapi.VerifiedKey{ID: out.ID, Name: out.Name, Prefix: out.Prefix,
-		RateLimitPerMinute: out.RateLimitPerMinute, AllowedOrigins: out.AllowedOrigins})
+	httpx.OK(w, identityapi.VerifiedKey{ID: k.ID, Name: k.Name, Prefix: k.Prefix,
+		RateLimitPerMinute: k.RateLimitPerMinute, AllowedOrigins: k.AllowedOrigins})
 	return nil
 }

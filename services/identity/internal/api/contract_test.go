@@ -31,7 +31,7 @@ func (b *realIdentity) CreateUser(t testing.TB, name, email, role string) identi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u.Directory()
+	return identity.DirectoryEntry(u)
 }
 
 func (b *realIdentity) CreateKey(t testing.TB, name string, origins []string) (string, identityapi.VerifiedKey) {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -44,21 +45,10 @@ var ErrInvalidAccessToken = fault.Unauthenticated("invalid, revoked or expired a
 // ErrAccessTokenNotFound is a token id that does not exist.
 var ErrAccessTokenNotFound = fault.NotFound("access token")
 
-// AccessToken is an integration token. It acts as its own service user
-// (UserID), a users row that can never log in.
-type AccessToken struct {
-	ID         int64
-	Name       string
-	Prefix     string
-	Scopes     []string
-	Role       string
-	UserID     int64
-	CreatedBy  *int64
-	CreatedAt  time.Time
-	ExpiresAt  *time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
-}
+// AccessToken is an integration token, as the API answers it. It acts as
+// its own service user (UserID), a users row that can never log in. The
+// secret (Token) is set by the edge, on creation only.
+type AccessToken = identityapi.AccessToken
 
 // NewAccessToken is a token to insert together with its service user.
 type NewAccessToken struct {
@@ -95,15 +85,11 @@ type AccessTokens interface {
 // timestamp that no RFC 3339 client can read.
 var MaxExpiry = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
-// AccessTokenInput asks for a new integration token.
-type AccessTokenInput struct {
-	Name      string     `json:"name"`
-	Scopes    []string   `json:"scopes"`
-	Role      string     `json:"role"`
-	ExpiresAt *time.Time `json:"expires_at"`
-}
+// AccessTokenInput asks for a new integration token: the body of
+// CreateAccessToken, decoded into the contract's type.
+type AccessTokenInput = identityapi.AccessTokenInput
 
-func (in *AccessTokenInput) check(now time.Time) error {
+func checkAccessTokenInput(in *AccessTokenInput, now time.Time) error {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Role == "" {
 		in.Role = auth.RoleUser
@@ -148,7 +134,7 @@ func (s *Service) CreateAccessToken(ctx context.Context, in AccessTokenInput, cr
 	if !creator.Allows(auth.ScopeAdmin) {
 		return AccessToken{}, "", fault.Forbidden("only a token holding the admin scope may create tokens")
 	}
-	if err := in.check(s.now()); err != nil {
+	if err := checkAccessTokenInput(&in, s.now()); err != nil {
 		return AccessToken{}, "", err
 	}
 	scopes := slices.Clone(in.Scopes)
@@ -211,7 +197,7 @@ func (s *Service) VerifyAccessToken(ctx context.Context, secret string) (Verifie
 		return VerifiedAccessToken{}, err
 	}
 	now := s.now()
-	if subtle.ConstantTimeCompare(stored, want) != 1 || (t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)) {
+	if subtle.ConstantTimeCompare(stored, want) != 1 || (t.ExpiresAt != nil && !now.Before(t.ExpiresAt.Time)) {
 		return VerifiedAccessToken{}, ErrInvalidAccessToken
 	}
 	ttl := MintedTTL

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -17,12 +18,9 @@ const (
 	MaxAllowedOrigins   = 50
 )
 
-// APIKeyInput asks for a new API key.
-type APIKeyInput struct {
-	Name               string   `json:"name"`
-	RateLimitPerMinute *int     `json:"rate_limit_per_minute"`
-	AllowedOrigins     []string `json:"allowed_origins"`
-}
+// APIKeyInput asks for a new API key: the body of CreateAPIKey, decoded
+// into the contract's type.
+type APIKeyInput = identityapi.APIKeyInput
 
 // CreateAPIKey stores a new key and returns it with its secret, which is
 // never retrievable again.

@@ -1,7 +1,9 @@
 // Package identity is the core of the identity context: users, teams,
 // sessions (access and refresh tokens), signing keys and API keys. It holds
 // the domain types, the rules, and the small interfaces storage implements;
-// it knows neither HTTP nor SQL.
+// it knows neither HTTP nor SQL. The records it answers and the inputs it
+// takes are identityapi's wire types, so the edge encodes and decodes them
+// as they are, and a field is added in one struct.
 package identity
 
 import (
@@ -9,29 +11,19 @@ import (
 	"crypto/ed25519"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/list"
 )
 
 // User is an account. The password hash never leaves the store except
 // through Credentials.
-type User struct {
-	ID        int64
-	Name      string
-	Email     string
-	Role      string
-	TeamID    *int64
-	Active    bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	// EditScope decides what a non-admin may change (directory.Scope*).
-	EditScope string
-}
+type User = identityapi.User
 
-// Directory is the user as published to other contexts.
-func (u User) Directory() directory.User {
+// DirectoryEntry is the user as published to other contexts.
+func DirectoryEntry(u User) directory.User {
 	return directory.User{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, TeamID: u.TeamID,
-		Active: u.Active, EditScope: u.EditScope, UpdatedAt: u.UpdatedAt}
+		Active: u.Active, EditScope: u.EditScope, UpdatedAt: u.UpdatedAt.Time}
 }
 
 // Credentials is a user together with the stored password hash, for login.
@@ -81,30 +73,16 @@ var UserSorts = []string{"name", "email", "role", "created_at", "updated_at"}
 const DefaultUserSort = "name"
 
 // Team groups users (scope=team in other contexts).
-type Team struct {
-	ID        int64
-	Name      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
+type Team = identityapi.Team
 
-// Event is the team as published to other contexts.
-func (t Team) Event() directory.TeamEvent {
-	return directory.TeamEvent{ID: t.ID, Name: t.Name, UpdatedAt: t.UpdatedAt}
+// TeamEvent is the team as published to other contexts.
+func TeamEvent(t Team) directory.TeamEvent {
+	return directory.TeamEvent{ID: t.ID, Name: t.Name, UpdatedAt: t.UpdatedAt.Time}
 }
 
 // APIKey is a key for the public intake API. The secret is shown once at
-// creation and stored only as a SHA-256 hash.
-type APIKey struct {
-	ID                 int64
-	Name               string
-	Prefix             string
-	RateLimitPerMinute int
-	AllowedOrigins     []string
-	CreatedBy          *int64
-	CreatedAt          time.Time
-	RevokedAt          *time.Time
-}
+// creation (Key, set by the edge) and stored only as a SHA-256 hash.
+type APIKey = identityapi.APIKey
 
 // NewAPIKey is a key to insert.
 type NewAPIKey struct {

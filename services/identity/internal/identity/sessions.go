@@ -12,22 +12,19 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// Session is what a login or refresh returns.
-type Session struct {
-	AccessToken  string
-	ExpiresIn    int
-	RefreshToken string
-	User         User
-}
+// Session is what a login or refresh returns, as the API answers it.
+type Session = identityapi.Session
 
-// LoginInput is a login attempt.
-type LoginInput struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
-}
+// tokenType is the type of every session's access token (RFC 6750).
+const tokenType = "Bearer"
+
+// LoginInput is a login attempt: the body of Login, decoded into the
+// contract's type.
+type LoginInput = identityapi.LoginRequest
 
 // Login checks the password and opens a session. Unknown email, wrong
 // password and deactivated account all give the same error after the same
@@ -108,15 +105,14 @@ func (s *Service) session(ctx context.Context, u User, refresh string) (Session,
 	if err != nil {
 		return Session{}, fmt.Errorf("sign access token: %w", err)
 	}
-	return Session{AccessToken: tok, ExpiresIn: int(s.cfg.AccessTTL / time.Second), RefreshToken: refresh, User: u}, nil
+	return Session{AccessToken: tok, TokenType: tokenType, ExpiresIn: int(s.cfg.AccessTTL / time.Second), RefreshToken: refresh, User: u}, nil
 }
 
-// RefreshInput names the refresh token to rotate or to log out.
-type RefreshInput struct {
-	RefreshToken string `json:"refresh_token"`
-}
+// RefreshInput names the refresh token to rotate or to log out: the body
+// of Refresh and Logout, decoded into the contract's type.
+type RefreshInput = identityapi.RefreshRequest
 
-func (in RefreshInput) check() error {
+func checkRefreshInput(in RefreshInput) error {
 	var v validate.Errors
 	v.Required("refresh_token", in.RefreshToken)
 	if err := v.Err(); err != nil {
@@ -132,7 +128,7 @@ func (in RefreshInput) check() error {
 // pair is issued in the same family. Presenting a spent token again is
 // treated as theft and revokes the family.
 func (s *Service) Refresh(ctx context.Context, in RefreshInput) (Session, error) {
-	if err := in.check(); err != nil {
+	if err := checkRefreshInput(in); err != nil {
 		return Session{}, err
 	}
 	next, err := randomSecret(32)
@@ -151,7 +147,7 @@ func (s *Service) Refresh(ctx context.Context, in RefreshInput) (Session, error)
 // Logout revokes the token's family. Unknown tokens succeed too: logging out
 // is idempotent and reveals nothing.
 func (s *Service) Logout(ctx context.Context, in RefreshInput) error {
-	if err := in.check(); err != nil {
+	if err := checkRefreshInput(in); err != nil {
 		if errors.Is(err, ErrInvalidRefresh) {
 			return nil
 		}

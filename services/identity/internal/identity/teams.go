@@ -4,15 +4,15 @@ import (
 	"context"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// TeamInput is a team to create, or a team's new name.
-type TeamInput struct {
-	Name string `json:"name"`
-}
+// TeamInput is a team to create, or a team's new name: the body of
+// CreateTeam and UpdateTeam, decoded into the contract's type.
+type TeamInput = identityapi.TeamInput
 
-func (in *TeamInput) check() error {
+func checkTeamInput(in *TeamInput) error {
 	in.Name = strings.TrimSpace(in.Name)
 	var v validate.Errors
 	checkName(&v, in.Name)
@@ -21,7 +21,7 @@ func (in *TeamInput) check() error {
 
 // CreateTeam validates and stores a team.
 func (s *Service) CreateTeam(ctx context.Context, in TeamInput) (Team, error) {
-	if err := in.check(); err != nil {
+	if err := checkTeamInput(&in); err != nil {
 		return Team{}, err
 	}
 	return s.store.CreateTeam(ctx, in.Name)
@@ -29,7 +29,7 @@ func (s *Service) CreateTeam(ctx context.Context, in TeamInput) (Team, error) {
 
 // UpdateTeam renames a team.
 func (s *Service) UpdateTeam(ctx context.Context, id int64, in TeamInput) (Team, error) {
-	if err := in.check(); err != nil {
+	if err := checkTeamInput(&in); err != nil {
 		return Team{}, err
 	}
 	return s.store.UpdateTeam(ctx, id, in.Name)

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -48,16 +48,10 @@ func (s *Service) CurrentAdmin(ctx context.Context, id int64) (User, error) {
 	return u, nil
 }
 
-// UserInput is an account to create.
-type UserInput struct {
-	Name     string `json:"name"`
-	Email    string `json:"email"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
-	TeamID   *int64 `json:"team_id"`
-	// EditScope is company (default), team or own.
-	EditScope string `json:"edit_scope"`
-}
+// UserInput is an account to create: the body of CreateUser, decoded
+// into the contract's type. Empty role and edit scope default to user and
+// company.
+type UserInput = identityapi.UserInput
 
 func checkPassword(v *validate.Errors, pw string) {
 	switch n := len([]rune(pw)); {
@@ -81,8 +75,8 @@ func checkNameEmail(v *validate.Errors, name, email string) {
 	}
 }
 
-// check trims and defaults in, then validates it.
-func (in *UserInput) check() error {
+// checkUserInput trims and defaults in, then validates it.
+func checkUserInput(in *UserInput) error {
 	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
 	if in.Role == "" {
 		in.Role = auth.RoleUser
@@ -112,7 +106,7 @@ func (s *Service) newUser(ctx context.Context, in UserInput) (NewUser, error) {
 
 // CreateUser validates and stores a new account.
 func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
-	if err := in.check(); err != nil {
+	if err := checkUserInput(&in); err != nil {
 		return User{}, err
 	}
 	u, err := s.newUser(ctx, in)
@@ -124,17 +118,10 @@ func (s *Service) CreateUser(ctx context.Context, in UserInput) (User, error) {
 
 // UserUpdate replaces an account's settings: name and email are required;
 // absent optional fields keep their value, team_id null clears the team,
-// and a password, when given, replaces the old one.
-type UserUpdate struct {
-	Name     string              `json:"name"`
-	Email    string              `json:"email"`
-	Password patch.Field[string] `json:"password"`
-	Role     patch.Field[string] `json:"role"`
-	TeamID   patch.Field[int64]  `json:"team_id"`
-	Active   patch.Field[bool]   `json:"active"`
-	// EditScope, when given, replaces the scope; null or "" keeps it.
-	EditScope patch.Field[string] `json:"edit_scope"`
-}
+// a password, when given, replaces the old one, and an edit scope null or
+// "" keeps it. It is the body of UpdateUser, decoded into the contract's
+// type.
+type UserUpdate = identityapi.UserUpdate
 
 // UpdateUser validates and applies an update.
 func (s *Service) UpdateUser(ctx context.Context, id int64, in UserUpdate) (User, error) {
@@ -204,7 +191,7 @@ func (s *Service) Directory(ctx context.Context) ([]User, error) { return s.stor
 // BootstrapAdmin creates the first admin when no user exists yet.
 func (s *Service) BootstrapAdmin(ctx context.Context, email, password string) (User, bool, error) {
 	in := UserInput{Name: "Administrator", Email: email, Password: password, Role: auth.RoleAdmin}
-	if err := in.check(); err != nil {
+	if err := checkUserInput(&in); err != nil {
 		return User{}, false, fmt.Errorf("bootstrap admin: %w", err)
 	}
 	u, err := s.newUser(ctx, in)

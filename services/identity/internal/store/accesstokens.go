@@ -15,6 +15,13 @@ import (
 
 const accessTokenCols = `id, name, prefix, scopes, role, user_id, created_by, created_at, expires_at, last_used_at, revoked_at`
 
+// accessTokenRow reads accessTokenCols by column name, leaving Token, the
+// secret that is never stored, empty. scopes is NOT NULL, so the list is
+// never nil.
+func accessTokenRow(row pgx.CollectableRow) (identity.AccessToken, error) {
+	return pgx.RowToStructByNameLax[identity.AccessToken](row)
+}
+
 // CreateAccessToken inserts the token's service user and the token in one
 // transaction. The service user's password hash is "!", which no password
 // verifies, and login looks up persons only.
@@ -27,7 +34,7 @@ func (s *Store) CreateAccessToken(ctx context.Context, t identity.NewAccessToken
 		if err != nil {
 			return fmt.Errorf("create service user: %w", err)
 		}
-		if err := outbox.Add(ctx, tx, directory.Stream, directory.UserCreated, fmt.Sprint(u.ID), u.Directory()); err != nil {
+		if err := outbox.Add(ctx, tx, directory.Stream, directory.UserCreated, fmt.Sprint(u.ID), identity.DirectoryEntry(u)); err != nil {
 			return err
 		}
 		rows, err = tx.Query(ctx, `INSERT INTO access_tokens (name, prefix, token_hash, scopes, role, user_id, created_by, expires_at)
@@ -36,7 +43,7 @@ func (s *Store) CreateAccessToken(ctx context.Context, t identity.NewAccessToken
 		if err != nil {
 			return fmt.Errorf("create access token: %w", err)
 		}
-		out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[identity.AccessToken])
+		out, err = pgx.CollectExactlyOneRow(rows, accessTokenRow)
 		if err != nil {
 			return fmt.Errorf("create access token: %w", err)
 		}
@@ -51,7 +58,7 @@ func (s *Store) ListAccessTokens(ctx context.Context) ([]identity.AccessToken, e
 	if err != nil {
 		return nil, fmt.Errorf("list access tokens: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[identity.AccessToken])
+	out, err := pgx.CollectRows(rows, accessTokenRow)
 	if err != nil {
 		return nil, fmt.Errorf("list access tokens: %w", err)
 	}
@@ -81,7 +88,7 @@ func (s *Store) RevokeAccessToken(ctx context.Context, id int64) error {
 			return fmt.Errorf("deactivate service user: %w", err)
 		}
 		for _, u := range users {
-			if err := outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(u.ID), u.Directory()); err != nil {
+			if err := outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(u.ID), identity.DirectoryEntry(u)); err != nil {
 				return err
 			}
 		}

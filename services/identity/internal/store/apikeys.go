@@ -12,8 +12,15 @@ import (
 
 const apiKeyCols = `id, name, prefix, rate_limit_per_minute, allowed_origins, created_by, created_at, revoked_at`
 
+// apiKeyRow reads apiKeyCols by column name, leaving Key, the secret that
+// is never stored, empty. allowed_origins is NOT NULL, so an empty list
+// reads as [], never nil, as the answers spell it.
+func apiKeyRow(row pgx.CollectableRow) (identity.APIKey, error) {
+	return pgx.RowToStructByNameLax[identity.APIKey](row)
+}
+
 func collectKeys(rows pgx.Rows) ([]identity.APIKey, error) {
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[identity.APIKey])
+	return pgx.CollectRows(rows, apiKeyRow)
 }
 
 // CreateAPIKey stores a key's hash and settings.
@@ -24,7 +31,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k identity.NewAPIKey) (identit
 	if err != nil {
 		return identity.APIKey{}, fmt.Errorf("create api key: %w", err)
 	}
-	key, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[identity.APIKey])
+	key, err := pgx.CollectExactlyOneRow(rows, apiKeyRow)
 	if err != nil {
 		return identity.APIKey{}, fmt.Errorf("create api key: %w", err)
 	}

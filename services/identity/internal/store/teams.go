@@ -3,13 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -19,7 +19,7 @@ func oneTeam(rows pgx.Rows, err error) (identity.Team, error) {
 	if err != nil {
 		return identity.Team{}, err
 	}
-	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[identity.Team])
+	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[identity.Team])
 	switch {
 	case db.IsNoRows(err):
 		return t, identity.ErrTeamNotFound
@@ -35,7 +35,7 @@ func (s *Store) ListTeams(ctx context.Context) ([]identity.Team, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list teams: %w", err)
 	}
-	teams, err := pgx.CollectRows(rows, pgx.RowToStructByPos[identity.Team])
+	teams, err := pgx.CollectRows(rows, pgx.RowToStructByName[identity.Team])
 	if err != nil {
 		return nil, fmt.Errorf("list teams: %w", err)
 	}
@@ -56,7 +56,7 @@ func (s *Store) CreateTeam(ctx context.Context, name string) (identity.Team, err
 		if t, err = oneTeam(rows, err); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, directory.Stream, directory.TeamCreated, fmt.Sprint(t.ID), t.Event())
+		return outbox.Add(ctx, tx, directory.Stream, directory.TeamCreated, fmt.Sprint(t.ID), identity.TeamEvent(t))
 	})
 	return t, err
 }
@@ -69,7 +69,7 @@ func (s *Store) UpdateTeam(ctx context.Context, id int64, name string) (identity
 		if t, err = oneTeam(rows, err); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, directory.Stream, directory.TeamUpdated, fmt.Sprint(t.ID), t.Event())
+		return outbox.Add(ctx, tx, directory.Stream, directory.TeamUpdated, fmt.Sprint(t.ID), identity.TeamEvent(t))
 	})
 	return t, err
 }
@@ -93,11 +93,11 @@ func (s *Store) DeleteTeam(ctx context.Context, id int64) error {
 			return err
 		}
 		for _, u := range members {
-			if err := outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(u.ID), u.Directory()); err != nil {
+			if err := outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(u.ID), identity.DirectoryEntry(u)); err != nil {
 				return err
 			}
 		}
-		t.UpdatedAt = time.Now().UTC()
-		return outbox.Add(ctx, tx, directory.Stream, directory.TeamDeleted, fmt.Sprint(t.ID), t.Event())
+		t.UpdatedAt = timestamp.Now()
+		return outbox.Add(ctx, tx, directory.Stream, directory.TeamDeleted, fmt.Sprint(t.ID), identity.TeamEvent(t))
 	})
 }

@@ -40,15 +40,17 @@ func userWriteErr(err error) error {
 	return err
 }
 
+// collectUsers reads userCols rows by column name: the user is the
+// contract's type, whose field order is the API's, not the table's.
 func collectUsers(rows pgx.Rows) ([]identity.User, error) {
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[identity.User])
+	return pgx.CollectRows(rows, pgx.RowToStructByName[identity.User])
 }
 
 func oneUser(rows pgx.Rows, err error) (identity.User, error) {
 	if err != nil {
 		return identity.User{}, err
 	}
-	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[identity.User])
+	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[identity.User])
 	if db.IsNoRows(err) {
 		return identity.User{}, identity.ErrUserNotFound
 	}
@@ -137,7 +139,7 @@ func insertUser(ctx context.Context, tx pgx.Tx, u identity.NewUser) (identity.Us
 	if err != nil {
 		return created, userWriteErr(err)
 	}
-	if err := outbox.Add(ctx, tx, directory.Stream, directory.UserCreated, fmt.Sprint(created.ID), created.Directory()); err != nil {
+	if err := outbox.Add(ctx, tx, directory.Stream, directory.UserCreated, fmt.Sprint(created.ID), identity.DirectoryEntry(created)); err != nil {
 		return created, err
 	}
 	return created, nil
@@ -245,7 +247,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 				return err
 			}
 		}
-		return outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(id), updated.Directory())
+		return outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(id), identity.DirectoryEntry(updated))
 	})
 	return updated, err
 }
