@@ -1,47 +1,50 @@
 package leadsapi
 
-import "time"
+import (
+	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/timestamp"
+)
 
 // Lead is a prospect not yet qualified into a contact.
 type Lead struct {
-	ID               int64      `json:"id" minimum:"1" example:"17"`
-	FirstName        string     `json:"first_name" maxLength:"100" example:"Grace"`
-	LastName         string     `json:"last_name" maxLength:"100" example:"Hopper"`
-	Email            *string    `json:"email" format:"email" maxLength:"255" example:"grace@example.com"`
-	Phone            *string    `json:"phone" maxLength:"255"`
-	Company          *string    `json:"company" maxLength:"255" example:"Navy Labs"`
-	JobTitle         *string    `json:"job_title" maxLength:"255"`
-	Source           *string    `json:"source" maxLength:"255" example:"website"`
-	Status           string     `json:"status" enum:"new,contacted,qualified,disqualified" example:"new"`
-	Notes            *string    `json:"notes" maxLength:"100000"`
-	Tags             *string    `json:"tags" maxLength:"255" description:"Comma-separated."`
-	AssignedTo       *int64     `json:"assigned_to" minimum:"1"`
-	AssignedToName   *string    `json:"assigned_to_name" readOnly:"true"`
-	DisqualifyReason *string    `json:"disqualify_reason" maxLength:"1000"`
-	QualifiedAt      *time.Time `json:"qualified_at"`
-	ContactID        *int64     `json:"contact_id" minimum:"1" description:"Set once qualified."`
-	CompanyID        *int64     `json:"company_id" minimum:"1"`
-	DealID           *int64     `json:"deal_id" minimum:"1"`
-	CreatedBy        *int64     `json:"created_by" minimum:"1"`
-	CreatedAt        time.Time  `json:"created_at"`
-	UpdatedAt        time.Time  `json:"updated_at"`
+	ID               int64           `json:"id" minimum:"1" example:"17"`
+	FirstName        string          `json:"first_name" maxLength:"100" example:"Grace"`
+	LastName         string          `json:"last_name" maxLength:"100" example:"Hopper"`
+	Email            *string         `json:"email" format:"email" maxLength:"255" example:"grace@example.com"`
+	Phone            *string         `json:"phone" maxLength:"255"`
+	Company          *string         `json:"company" maxLength:"255" example:"Navy Labs"`
+	JobTitle         *string         `json:"job_title" maxLength:"255"`
+	Source           *string         `json:"source" maxLength:"255" example:"website"`
+	Status           string          `json:"status" enum:"new,contacted,qualified,disqualified" example:"new"`
+	Notes            *string         `json:"notes" maxLength:"100000"`
+	Tags             *string         `json:"tags" maxLength:"255" description:"Comma-separated."`
+	AssignedTo       *int64          `json:"assigned_to" minimum:"1"`
+	AssignedToName   *string         `json:"assigned_to_name" readOnly:"true"`
+	DisqualifyReason *string         `json:"disqualify_reason" maxLength:"1000"`
+	QualifiedAt      *timestamp.Time `json:"qualified_at"`
+	ContactID        *int64          `json:"contact_id" minimum:"1" description:"Set once qualified."`
+	CompanyID        *int64          `json:"company_id" minimum:"1"`
+	DealID           *int64          `json:"deal_id" minimum:"1"`
+	CreatedBy        *int64          `json:"created_by" minimum:"1"`
+	CreatedAt        timestamp.Time  `json:"created_at"`
+	UpdatedAt        timestamp.Time  `json:"updated_at"`
 }
 
 // LeadInput is the body of POST /leads and PUT /leads/{id}; names are
 // required on both, an absent optional field is unchanged, null or ""
 // clears it.
 type LeadInput struct {
-	FirstName  string  `json:"first_name" minLength:"1" maxLength:"100" example:"Grace"`
-	LastName   string  `json:"last_name" minLength:"1" maxLength:"100" example:"Hopper"`
-	Email      *string `json:"email,omitempty" nullable:"true" maxLength:"255" example:"grace@example.com"`
-	Phone      *string `json:"phone,omitempty" nullable:"true" maxLength:"255"`
-	Company    *string `json:"company,omitempty" nullable:"true" maxLength:"255"`
-	JobTitle   *string `json:"job_title,omitempty" nullable:"true" maxLength:"255"`
-	Source     *string `json:"source,omitempty" nullable:"true" maxLength:"255"`
-	Status     *string `json:"status,omitempty" nullable:"true" enum:"new,contacted,qualified,disqualified"`
-	Notes      *string `json:"notes,omitempty" nullable:"true" maxLength:"100000"`
-	Tags       *string `json:"tags,omitempty" nullable:"true" maxLength:"255"`
-	AssignedTo *int64  `json:"assigned_to,omitempty" nullable:"true" minimum:"1"`
+	FirstName  string              `json:"first_name" minLength:"1" maxLength:"100" example:"Grace"`
+	LastName   string              `json:"last_name" minLength:"1" maxLength:"100" example:"Hopper"`
+	Email      patch.Field[string] `json:"email,omitzero" nullable:"true" maxLength:"255" example:"grace@example.com"`
+	Phone      patch.Field[string] `json:"phone,omitzero" nullable:"true" maxLength:"255"`
+	Company    patch.Field[string] `json:"company,omitzero" nullable:"true" maxLength:"255"`
+	JobTitle   patch.Field[string] `json:"job_title,omitzero" nullable:"true" maxLength:"255"`
+	Source     patch.Field[string] `json:"source,omitzero" nullable:"true" maxLength:"255"`
+	Status     patch.Field[string] `json:"status,omitzero" nullable:"true" enum:"new,contacted,qualified,disqualified"`
+	Notes      patch.Field[string] `json:"notes,omitzero" nullable:"true" maxLength:"100000"`
+	Tags       patch.Field[string] `json:"tags,omitzero" nullable:"true" maxLength:"255"`
+	AssignedTo patch.Field[int64]  `json:"assigned_to,omitzero" nullable:"true" minimum:"1"`
 }
 
 // QualifyInput is the optional body of QualifyLead: which

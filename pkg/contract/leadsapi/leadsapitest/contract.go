@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -85,9 +86,8 @@ func runBatch(t *testing.T, c *leadsapi.Client) {
 	}
 
 	// CreateLeads is the same exchange with typed leads and ids.
-	email := "grace@example.com"
 	created, err := c.CreateLeads(ctx, []leadsapi.NewLead{
-		{Key: "contract-batch-1", Lead: leadsapi.LeadInput{FirstName: "Grace", LastName: "Hopper", Email: &email}},
+		{Key: "contract-batch-1", Lead: leadsapi.LeadInput{FirstName: "Grace", LastName: "Hopper", Email: patch.Of("grace@example.com")}},
 		{Key: "contract-batch-3", Lead: leadsapi.LeadInput{FirstName: "", LastName: "Nobody"}},
 	})
 	if err != nil {

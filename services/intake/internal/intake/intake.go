@@ -12,6 +12,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -130,17 +131,17 @@ type Submission struct {
 // submission only, so every retry asks for the same lead and leads'
 // idempotency store recognises it.
 func (s Submission) Lead() leadsapi.LeadInput {
-	return leadsapi.LeadInput{FirstName: s.FirstName, LastName: s.LastName, Email: &s.Email,
+	return leadsapi.LeadInput{FirstName: s.FirstName, LastName: s.LastName, Email: patch.Of(s.Email),
 		Phone: unlessEmpty(s.Phone), Company: unlessEmpty(s.Company), JobTitle: unlessEmpty(s.JobTitle),
-		Source: &s.Source, Notes: unlessEmpty(s.Notes)}
+		Source: patch.Of(s.Source), Notes: unlessEmpty(s.Notes)}
 }
 
 // unlessEmpty leaves an empty optional field out of the lead.
-func unlessEmpty(v string) *string {
+func unlessEmpty(v string) patch.Field[string] {
 	if v == "" {
-		return nil
+		return patch.Field[string]{}
 	}
-	return &v
+	return patch.Of(v)
 }
 
 // NewSubmission is what Accept stores.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -83,8 +84,8 @@ func TestRefusalAndLastError(t *testing.T) {
 func TestLeadIsTheSubmission(t *testing.T) {
 	t.Parallel()
 	s := Submission{FirstName: "Ada", LastName: "L", Email: "a@b.example", Company: "Analytical", Source: DefaultSource}
-	email, company, source := "a@b.example", "Analytical", DefaultSource
-	want := leadsapi.LeadInput{FirstName: "Ada", LastName: "L", Email: &email, Company: &company, Source: &source}
+	want := leadsapi.LeadInput{FirstName: "Ada", LastName: "L", Email: patch.Of("a@b.example"),
+		Company: patch.Of("Analytical"), Source: patch.Of(DefaultSource)}
 	if diff := cmp.Diff(want, s.Lead()); diff != "" {
 		t.Errorf("lead (-want +got):\n%s", diff)
 	}

@@ -203,17 +203,21 @@ func (h *handlers) qualify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body qualifyBody
+	var body leadsapi.QualifyInput
 	if err := decodeOptional(w, r, &body); err != nil {
 		return err
 	}
-	q, err := h.svc.Qualify(r.Context(), id, body.input())
+	in, err := qualifyInput(body)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{
-		"success": true, "message": leadsapi.QualifyLead.Message,
-		"contact_id": q.ContactID, "company_id": q.CompanyID, "deal_id": q.DealID, "data": q.Lead,
+	q, err := h.svc.Qualify(r.Context(), id, in)
+	if err != nil {
+		return err
+	}
+	httpx.JSON(w, http.StatusOK, leadsapi.Qualified{
+		Success: true, Message: leadsapi.QualifyLead.Message,
+		ContactID: q.ContactID, CompanyID: q.CompanyID, DealID: q.DealID, Data: q.Lead,
 	})
 	return nil
 }
@@ -223,9 +227,7 @@ func (h *handlers) disqualify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in struct {
-		Reason *string `json:"reason"`
-	}
+	var in leadsapi.DisqualifyInput
 	if err := decodeOptional(w, r, &in); err != nil {
 		return err
 	}

@@ -213,7 +213,7 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (ImportResu
 				continue
 			}
 			data++
-			in := leads.Input{FirstName: patch.Of(rec.Get("first_name")), LastName: patch.Of(rec.Get("last_name"))}
+			in := leads.Input{FirstName: rec.Get("first_name"), LastName: rec.Get("last_name")}
 			for _, f := range []struct {
 				name string
 				dst  *patch.Field[string]

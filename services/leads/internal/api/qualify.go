@@ -1,64 +1,55 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
 
 	"github.com/shopspring/decimal"
 
-	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
-// qualifyBody is the wire form of leadsapi.QualifyLead's body: the domain's
-// QualifyInput with deal_value as the client may send it.
-type qualifyBody struct {
-	CreateCompany bool    `json:"create_company"`
-	CreateDeal    bool    `json:"create_deal"`
-	DealName      *string `json:"deal_name"`
-	DealValue     *amount `json:"deal_value"`
-	DealStageID   *int64  `json:"deal_stage_id"`
-	ContactID     *int64  `json:"contact_id"`
-	CompanyID     *int64  `json:"company_id"`
-}
-
-func (b qualifyBody) input() leads.QualifyInput {
+// qualifyInput reads the body of leadsapi.QualifyLead into the core's
+// input: deal_value, a decimal string or a JSON number (decoded as its
+// literal, httpx.Decode keeps numbers as json.Number), becomes a decimal,
+// never a float.
+func qualifyInput(b leadsapi.QualifyInput) (leads.QualifyInput, error) {
 	in := leads.QualifyInput{CreateCompany: b.CreateCompany, CreateDeal: b.CreateDeal, DealName: b.DealName,
 		DealStageID: b.DealStageID, ContactID: b.ContactID, CompanyID: b.CompanyID}
 	if b.DealValue != nil {
-		d := b.DealValue.Decimal
+		d, err := amount(b.DealValue)
+		if err != nil {
+			return leads.QualifyInput{}, err
+		}
 		in.DealValue = &d
 	}
-	return in
+	return in, nil
 }
-
-// amount is a money amount given as a JSON number or a string holding one;
-// it is kept as a decimal, never a float.
-type amount struct{ decimal.Decimal }
 
 var amountText = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
 
-// UnmarshalJSON accepts 1500, 1500.5 or "1500.50"; anything else is a 422
-// on deal_value rather than a malformed body.
-func (a *amount) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	text := string(b)
-	notDecimal := &httpx.FieldTypeError{Field: "deal_value", Message: "must be a decimal number"}
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &text); err != nil {
-			return notDecimal
-		}
-		text = strings.TrimSpace(text)
+// amount accepts 1500, 1500.5 or "1500.50"; anything else is a 422 on
+// deal_value rather than a malformed body.
+func amount(v any) (decimal.Decimal, error) {
+	notDecimal := problem.Invalid("deal_value", "must be a decimal number")
+	var text string
+	switch v := v.(type) {
+	case json.Number:
+		text = v.String()
+	case string:
+		text = strings.TrimSpace(v)
+	default:
+		return decimal.Decimal{}, notDecimal
 	}
 	if !amountText.MatchString(text) {
-		return notDecimal
+		return decimal.Decimal{}, notDecimal
 	}
 	d, err := decimal.NewFromString(text)
 	if err != nil {
-		return notDecimal
+		return decimal.Decimal{}, notDecimal
 	}
-	a.Decimal = d
-	return nil
+	return d, nil
 }

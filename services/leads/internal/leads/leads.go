@@ -12,7 +12,6 @@ import (
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -44,45 +43,11 @@ const MaxReason = 1000
 
 // Lead is the public lead record: its own fields plus the assignee name,
 // the disqualification reason and the qualification results.
-type Lead struct {
-	ID               int64           `json:"id"`
-	FirstName        string          `json:"first_name"`
-	LastName         string          `json:"last_name"`
-	Email            *string         `json:"email"`
-	Phone            *string         `json:"phone"`
-	Company          *string         `json:"company"`
-	JobTitle         *string         `json:"job_title"`
-	Source           *string         `json:"source"`
-	Status           string          `json:"status"`
-	Notes            *string         `json:"notes"`
-	Tags             *string         `json:"tags"`
-	AssignedTo       *int64          `json:"assigned_to"`
-	AssignedToName   *string         `json:"assigned_to_name"`
-	DisqualifyReason *string         `json:"disqualify_reason"`
-	QualifiedAt      *timestamp.Time `json:"qualified_at"`
-	ContactID        *int64          `json:"contact_id"`
-	CompanyID        *int64          `json:"company_id"`
-	DealID           *int64          `json:"deal_id"`
-	CreatedBy        *int64          `json:"created_by"`
-	CreatedAt        timestamp.Time  `json:"created_at"`
-	UpdatedAt        timestamp.Time  `json:"updated_at"`
-}
+type Lead = leadsapi.Lead
 
 // Input is a create or update body. Every optional field tells absent
 // (keep) from null or "" (clear); read-only and unknown fields are ignored.
-type Input struct {
-	FirstName  patch.Field[string] `json:"first_name"`
-	LastName   patch.Field[string] `json:"last_name"`
-	Email      patch.Field[string] `json:"email"`
-	Phone      patch.Field[string] `json:"phone"`
-	Company    patch.Field[string] `json:"company"`
-	JobTitle   patch.Field[string] `json:"job_title"`
-	Source     patch.Field[string] `json:"source"`
-	Status     patch.Field[string] `json:"status"`
-	Notes      patch.Field[string] `json:"notes"`
-	Tags       patch.Field[string] `json:"tags"`
-	AssignedTo patch.Field[int64]  `json:"assigned_to"`
-}
+type Input = leadsapi.LeadInput
 
 // UserChecker tells whether a user id is known (the directory read model).
 type UserChecker func(ctx context.Context, id int64) (bool, error)
@@ -91,7 +56,7 @@ type UserChecker func(ctx context.Context, id int64) (bool, error)
 // are required on create and update alike.
 func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
 	var v validate.Errors
-	first, last := strings.TrimSpace(in.FirstName.Value), strings.TrimSpace(in.LastName.Value)
+	first, last := strings.TrimSpace(in.FirstName), strings.TrimSpace(in.LastName)
 	leadsapi.CheckName(&v, "first_name", first)
 	leadsapi.CheckName(&v, "last_name", last)
 	l.FirstName, l.LastName = first, last

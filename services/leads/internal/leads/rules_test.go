@@ -31,14 +31,12 @@ func fieldsOf(t *testing.T, err error) []string {
 	return names
 }
 
-func set(v string) patch.Field[string] { return patch.Field[string]{Set: true, Value: v} }
-
 // TestApply is a lead's write rules without a server: what is required,
 // trimmed, cleared, defaulted and refused.
 func TestApply(t *testing.T) {
 	t.Parallel()
 	users := func(_ context.Context, id int64) (bool, error) { return id == 3, nil }
-	names := Input{FirstName: set(" Jane "), LastName: set("Doe")}
+	names := Input{FirstName: " Jane ", LastName: "Doe"}
 	with := func(f func(*Input)) Input { in := names; f(&in); return in }
 	tests := []struct {
 		name   string
@@ -51,21 +49,21 @@ func TestApply(t *testing.T) {
 				t.Errorf("lead %+v", l)
 			}
 		}},
-		{"names missing", Input{Email: set("a@b.example")}, []string{"first_name", "last_name"}, nil},
-		{"names blank", Input{FirstName: set(" "), LastName: set("")}, []string{"first_name", "last_name"}, nil},
-		{"name too long", with(func(in *Input) { in.FirstName = set(strings.Repeat("x", 101)) }), []string{"first_name"}, nil},
-		{"company too long", with(func(in *Input) { in.Company = set(strings.Repeat("c", 256)) }), []string{"company"}, nil},
-		{"bad email", with(func(in *Input) { in.Email = set("not-an-email") }), []string{"email"}, nil},
-		{"bad status", with(func(in *Input) { in.Status = set("won") }), []string{"status"}, nil},
-		{"unknown assignee", with(func(in *Input) { in.AssignedTo = patch.Field[int64]{Set: true, Value: 999} }), []string{"assigned_to"}, nil},
-		{"assignee not positive", with(func(in *Input) { in.AssignedTo = patch.Field[int64]{Set: true, Value: -1} }), []string{"assigned_to"}, nil},
-		{"tags normalised, blank cleared", with(func(in *Input) { in.Tags = set("vip, hot ,vip"); in.Phone = set("  ") }), nil,
+		{"names missing", Input{Email: patch.Of("a@b.example")}, []string{"first_name", "last_name"}, nil},
+		{"names blank", Input{FirstName: " ", LastName: ""}, []string{"first_name", "last_name"}, nil},
+		{"name too long", with(func(in *Input) { in.FirstName = strings.Repeat("x", 101) }), []string{"first_name"}, nil},
+		{"company too long", with(func(in *Input) { in.Company = patch.Of(strings.Repeat("c", 256)) }), []string{"company"}, nil},
+		{"bad email", with(func(in *Input) { in.Email = patch.Of("not-an-email") }), []string{"email"}, nil},
+		{"bad status", with(func(in *Input) { in.Status = patch.Of("won") }), []string{"status"}, nil},
+		{"unknown assignee", with(func(in *Input) { in.AssignedTo = patch.Of[int64](999) }), []string{"assigned_to"}, nil},
+		{"assignee not positive", with(func(in *Input) { in.AssignedTo = patch.Of[int64](-1) }), []string{"assigned_to"}, nil},
+		{"tags normalised, blank cleared", with(func(in *Input) { in.Tags = patch.Of("vip, hot ,vip"); in.Phone = patch.Of("  ") }), nil,
 			func(t *testing.T, l Lead) {
 				if l.Tags == nil || *l.Tags != "vip,hot" || l.Phone != nil {
 					t.Errorf("tags %v phone %v", l.Tags, l.Phone)
 				}
 			}},
-		{"known assignee", with(func(in *Input) { in.AssignedTo = patch.Field[int64]{Set: true, Value: 3} }), nil,
+		{"known assignee", with(func(in *Input) { in.AssignedTo = patch.Of[int64](3) }), nil,
 			func(t *testing.T, l Lead) {
 				if l.AssignedTo == nil || *l.AssignedTo != 3 {
 					t.Errorf("assigned_to %v", l.AssignedTo)
