@@ -1,6 +1,6 @@
 package intakeapi
 
-import "time"
+import "github.com/opencrm/crm/pkg/timestamp"
 
 // LeadSubmission is the body of SubmitLead, sent by a web form or
 // another system with an API key. website is a honeypot: leave it empty.
@@ -31,24 +31,26 @@ type SubmissionAnswer struct {
 }
 
 // Submission is one stored public lead submission and its delivery state.
+// Intake encodes its log entries as this type itself, so the timestamps are
+// timestamp.Time (the platform's six fractional digits).
 type Submission struct {
-	ID            int64      `json:"id" minimum:"1" example:"301"`
-	APIKeyID      int64      `json:"api_key_id" minimum:"1"`
-	Status        string     `json:"status" enum:"pending,delivered,failed,spam" example:"delivered"`
-	FirstName     string     `json:"first_name"`
-	LastName      string     `json:"last_name"`
-	Email         string     `json:"email"`
-	Phone         string     `json:"phone"`
-	Company       string     `json:"company"`
-	JobTitle      string     `json:"job_title"`
-	Source        string     `json:"source"`
-	Notes         string     `json:"notes"`
-	Origin        string     `json:"origin"`
-	LeadID        *int64     `json:"lead_id" minimum:"1"`
-	Attempts      int        `json:"attempts" minimum:"0"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	LastError     string     `json:"last_error"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	DeliveredAt   *time.Time `json:"delivered_at"`
+	ID            int64           `json:"id" minimum:"1" example:"301"`
+	APIKeyID      int64           `json:"api_key_id" minimum:"1"`
+	Status        string          `json:"status" enum:"pending,delivered,failed,spam" example:"delivered"`
+	FirstName     string          `json:"first_name"`
+	LastName      string          `json:"last_name"`
+	Email         string          `json:"email"`
+	Phone         string          `json:"phone"`
+	Company       string          `json:"company"`
+	JobTitle      string          `json:"job_title"`
+	Source        string          `json:"source"`
+	Notes         string          `json:"notes"`
+	Origin        string          `json:"origin"`
+	LeadID        *int64          `json:"lead_id" minimum:"1"`
+	Attempts      int             `json:"attempts" minimum:"0"`
+	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
+	LastError     string          `json:"last_error"`
+	CreatedAt     timestamp.Time  `json:"created_at"`
+	UpdatedAt     timestamp.Time  `json:"updated_at"`
+	DeliveredAt   *timestamp.Time `json:"delivered_at"`
 }

@@ -119,8 +119,8 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(w, r, &in, intake.MaxBody); err != nil {
 		return err
 	}
-	in.Normalize()
-	if err := in.Validate(); err != nil {
+	intake.Normalize(&in)
+	if err := intake.Validate(in); err != nil {
 		return err
 	}
 	receipt, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)

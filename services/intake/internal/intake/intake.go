@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -60,20 +60,10 @@ func (k Key) Limit() int {
 
 // Input is the body of intakeapi.SubmitLead. Website is the honeypot: a
 // field hidden from humans in the form, which only bots fill in.
-type Input struct {
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
-	Email     string `json:"email"`
-	Phone     string `json:"phone"`
-	Company   string `json:"company"`
-	JobTitle  string `json:"job_title"`
-	Source    string `json:"source"`
-	Notes     string `json:"notes"`
-	Website   string `json:"website"`
-}
+type Input = intakeapi.LeadSubmission
 
 // Normalize trims every field and applies the default source.
-func (in *Input) Normalize() {
+func Normalize(in *Input) {
 	for _, p := range []*string{&in.FirstName, &in.LastName, &in.Email, &in.Phone,
 		&in.Company, &in.JobTitle, &in.Source, &in.Website} {
 		*p = strings.TrimSpace(*p)
@@ -83,8 +73,9 @@ func (in *Input) Normalize() {
 	}
 }
 
-// Validate reports every invalid field at once (one validation fault).
-func (in *Input) Validate() error {
+// Validate reports every invalid field of a normalised input at once (one
+// validation fault).
+func Validate(in Input) error {
 	var e validate.Errors
 	// The lead's own rules (leadsapi), so a submission accepted here is a
 	// lead leads accepts; the email is required here besides.
@@ -102,35 +93,15 @@ func (in *Input) Validate() error {
 }
 
 // IsSpam reports a filled honeypot.
-func (in *Input) IsSpam() bool { return in.Website != "" }
+func IsSpam(in Input) bool { return in.Website != "" }
 
 // Submission is one entry of the durable log.
-type Submission struct {
-	ID            int64           `json:"id"`
-	APIKeyID      int64           `json:"api_key_id"`
-	Status        string          `json:"status"`
-	FirstName     string          `json:"first_name"`
-	LastName      string          `json:"last_name"`
-	Email         string          `json:"email"`
-	Phone         string          `json:"phone"`
-	Company       string          `json:"company"`
-	JobTitle      string          `json:"job_title"`
-	Source        string          `json:"source"`
-	Notes         string          `json:"notes"`
-	Origin        string          `json:"origin"`
-	LeadID        *int64          `json:"lead_id"`
-	Attempts      int             `json:"attempts"`
-	NextAttemptAt *timestamp.Time `json:"next_attempt_at"`
-	LastError     string          `json:"last_error"`
-	CreatedAt     timestamp.Time  `json:"created_at"`
-	UpdatedAt     timestamp.Time  `json:"updated_at"`
-	DeliveredAt   *timestamp.Time `json:"delivered_at"`
-}
+type Submission = intakeapi.Submission
 
-// Lead is the lead forwarded to leads. It is built from the stored
+// LeadOf is the lead forwarded to leads. It is built from the stored
 // submission only, so every retry asks for the same lead and leads'
 // idempotency store recognises it.
-func (s Submission) Lead() leadsapi.LeadInput {
+func LeadOf(s Submission) leadsapi.LeadInput {
 	return leadsapi.LeadInput{FirstName: s.FirstName, LastName: s.LastName, Email: patch.Of(s.Email),
 		Phone: unlessEmpty(s.Phone), Company: unlessEmpty(s.Company), JobTitle: unlessEmpty(s.JobTitle),
 		Source: patch.Of(s.Source), Notes: unlessEmpty(s.Notes)}

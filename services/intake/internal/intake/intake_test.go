@@ -31,9 +31,9 @@ func TestInputValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			in := tc.in
-			in.Normalize()
+			Normalize(&in)
 			var got []string
-			if err := in.Validate(); err != nil {
+			if err := Validate(in); err != nil {
 				for _, fe := range problem.From(err).Errors {
 					got = append(got, fe.Field)
 				}
@@ -48,7 +48,7 @@ func TestInputValidate(t *testing.T) {
 func TestNormalizeDefaultsSource(t *testing.T) {
 	t.Parallel()
 	in := Input{FirstName: " A ", Source: "  "}
-	in.Normalize()
+	Normalize(&in)
 	if in.FirstName != "A" || in.Source != DefaultSource {
 		t.Errorf("normalized = %+v", in)
 	}

@@ -86,7 +86,7 @@ func TestLeadIsTheSubmission(t *testing.T) {
 	s := Submission{FirstName: "Ada", LastName: "L", Email: "a@b.example", Company: "Analytical", Source: DefaultSource}
 	want := leadsapi.LeadInput{FirstName: "Ada", LastName: "L", Email: patch.Of("a@b.example"),
 		Company: patch.Of("Analytical"), Source: patch.Of(DefaultSource)}
-	if diff := cmp.Diff(want, s.Lead()); diff != "" {
+	if diff := cmp.Diff(want, LeadOf(s)); diff != "" {
 		t.Errorf("lead (-want +got):\n%s", diff)
 	}
 }

@@ -188,7 +188,7 @@ func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey
 		idem = &Idem{APIKeyID: key.ID, Key: idemKey, Hash: IdemHash(in)}
 	}
 	status := StatusPending
-	if in.IsSpam() {
+	if IsSpam(in) {
 		status = StatusSpam
 	}
 	n := NewSubmission{APIKeyID: key.ID, Status: status, Input: in, Origin: origin, Lease: s.cfg.Lease}
@@ -323,7 +323,7 @@ func (s *Service) attempt(ctx context.Context, sub Submission, path string) (Out
 }
 
 func newLead(sub Submission) leadsapi.NewLead {
-	return leadsapi.NewLead{Key: IdemKeyFor(sub.ID), Lead: sub.Lead()}
+	return leadsapi.NewLead{Key: IdemKeyFor(sub.ID), Lead: LeadOf(sub)}
 }
 
 // refusal is leads' refusal of the lead itself (a malformed, invalid or

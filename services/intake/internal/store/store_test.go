@@ -33,7 +33,7 @@ func newStore(t *testing.T, orphaned time.Duration) (*store.Store, *db.DB) {
 
 func submission(lease time.Duration) intake.NewSubmission {
 	in := intake.Input{FirstName: "Ada", LastName: "L", Email: "a@b.example"}
-	in.Normalize()
+	intake.Normalize(&in)
 	return intake.NewSubmission{APIKeyID: 1, Status: intake.StatusPending, Input: in, Lease: lease}
 }
 
