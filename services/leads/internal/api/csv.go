@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
@@ -133,18 +134,6 @@ func exportRow(l leads.Lead) []string {
 	}
 }
 
-// ImportResult is the import answer: the contact import's shape plus how
-// the file was read.
-type ImportResult struct {
-	Success  bool     `json:"success"`
-	Message  string   `json:"message"`
-	Imported int      `json:"imported"`
-	Skipped  int      `json:"skipped"`
-	Errors   []string `json:"errors"`
-	csvx.Report
-	DryRun bool `json:"dry_run"`
-}
-
 // Import streams the multipart field "file" (optionally preceded by
 // "mapping" and "dry_run", see docs/import.md) into the store in one
 // transaction: a rejected file, or one without data rows, imports
@@ -166,20 +155,20 @@ type rowErr struct {
 	msg string
 }
 
-func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (ImportResult, error) {
+func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.ImportResult, error) {
 	claims := auth.FromContext(r.Context())
 	// Room for the multipart envelope around a file at the limit.
 	r.Body = http.MaxBytesReader(w, r.Body, MaxImportBytes+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		return envelope.ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
 	up, err := csvx.ReadUpload(mr)
 	if errors.Is(err, io.EOF) {
-		return ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		return envelope.ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
 	if err != nil {
-		return ImportResult{}, tooLargeBody(err)
+		return envelope.ImportResult{}, tooLargeBody(err)
 	}
 	rd, err := csvx.Open(up.File, CSVColumns, csvx.Options{
 		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
@@ -187,9 +176,9 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (ImportResu
 		FullName: fullName,
 	})
 	if err != nil {
-		return ImportResult{}, tooLargeBody(err)
+		return envelope.ImportResult{}, tooLargeBody(err)
 	}
-	res := ImportResult{Success: true, DryRun: up.DryRun}
+	res := envelope.ImportResult{Success: true, DryRun: up.DryRun}
 	// The first MaxImportErrors invalid rows (they come in row order) and how
 	// many there were.
 	var errs []rowErr
@@ -247,7 +236,7 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (ImportResu
 		},
 	})
 	if err != nil {
-		return ImportResult{}, err
+		return envelope.ImportResult{}, err
 	}
 	for _, s := range out.Skips {
 		msg := fmt.Sprintf("Row %d: a lead with email %s already exists", s.Row, s.Email)
@@ -262,7 +251,8 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (ImportResu
 	for i, e := range errs {
 		res.Errors[i] = e.msg
 	}
-	res.Report = rd.Report()
+	rep := rd.Report()
+	res.Encoding, res.Delimiter, res.IgnoredColumns = rep.Encoding, rep.Delimiter, rep.IgnoredColumns
 	res.Imported, res.Skipped = out.Imported, invalid+out.Skipped
 	verb := "Imported"
 	if res.DryRun {
