@@ -1,6 +1,8 @@
 package leadsapi
 
 import (
+	"encoding/json"
+
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/timestamp"
 )
@@ -25,6 +27,7 @@ type Lead struct {
 	ContactID        *int64          `json:"contact_id" minimum:"1" description:"Set once qualified."`
 	CompanyID        *int64          `json:"company_id" minimum:"1"`
 	DealID           *int64          `json:"deal_id" minimum:"1"`
+	CustomFields     map[string]any  `json:"custom_fields" description:"This installation's custom fields (GET /properties/leads): every defined name, null where empty." customFields:"leads"`
 	CreatedBy        *int64          `json:"created_by" minimum:"1"`
 	CreatedAt        timestamp.Time  `json:"created_at"`
 	UpdatedAt        timestamp.Time  `json:"updated_at"`
@@ -45,6 +48,9 @@ type LeadInput struct {
 	Notes      patch.Field[string] `json:"notes,omitzero" nullable:"true" maxLength:"100000"`
 	Tags       patch.Field[string] `json:"tags,omitzero" nullable:"true" maxLength:"255"`
 	AssignedTo patch.Field[int64]  `json:"assigned_to,omitzero" nullable:"true" minimum:"1"`
+	// CustomFields are checked against the installation's definitions of
+	// leads; intake forwards none.
+	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" description:"A partial set of custom fields: absent names keep their value, null clears one." customFields:"leads"`
 }
 
 // QualifyInput is the optional body of QualifyLead: which

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -43,6 +44,8 @@ type Store interface {
 	Delete(ctx context.Context, id int64) error
 	List(ctx context.Context, f Filter) ([]Lead, int, error)
 	UserExists(ctx context.Context, id int64) (bool, error)
+	// Definitions lists the installation's custom fields of leads.
+	Definitions(ctx context.Context) ([]customfield.Definition, error)
 
 	// BeginQualification takes the lead's saga lease (409 while another
 	// attempt holds it) and returns the progress of earlier attempts.
@@ -106,6 +109,12 @@ func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
 // UserExists reports whether a user may be named as an assignee.
 func (s *Service) UserExists(ctx context.Context, id int64) (bool, error) {
 	return s.store.UserExists(ctx, id)
+}
+
+// Definitions are the custom fields a lead may hold, by position: what a
+// write is checked against and what the CSV columns follow.
+func (s *Service) Definitions(ctx context.Context) ([]customfield.Definition, error) {
+	return s.store.Definitions(ctx)
 }
 
 // Writable answers 403 unless the caller may change the lead (its notes
