@@ -39,18 +39,21 @@ func CompanyPath(id int64) string { return PathCompanies + "/" + strconv.FormatI
 
 // CreateContactRequest is what another context may send to
 // POST /internal/contacts (with an Idempotency-Key): a subset of the
-// contact write fields, null meaning unset.
+// contact write fields, null meaning unset. CustomFields are checked as a
+// public write's: an unknown name or a wrong type is refused (422 naming
+// custom_fields.<name>).
 type CreateContactRequest struct {
-	FirstName  string  `json:"first_name"`
-	LastName   string  `json:"last_name"`
-	Email      *string `json:"email"`
-	Phone      *string `json:"phone"`
-	JobTitle   *string `json:"job_title"`
-	CompanyID  *int64  `json:"company_id"`
-	Notes      *string `json:"notes"`
-	Tags       *string `json:"tags"`
-	Source     string  `json:"source"`
-	AssignedTo *int64  `json:"assigned_to"`
+	FirstName    string                     `json:"first_name"`
+	LastName     string                     `json:"last_name"`
+	Email        *string                    `json:"email"`
+	Phone        *string                    `json:"phone"`
+	JobTitle     *string                    `json:"job_title"`
+	CompanyID    *int64                     `json:"company_id"`
+	Notes        *string                    `json:"notes"`
+	Tags         *string                    `json:"tags"`
+	Source       string                     `json:"source"`
+	AssignedTo   *int64                     `json:"assigned_to"`
+	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" customFields:"contacts"`
 }
 
 // CreateCompanyRequest is the body of POST /internal/companies.

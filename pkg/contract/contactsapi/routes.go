@@ -2,8 +2,11 @@ package contactsapi
 
 import (
 	"net/http"
+	"slices"
 
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
 
@@ -19,20 +22,31 @@ var ContactQuery = route.PageQuery(
 	route.AssignedTo, route.Q("source", "string", ""),
 	route.DateFrom, route.DateTo,
 	route.Scope, route.UpdatedSince, route.AfterID,
-	route.Q("sort_by", "string", "Default name.", "name", "email", "phone", "company_name", "status", "created_at", "updated_at"))
+	route.Q("sort_by", "string", "Default name; cf.<name> sorts by a custom field.", "name", "email", "phone", "company_name", "status", "created_at", "updated_at"))
 
 var companyQuery = route.PageQuery(route.UpdatedSince, route.AfterID,
-	route.Q("sort_by", "string", "Default name.", "name", "created_at", "updated_at"))
+	route.Q("sort_by", "string", "Default name; cf.<name> sorts by a custom field.", "name", "created_at", "updated_at"))
+
+// customFilters tells a list's custom-field filters, which the query
+// declarations cannot name one by one (each installation has its own).
+const customFilters = "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
+	"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
+	"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
+	"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."
+
+// byExternalID tells the GET of one record by an external id.
+const byExternalID = "With id_property, the path's {id} is that field's value: the object's own external id or a unique custom field."
 
 // The public routes of contacts and companies.
 var (
 	ListContacts = route.Route{Method: http.MethodGet, Path: "/contacts", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Contacts", Summary: "List contacts", Query: ContactQuery, Response: envelope.Page[Contact]{}}
+		Tag: "Contacts", Summary: "List contacts", Description: customFilters, Query: ContactQuery, Response: envelope.Page[Contact]{}}
 	CreateContact = route.Route{Method: http.MethodPost, Path: "/contacts", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Contacts", Summary: "Create a contact", Request: ContactInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Contact]{}, Message: "Contact created"}
 	GetContact = route.Route{Method: http.MethodGet, Path: "/contacts/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Contacts", Summary: "Get a contact", Response: envelope.Record[Contact]{}}
+		Tag: "Contacts", Summary: "Get a contact", Description: byExternalID, Query: []route.Param{batchapi.IDProperty},
+		Response: envelope.Record[Contact]{}}
 	UpdateContact = route.Route{Method: http.MethodPut, Path: "/contacts/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Contacts", Summary: "Update a contact", Request: ContactInput{},
 		Response: envelope.Record[Contact]{}, Message: "Contact updated"}
@@ -48,12 +62,13 @@ var (
 		Response: envelope.ImportResult{}, Message: "Imported 98 contacts, skipped 2"}
 
 	ListCompanies = route.Route{Method: http.MethodGet, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Companies", Summary: "List companies", Query: companyQuery, Response: envelope.Page[Company]{}}
+		Tag: "Companies", Summary: "List companies", Description: customFilters, Query: companyQuery, Response: envelope.Page[Company]{}}
 	CreateCompany = route.Route{Method: http.MethodPost, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Companies", Summary: "Create a company", Request: CompanyInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Company]{}, Message: "Company created"}
 	GetCompany = route.Route{Method: http.MethodGet, Path: "/companies/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Companies", Summary: "Get a company", Response: envelope.Record[Company]{}}
+		Tag: "Companies", Summary: "Get a company", Description: byExternalID, Query: []route.Param{batchapi.IDProperty},
+		Response: envelope.Record[Company]{}}
 	UpdateCompany = route.Route{Method: http.MethodPut, Path: "/companies/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Companies", Summary: "Update a company", Request: CompanyInput{},
 		Response: envelope.Record[Company]{}, Message: "Company updated"}
@@ -62,14 +77,26 @@ var (
 
 	// ContactActivity is the notes and tasks of a contact.
 	ContactActivity = NewActivity(Service, Resource, "Contacts", "/contacts", "contact")
+
+	// ContactBatch and CompanyBatch are the batch writes and reads; a
+	// contact's own external id (id_property) is email, a company's is
+	// domain.
+	ContactBatch = batchapi.NewRoutes[Contact, ContactInput, ContactUpdate](Service, Resource, "Contacts", "/contacts", "contacts")
+	CompanyBatch = batchapi.NewRoutes[Company, CompanyInput, CompanyUpdate](Service, Resource, "Companies", "/companies", "companies")
+
+	// ContactProperties and CompanyProperties are the custom-field
+	// definitions of contacts and companies (admin only).
+	ContactProperties = propertyapi.NewRoutes(Service, propertyapi.Contacts, "Custom fields")
+	CompanyProperties = propertyapi.NewRoutes(Service, propertyapi.Companies, "Custom fields")
 )
 
 // Routes are the public routes contacts serves, in the document's order.
-var Routes = append(append([]route.Route{
+var Routes = slices.Concat([]route.Route{
 	ListContacts, CreateContact, GetContact, UpdateContact, DeleteContact,
-}, ContactActivity.Routes()...),
+}, ContactActivity.Routes(), ContactBatch.All(), []route.Route{
 	ExportContacts, GetContactTemplate, ImportContacts,
-	ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany)
+	ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany,
+}, CompanyBatch.All(), ContactProperties.All(), CompanyProperties.All())
 
 // Activity is the notes and tasks routes of one parent (contacts, leads,
 // contracts): the same operations, bodies and messages under each, served

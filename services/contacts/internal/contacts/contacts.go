@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
@@ -189,6 +190,9 @@ func ApplyCompany(in CompanyInput, c *Company) *validate.Errors {
 // event in the outbox in the same transaction. Idempotent variants store
 // the answer under key in that transaction too (pkg/idempotency).
 type Store interface {
+	// Definitions lists the custom fields of object (propertyapi.Contacts
+	// or propertyapi.Companies) by position, then name.
+	Definitions(ctx context.Context, object string) ([]customfield.Definition, error)
 	ContactExists(ctx context.Context, id int64) (bool, error)
 	CompanyExists(ctx context.Context, id int64) (bool, error)
 	UserExists(ctx context.Context, id int64) (bool, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -37,6 +38,13 @@ func NewService(s interface {
 		return nil, errors.New("contacts: store is required")
 	}
 	return &Service{store: s}, nil
+}
+
+// Definitions are the custom fields a record of object (propertyapi.Contacts
+// or propertyapi.Companies) may hold, by position: what its writes are
+// checked against, its reads render and its CSV columns are.
+func (s *Service) Definitions(ctx context.Context, object string) ([]customfield.Definition, error) {
+	return s.store.Definitions(ctx, object)
 }
 
 // checkRefs adds field errors for references that do not exist. Only fields

@@ -3,10 +3,16 @@ package store
 import (
 	"context"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 )
+
+// Definitions lists object's custom fields.
+func (s *Store) Definitions(ctx context.Context, object string) ([]customfield.Definition, error) {
+	return customfield.Definitions(ctx, s.db, object)
+}
 
 // ContactExists reports whether id is a stored contact.
 func (s *Store) ContactExists(ctx context.Context, id int64) (bool, error) {
