@@ -24,7 +24,12 @@ const (
 	ContractDeleted       = "contract.deleted"
 	ContractStatusChanged = "contract.status_changed"
 	ContractExecuted      = "contract.executed"
-	Ping                  = "ping"
+	// A custom-field definition of contacts, companies, leads or deals
+	// (GET /properties/{object}) was created, changed or deleted.
+	PropertyCreated = "property.created"
+	PropertyUpdated = "property.updated"
+	PropertyDeleted = "property.deleted"
+	Ping            = "ping"
 	// All subscribes to every event type, present and future.
 	All = "*"
 )
@@ -36,6 +41,7 @@ var EventTypes = []string{
 	LeadCreated, LeadUpdated, LeadDeleted, LeadQualified, LeadDisqualified,
 	DealCreated, DealUpdated, DealDeleted,
 	ContractCreated, ContractUpdated, ContractDeleted, ContractStatusChanged, ContractExecuted,
+	PropertyCreated, PropertyUpdated, PropertyDeleted,
 }
 
 // ValidEventType reports a type a subscription may name: one of EventTypes

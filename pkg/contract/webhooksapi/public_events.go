@@ -7,6 +7,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 )
 
 // The typed event bodies below document what each event type carries (the
@@ -52,8 +53,17 @@ type ContractEvent struct {
 	Data contractsapi.Contract `json:"data"`
 }
 
-// DeletedEvent is every *.deleted event: the record is gone, only its id
-// is sent.
+// PropertyEvent is property.created, property.updated and
+// property.deleted: a custom-field definition as GET /properties/{object}
+// returns it, the deleted one as it last was, since a receiver mirroring
+// the definitions needs its object and name to drop it.
+type PropertyEvent struct {
+	EventHeader
+	Data propertyapi.Property `json:"data"`
+}
+
+// DeletedEvent is every record's *.deleted event: the record is gone,
+// only its id is sent.
 type DeletedEvent struct {
 	EventHeader
 	Data DeletedRecord `json:"data"`
@@ -89,6 +99,8 @@ func Payload(eventType string) any {
 		return DealEvent{}
 	case ContractCreated, ContractUpdated, ContractStatusChanged, ContractExecuted:
 		return ContractEvent{}
+	case PropertyCreated, PropertyUpdated, PropertyDeleted:
+		return PropertyEvent{}
 	case ContactDeleted, CompanyDeleted, LeadDeleted, DealDeleted, ContractDeleted:
 		return DeletedEvent{}
 	case Ping:

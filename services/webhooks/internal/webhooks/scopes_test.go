@@ -35,6 +35,12 @@ func TestMayRead(t *testing.T) {
 		{[]string{"deals:read"}, "contract.created", false},
 		{[]string{"contracts:read"}, "contract.status_changed", true},
 		{[]string{"admin"}, "contract.created", false},
+		{nil, "property.created", true},
+		{[]string{"admin"}, "property.created", true},
+		{[]string{"admin"}, "property.deleted", true},
+		{[]string{"contacts:write"}, "property.updated", false},
+		{[]string{"contacts:read", "leads:read", "deals:read"}, "property.created", false},
+		{[]string{"webhooks:write"}, "property.created", false},
 		{[]string{"contacts:read"}, "ping", false},
 		{[]string{"contacts:read"}, "widget.created", false},
 	}

@@ -86,11 +86,14 @@ func Fingerprint(secret string) string {
 
 // ReadScope is the scope an integration token needs to receive events of
 // type t: the records they carry are the ones the token could read through
-// the API (companies belong to contacts). Empty for a type carrying no
-// record (ping).
+// the API (companies belong to contacts), and custom-field definitions are
+// read at admin-only routes, so their events need admin. Empty for a type
+// carrying no record (ping).
 func ReadScope(t string) string {
 	res, _, _ := strings.Cut(t, ".")
 	switch res {
+	case "property":
+		return auth.ScopeAdmin
 	case "contact", "company":
 		return "contacts:read"
 	case "lead":
