@@ -56,13 +56,13 @@ type Delivery struct {
 }
 
 // Event is one change as the events feed and webhook deliveries carry it.
-// data is the record as the API returns it; a *.deleted event carries only
-// {"id"}.
+// data is the record as the API returns it; a record's *.deleted event
+// carries only {"id"}, a property.* event the custom-field definition.
 type Event struct {
 	ID        string          `json:"id" description:"evt_ and a number that increases with every event; pass the last one seen as ?after= to resume. A ping's id is ping_ and its delivery id." example:"evt_1042"`
 	Type      string          `json:"type" example:"contact.created"`
 	CreatedAt timestamp.Time  `json:"created_at" description:"When the change happened."`
-	Data      json.RawMessage `json:"data" description:"The record after the change (the id only for deletions)."`
+	Data      json.RawMessage `json:"data" description:"The record after the change (the id only for a record's deletion), or the custom-field definition of a property.* event."`
 }
 
 // EventFeed is one page of ListEvents, oldest first.
