@@ -6,5 +6,9 @@
 // patterns), the write request another context sends with the field names
 // a refusal can carry, and one typed Client. Reads (a deal, its merge
 // data) stay tolerant: a caller decodes them into its own projection.
-// Changes here are additive.
+// Deals decodes its bodies as the public types here themselves and sends
+// its records as them, with no copies to keep in step: timestamps are
+// timestamp.Time, an optional field of a write a patch.Field (absent
+// keeps, null clears), and a decimal a Decimal, kept as its text so no
+// float ever reads it. Changes here are additive.
 package dealsapi

@@ -2,8 +2,10 @@
 // (JWT, stage writes admin-only; writes to a deal and its quotes within the
 // caller's edit scope) and the internal routes other contexts call with the
 // cluster secret (idempotent deal creation, the merge read for contracts).
-// It decodes bodies and query strings into the core's types and renders
-// the core's answers and faults.
+// It decodes bodies into dealsapi's input types and query strings into the
+// core's filters, and answers the core's records in their public form
+// (dealsapi's, which Public renders: exact amounts as strings and decimal
+// literals) and its faults.
 package api
 
 import (
@@ -66,14 +68,14 @@ func New(cfg Config) (http.Handler, error) {
 
 		{dealsapi.ListDeals, httpx.HandlerFunc(h.listDeals)},
 		{dealsapi.CreateDeal, httpx.HandlerFunc(h.createDeal)},
-		{dealsapi.GetDeal, read(h.svc.GetDeal)},
-		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, h.svc.UpdateDeal))},
+		{dealsapi.GetDeal, read(sent(h.svc.GetDeal))},
+		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, sentAfter(h.svc.UpdateDeal)))},
 		{dealsapi.DeleteDeal, dealWrite(remove(dealsapi.DeleteDeal, h.svc.DeleteDeal))},
 
-		{dealsapi.ListQuotes, read(h.svc.ListQuotes)},
+		{dealsapi.ListQuotes, read(sentAll(h.svc.ListQuotes))},
 		{dealsapi.CreateQuote, dealWrite(httpx.HandlerFunc(h.createQuote))},
-		{dealsapi.GetQuote, read(h.svc.GetQuote)},
-		{dealsapi.UpdateQuote, quoteWrite(update(dealsapi.UpdateQuote, h.svc.UpdateQuote))},
+		{dealsapi.GetQuote, read(sent(h.svc.GetQuote))},
+		{dealsapi.UpdateQuote, quoteWrite(update(dealsapi.UpdateQuote, sentAfter(h.svc.UpdateQuote)))},
 		{dealsapi.DeleteQuote, quoteWrite(remove(dealsapi.DeleteQuote, h.svc.DeleteQuote))},
 	} {
 		guards.Mount(mux, m.route, m.handler)
@@ -82,7 +84,7 @@ func New(cfg Config) (http.Handler, error) {
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	mux.Handle(dealsapi.RouteCreateDeal, internal(httpx.HandlerFunc(h.createInternal)))
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
-	mux.Handle(dealsapi.RouteDeal, internal(read(h.svc.GetDeal)))
+	mux.Handle(dealsapi.RouteDeal, internal(read(sent(h.svc.GetDeal))))
 	mux.Handle(dealsapi.RouteMerge, internal(read(h.svc.Merge)))
 
 	return httpx.Routes(mux), nil
@@ -103,6 +105,54 @@ func read[T any](get func(context.Context, int64) (T, error)) httpx.HandlerFunc 
 		}
 		httpx.OK(w, v)
 		return nil
+	}
+}
+
+// publicRecord is a core record that is sent as its public form (a deal,
+// a quote).
+type publicRecord[P any] interface{ Public() P }
+
+// public is the public form of each of records.
+func public[T publicRecord[P], P any](records []T) []P {
+	out := make([]P, len(records))
+	for i, r := range records {
+		out[i] = r.Public()
+	}
+	return out
+}
+
+// sent answers the public form of what get returns.
+func sent[T publicRecord[P], P any](get func(context.Context, int64) (T, error)) func(context.Context, int64) (P, error) {
+	return func(ctx context.Context, id int64) (P, error) {
+		v, err := get(ctx, id)
+		if err != nil {
+			var zero P
+			return zero, err
+		}
+		return v.Public(), nil
+	}
+}
+
+// sentAll answers the public form of each record get returns.
+func sentAll[T publicRecord[P], P any](get func(context.Context, int64) ([]T, error)) func(context.Context, int64) ([]P, error) {
+	return func(ctx context.Context, id int64) ([]P, error) {
+		v, err := get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return public(v), nil
+	}
+}
+
+// sentAfter answers the public form of the record a write returns.
+func sentAfter[In any, T publicRecord[P], P any](write func(context.Context, int64, In) (T, error)) func(context.Context, int64, In) (P, error) {
+	return func(ctx context.Context, id int64, in In) (P, error) {
+		v, err := write(ctx, id, in)
+		if err != nil {
+			var zero P
+			return zero, err
+		}
+		return v.Public(), nil
 	}
 }
 
@@ -168,7 +218,7 @@ func (h *handlers) listStages(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) error {
-	var in deals.StageWrite
+	var in dealsapi.StageInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}
@@ -207,12 +257,12 @@ func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, envelope.NewPage(items, f.Query, total))
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(public(items), f.Query, total))
 	return nil
 }
 
 func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) error {
-	var in deals.DealWrite
+	var in dealsapi.DealInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}
@@ -221,14 +271,14 @@ func (h *handlers) createDeal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, dealsapi.CreateDeal, dealsapi.GetDeal, d.ID, d)
+	created(w, dealsapi.CreateDeal, dealsapi.GetDeal, d.ID, d.Public())
 	return nil
 }
 
 // ---- quotes ----
 
 func (h *handlers) createQuote(w http.ResponseWriter, r *http.Request) error {
-	dealID, in, err := decodeFor[deals.QuoteWrite](w, r)
+	dealID, in, err := decodeFor[dealsapi.QuoteInput](w, r)
 	if err != nil {
 		return err
 	}
@@ -236,7 +286,7 @@ func (h *handlers) createQuote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, dealsapi.CreateQuote, dealsapi.GetQuote, q.ID, q)
+	created(w, dealsapi.CreateQuote, dealsapi.GetQuote, q.ID, q.Public())
 	return nil
 }
 
@@ -250,7 +300,7 @@ func (h *handlers) createInternal(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	var in deals.DealWrite
+	var in dealsapi.DealInput
 	if err := httpx.Decode(w, r, &in, 0); err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/outbox"
-	"github.com/opencrm/crm/services/deals/internal/deals"
 )
 
 // TestInternalCreateReplaysAnswersStoredBeforeOnce: a key stored as an
@@ -31,7 +30,7 @@ func TestInternalCreateReplaysAnswersStoredBeforeOnce(t *testing.T) {
 	}
 	// The row as idempotency.Run wrote it: the hash of the decoded body's
 	// JSON, the status and the answer's bytes.
-	var in deals.DealWrite
+	var in dealsapi.DealInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -42,9 +44,9 @@ func (s *Service) GetDeal(ctx context.Context, id int64) (Deal, error) {
 
 // CreateDeal validates and stores a new deal. owner is the assignee used
 // when the body names none (the caller, for the public API).
-func (s *Service) CreateDeal(ctx context.Context, in DealWrite, owner *int64) (Deal, error) {
+func (s *Service) CreateDeal(ctx context.Context, in dealsapi.DealInput, owner *int64) (Deal, error) {
 	if !in.AssignedTo.Set && owner != nil {
-		in.AssignedTo.Set, in.AssignedTo.Value = true, *owner
+		in.AssignedTo = patch.Of(*owner)
 	}
 	refs, err := s.lookupRefs(ctx, in, nil)
 	if err != nil {
@@ -59,14 +61,14 @@ func (s *Service) CreateDeal(ctx context.Context, in DealWrite, owner *int64) (D
 
 // CreateDealOnce is the internal, idempotent creation (lead qualification):
 // the same key and body always answer with the same deal.
-func (s *Service) CreateDealOnce(ctx context.Context, key string, in DealWrite) (idempotency.Done[Deal], error) {
+func (s *Service) CreateDealOnce(ctx context.Context, key string, in dealsapi.DealInput) (idempotency.Done[dealsapi.Deal], error) {
 	refs, err := s.lookupRefs(ctx, in, nil)
 	if err != nil {
-		return idempotency.Done[Deal]{}, err
+		return idempotency.Done[dealsapi.Deal]{}, err
 	}
 	rec, err := dealRecord(in, nil, refs)
 	if err != nil {
-		return idempotency.Done[Deal]{}, err
+		return idempotency.Done[dealsapi.Deal]{}, err
 	}
 	return s.store.CreateDealOnce(ctx, key, in, rec)
 }
@@ -77,7 +79,7 @@ func (s *Service) CreateDealOnce(ctx context.Context, key string, in DealWrite) 
 // deal as read FOR UPDATE in the write's transaction, so a concurrent
 // change of a field the body leaves out (absent = keep) is kept, not
 // overwritten with an older read.
-func (s *Service) UpdateDeal(ctx context.Context, id int64, in DealWrite) (Deal, error) {
+func (s *Service) UpdateDeal(ctx context.Context, id int64, in dealsapi.DealInput) (Deal, error) {
 	cur, err := s.store.GetDeal(ctx, id)
 	if err != nil {
 		return Deal{}, err
@@ -107,7 +109,7 @@ type dealRefs struct {
 }
 
 // bodyStatus returns the body's status when it is a valid one, else "".
-func bodyStatus(in DealWrite) string {
+func bodyStatus(in dealsapi.DealInput) string {
 	if in.Status.Set && !in.Status.Null && slices.Contains(Outcomes, in.Status.Value) {
 		return in.Status.Value
 	}
@@ -118,7 +120,7 @@ func bodyStatus(in DealWrite) string {
 // are looked up; contacts being down fails the write (unavailable),
 // except for the best-effort refresh of the current company's name. cur
 // is the deal as read before the lock (nil on create).
-func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (dealRefs, error) {
+func (s *Service) lookupRefs(ctx context.Context, in dealsapi.DealInput, cur *Deal) (dealRefs, error) {
 	var r dealRefs
 	stage := func(get func() (Stage, error)) (*Stage, error) {
 		st, err := get()
@@ -197,7 +199,7 @@ func (s *Service) lookupRefs(ctx context.Context, in DealWrite, cur *Deal) (deal
 // the references looked up by lookupRefs, and returns the record to store
 // with every field error at once. It does no I/O: on update it runs on the
 // deal as locked by the write.
-func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
+func dealRecord(in dealsapi.DealInput, cur *Deal, refs dealRefs) (DealRecord, error) {
 	var errs validate.Errors
 	var rec DealRecord
 	if cur != nil {
@@ -206,7 +208,7 @@ func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 		rec.Currency = DefaultCurrency
 	}
 
-	title := strings.TrimSpace(in.Title.Value)
+	title := strings.TrimSpace(in.Title)
 	if errs.Required("title", title) {
 		errs.MaxLen("title", title, validate.MaxString)
 	}
@@ -229,13 +231,14 @@ func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 		// carry no more, even in a currency with 3 or 4 minor digits.
 		digits := DealValueDigits(rec.Currency)
 		switch {
-		case in.Value.Set && !in.Value.Null:
-			v, msg := ParseAmount(in.Value, digits)
+		case in.Value.Set && !in.Value.Null && in.Value.Value != "":
+			v, msg := ParseAmount(in.Value.Value, digits)
 			if msg != "" {
 				errs.Add("value", "%s", msg)
 			}
 			rec.Value = v
-		case in.Value.Null:
+		case in.Value.Set:
+			// null or "" clears the value
 			rec.Value = decimal.Zero
 		case cur != nil && !rec.Value.Equal(rec.Value.Truncate(digits)):
 			errs.Add("value", "%s", decimalPlaces(digits))
@@ -262,7 +265,7 @@ func dealRecord(in DealWrite, cur *Deal, refs dealRefs) (DealRecord, error) {
 
 // resolveStage picks the stage: the one named, else (status given) the
 // first stage with that outcome, else the current one, else the first.
-func resolveStage(in DealWrite, cur *Deal, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
+func resolveStage(in dealsapi.DealInput, cur *Deal, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
 	status := ""
 	if in.Status.Set && !in.Status.Null && in.Status.Value != "" {
 		if errs.OneOf("status", in.Status.Value, Outcomes...) {
@@ -300,7 +303,7 @@ func resolveStage(in DealWrite, cur *Deal, refs dealRefs, rec *DealRecord, errs 
 
 // resolveRefs validates assigned_to, company_id and contact_id with the
 // looked-up answers and sets the denormalised company name.
-func resolveRefs(in DealWrite, cur *Deal, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
+func resolveRefs(in dealsapi.DealInput, cur *Deal, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
 	if in.AssignedTo.Set {
 		rec.AssignedTo = in.AssignedTo.Ptr()
 		if rec.AssignedTo != nil && errs.Positive("assigned_to", *rec.AssignedTo) && !refs.userKnown {

@@ -11,11 +11,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list"
-	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Deal and stage outcomes. A stage's outcome is the status of every deal
@@ -48,21 +47,7 @@ const (
 )
 
 // Stage is a step of the pipeline.
-type Stage struct {
-	ID        int64          `json:"id"`
-	Name      string         `json:"name"`
-	Position  int            `json:"position"`
-	Outcome   string         `json:"outcome"`
-	CreatedAt timestamp.Time `json:"created_at"`
-	UpdatedAt timestamp.Time `json:"updated_at"`
-}
-
-// StageWrite is a stage write as sent (dealsapi.CreateStage, UpdateStage).
-type StageWrite struct {
-	Name     patch.Field[string] `json:"name"`
-	Position patch.Field[int]    `json:"position"`
-	Outcome  patch.Field[string] `json:"outcome"`
-}
+type Stage = dealsapi.Stage
 
 // StageRecord is a validated stage write; a nil Position appends (create)
 // or keeps the place (update).
@@ -72,43 +57,25 @@ type StageRecord struct {
 	Outcome  string
 }
 
-// Deal is the deal record as the API returns it.
+// Deal is a deal as the core reads it: the public record, with its value
+// as an exact amount and what never goes on the wire. It is sent as
+// Public renders it.
 type Deal struct {
-	ID                int64          `json:"id"`
-	Title             string         `json:"title"`
-	Value             Money          `json:"value"` // exactly 2 places in every currency (NewDealValue)
-	Currency          string         `json:"currency"`
-	StageID           int64          `json:"stage_id"`
-	StageName         string         `json:"stage_name"`
-	Status            string         `json:"status"`
-	CompanyID         *int64         `json:"company_id"`
-	CompanyName       *string        `json:"company_name"`
-	ContactID         *int64         `json:"contact_id"`
-	ExpectedCloseDate *string        `json:"expected_close_date"`
-	AssignedTo        *int64         `json:"assigned_to"`
-	AssignedToName    *string        `json:"assigned_to_name"`
-	SourceLeadID      *int64         `json:"source_lead_id"`
-	CreatedAt         timestamp.Time `json:"created_at"`
-	UpdatedAt         timestamp.Time `json:"updated_at"`
+	dealsapi.Deal
+	// Value is the amount the record's value renders: exactly 2 places in
+	// every currency (NewDealValue).
+	Value Money
 	// CompanyUpdatedAt is the version (contacts' updated_at) of the
-	// company CompanyName was taken from; nil when unknown. Internal.
-	CompanyUpdatedAt *time.Time `json:"-"`
+	// company CompanyName was taken from; nil when unknown.
+	CompanyUpdatedAt *time.Time
 }
 
-// DealWrite is a deal write as sent (dealsapi.CreateDeal, UpdateDeal and
-// the internal create).
-// Absent fields keep their value on PUT; null clears them.
-type DealWrite struct {
-	Title             patch.Field[string] `json:"title"`
-	Value             Number              `json:"value"`
-	Currency          patch.Field[string] `json:"currency"`
-	StageID           patch.Field[int64]  `json:"stage_id"`
-	Status            patch.Field[string] `json:"status"`
-	CompanyID         patch.Field[int64]  `json:"company_id"`
-	ContactID         patch.Field[int64]  `json:"contact_id"`
-	ExpectedCloseDate patch.Field[string] `json:"expected_close_date"`
-	AssignedTo        patch.Field[int64]  `json:"assigned_to"`
-	SourceLeadID      patch.Field[int64]  `json:"source_lead_id"`
+// Public is the deal as deals sends it everywhere: the API, the merge
+// data, the outbox events and the answer an idempotent create keeps.
+func (d Deal) Public() dealsapi.Deal {
+	p := d.Deal
+	p.Value = d.Value.String()
+	return p
 }
 
 // DealRecord is a validated deal as storage writes it. Status is not here:
@@ -157,49 +124,40 @@ const DefaultDealSort = "created_at"
 // LineItem is one quote line; Amount = Quantity × UnitPrice rounded to the
 // currency's minor unit.
 type LineItem struct {
-	Description string   `json:"description"`
-	Quantity    Quantity `json:"quantity"`
-	UnitPrice   Money    `json:"unit_price"`
-	Amount      Money    `json:"amount"`
+	Description string
+	Quantity    decimal.Decimal
+	UnitPrice   Money
+	Amount      Money
 }
 
-// Quantity renders as a JSON number with its exact decimal text ("1.5"):
-// quantities and rates are inputs of the computation, never sums.
-type Quantity struct{ decimal.Decimal }
+// Public is the line as deals sends it: amounts as strings with the
+// currency's minor digits, the quantity as its exact literal.
+func (l LineItem) Public() dealsapi.LineItem {
+	return dealsapi.LineItem{Description: l.Description, Quantity: dealsapi.Decimal(l.Quantity.String()),
+		UnitPrice: l.UnitPrice.String(), Amount: l.Amount.String()}
+}
 
-// MarshalJSON writes the plain decimal literal.
-func (q Quantity) MarshalJSON() ([]byte, error) { return []byte(q.String()), nil }
-
-// Quote is an offer for a deal, in the deal's currency.
+// Quote is a quote as the core reads it: the public record, with its
+// lines, rate and totals as exact amounts. It is sent as Public renders it.
 type Quote struct {
-	ID          int64          `json:"id"`
-	DealID      int64          `json:"deal_id"`
-	QuoteNumber string         `json:"quote_number"`
-	Status      string         `json:"status"`
-	Currency    string         `json:"currency"`
-	ValidUntil  *string        `json:"valid_until"`
-	LineItems   []LineItem     `json:"line_items"`
-	Subtotal    Money          `json:"subtotal"`
-	TaxRate     Quantity       `json:"tax_rate"`
-	Tax         Money          `json:"tax"`
-	Total       Money          `json:"total"`
-	CreatedAt   timestamp.Time `json:"created_at"`
-	UpdatedAt   timestamp.Time `json:"updated_at"`
+	dealsapi.Quote
+	LineItems []LineItem
+	Subtotal  Money
+	TaxRate   decimal.Decimal
+	Tax       Money
+	Total     Money
 }
 
-// LineItemWrite is one line of a quote body.
-type LineItemWrite struct {
-	Description string `json:"description"`
-	Quantity    Number `json:"quantity"`
-	UnitPrice   Number `json:"unit_price"`
-}
-
-// QuoteWrite is a quote write as sent (dealsapi.CreateQuote, UpdateQuote).
-type QuoteWrite struct {
-	Status     patch.Field[string]          `json:"status"`
-	ValidUntil patch.Field[string]          `json:"valid_until"`
-	TaxRate    Number                       `json:"tax_rate"`
-	LineItems  patch.Field[[]LineItemWrite] `json:"line_items"`
+// Public is the quote as deals sends it (the API, the merge data).
+func (q Quote) Public() dealsapi.Quote {
+	p := q.Quote
+	p.LineItems = make([]dealsapi.LineItem, len(q.LineItems))
+	for i, l := range q.LineItems {
+		p.LineItems[i] = l.Public()
+	}
+	p.Subtotal, p.Tax, p.Total = q.Subtotal.String(), q.Tax.String(), q.Total.String()
+	p.TaxRate = dealsapi.Decimal(q.TaxRate.String())
+	return p
 }
 
 // QuoteRecord is a validated, computed quote as storage writes it.
@@ -216,12 +174,12 @@ type QuoteRecord struct {
 
 // Merge is the deal as contract merge tags see it (dealsapi.Client.Merge).
 type Merge struct {
-	Deal      Deal            `json:"deal"`
+	Deal      dealsapi.Deal   `json:"deal"`
 	StageName string          `json:"stage_name"`
 	OwnerName *string         `json:"owner_name"`
 	Company   json.RawMessage `json:"company"`
 	Contact   json.RawMessage `json:"contact"`
-	Quote     *Quote          `json:"quote"`
+	Quote     *dealsapi.Quote `json:"quote"`
 }
 
 // Leads answers whether a deal's source_lead_id names a lead
@@ -250,7 +208,8 @@ type Store interface {
 	CreateDeal(ctx context.Context, rec DealRecord) (Deal, error)
 	// CreateDealOnce creates at most one deal per idempotency key and
 	// request; a retry gets the deal the first call created.
-	CreateDealOnce(ctx context.Context, key string, request any, rec DealRecord) (idempotency.Done[Deal], error)
+	// The deal is kept as it was sent (Public).
+	CreateDealOnce(ctx context.Context, key string, request any, rec DealRecord) (idempotency.Done[dealsapi.Deal], error)
 	// UpdateDeal reads the deal FOR UPDATE, lets apply turn it into the
 	// record to store, and writes that in the same transaction.
 	UpdateDeal(ctx context.Context, id int64, apply func(cur Deal) (DealRecord, error)) (Deal, error)

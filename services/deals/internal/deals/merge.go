@@ -13,7 +13,7 @@ func (s *Service) Merge(ctx context.Context, id int64) (Merge, error) {
 	if err != nil {
 		return Merge{}, err
 	}
-	m := Merge{Deal: d, StageName: d.StageName, Company: null, Contact: null}
+	m := Merge{Deal: d.Public(), StageName: d.StageName, Company: null, Contact: null}
 	if d.AssignedTo != nil {
 		if m.OwnerName, err = s.store.UserName(ctx, *d.AssignedTo); err != nil {
 			return Merge{}, err
@@ -43,8 +43,13 @@ func (s *Service) Merge(ctx context.Context, id int64) (Merge, error) {
 	if string(m.Contact) == "null" && len(primary) > 0 {
 		m.Contact = primary
 	}
-	if m.Quote, err = s.store.MergeQuote(ctx, id); err != nil {
+	q, err := s.store.MergeQuote(ctx, id)
+	if err != nil {
 		return Merge{}, err
+	}
+	if q != nil {
+		p := q.Public()
+		m.Quote = &p
 	}
 	return m, nil
 }

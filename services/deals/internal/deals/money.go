@@ -1,13 +1,12 @@
 package deals
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 )
 
 // currencies maps each active ISO 4217 code to its minor unit (the number
@@ -50,10 +49,10 @@ func NormalizeCurrency(code string) string { return strings.ToUpper(strings.Trim
 var maxMoney = decimal.New(1, 15)
 
 // Money is an exact amount rendered with a fixed number of decimals. It
-// renders as a JSON string: a JSON number would be read as a binary float
-// by most clients and lose cents. Quote amounts carry exactly the
-// currency's minor digits ("1234.50", "1200" for JPY, "1.250" for KWD);
-// a deal's value always carries 2 (see NewDealValue).
+// goes on the wire as a string (String): a JSON number would be read as a
+// binary float by most clients and lose cents. Quote amounts carry exactly
+// the currency's minor digits ("1234.50", "1200" for JPY, "1.250" for
+// KWD); a deal's value always carries 2 (see NewDealValue).
 type Money struct {
 	Amount decimal.Decimal
 	Digits int32
@@ -102,97 +101,26 @@ func (m Money) String() string {
 	return m.Amount.StringFixed(m.Digits)
 }
 
-// MarshalJSON renders the amount as a string.
-func (m Money) MarshalJSON() ([]byte, error) { return json.Marshal(m.String()) }
-
-// UnmarshalJSON reads what MarshalJSON wrote, keeping as many decimals as
-// the text has, so a record kept as JSON (the deal an idempotent create
-// stored) renders again exactly as it did.
-func (m *Money) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("money: %w", err)
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return fmt.Errorf("money: %w", err)
-	}
-	var digits int32
-	if _, frac, ok := strings.Cut(s, "."); ok {
-		digits = int32(len(frac))
-	}
-	*m = Money{Amount: d, Digits: digits}
-	return nil
-}
-
-// Number is a decimal read from JSON: either a number literal or a string,
-// kept as text so no float ever touches it. It also records presence and
-// null, like patch.Field, and whether the JSON type was wrong.
-type Number struct {
-	Text string
-	Set  bool
-	Null bool
-	// BadType is true for a JSON value that is neither a number nor a string.
-	BadType bool
-}
-
-// UnmarshalJSON keeps the literal text of a number or the content of a string.
-func (n *Number) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		n.Null = true
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		n.Text = strings.TrimSpace(s)
-		// "" clears a field like null does.
-		n.Null = n.Text == ""
-	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
-		n.Text = string(b)
-	default:
-		n.BadType = true
-	}
-	return nil
-}
-
-// MarshalJSON writes the text back (for idempotency fingerprints and tests).
-func (n Number) MarshalJSON() ([]byte, error) {
-	if !n.Set || n.Null {
-		return []byte("null"), nil
-	}
-	return json.Marshal(n.Text)
-}
-
-// Num builds a set Number from text, for callers constructing inputs in code.
-func Num(text string) Number { return Number{Text: text, Set: true} }
-
 // A plain decimal with an optional small exponent: nothing that could make
 // the decimal library allocate a giant integer ("1e999999999").
 var decimalText = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,2})?$`)
 
 // parseDecimal parses text and returns the reason it is unacceptable.
-func parseDecimal(text string) (decimal.Decimal, string) {
-	if !decimalText.MatchString(text) {
+func parseDecimal(text dealsapi.Decimal) (decimal.Decimal, string) {
+	if !decimalText.MatchString(string(text)) {
 		return decimal.Decimal{}, "must be a decimal number"
 	}
-	d, err := decimal.NewFromString(text)
+	d, err := decimal.NewFromString(string(text))
 	if err != nil {
 		return decimal.Decimal{}, "must be a decimal number"
 	}
 	return d, ""
 }
 
-// ParseAmount checks a money amount: a non-negative decimal with at most
-// digits decimal places, below 10^15.
-func ParseAmount(n Number, digits int32) (decimal.Decimal, string) {
-	if n.BadType {
-		return decimal.Decimal{}, "must be a decimal number or a string holding one"
-	}
-	d, msg := parseDecimal(n.Text)
+// ParseAmount checks a money amount as sent: a non-negative decimal with
+// at most digits decimal places, below 10^15.
+func ParseAmount(text dealsapi.Decimal, digits int32) (decimal.Decimal, string) {
+	d, msg := parseDecimal(text)
 	if msg != "" {
 		return d, msg
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -22,7 +23,7 @@ func (s *Service) GetQuote(ctx context.Context, id int64) (Quote, error) {
 }
 
 // CreateQuote computes and stores a quote in the deal's currency.
-func (s *Service) CreateQuote(ctx context.Context, dealID int64, in QuoteWrite) (Quote, error) {
+func (s *Service) CreateQuote(ctx context.Context, dealID int64, in dealsapi.QuoteInput) (Quote, error) {
 	deal, err := s.store.GetDeal(ctx, dealID)
 	if err != nil {
 		return Quote{}, err
@@ -39,7 +40,7 @@ func (s *Service) CreateQuote(ctx context.Context, dealID int64, in QuoteWrite) 
 // transaction, on the quote as it is under the deal's lock: the stored
 // totals are always those of the stored lines, and fields the body leaves
 // out keep what a concurrent update wrote.
-func (s *Service) UpdateQuote(ctx context.Context, id int64, in QuoteWrite) (Quote, error) {
+func (s *Service) UpdateQuote(ctx context.Context, id int64, in dealsapi.QuoteInput) (Quote, error) {
 	return s.store.UpdateQuote(ctx, id, func(cur Quote) (QuoteRecord, bool, error) {
 		return quoteRecord(in, &cur, cur.Currency)
 	})
@@ -52,13 +53,13 @@ func (s *Service) DeleteQuote(ctx context.Context, id int64) error {
 
 // quoteRecord validates a quote body and computes its totals. It reports
 // whether the line items are new (to be replaced in storage).
-func quoteRecord(in QuoteWrite, cur *Quote, currency string) (QuoteRecord, bool, error) {
+func quoteRecord(in dealsapi.QuoteInput, cur *Quote, currency string) (QuoteRecord, bool, error) {
 	var errs validate.Errors
 	digits, _ := MinorUnits(currency)
 	rec := QuoteRecord{Status: QuoteDraft, Currency: currency}
 	var lines []LineItem
 	if cur != nil {
-		rec.Status, rec.ValidUntil, rec.TaxRate = cur.Status, cur.ValidUntil, cur.TaxRate.Decimal
+		rec.Status, rec.ValidUntil, rec.TaxRate = cur.Status, cur.ValidUntil, cur.TaxRate
 		lines = cur.LineItems
 	}
 	if in.Status.Set && !in.Status.Null && in.Status.Value != "" {
@@ -76,24 +77,24 @@ func quoteRecord(in QuoteWrite, cur *Quote, currency string) (QuoteRecord, bool,
 	}
 	if in.TaxRate.Set {
 		rec.TaxRate = decimal.Zero
-		if !in.TaxRate.Null {
-			rate, msg := ParseRate(in.TaxRate)
+		if !in.TaxRate.Null && in.TaxRate.Value != "" {
+			rate, msg := ParseRate(in.TaxRate.Value)
 			if msg != "" {
 				errs.Add("tax_rate", "%s", msg)
 			}
 			rec.TaxRate = rate
 		}
 	}
-	replace := cur == nil || in.LineItems.Set
+	replace := cur == nil || in.LineItems != nil
 	if replace {
 		lines = nil
-		if len(in.LineItems.Value) == 0 {
+		if len(in.LineItems) == 0 {
 			errs.Add("line_items", "must hold at least one line item")
 		}
-		if len(in.LineItems.Value) > MaxLineItems {
+		if len(in.LineItems) > MaxLineItems {
 			errs.Add("line_items", "must hold at most %d line items", MaxLineItems)
 		}
-		for i, li := range in.LineItems.Value {
+		for i, li := range in.LineItems {
 			lines = append(lines, lineItem(li, i, digits, &errs))
 		}
 	}
@@ -114,21 +115,18 @@ const MaxLineItems = 500
 // maxQuantity bounds a line's quantity.
 var maxQuantity = decimal.New(1, 9)
 
-func lineItem(in LineItemWrite, i int, digits int32, errs *validate.Errors) LineItem {
+func lineItem(in dealsapi.LineItemInput, i int, digits int32, errs *validate.Errors) LineItem {
 	field := func(name string) string { return fmt.Sprintf("line_items[%d].%s", i, name) }
 	desc := strings.TrimSpace(in.Description)
 	if errs.Required(field("description"), desc) {
 		errs.MaxLen(field("description"), desc, validate.MaxString)
 	}
 	var qty, price decimal.Decimal
-	switch {
-	case !in.Quantity.Set || in.Quantity.Null:
+	if in.Quantity == "" {
 		errs.Add(field("quantity"), "is required")
-	case in.Quantity.BadType:
-		errs.Add(field("quantity"), "must be a decimal number")
-	default:
+	} else {
 		var msg string
-		qty, msg = parseDecimal(in.Quantity.Text)
+		qty, msg = parseDecimal(in.Quantity)
 		switch {
 		case msg != "":
 			errs.Add(field("quantity"), "%s", msg)
@@ -140,7 +138,7 @@ func lineItem(in LineItemWrite, i int, digits int32, errs *validate.Errors) Line
 			errs.Add(field("quantity"), "must be at most 1000000000")
 		}
 	}
-	if !in.UnitPrice.Set || in.UnitPrice.Null {
+	if in.UnitPrice == "" {
 		errs.Add(field("unit_price"), "is required")
 	} else {
 		var msg string
@@ -150,19 +148,16 @@ func lineItem(in LineItemWrite, i int, digits int32, errs *validate.Errors) Line
 		}
 	}
 	return LineItem{
-		Description: desc, Quantity: Quantity{qty},
+		Description: desc, Quantity: qty,
 		UnitPrice: Money{Amount: price, Digits: digits},
 		Amount:    Money{Amount: Round(qty.Mul(price), digits), Digits: digits},
 	}
 }
 
-// ParseRate checks a tax rate: a percentage from 0 to 100 with at most 4
-// decimal places.
-func ParseRate(n Number) (decimal.Decimal, string) {
-	if n.BadType {
-		return decimal.Decimal{}, "must be a decimal number"
-	}
-	d, msg := parseDecimal(n.Text)
+// ParseRate checks a tax rate as sent: a percentage from 0 to 100 with at
+// most 4 decimal places.
+func ParseRate(text dealsapi.Decimal) (decimal.Decimal, string) {
+	d, msg := parseDecimal(text)
 	switch {
 	case msg != "":
 		return d, msg

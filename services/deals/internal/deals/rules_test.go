@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
@@ -31,6 +32,8 @@ func fieldsOf(t *testing.T, err error) []fault.Field {
 
 func set[T any](v T) patch.Field[T] { return patch.Field[T]{Set: true, Value: v} }
 
+func num(text string) patch.Field[dealsapi.Decimal] { return set(dealsapi.Decimal(text)) }
+
 func cleared[T any]() patch.Field[T] { return patch.Field[T]{Set: true, Null: true} }
 
 func invalid(kv ...string) []fault.Field {
@@ -45,8 +48,8 @@ var (
 	open1   = Stage{ID: 1, Name: "Prospecting", Outcome: StatusOpen}
 	won4    = Stage{ID: 4, Name: "Closed Won", Outcome: StatusWon}
 	acme    = Company{Name: "Acme", UpdatedAt: ptr(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
-	usd1050 = Deal{ID: 9, Title: "FX", Value: NewDealValue(decimal.RequireFromString("10.50")), Currency: "USD",
-		StageID: open1.ID, Status: StatusOpen}
+	usd1050 = Deal{Deal: dealsapi.Deal{ID: 9, Title: "FX", Currency: "USD", StageID: open1.ID, Status: StatusOpen},
+		Value: NewDealValue(decimal.RequireFromString("10.50"))}
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -60,59 +63,59 @@ func TestDealRecord(t *testing.T) {
 	usd1000.Value = NewDealValue(decimal.RequireFromString("10.00"))
 	tests := []struct {
 		name string
-		in   DealWrite
+		in   dealsapi.DealInput
 		cur  *Deal
 		refs dealRefs
 		want func(*DealRecord) // applied to the record expected on success
 		bad  []fault.Field
 	}{
-		{name: "title required", in: DealWrite{}, refs: created, bad: invalid("title", "is required")},
-		{name: "title too long", in: DealWrite{Title: set(strings.Repeat("x", 256))}, refs: created,
+		{name: "title required", in: dealsapi.DealInput{}, refs: created, bad: invalid("title", "is required")},
+		{name: "title too long", in: dealsapi.DealInput{Title: strings.Repeat("x", 256)}, refs: created,
 			bad: invalid("title", "must be at most 255 characters")},
-		{name: "defaults: USD, zero, the first open stage", in: DealWrite{Title: set(" Deal ")}, refs: created,
+		{name: "defaults: USD, zero, the first open stage", in: dealsapi.DealInput{Title: " Deal "}, refs: created,
 			want: func(r *DealRecord) { r.Title, r.Currency, r.StageID = "Deal", "USD", open1.ID }},
-		{name: "currency normalised", in: DealWrite{Title: set("x"), Currency: set(" jpy "), Value: Num("1200")}, refs: created,
+		{name: "currency normalised", in: dealsapi.DealInput{Title: "x", Currency: set(" jpy "), Value: num("1200")}, refs: created,
 			want: func(r *DealRecord) {
 				r.Title, r.Currency, r.StageID, r.Value = "x", "JPY", open1.ID, decimal.RequireFromString("1200")
 			}},
-		{name: "unknown currency", in: DealWrite{Title: set("x"), Currency: set("ABC"), Value: Num("1.234")}, refs: created,
+		{name: "unknown currency", in: dealsapi.DealInput{Title: "x", Currency: set("ABC"), Value: num("1.234")}, refs: created,
 			bad: invalid("currency", "must be an ISO 4217 currency code such as USD or EUR")},
-		{name: "too many decimals", in: DealWrite{Title: set("x"), Value: Num("1.234")}, refs: created,
+		{name: "too many decimals", in: dealsapi.DealInput{Title: "x", Value: num("1.234")}, refs: created,
 			bad: invalid("value", "must have at most 2 decimal places in this currency")},
-		{name: "yen are whole", in: DealWrite{Title: set("x"), Currency: set("JPY"), Value: Num("10.5")}, refs: created,
+		{name: "yen are whole", in: dealsapi.DealInput{Title: "x", Currency: set("JPY"), Value: num("10.5")}, refs: created,
 			bad: invalid("value", "must be a whole number in this currency")},
-		{name: "dinar values have 2 places", in: DealWrite{Title: set("x"), Currency: set("KWD"), Value: Num("1.255")}, refs: created,
+		{name: "dinar values have 2 places", in: dealsapi.DealInput{Title: "x", Currency: set("KWD"), Value: num("1.255")}, refs: created,
 			bad: invalid("value", "must have at most 2 decimal places in this currency")},
-		{name: "currency change rechecks the value", in: DealWrite{Title: set("FX"), Currency: set("JPY")}, cur: &usd1050,
+		{name: "currency change rechecks the value", in: dealsapi.DealInput{Title: "FX", Currency: set("JPY")}, cur: &usd1050,
 			bad: invalid("value", "must be a whole number in this currency")},
-		{name: "currency change keeps a whole value", in: DealWrite{Title: set("FX"), Currency: set("JPY")}, cur: &usd1000,
+		{name: "currency change keeps a whole value", in: dealsapi.DealInput{Title: "FX", Currency: set("JPY")}, cur: &usd1000,
 			want: func(r *DealRecord) { *r = usd1000.Record(); r.Currency = "JPY" }},
-		{name: "null value is zero", in: DealWrite{Title: set("FX"), Value: Number{Set: true, Null: true}}, cur: &usd1050,
+		{name: "null value is zero", in: dealsapi.DealInput{Title: "FX", Value: cleared[dealsapi.Decimal]()}, cur: &usd1050,
 			want: func(r *DealRecord) { *r = usd1050.Record(); r.Value = decimal.Zero }},
-		{name: "bad status", in: DealWrite{Title: set("x"), Status: set("pending")}, refs: created,
+		{name: "bad status", in: dealsapi.DealInput{Title: "x", Status: set("pending")}, refs: created,
 			bad: invalid("status", "must be one of open, won, lost")},
-		{name: "unknown stage", in: DealWrite{Title: set("x"), StageID: set[int64](99)}, refs: dealRefs{leadOK: true},
+		{name: "unknown stage", in: dealsapi.DealInput{Title: "x", StageID: set[int64](99)}, refs: dealRefs{leadOK: true},
 			bad: invalid("stage_id", "does not exist")},
-		{name: "status against the stage's outcome", in: DealWrite{Title: set("x"), StageID: set(won4.ID), Status: set(StatusLost)},
+		{name: "status against the stage's outcome", in: dealsapi.DealInput{Title: "x", StageID: set(won4.ID), Status: set(StatusLost)},
 			refs: dealRefs{stage: &won4, leadOK: true},
 			bad:  invalid("status", `does not match the outcome of stage "Closed Won" (won)`)},
-		{name: "stage cannot be cleared", in: DealWrite{Title: set("FX"), StageID: cleared[int64]()}, cur: &usd1050,
+		{name: "stage cannot be cleared", in: dealsapi.DealInput{Title: "FX", StageID: cleared[int64]()}, cur: &usd1050,
 			refs: dealRefs{leadOK: true}, bad: invalid("stage_id", "cannot be cleared")},
-		{name: "no open stage", in: DealWrite{Title: set("x")}, refs: dealRefs{leadOK: true},
+		{name: "no open stage", in: dealsapi.DealInput{Title: "x"}, refs: dealRefs{leadOK: true},
 			bad: invalid("stage_id", "is required: no open stage exists")},
-		{name: "no stage with the status", in: DealWrite{Title: set("FX"), Status: set(StatusWon)}, cur: &usd1050,
+		{name: "no stage with the status", in: dealsapi.DealInput{Title: "FX", Status: set(StatusWon)}, cur: &usd1050,
 			refs: dealRefs{leadOK: true}, bad: invalid("status", "no stage has the outcome won")},
-		{name: "status moves to its first stage", in: DealWrite{Title: set("FX"), Status: set(StatusWon)}, cur: &usd1050,
+		{name: "status moves to its first stage", in: dealsapi.DealInput{Title: "FX", Status: set(StatusWon)}, cur: &usd1050,
 			refs: dealRefs{firstStage: &won4, leadOK: true}, want: func(r *DealRecord) { *r = usd1050.Record(); r.StageID = won4.ID }},
-		{name: "unknown references", in: DealWrite{Title: set("x"), AssignedTo: set[int64](5), CompanyID: set[int64](6),
+		{name: "unknown references", in: dealsapi.DealInput{Title: "x", AssignedTo: set[int64](5), CompanyID: set[int64](6),
 			ContactID: set[int64](7), SourceLeadID: set[int64](8)}, refs: dealRefs{firstStage: &open1},
 			bad: invalid("source_lead_id", "does not exist", "assigned_to", "does not exist",
 				"company_id", "does not exist", "contact_id", "does not exist")},
-		{name: "ids must be positive", in: DealWrite{Title: set("x"), AssignedTo: set[int64](0), CompanyID: set[int64](-1)},
+		{name: "ids must be positive", in: dealsapi.DealInput{Title: "x", AssignedTo: set[int64](0), CompanyID: set[int64](-1)},
 			refs: created, bad: invalid("assigned_to", "must be a positive integer", "company_id", "must be a positive integer")},
-		{name: "bad close date", in: DealWrite{Title: set("x"), ExpectedCloseDate: set("31/12/2026")}, refs: created,
+		{name: "bad close date", in: dealsapi.DealInput{Title: "x", ExpectedCloseDate: set("31/12/2026")}, refs: created,
 			bad: invalid("expected_close_date", "must be a date in the form YYYY-MM-DD")},
-		{name: "a company's name and version", in: DealWrite{Title: set("x"), CompanyID: set[int64](100)},
+		{name: "a company's name and version", in: dealsapi.DealInput{Title: "x", CompanyID: set[int64](100)},
 			refs: dealRefs{firstStage: &open1, company: &acme, companyID: 100, leadOK: true},
 			want: func(r *DealRecord) {
 				r.Title, r.Currency, r.StageID = "x", "USD", open1.ID
@@ -226,20 +229,20 @@ func TestStageRecord(t *testing.T) {
 	cur := Stage{ID: 4, Name: "Closed Won", Position: 4, Outcome: StatusWon}
 	tests := []struct {
 		name string
-		in   StageWrite
+		in   dealsapi.StageInput
 		cur  *Stage
 		want StageRecord
 		bad  []fault.Field
 	}{
-		{name: "new stage appends, open", in: StageWrite{Name: set(" Demo ")}, want: StageRecord{Name: "Demo", Outcome: StatusOpen}},
-		{name: "position and outcome", in: StageWrite{Name: set("Demo"), Position: set(2), Outcome: set(StatusLost)},
+		{name: "new stage appends, open", in: dealsapi.StageInput{Name: " Demo "}, want: StageRecord{Name: "Demo", Outcome: StatusOpen}},
+		{name: "position and outcome", in: dealsapi.StageInput{Name: "Demo", Position: set(2), Outcome: set(StatusLost)},
 			want: StageRecord{Name: "Demo", Position: ptr(2), Outcome: StatusLost}},
-		{name: "update keeps the outcome", in: StageWrite{Name: set("Won")}, cur: &cur, want: StageRecord{Name: "Won", Outcome: StatusWon}},
-		{name: "cleared outcome is open", in: StageWrite{Name: set("Won"), Outcome: cleared[string]()}, cur: &cur,
+		{name: "update keeps the outcome", in: dealsapi.StageInput{Name: "Won"}, cur: &cur, want: StageRecord{Name: "Won", Outcome: StatusWon}},
+		{name: "cleared outcome is open", in: dealsapi.StageInput{Name: "Won", Outcome: cleared[string]()}, cur: &cur,
 			want: StageRecord{Name: "Won", Outcome: StatusOpen}},
-		{name: "every bad field", in: StageWrite{Position: set(0), Outcome: set("maybe")},
+		{name: "every bad field", in: dealsapi.StageInput{Position: set(0), Outcome: set("maybe")},
 			bad: invalid("name", "is required", "position", "must be an integer of at least 1", "outcome", "must be one of open, won, lost")},
-		{name: "name too long", in: StageWrite{Name: set(strings.Repeat("n", 101))}, bad: invalid("name", "must be at most 100 characters")},
+		{name: "name too long", in: dealsapi.StageInput{Name: strings.Repeat("n", 101)}, bad: invalid("name", "must be at most 100 characters")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,16 +264,16 @@ func TestStageRecord(t *testing.T) {
 // deal's currency; an update replaces the lines only when it sends them.
 func TestQuoteRecord(t *testing.T) {
 	t.Parallel()
-	line := func(desc string, qty, price string) LineItemWrite {
-		return LineItemWrite{Description: desc, Quantity: Num(qty), UnitPrice: Num(price)}
+	line := func(desc string, qty, price string) dealsapi.LineItemInput {
+		return dealsapi.LineItemInput{Description: desc, Quantity: dealsapi.Decimal(qty), UnitPrice: dealsapi.Decimal(price)}
 	}
-	lines := func(ls ...LineItemWrite) patch.Field[[]LineItemWrite] { return set(ls) }
-	cur := Quote{Status: QuoteSent, Currency: "USD", TaxRate: Quantity{decimal.NewFromInt(10)},
-		LineItems: []LineItem{{Description: "Seat", Quantity: Quantity{decimal.NewFromInt(2)},
+	lines := func(ls ...dealsapi.LineItemInput) []dealsapi.LineItemInput { return ls }
+	cur := Quote{Quote: dealsapi.Quote{Status: QuoteSent, Currency: "USD"}, TaxRate: decimal.NewFromInt(10),
+		LineItems: []LineItem{{Description: "Seat", Quantity: decimal.NewFromInt(2),
 			UnitPrice: Money{decimal.NewFromInt(50), 2}, Amount: Money{decimal.NewFromInt(100), 2}}}}
 	tests := []struct {
 		name                 string
-		in                   QuoteWrite
+		in                   dealsapi.QuoteInput
 		cur                  *Quote
 		currency             string
 		status               string
@@ -278,27 +281,27 @@ func TestQuoteRecord(t *testing.T) {
 		replace              bool
 		bad                  []fault.Field
 	}{
-		{name: "totals", in: QuoteWrite{TaxRate: Num("19"), LineItems: lines(line("Seat", "3", "19.99"), line("Setup", "1", "100"))},
+		{name: "totals", in: dealsapi.QuoteInput{TaxRate: num("19"), LineItems: lines(line("Seat", "3", "19.99"), line("Setup", "1", "100"))},
 			currency: "USD", status: QuoteDraft, subtotal: "159.97", tax: "30.39", total: "190.36", replace: true},
-		{name: "yen", in: QuoteWrite{TaxRate: Num("10"), LineItems: lines(line("Box", "3", "1005"))},
+		{name: "yen", in: dealsapi.QuoteInput{TaxRate: num("10"), LineItems: lines(line("Box", "3", "1005"))},
 			currency: "JPY", status: QuoteDraft, subtotal: "3015", tax: "302", total: "3317", replace: true},
-		{name: "update without lines keeps them", in: QuoteWrite{Status: set(QuoteAccepted)}, cur: &cur,
+		{name: "update without lines keeps them", in: dealsapi.QuoteInput{Status: set(QuoteAccepted)}, cur: &cur,
 			currency: "USD", status: QuoteAccepted, subtotal: "100", tax: "10", total: "110"},
-		{name: "lines required", in: QuoteWrite{}, currency: "USD", bad: invalid("line_items", "must hold at least one line item")},
-		{name: "empty status", in: QuoteWrite{Status: set(""), LineItems: lines(line("x", "1", "1"))}, currency: "USD",
+		{name: "lines required", in: dealsapi.QuoteInput{}, currency: "USD", bad: invalid("line_items", "must hold at least one line item")},
+		{name: "empty status", in: dealsapi.QuoteInput{Status: set(""), LineItems: lines(line("x", "1", "1"))}, currency: "USD",
 			bad: invalid("status", "must be one of draft, sent, accepted, declined")},
-		{name: "every bad line field", in: QuoteWrite{LineItems: lines(
-			LineItemWrite{Quantity: Num("0"), UnitPrice: Num("1.001")},
-			LineItemWrite{Description: "x", Quantity: Num("1.00001")},
+		{name: "every bad line field", in: dealsapi.QuoteInput{LineItems: lines(
+			dealsapi.LineItemInput{Quantity: "0", UnitPrice: "1.001"},
+			dealsapi.LineItemInput{Description: "x", Quantity: "1.00001"},
 		)}, currency: "USD", bad: invalid(
 			"line_items[0].description", "is required",
 			"line_items[0].quantity", "must be greater than 0",
 			"line_items[0].unit_price", "must have at most 2 decimal places in this currency",
 			"line_items[1].quantity", "must have at most 4 decimal places",
 			"line_items[1].unit_price", "is required")},
-		{name: "bad tax rate", in: QuoteWrite{TaxRate: Num("101"), LineItems: lines(line("x", "1", "1"))}, currency: "USD",
+		{name: "bad tax rate", in: dealsapi.QuoteInput{TaxRate: num("101"), LineItems: lines(line("x", "1", "1"))}, currency: "USD",
 			bad: invalid("tax_rate", "must be a percentage between 0 and 100")},
-		{name: "total too large", in: QuoteWrite{TaxRate: Num("50"), LineItems: lines(line("x", "1", "999999999999999"))}, currency: "USD",
+		{name: "total too large", in: dealsapi.QuoteInput{TaxRate: num("50"), LineItems: lines(line("x", "1", "999999999999999"))}, currency: "USD",
 			bad: invalid("line_items", "the quote total must be less than 1000000000000000")},
 	}
 	for _, tc := range tests {

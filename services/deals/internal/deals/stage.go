@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -15,13 +16,13 @@ func (s *Service) GetStage(ctx context.Context, id int64) (Stage, error) {
 	return s.store.GetStage(ctx, id)
 }
 
-func stageRecord(in StageWrite, cur *Stage) (StageRecord, error) {
+func stageRecord(in dealsapi.StageInput, cur *Stage) (StageRecord, error) {
 	var errs validate.Errors
 	rec := StageRecord{Outcome: StatusOpen}
 	if cur != nil {
 		rec.Name, rec.Outcome = cur.Name, cur.Outcome
 	}
-	name := strings.TrimSpace(in.Name.Value)
+	name := strings.TrimSpace(in.Name)
 	if errs.Required("name", name) {
 		errs.MaxLen("name", name, validate.MaxName)
 	}
@@ -45,7 +46,7 @@ func stageRecord(in StageWrite, cur *Stage) (StageRecord, error) {
 }
 
 // CreateStage adds a stage (admin); without a position it goes last.
-func (s *Service) CreateStage(ctx context.Context, in StageWrite) (Stage, error) {
+func (s *Service) CreateStage(ctx context.Context, in dealsapi.StageInput) (Stage, error) {
 	rec, err := stageRecord(in, nil)
 	if err != nil {
 		return Stage{}, err
@@ -54,7 +55,7 @@ func (s *Service) CreateStage(ctx context.Context, in StageWrite) (Stage, error)
 }
 
 // UpdateStage renames, moves or changes the outcome of a stage (admin).
-func (s *Service) UpdateStage(ctx context.Context, id int64, in StageWrite) (Stage, error) {
+func (s *Service) UpdateStage(ctx context.Context, id int64, in dealsapi.StageInput) (Stage, error) {
 	cur, err := s.store.GetStage(ctx, id)
 	if err != nil {
 		return Stage{}, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -143,7 +144,7 @@ func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal,
 	if err != nil {
 		return d, err
 	}
-	return d, outbox.Add(ctx, tx, Stream, deals.EventDealCreated, strconv.FormatInt(id, 10), d)
+	return d, outbox.Add(ctx, tx, Stream, deals.EventDealCreated, strconv.FormatInt(id, 10), d.Public())
 }
 
 // CreateDeal inserts a deal and its deal.created event.
@@ -158,10 +159,12 @@ func (s *Store) CreateDeal(ctx context.Context, rec deals.DealRecord) (deals.Dea
 }
 
 // CreateDealOnce is CreateDeal guarded by an idempotency key: the deal is
-// stored with the key, so a retry gets it back as it was created.
-func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec deals.DealRecord) (idempotency.Done[deals.Deal], error) {
-	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) (deals.Deal, error) {
-		return insertDeal(ctx, tx, rec)
+// stored with the key as it was sent, so a retry gets it back as it was
+// created.
+func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec deals.DealRecord) (idempotency.Done[dealsapi.Deal], error) {
+	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) (dealsapi.Deal, error) {
+		d, err := insertDeal(ctx, tx, rec)
+		return d.Public(), err
 	})
 }
 
@@ -194,7 +197,7 @@ func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal)
 		if d, err = getDeal(ctx, tx, id); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, Stream, deals.EventDealUpdated, strconv.FormatInt(id, 10), d)
+		return outbox.Add(ctx, tx, Stream, deals.EventDealUpdated, strconv.FormatInt(id, 10), d.Public())
 	})
 	return d, err
 }

@@ -31,7 +31,7 @@ func scanQuote(row pgx.CollectableRow) (deals.Quote, error) {
 		d[i], errs[i] = dec(s)
 	}
 	q.Subtotal = deals.NewMoney(d[0], q.Currency)
-	q.TaxRate = deals.Quantity{Decimal: d[1]}
+	q.TaxRate = d[1]
 	q.Tax = deals.NewMoney(d[2], q.Currency)
 	q.Total = deals.NewMoney(d[3], q.Currency)
 	q.LineItems = []deals.LineItem{}
@@ -67,7 +67,7 @@ func withItems(ctx context.Context, q db.Querier, quotes []deals.Quote) ([]deals
 		qd, e1 := dec(qty)
 		pd, e2 := dec(price)
 		ad, e3 := dec(amount)
-		l.item.Quantity = deals.Quantity{Decimal: qd}
+		l.item.Quantity = qd
 		l.item.UnitPrice = deals.NewMoney(pd, cur)
 		l.item.Amount = deals.NewMoney(ad, cur)
 		return l, errors.Join(e1, e2, e3)
