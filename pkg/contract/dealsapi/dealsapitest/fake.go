@@ -101,7 +101,7 @@ func (f *Fake) validate(in map[string]any) error {
 		d, err := decimal.NewFromString(s)
 		switch {
 		case err != nil:
-			v.Add(dealsapi.FieldValue, "must be a decimal number or a string holding one")
+			v.Add(dealsapi.FieldValue, "must be a decimal number")
 		case d.IsNegative():
 			v.Add(dealsapi.FieldValue, "must not be negative")
 		case !d.Equal(d.Truncate(dealsapi.ValuePlaces)):
