@@ -53,6 +53,13 @@ type LeadInput struct {
 	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" description:"A partial set of custom fields: absent names keep their value, null clears one." customFields:"leads"`
 }
 
+// LeadUpdate is one input of POST /leads/batch/update: a lead write body
+// with the id of the lead it changes (flat in JSON).
+type LeadUpdate struct {
+	ID int64 `json:"id" minimum:"1" example:"17"`
+	LeadInput
+}
+
 // QualifyInput is the optional body of QualifyLead: which
 // records to create or reuse besides the contact.
 type QualifyInput struct {

@@ -2,9 +2,12 @@ package leadsapi
 
 import (
 	"net/http"
+	"slices"
 
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
 
@@ -20,17 +23,28 @@ var LeadQuery = route.PageQuery(
 	route.AssignedTo,
 	route.DateFrom, route.DateTo,
 	route.Scope, route.UpdatedSince, route.AfterID,
-	route.Q("sort_by", "string", "Default name.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at", "updated_at"))
+	route.Q("sort_by", "string", "Default name; cf.<name> sorts by a custom field.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at", "updated_at"))
+
+// customFilters tells the list's custom-field filters, which the query
+// declaration cannot name one by one (each installation has its own).
+const customFilters = "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
+	"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
+	"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
+	"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."
+
+// byExternalID tells the GET of one lead by an external id.
+const byExternalID = "With id_property, the path's {id} is that field's value: a unique custom field of leads."
 
 // The public routes of leads.
 var (
 	ListLeads = route.Route{Method: http.MethodGet, Path: "/leads", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Leads", Summary: "List leads", Query: LeadQuery, Response: envelope.Page[Lead]{}}
+		Tag: "Leads", Summary: "List leads", Description: customFilters, Query: LeadQuery, Response: envelope.Page[Lead]{}}
 	CreateLead = route.Route{Method: http.MethodPost, Path: "/leads", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Leads", Summary: "Create a lead", Request: LeadInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Lead]{}, Message: "Lead created"}
 	GetLead = route.Route{Method: http.MethodGet, Path: "/leads/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Leads", Summary: "Get a lead", Response: envelope.Record[Lead]{}}
+		Tag: "Leads", Summary: "Get a lead", Description: byExternalID, Query: []route.Param{batchapi.IDProperty},
+		Response: envelope.Record[Lead]{}}
 	UpdateLead = route.Route{Method: http.MethodPut, Path: "/leads/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Leads", Summary: "Update a lead", Request: LeadInput{}, Response: envelope.Record[Lead]{}, Message: "Lead updated"}
 	DeleteLead = route.Route{Method: http.MethodDelete, Path: "/leads/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
@@ -61,10 +75,17 @@ var (
 
 	// LeadActivity is the notes and tasks of a lead.
 	LeadActivity = contactsapi.NewActivity(Service, Resource, "Leads", "/leads", "lead")
+
+	// LeadBatch is the batch writes and reads of leads.
+	LeadBatch = batchapi.NewRoutes[Lead, LeadInput, LeadUpdate](Service, Resource, "Leads", "/leads", "leads")
+
+	// LeadProperties is the custom-field definitions of leads.
+	LeadProperties = propertyapi.NewRoutes(Service, propertyapi.Leads, "Custom fields")
 )
 
 // Routes are the public routes leads serves, in the document's order.
-var Routes = append(append([]route.Route{
+var Routes = slices.Concat([]route.Route{
 	ListLeads, CreateLead, GetLead, UpdateLead, DeleteLead, QualifyLead, DisqualifyLead,
-}, LeadActivity.Routes()...),
-	ExportLeads, GetLeadTemplate, MatchCompany, MatchContact, ImportLeads)
+}, LeadActivity.Routes(), LeadBatch.All(), []route.Route{
+	ExportLeads, GetLeadTemplate, MatchCompany, MatchContact, ImportLeads,
+}, LeadProperties.All())

@@ -12,9 +12,12 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -73,6 +76,11 @@ func New(cfg Config) (http.Handler, error) {
 	mountWrite(leadsapi.DeleteLead, h.delete)
 	mountWrite(leadsapi.QualifyLead, h.qualify)
 	mountWrite(leadsapi.DisqualifyLead, h.disqualify)
+	mount(leadsapi.LeadBatch.Create, h.batchCreate)
+	mount(leadsapi.LeadBatch.Update, h.batchUpdate)
+	mount(leadsapi.LeadBatch.Upsert, h.batchUpsert)
+	mount(leadsapi.LeadBatch.Read, h.batchRead)
+	mount(leadsapi.LeadBatch.Delete, h.batchDelete)
 	mount(leadsapi.MatchCompany, h.matchCompany)
 	mount(leadsapi.MatchContact, h.matchContact)
 	if cfg.CSV != nil {
@@ -94,6 +102,9 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	acts.Mount(mux, leadsapi.LeadActivity, guards)
+	properties := customfield.Store{DB: cfg.DB, Stream: leads.Stream}
+	propertyhttp.Mount(mux, guards, leadsapi.LeadProperties, properties, leads.Object)
+	propertyhttp.MountInternal(mux, internal, properties, leads.Object)
 
 	mux.Handle(leadsapi.RouteCreateLead, internal(httpx.HandlerFunc(h.internalCreate)))
 	mux.Handle(leadsapi.RouteBatch, internal(httpx.HandlerFunc(h.internalCreateBatch)))
@@ -110,19 +121,26 @@ func caller(r *http.Request) *int64 {
 }
 
 // parseFilter reads every query parameter of the lead list and the CSV
-// export; bad ones are one 422.
-func parseFilter(values url.Values, callerID int64) (leads.Filter, error) {
-	p := listparam.Parse(values, listparam.Options{Sorts: leads.SortKeys, DefaultSort: leads.DefaultSort, Sync: true})
+// export, custom-field filters and sorts against defs; bad ones are one
+// 422.
+func parseFilter(values url.Values, callerID int64, defs []customfield.Definition) (leads.Filter, error) {
+	p := listparam.Parse(values, listparam.Options{Sorts: leads.SortKeys, DefaultSort: leads.DefaultSort, Sync: true,
+		CustomFields: true, Definitions: defs})
 	f := leads.Filter{CallerID: callerID}
 	f.Status = p.Enum("status", leads.Statuses...)
 	f.Source = p.String("source")
 	f.AssignedTo = p.Int64("assigned_to")
 	f.Query = p.Query()
+	f.Custom = p.Custom()
 	return f, p.Err()
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r.URL.Query(), *caller(r))
+	defs, err := h.svc.Definitions(r.Context())
+	if err != nil {
+		return err
+	}
+	f, err := parseFilter(r.URL.Query(), *caller(r), defs)
 	if err != nil {
 		return err
 	}
@@ -149,6 +167,14 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) get(w http.ResponseWriter, r *http.Request) error {
+	if q := r.URL.Query(); q.Has(batchapi.IDProperty.Name) {
+		l, err := h.svc.GetBy(r.Context(), q.Get(batchapi.IDProperty.Name), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		httpx.OK(w, l)
+		return nil
+	}
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
 		return err
@@ -336,5 +362,14 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) e
 }
 
 func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) error {
-	return h.get(w, r)
+	id, err := httpx.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	l, err := h.svc.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, l)
+	return nil
 }

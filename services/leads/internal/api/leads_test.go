@@ -41,7 +41,7 @@ func TestLeadCRUD(t *testing.T) {
 		"company": "Acme, Inc.", "job_title": "CTO", "source": "web", "status": "new", "notes": "met at expo",
 		"tags": "vip,hot", "assigned_to": 3.0, "assigned_to_name": "Tom Teammate", "disqualify_reason": nil,
 		"qualified_at": nil, "contact_id": nil, "company_id": nil, "deal_id": nil, "created_by": 1.0,
-		"created_at": lead["created_at"], "updated_at": lead["updated_at"],
+		"custom_fields": map[string]any{}, "created_at": lead["created_at"], "updated_at": lead["updated_at"],
 	}
 	if diff := cmp.Diff(want, lead); diff != "" {
 		t.Fatalf("created lead (-want +got):\n%s", diff)

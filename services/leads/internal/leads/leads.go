@@ -5,10 +5,14 @@ package leads
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/patch"
@@ -25,6 +29,13 @@ const (
 
 // Statuses lists every lead status, in workflow order.
 var Statuses = []string{StatusNew, StatusContacted, StatusQualified, StatusDisqualified}
+
+// Object is leads as a carrier of custom fields: a definition may not take
+// a name the lead record has.
+var Object = customfield.Object{Name: propertyapi.Leads, Table: "leads", Builtins: []string{
+	"id", "first_name", "last_name", "email", "phone", "company", "job_title", "source", "status", "notes", "tags",
+	"assigned_to", "assigned_to_name", "disqualify_reason", "qualified_at", "contact_id", "company_id", "deal_id",
+	"created_by", "created_at", "updated_at"}}
 
 // Stream is where lead events go.
 var Stream = outbox.Stream("leads")
@@ -128,6 +139,32 @@ func Apply(ctx context.Context, l *Lead, in Input, users UserChecker) error {
 	return v.Err()
 }
 
+// ApplyAll is Apply with the lead's custom fields, checked against defs:
+// every problem of the body is one fault. l.CustomFields holds the values
+// the lead stores (none on create) and is left holding the new ones.
+func ApplyAll(ctx context.Context, l *Lead, in Input, defs []customfield.Definition, users UserChecker) error {
+	err := Apply(ctx, l, in, users)
+	var own *fault.Error
+	if err != nil && !errors.As(err, &own) {
+		return err
+	}
+	vals, cerr := customfield.Check(ctx, defs, customfield.Values(l.CustomFields), customfield.Input(in.CustomFields),
+		customfield.UserExists(users))
+	var custom *fault.Error
+	switch {
+	case cerr != nil && !errors.As(cerr, &custom):
+		return cerr
+	case own != nil && custom != nil && own.Kind == fault.KindInvalid && custom.Kind == fault.KindInvalid:
+		return fault.Validation(append(append([]fault.Field(nil), own.Fields...), custom.Fields...)...)
+	case err != nil:
+		return err
+	case cerr != nil:
+		return cerr
+	}
+	l.CustomFields = vals
+	return nil
+}
+
 // Filter is what a lead list (and the CSV export) asks for: the common
 // list query and the leads' own filters.
 type Filter struct {
@@ -135,6 +172,8 @@ type Filter struct {
 	Status     string
 	Source     string
 	AssignedTo *int64
+	// Custom is the cf[...] filters and the cf.<name> sort.
+	Custom customfield.Query
 	// CallerID resolves scope=me and scope=team.
 	CallerID int64
 }

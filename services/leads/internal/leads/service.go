@@ -46,6 +46,9 @@ type Store interface {
 	UserExists(ctx context.Context, id int64) (bool, error)
 	// Definitions lists the installation's custom fields of leads.
 	Definitions(ctx context.Context) ([]customfield.Definition, error)
+	// Lookup finds the lead holding value of the unique field d.
+	Lookup(ctx context.Context, d customfield.Definition, value string) (id int64, found bool, err error)
+	Batcher
 
 	// BeginQualification takes the lead's saga lease (409 while another
 	// attempt holds it) and returns the progress of earlier attempts.
@@ -130,8 +133,12 @@ func (s *Service) Writable(ctx context.Context, id int64) error {
 
 // Create validates and stores a new lead.
 func (s *Service) Create(ctx context.Context, in Input, createdBy *int64) (Lead, error) {
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return Lead{}, err
+	}
 	l := Lead{CreatedBy: createdBy}
-	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
+	if err := ApplyAll(ctx, &l, in, defs, s.store.UserExists); err != nil {
 		return Lead{}, err
 	}
 	return s.store.Create(ctx, l)
@@ -140,8 +147,12 @@ func (s *Service) Create(ctx context.Context, in Input, createdBy *int64) (Lead,
 // CreateOnce is Create for the internal API: retried calls with the same
 // Idempotency-Key create one lead, and get it back.
 func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempotency.Done[Lead], error) {
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return idempotency.Done[Lead]{}, err
+	}
 	var l Lead
-	if err := Apply(ctx, &l, in, s.store.UserExists); err != nil {
+	if err := ApplyAll(ctx, &l, in, defs, s.store.UserExists); err != nil {
 		return idempotency.Done[Lead]{}, err
 	}
 	return s.store.CreateOnce(ctx, key, l, l)
@@ -183,6 +194,10 @@ func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idem
 		return nil, err
 	}
 
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]idempotency.Settled[Lead], len(items))
 	users := knownUsers(s.store.UserExists)
 	var keys []string
@@ -194,7 +209,7 @@ func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idem
 			continue
 		}
 		var l Lead
-		if err := Apply(ctx, &l, it.Input, users); err != nil {
+		if err := ApplyAll(ctx, &l, it.Input, defs, users); err != nil {
 			// A refusal (a fault, or a dependency's answer) is the item's;
 			// anything else fails the batch.
 			var refusal fault.Coder
@@ -239,6 +254,28 @@ func knownUsers(check UserChecker) UserChecker {
 	}
 }
 
+// prefetch asks users (a knownUsers) about every user in names: the
+// assignee and user custom fields, so a write that applies in inside its
+// transaction later gets the answers from memory.
+func prefetch(ctx context.Context, users UserChecker, defs []customfield.Definition, in Input) error {
+	ids := []int64{}
+	if a := in.AssignedTo; a.Set && !a.Null && a.Value > 0 {
+		ids = append(ids, a.Value)
+	}
+	for _, d := range defs {
+		var id int64
+		if d.Type == customfield.User && json.Unmarshal(in.CustomFields[d.Name], &id) == nil && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if _, err := users(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Get reads one lead.
 func (s *Service) Get(ctx context.Context, id int64) (Lead, error) { return s.store.Get(ctx, id) }
 
@@ -248,15 +285,18 @@ func (s *Service) Get(ctx context.Context, id int64) (Lead, error) { return s.st
 // cannot turn the qualified lead back into the status it read before. A
 // status given is set whatever the current one (PUT is the raw edit).
 func (s *Service) Update(ctx context.Context, id int64, in Input) (Lead, error) {
-	// The assignee is looked up before the transaction, so the locked
-	// lead waits for no other query and no second pool connection.
-	users := knownUsers(s.store.UserExists)
-	if a := in.AssignedTo; a.Set && !a.Null && a.Value > 0 {
-		if _, err := users(ctx, a.Value); err != nil {
-			return Lead{}, err
-		}
+	// The assignee and the users custom fields name are looked up before
+	// the transaction, so the locked lead waits for no other query and no
+	// second pool connection.
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return Lead{}, err
 	}
-	return s.store.Update(ctx, id, func(l *Lead) error { return Apply(ctx, l, in, users) })
+	users := knownUsers(s.store.UserExists)
+	if err := prefetch(ctx, users, defs, in); err != nil {
+		return Lead{}, err
+	}
+	return s.store.Update(ctx, id, func(l *Lead) error { return ApplyAll(ctx, l, in, defs, users) })
 }
 
 // Delete removes a lead with its notes and tasks.

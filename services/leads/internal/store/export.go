@@ -11,7 +11,7 @@ import (
 // export: rows are read as they arrive, never collected.
 func (s *Store) Each(ctx context.Context, f leads.Filter, fn func(leads.Lead) error) error {
 	w := Where(f)
-	rows, err := s.db.Query(ctx, `SELECT `+Columns+` FROM leads `+w.SQL()+` `+Sorts.OrderBy(f.Query), w.Args()...)
+	rows, err := s.db.Query(ctx, `SELECT `+Columns+` FROM leads `+w.SQL()+` `+orderBy(f), w.Args()...)
 	if err != nil {
 		return fmt.Errorf("export leads: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -17,9 +19,10 @@ import (
 // Columns is the select list every lead query returns, in scan order.
 const Columns = `id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
 	assigned_to, assigned_to_name, disqualify_reason, qualified_at, contact_id, company_id, deal_id,
-	created_by, created_at, updated_at`
+	created_by, created_at, updated_at, custom_fields`
 
-// Scan reads one row of Columns.
+// Scan reads one row of Columns: CustomFields holds the values the lead
+// stores (customfield.Values), which a read renders with the definitions.
 func Scan(row pgx.CollectableRow) (leads.Lead, error) { return scanWith(row) }
 
 // scanWith reads Columns followed by extra destinations.
@@ -27,7 +30,7 @@ func scanWith(row pgx.CollectableRow, extra ...any) (leads.Lead, error) {
 	var l leads.Lead
 	dst := []any{&l.ID, &l.FirstName, &l.LastName, &l.Email, &l.Phone, &l.Company, &l.JobTitle,
 		&l.Source, &l.Status, &l.Notes, &l.Tags, &l.AssignedTo, &l.AssignedToName, &l.DisqualifyReason,
-		&l.QualifiedAt, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt, &l.UpdatedAt}
+		&l.QualifiedAt, &l.ContactID, &l.CompanyID, &l.DealID, &l.CreatedBy, &l.CreatedAt, &l.UpdatedAt, &l.CustomFields}
 	err := row.Scan(append(dst, extra...)...)
 	return l, err
 }
@@ -130,14 +133,15 @@ func (s *Store) CreateManyOnce(ctx context.Context, keys []string, ls []leads.Le
 const insertManySQL = `WITH input AS (
 		SELECT nextval(pg_get_serial_sequence('leads', 'id')) AS id, u.*
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-			$8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[]) WITH ORDINALITY
+			$8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::jsonb[]) WITH ORDINALITY
 			AS u (first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
-				assigned_to, created_by, n)),
+				assigned_to, created_by, custom_fields, n)),
 	ins AS (
 		INSERT INTO leads (id, first_name, last_name, email, phone, company, job_title, source, status,
-			notes, tags, assigned_to, assigned_to_name, created_by)
+			notes, tags, assigned_to, assigned_to_name, created_by, custom_fields)
 		SELECT id, first_name, last_name, email, phone, company, job_title, source, status, notes, tags,
-			assigned_to, (SELECT name FROM directory_users d WHERE d.id = input.assigned_to), created_by
+			assigned_to, (SELECT name FROM directory_users d WHERE d.id = input.assigned_to), created_by,
+			custom_fields
 		FROM input ORDER BY n
 		RETURNING ` + Columns + `)
 	SELECT ins.* FROM ins JOIN input USING (id) ORDER BY input.n`
@@ -149,14 +153,16 @@ func insertMany(ctx context.Context, q db.Querier, ls []leads.Lead) ([]leads.Lea
 	var first, last []string
 	var email, phone, company, job, source, status, notes, tags []*string
 	var assigned, by []*int64
+	var custom []customfield.Values
 	for _, l := range ls {
+		custom = append(custom, held(l))
 		st := l.Status
 		first, last = append(first, l.FirstName), append(last, l.LastName)
 		email, phone, company, job = append(email, l.Email), append(phone, l.Phone), append(company, l.Company), append(job, l.JobTitle)
 		source, status, notes, tags = append(source, l.Source), append(status, &st), append(notes, l.Notes), append(tags, l.Tags)
 		assigned, by = append(assigned, l.AssignedTo), append(by, l.CreatedBy)
 	}
-	rows, err := q.Query(ctx, insertManySQL, first, last, email, phone, company, job, source, status, notes, tags, assigned, by)
+	rows, err := q.Query(ctx, insertManySQL, first, last, email, phone, company, job, source, status, notes, tags, assigned, by, custom)
 	if err != nil {
 		return nil, fmt.Errorf("insert leads: %w", err)
 	}
@@ -167,12 +173,26 @@ func insertMany(ctx context.Context, q db.Querier, ls []leads.Lead) ([]leads.Lea
 	if len(created) != len(ls) {
 		return nil, fmt.Errorf("insert leads: %d rows for %d leads", len(created), len(ls))
 	}
+	defs, err := definitions(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for i := range created {
+		if err := claim(ctx, q, defs, created[i]); err != nil {
+			return nil, err
+		}
+		render(defs, &created[i])
+	}
 	return created, nil
 }
 
 // Get reads a lead by id.
 func (s *Store) Get(ctx context.Context, id int64) (leads.Lead, error) {
-	return get(ctx, s.db, id, "")
+	l, err := get(ctx, s.db, id, "")
+	if err != nil {
+		return leads.Lead{}, err
+	}
+	return rendered(ctx, s.db, l)
 }
 
 func get(ctx context.Context, q db.Querier, id int64, lock string) (leads.Lead, error) {
@@ -193,18 +213,33 @@ func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) e
 		if err := change(&l); err != nil {
 			return err
 		}
-		out, err = one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
-			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
-			assigned_to_name = `+assigneeName+`, updated_at = now()
-			WHERE id = $12 RETURNING `+Columns,
-			l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
-			l.Tags, l.AssignedTo, l.ID)
-		if err != nil {
-			return err
-		}
-		return event(ctx, tx, leads.EventUpdated, out)
+		out, err = save(ctx, tx, l)
+		return err
 	})
 	return out, err
+}
+
+// save writes a locked lead's writable fields, claims its unique values
+// and records lead.updated.
+func save(ctx context.Context, tx db.Querier, l leads.Lead) (leads.Lead, error) {
+	out, err := one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
+			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
+			assigned_to_name = `+assigneeName+`, custom_fields = $13, updated_at = now()
+			WHERE id = $12 RETURNING `+Columns,
+		l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
+		l.Tags, l.AssignedTo, l.ID, held(l))
+	if err != nil {
+		return leads.Lead{}, err
+	}
+	defs, err := definitions(ctx, tx)
+	if err != nil {
+		return leads.Lead{}, err
+	}
+	if err := claim(ctx, tx, defs, out); err != nil {
+		return leads.Lead{}, err
+	}
+	render(defs, &out)
+	return out, event(ctx, tx, leads.EventUpdated, out)
 }
 
 // Disqualify sets status disqualified and the reason, from any state. A
@@ -218,6 +253,9 @@ func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads
 			updated_at = now() WHERE id = $1 RETURNING `+Columns, id, reason); err != nil {
 			return err
 		}
+		if out, err = rendered(ctx, tx, out); err != nil {
+			return err
+		}
 		return event(ctx, tx, leads.EventDisqualified, out)
 	})
 	return out, err
@@ -225,14 +263,21 @@ func (s *Store) Disqualify(ctx context.Context, id int64, reason *string) (leads
 
 // Delete removes the lead, its notes, tasks and saga row.
 func (s *Store) Delete(ctx context.Context, id int64) error {
-	return s.db.InTx(ctx, func(tx pgx.Tx) error {
-		old, err := one(ctx, tx, "delete lead", `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
-		if err != nil {
-			return err
-		}
-		if err := activity.DeleteAll(ctx, tx, activity.Lead, id); err != nil {
-			return fmt.Errorf("delete lead activity: %w", err)
-		}
-		return outbox.Add(ctx, tx, leads.Stream, leads.EventDeleted, fmt.Sprint(old.ID), outbox.Tombstone(old.ID))
-	})
+	return s.db.InTx(ctx, func(tx pgx.Tx) error { return remove(ctx, tx, id) })
+}
+
+// remove deletes a lead with its notes, tasks and unique values and
+// records lead.deleted.
+func remove(ctx context.Context, tx db.Querier, id int64) error {
+	old, err := one(ctx, tx, "delete lead", `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
+	if err != nil {
+		return err
+	}
+	if err := activity.DeleteAll(ctx, tx, activity.Lead, id); err != nil {
+		return fmt.Errorf("delete lead activity: %w", err)
+	}
+	if err := customfield.Release(ctx, tx, propertyapi.Leads, id); err != nil {
+		return fmt.Errorf("delete lead: release unique values: %w", err)
+	}
+	return outbox.Add(ctx, tx, leads.Stream, leads.EventDeleted, fmt.Sprint(old.ID), outbox.Tombstone(old.ID))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/services/leads/internal/leads"
@@ -29,9 +30,19 @@ var Sorts = listsql.Sorts{
 	Updated:  "updated_at",
 }
 
+// custom is the column of the leads' custom field values.
+const custom = customfield.Column("custom_fields")
+
+// orderBy is the list's ORDER BY: a custom-field sort key (cf.<name>) or
+// one of Sorts.
+func orderBy(f leads.Filter) string {
+	return custom.Sorts(Sorts, f.Custom.Sort).OrderBy(f.Query)
+}
+
 // Where builds the filter shared by the list and the CSV export.
 func Where(f leads.Filter) *listsql.Where {
 	w := &listsql.Where{}
+	custom.Where(w, f.Custom.Filters)
 	q := f.Query
 	if q.Search != "" {
 		w.And("search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%"))
@@ -84,7 +95,7 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 	if total == 0 || f.Query.Offset() >= total {
 		return []leads.Lead{}, total, nil
 	}
-	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + Sorts.OrderBy(f.Query) + ` ` + listsql.LimitOffset(w, f.Query)
+	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + orderBy(f) + ` ` + listsql.LimitOffset(w, f.Query)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list leads: %w", err)
@@ -93,7 +104,7 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 	if err != nil {
 		return nil, 0, fmt.Errorf("list leads: %w", err)
 	}
-	return items, total, nil
+	return s.renderAll(ctx, items, total)
 }
 
 // count is the number of leads matching w (the filtered total).
@@ -114,7 +125,7 @@ func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, i
 	// scan of the trigram index); sorting inside it would let the planner
 	// walk a whole sort index and filter a million rows.
 	sql := `SELECT * FROM (SELECT ` + Columns + `, count(*) OVER () AS total FROM leads ` + w.SQL() +
-		`) matches ` + Sorts.OrderBy(f.Query) + ` ` + listsql.LimitOffset(w, f.Query)
+		`) matches ` + orderBy(f) + ` ` + listsql.LimitOffset(w, f.Query)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search leads: %w", err)
@@ -133,6 +144,19 @@ func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, i
 		if total, err = s.count(ctx, Where(f)); err != nil {
 			return nil, 0, err
 		}
+	}
+	return s.renderAll(ctx, items, total)
+}
+
+// renderAll renders a page's custom fields with one read of the
+// definitions.
+func (s *Store) renderAll(ctx context.Context, items []leads.Lead, total int) ([]leads.Lead, int, error) {
+	defs, err := definitions(ctx, s.db)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range items {
+		render(defs, &items[i])
 	}
 	return items, total, nil
 }

@@ -85,6 +85,9 @@ func (s *Store) FinishQualification(ctx context.Context, leadID int64, saga lead
 			leadID, saga.Contact.ID, saga.Company.ID, saga.Deal.ID); err != nil {
 			return err
 		}
+		if out, err = rendered(ctx, tx, out); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `UPDATE qualifications SET state = $2, completed_at = now(), locked_until = NULL,
 			updated_at = now() WHERE lead_id = $1`, leadID, raw); err != nil {
 			return fmt.Errorf("qualify lead: %w", err)

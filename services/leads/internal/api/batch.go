@@ -1,0 +1,116 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/opencrm/crm/pkg/contract/batchapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/services/leads/internal/leads"
+)
+
+// batchKey is a batch's Idempotency-Key, kept apart from the internal
+// create's keys (which intake and the saga choose) and per user, so one
+// caller's key never answers another's batch.
+func batchKey(r *http.Request) (string, error) {
+	k, err := idempotency.Key(r)
+	if k == "" || err != nil {
+		return "", err
+	}
+	return "batch:" + strconv.FormatInt(*caller(r), 10) + ":" + k, nil
+}
+
+// answerBatch writes a batch's results in input order.
+func answerBatch(w http.ResponseWriter, done idempotency.Done[[]leads.Result], rt route.Route) {
+	idempotency.MarkReplayed(w, done.Replayed)
+	msg := rt.Message
+	if msg != "" {
+		msg = fmt.Sprintf("%d %s", len(done.Value), msg)
+	}
+	httpx.JSON(w, http.StatusOK, batchapi.Results[leads.Lead]{Success: true, Data: done.Value, Message: msg})
+}
+
+func (h *handlers) batchCreate(w http.ResponseWriter, r *http.Request) error {
+	key, err := batchKey(r)
+	if err != nil {
+		return err
+	}
+	var in batchapi.Batch[leads.Input]
+	if err := httpx.Decode(w, r, &in, leadsapi.LeadBatch.Create.Limit()); err != nil {
+		return err
+	}
+	done, err := h.svc.BatchCreate(r.Context(), key, in.Inputs, caller(r))
+	if err != nil {
+		return err
+	}
+	answerBatch(w, done, leadsapi.LeadBatch.Create)
+	return nil
+}
+
+func (h *handlers) batchUpdate(w http.ResponseWriter, r *http.Request) error {
+	key, err := batchKey(r)
+	if err != nil {
+		return err
+	}
+	var in batchapi.Batch[leads.UpdateInput]
+	if err := httpx.Decode(w, r, &in, leadsapi.LeadBatch.Update.Limit()); err != nil {
+		return err
+	}
+	done, err := h.svc.BatchUpdate(r.Context(), key, in.Inputs)
+	if err != nil {
+		return err
+	}
+	answerBatch(w, done, leadsapi.LeadBatch.Update)
+	return nil
+}
+
+func (h *handlers) batchUpsert(w http.ResponseWriter, r *http.Request) error {
+	key, err := batchKey(r)
+	if err != nil {
+		return err
+	}
+	var in batchapi.Upsert[leads.Input]
+	if err := httpx.Decode(w, r, &in, leadsapi.LeadBatch.Upsert.Limit()); err != nil {
+		return err
+	}
+	done, err := h.svc.BatchUpsert(r.Context(), key, in.IDProperty, in.Inputs, caller(r))
+	if err != nil {
+		return err
+	}
+	answerBatch(w, done, leadsapi.LeadBatch.Upsert)
+	return nil
+}
+
+func (h *handlers) batchRead(w http.ResponseWriter, r *http.Request) error {
+	var in batchapi.Read
+	if err := httpx.Decode(w, r, &in, leadsapi.LeadBatch.Read.Limit()); err != nil {
+		return err
+	}
+	res, err := h.svc.BatchRead(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	answerBatch(w, idempotency.Done[[]leads.Result]{Value: res}, leadsapi.LeadBatch.Read)
+	return nil
+}
+
+func (h *handlers) batchDelete(w http.ResponseWriter, r *http.Request) error {
+	key, err := batchKey(r)
+	if err != nil {
+		return err
+	}
+	var in batchapi.Delete
+	if err := httpx.Decode(w, r, &in, leadsapi.LeadBatch.Delete.Limit()); err != nil {
+		return err
+	}
+	done, err := h.svc.BatchDelete(r.Context(), key, in.IDs)
+	if err != nil {
+		return err
+	}
+	answerBatch(w, done, leadsapi.LeadBatch.Delete)
+	return nil
+}

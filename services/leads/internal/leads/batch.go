@@ -1,0 +1,432 @@
+package leads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/bulk"
+	"github.com/opencrm/crm/pkg/contract/batchapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/idempotency"
+)
+
+// UpdateInput is one input of a batch update: a write body with its lead.
+type UpdateInput = leadsapi.LeadUpdate
+
+// Result is one input's outcome in a batch.
+type Result = bulk.Result[Lead]
+
+// Tx is one batch's transaction: the leads it locks and writes, each write
+// with its event, as the single writes do.
+type Tx interface {
+	// Lock reads a lead FOR UPDATE as stored (CustomFields holds its
+	// values); found is false when there is none.
+	Lock(ctx context.Context, id int64) (l Lead, found bool, err error)
+	Insert(ctx context.Context, l Lead) (Lead, error)
+	// Save writes a locked lead's writable fields back.
+	Save(ctx context.Context, l Lead) (Lead, error)
+	// Delete removes a lead, its notes, tasks and unique values.
+	Delete(ctx context.Context, id int64) (found bool, err error)
+	// Lookup finds the lead holding value of the unique field d.
+	Lookup(ctx context.Context, d customfield.Definition, value string) (id int64, found bool, err error)
+	// Read returns the leads of ids that exist, rendered, by id.
+	Read(ctx context.Context, ids []int64) (map[int64]Lead, error)
+}
+
+// Batcher runs batches; the store implements it.
+type Batcher interface {
+	// Batch runs fn in one transaction, at most once per Idempotency-Key
+	// (an empty key runs it each time): a retry with the same key and
+	// request gets the stored results back.
+	Batch(ctx context.Context, key string, request any, fn func(Tx) ([]Result, error)) (idempotency.Done[[]Result], error)
+}
+
+// BatchCreate creates every input, or none: each is checked as a single
+// create is, and any problem is one 422 naming inputs[i].<field>.
+func (s *Service) BatchCreate(ctx context.Context, key string, ins []Input, createdBy *int64) (idempotency.Done[[]Result], error) {
+	var errs bulk.Errors
+	errs.Size("inputs", len(ins))
+	if err := errs.Err(); err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	users := knownUsers(s.store.UserExists)
+	ls := make([]Lead, len(ins))
+	for i, in := range ins {
+		ls[i] = Lead{CreatedBy: createdBy}
+		if err := errs.Add(i, ApplyAll(ctx, &ls[i], in, defs, users)); err != nil {
+			return idempotency.Done[[]Result]{}, err
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	return s.store.Batch(ctx, key, batchRequest{"create", ins}, func(tx Tx) ([]Result, error) {
+		out := make([]Result, len(ls))
+		for i, l := range ls {
+			created, err := tx.Insert(ctx, l)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = bulk.Of(batchapi.Created, created)
+		}
+		return out, nil
+	})
+}
+
+// batchRequest fingerprints a batch for its Idempotency-Key: the same key
+// on another operation or other inputs is a reused key.
+type batchRequest struct {
+	Op     string `json:"op"`
+	Inputs any    `json:"inputs"`
+}
+
+// BatchUpdate changes every input's lead, or none: an unknown id or a lead
+// outside the caller's edit scope is a 422 naming inputs[i], as is any
+// problem of the body. A lead the input leaves as it was is unchanged (no
+// write, no event).
+func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput) (idempotency.Done[[]Result], error) {
+	var errs bulk.Errors
+	errs.Size("inputs", len(ins))
+	ids := make([]string, len(ins))
+	for i, in := range ins {
+		if in.ID <= 0 {
+			errs.Field(i, "id", "must be a positive integer")
+		}
+		ids[i] = fmt.Sprint(in.ID)
+	}
+	errs.Unique("id", ids)
+	if err := errs.Err(); err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	users := knownUsers(s.store.UserExists)
+	for _, in := range ins {
+		if err := prefetch(ctx, users, defs, in.LeadInput); err != nil {
+			return idempotency.Done[[]Result]{}, err
+		}
+	}
+	return s.store.Batch(ctx, key, batchRequest{"update", ins}, func(tx Tx) ([]Result, error) {
+		var errs bulk.Errors
+		out := make([]Result, len(ins))
+		write := make([]bool, len(ins))
+		ls := make([]Lead, len(ins))
+		for i, in := range ins {
+			l, found, err := tx.Lock(ctx, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				errs.Field(i, "id", "is not an existing lead")
+				continue
+			}
+			changed, err := s.change(ctx, &l, in.LeadInput, defs, users)
+			if err := errs.Add(i, err); err != nil {
+				return nil, err
+			}
+			ls[i], write[i] = l, changed
+		}
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		for i, l := range ls {
+			if !write[i] {
+				out[i] = bulk.Of(batchapi.Unchanged, l)
+				continue
+			}
+			saved, err := tx.Save(ctx, l)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = bulk.Of(batchapi.Updated, saved)
+		}
+		return renderUnchanged(ctx, tx, out)
+	})
+}
+
+// change applies in to the locked lead l, after the caller's edit-scope
+// check, and tells whether anything changed.
+func (s *Service) change(ctx context.Context, l *Lead, in Input, defs []customfield.Definition, users UserChecker) (bool, error) {
+	if err := s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy}); err != nil {
+		return false, err
+	}
+	before, err := json.Marshal(l)
+	if err != nil {
+		return false, err
+	}
+	if err := ApplyAll(ctx, l, in, defs, users); err != nil {
+		return false, err
+	}
+	after, err := json.Marshal(l)
+	if err != nil {
+		return false, err
+	}
+	return string(before) != string(after), nil
+}
+
+// renderUnchanged re-reads the unchanged leads of out, which hold their
+// stored values, so every record reads alike.
+func renderUnchanged(ctx context.Context, tx Tx, out []Result) ([]Result, error) {
+	var ids []int64
+	for _, r := range out {
+		if r.Status == batchapi.Unchanged {
+			ids = append(ids, r.Record.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	got, err := tx.Read(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range out {
+		if r.Status == batchapi.Unchanged {
+			out[i] = bulk.Of(batchapi.Unchanged, got[r.Record.ID])
+		}
+	}
+	return out, nil
+}
+
+// idProperty resolves a batch's id_property: a unique custom field of
+// leads (leads have no external id of their own).
+func idProperty(defs []customfield.Definition, field, name string) (customfield.Definition, error) {
+	d, ok := customfield.IsUnique(defs, name)
+	if !ok {
+		return customfield.Definition{}, fault.Invalid(field, "must name a unique custom field of leads")
+	}
+	return d, nil
+}
+
+// BatchUpsert updates the lead each input's id_property value names, or
+// creates one when none holds it. Each input must carry a value of the
+// field, no two the same.
+func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []Input, createdBy *int64) (idempotency.Done[[]Result], error) {
+	var errs bulk.Errors
+	errs.Size("inputs", len(ins))
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	d, err := idProperty(defs, "id_property", property)
+	if err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	field := customfield.Field(d.Name)
+	values := make([]string, len(ins))
+	for i, in := range ins {
+		v, msg := "", "is required: it identifies the lead"
+		if raw, ok := in.CustomFields[d.Name]; ok {
+			var held any
+			if err := json.Unmarshal(raw, &held); err == nil && held != nil {
+				// The key is the value as the field holds it, so two
+				// spellings of one number are one key.
+				var s string
+				if json.Unmarshal(raw, &s) != nil {
+					s = string(raw)
+				}
+				if c, m := customfield.Parse(d, s, nil); m == "" {
+					v, msg = customfield.Cell(c), ""
+				} else {
+					msg = m
+				}
+			}
+		}
+		if msg != "" {
+			errs.Field(i, field, msg)
+		}
+		values[i] = v
+	}
+	errs.Unique(field, values)
+	if err := errs.Err(); err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	users := knownUsers(s.store.UserExists)
+	for _, in := range ins {
+		if err := prefetch(ctx, users, defs, in); err != nil {
+			return idempotency.Done[[]Result]{}, err
+		}
+	}
+	return s.store.Batch(ctx, key, batchRequest{"upsert:" + d.Name, ins}, func(tx Tx) ([]Result, error) {
+		var errs bulk.Errors
+		out := make([]Result, len(ins))
+		ls := make([]Lead, len(ins))
+		status := make([]string, len(ins))
+		for i, in := range ins {
+			id, found, err := tx.Lookup(ctx, d, values[i])
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				ls[i], status[i] = Lead{CreatedBy: createdBy}, batchapi.Created
+				if err := errs.Add(i, ApplyAll(ctx, &ls[i], in, defs, users)); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			l, found, err := tx.Lock(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				return nil, fmt.Errorf("upsert leads: lead %d holds %s but does not exist", id, d.Name)
+			}
+			changed, err := s.change(ctx, &l, in, defs, users)
+			if err := errs.Add(i, err); err != nil {
+				return nil, err
+			}
+			ls[i], status[i] = l, batchapi.Unchanged
+			if changed {
+				status[i] = batchapi.Updated
+			}
+		}
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		for i, l := range ls {
+			var err error
+			switch status[i] {
+			case batchapi.Created:
+				l, err = tx.Insert(ctx, l)
+			case batchapi.Updated:
+				l, err = tx.Save(ctx, l)
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[i] = bulk.Of(status[i], l)
+		}
+		return renderUnchanged(ctx, tx, out)
+	})
+}
+
+// BatchRead reads leads by id, or by the values of a unique custom field;
+// one that does not exist is not_found.
+func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, error) {
+	var errs bulk.Errors
+	var d customfield.Definition
+	switch {
+	case in.IDProperty == "" && len(in.Values) > 0:
+		return nil, fault.Invalid("id_property", "is required with values")
+	case in.IDProperty == "":
+		errs.Size("ids", len(in.IDs))
+	case len(in.IDs) > 0:
+		return nil, fault.Invalid("ids", "cannot be given with id_property")
+	default:
+		errs.Size("values", len(in.Values))
+		defs, err := s.store.Definitions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = idProperty(defs, "id_property", in.IDProperty); err != nil {
+			return nil, err
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	done, err := s.store.Batch(ctx, "", nil, func(tx Tx) ([]Result, error) {
+		ids := in.IDs
+		if in.IDProperty != "" {
+			ids = make([]int64, len(in.Values))
+			for i, v := range in.Values {
+				id, _, err := tx.Lookup(ctx, d, v)
+				if err != nil {
+					return nil, err
+				}
+				ids[i] = id
+			}
+		}
+		got, err := tx.Read(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Result, len(ids))
+		for i, id := range ids {
+			l, ok := got[id]
+			if !ok {
+				out[i] = Result{Status: batchapi.NotFound}
+				continue
+			}
+			out[i] = bulk.Of(batchapi.Unchanged, l)
+		}
+		return out, nil
+	})
+	return done.Value, err
+}
+
+// BatchDelete deletes the leads of ids, or none: a lead outside the
+// caller's edit scope is a 422 naming ids[i]; one that does not exist is
+// not_found.
+func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (idempotency.Done[[]Result], error) {
+	var errs bulk.Errors
+	errs.Size("ids", len(ids))
+	if err := errs.Err(); err != nil {
+		return idempotency.Done[[]Result]{}, err
+	}
+	return s.store.Batch(ctx, key, batchRequest{"delete", ids}, func(tx Tx) ([]Result, error) {
+		var bad []fault.Field
+		out := make([]Result, len(ids))
+		for i, id := range ids {
+			l, found, err := tx.Lock(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				out[i] = Result{Status: batchapi.NotFound}
+				continue
+			}
+			if err := s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy}); err != nil {
+				if fault.KindOf(err) != fault.KindForbidden {
+					return nil, err
+				}
+				bad = append(bad, fault.Field{Field: fmt.Sprintf("ids[%d]", i), Message: "is a lead you may not change"})
+			}
+		}
+		if len(bad) > 0 {
+			return nil, fault.Validation(bad...)
+		}
+		for i, id := range ids {
+			if out[i].Status == batchapi.NotFound {
+				continue
+			}
+			if _, err := tx.Delete(ctx, id); err != nil {
+				return nil, err
+			}
+			out[i] = Result{Status: batchapi.Deleted}
+		}
+		return out, nil
+	})
+}
+
+// GetBy reads the lead whose value of the unique custom field property is
+// value (404 when none).
+func (s *Service) GetBy(ctx context.Context, property, value string) (Lead, error) {
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return Lead{}, err
+	}
+	d, err := idProperty(defs, "id_property", strings.TrimSpace(property))
+	if err != nil {
+		return Lead{}, err
+	}
+	id, found, err := s.store.Lookup(ctx, d, value)
+	if err != nil {
+		return Lead{}, err
+	}
+	if !found {
+		return Lead{}, fault.NotFound("lead")
+	}
+	return s.store.Get(ctx, id)
+}
