@@ -80,7 +80,11 @@ func (c *LeadCSV) Template(w http.ResponseWriter, r *http.Request) error {
 // order) as id, the template columns, created_at, updated_at.
 func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	claims := auth.FromContext(r.Context())
-	f, err := parseFilter(r.URL.Query(), claims.UserID())
+	defs, err := c.store.Definitions(r.Context())
+	if err != nil {
+		return err
+	}
+	f, err := parseFilter(r.URL.Query(), claims.UserID(), defs)
 	if err != nil {
 		return err
 	}
