@@ -327,16 +327,21 @@ func (a *API) listContacts(w http.ResponseWriter, r *http.Request) error {
 }
 
 // template serves contactsapi.GetContactTemplate (admin): the import header line
-// as a CSV download (contacts-template.csv). 403 for non-admins.
+// (the custom fields' columns included) as a CSV download
+// (contacts-template.csv). 403 for non-admins.
 func (a *API) template(w http.ResponseWriter, r *http.Request) error {
-	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader())
+	custom, err := a.svc.CSVColumns(r.Context())
+	if err != nil {
+		return err
+	}
+	csvx.Template(w, "contacts-template.csv", contacts.ImportHeader(custom))
 	return nil
 }
 
-// ExportHeader is the export's column layout: id, the import columns,
-// then created_at and updated_at.
-func ExportHeader() []string {
-	return append(append([]string{"id"}, contacts.ImportHeader()...), "created_at", "updated_at")
+// ExportHeader is the export's column layout: id, the import columns
+// (custom fields included), then created_at and updated_at.
+func ExportHeader(custom []contacts.CustomColumn) []string {
+	return append(append([]string{"id"}, contacts.ImportHeader(custom)...), "created_at", "updated_at")
 }
 
 func deref(s *string) string {
@@ -346,11 +351,13 @@ func deref(s *string) string {
 	return *s
 }
 
-func exportRow(c contacts.Contact, buf []string) []string {
-	return append(buf[:0], strconv.FormatInt(c.ID, 10), c.FirstName, c.LastName, deref(c.Email),
+func exportRow(c contacts.Contact, custom []contacts.CustomColumn, buf []string) []string {
+	buf = append(buf[:0], strconv.FormatInt(c.ID, 10), c.FirstName, c.LastName, deref(c.Email),
 		deref(c.Phone), deref(c.Mobile), deref(c.JobTitle), deref(c.CompanyName), deref(c.AddressStreet),
 		deref(c.AddressCity), deref(c.AddressState), deref(c.AddressZip), deref(c.AddressCountry),
-		deref(c.Notes), deref(c.Tags), c.Status, deref(c.Source), c.CreatedAt.String(), c.UpdatedAt.String())
+		deref(c.Notes), deref(c.Tags), c.Status, deref(c.Source))
+	buf = contacts.CustomCells(buf, custom, c.CustomFields)
+	return append(buf, c.CreatedAt.String(), c.UpdatedAt.String())
 }
 
 // export serves contactsapi.ExportContacts (admin): every contact matching the
@@ -362,13 +369,17 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	custom, err := a.svc.CSVColumns(r.Context())
+	if err != nil {
+		return err
+	}
 	name := "contacts-" + a.now().UTC().Format("20060102") + ".csv"
 	started := false
 	cw := csvx.NewWriter(w)
 	start := func() error {
 		started = true
 		csvx.Attachment(w, name)
-		return cw.WriteHeader(ExportHeader())
+		return cw.WriteHeader(ExportHeader(custom))
 	}
 	var buf []string
 	err = a.svc.ExportContacts(r.Context(), f, func(c contacts.Contact) error {
@@ -377,7 +388,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		buf = exportRow(c, buf)
+		buf = exportRow(c, custom, buf)
 		return cw.Write(buf)
 	})
 	if err != nil {

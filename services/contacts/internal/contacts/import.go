@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
@@ -50,10 +52,14 @@ var importName = &csvx.FullName{First: "first_name", Last: "last_name"}
 
 // ImportOptions are an import's form fields besides the file.
 type ImportOptions struct {
-	// Mapping overrides header recognition (csvx.Options.Mapping).
+	// Mapping overrides header recognition (csvx.Options.Mapping); a
+	// custom field's target is cf.<name>.
 	Mapping map[string]string
 	// DryRun validates everything and writes nothing.
 	DryRun bool
+	// Definitions are the contacts' custom fields, whose columns the file
+	// may hold (Service.Import reads them).
+	Definitions []customfield.Definition
 }
 
 // ImportStatus maps a status cell onto a contact status: active and
@@ -63,11 +69,17 @@ func ImportStatus(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
-// ImportHeader is the template's header line and the export's middle columns.
-func ImportHeader() []string {
-	h := make([]string, len(ImportColumns))
-	for i, c := range ImportColumns {
-		h[i] = c.Name
+// ImportHeader is the template's header line and the export's middle
+// columns: the built-in columns, then one per custom field. A label is an
+// admin's text, so it is escaped as a cell is (the import still reads it:
+// header matching ignores the apostrophe).
+func ImportHeader(custom []CustomColumn) []string {
+	h := make([]string, 0, len(ImportColumns)+len(custom))
+	for _, c := range ImportColumns {
+		h = append(h, c.Name)
+	}
+	for _, c := range custom {
+		h = append(h, csvx.Escape(c.Header))
 	}
 	return h
 }
@@ -79,6 +91,8 @@ type ImportRow struct {
 	Row         int
 	Contact     Contact
 	CompanyName string
+	// Custom are the row's custom-field values, nil when it has none.
+	Custom customfield.Values
 }
 
 // ImportResult is the import answer (the counts and row errors, and how
@@ -136,7 +150,8 @@ const ImportBatch = 10_000
 func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error) (ImportResult, error) {
 	var res ImportResult
 	res.DryRun = opt.DryRun
-	r, err := csvx.Open(src, ImportColumns, csvx.Options{
+	custom := CustomColumns(opt.Definitions)
+	r, err := csvx.Open(src, importColumns(custom), csvx.Options{
 		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
 		Mapping:  opt.Mapping,
 		FullName: importName,
@@ -144,6 +159,7 @@ func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error)
 	if err != nil {
 		return res, err
 	}
+	cr := newCustomReader(custom, r.Has)
 	rows := make([]ImportRow, 0, ImportBatch)
 	seen := map[string]int{}
 	data := 0
@@ -178,19 +194,27 @@ func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error)
 		v := ApplyContact(in, &c)
 		company := strings.TrimSpace(rec.Get("company_name"))
 		v.MaxLen("company_name", company, validate.MaxString)
+		vals := cr.values(rec, v)
 		if err := v.Err(); err != nil {
 			res.AddError(RowError{rec.Row, fieldErrors(err)})
 			continue
 		}
+		email := ""
 		if c.Email != nil {
-			k := strings.ToLower(*c.Email)
-			if first, dup := seen[k]; dup {
+			email = strings.ToLower(*c.Email)
+			if first, dup := seen[email]; dup {
 				res.AddError(RowError{rec.Row, fmt.Sprintf("duplicate email %s (already in row %d)", *c.Email, first)})
 				continue
 			}
-			seen[k] = rec.Row
 		}
-		rows = append(rows, ImportRow{Row: rec.Row, Contact: c, CompanyName: company})
+		if msg := cr.duplicate(rec.Row, vals); msg != "" {
+			res.AddError(RowError{rec.Row, msg})
+			continue
+		}
+		if email != "" {
+			seen[email] = rec.Row
+		}
+		rows = append(rows, ImportRow{Row: rec.Row, Contact: c, CompanyName: company, Custom: vals})
 		if len(rows) == ImportBatch {
 			if err := batch(rows); err != nil {
 				return res, err
@@ -233,6 +257,11 @@ func fieldErrors(err error) string {
 // rejected file (or rest's error) is the answer even if the database
 // failed meanwhile, and either way nothing is written.
 func (s *Service) Import(ctx context.Context, src io.Reader, opt ImportOptions, rest func() error) (ImportResult, error) {
+	defs, err := s.Definitions(ctx, propertyapi.Contacts)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	opt.Definitions = defs
 	batches := make(chan []ImportRow, 1)
 	stop := make(chan struct{}) // closed when the store no longer takes batches
 	done := make(chan struct{})
