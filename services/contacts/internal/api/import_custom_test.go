@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
@@ -198,4 +199,39 @@ func TestImportMappingToCustomFields(t *testing.T) {
 		`address_city, address_country, address_state, address_street, address_zip, cf.hs_lead_status, cf.lifecycle, `+
 		`company_name, email, first_name, full_name, job_title, last_name, mobile, notes, phone, source, status, tags)`))
 
+}
+
+// TestImportUniqueClaims: a row skipped for one unique field keeps no
+// claim on another's value, so that value stays free; the claims a kept
+// row makes hold the values in their stored form.
+func TestImportUniqueClaims(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.define(t,
+		propertyapi.PropertyInput{Name: "a_code", Label: "A code", Type: customfield.Text, Unique: true},
+		propertyapi.PropertyInput{Name: "b_code", Label: "B code", Type: customfield.Number, Unique: true})
+	held := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "Held", "last_name": "Value"}))
+	if _, err := e.db.Exec(context.Background(), `UPDATE contacts SET custom_fields = '{"b_code":"7"}' WHERE id = $1;`, held); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Exec(context.Background(), `INSERT INTO custom_field_unique VALUES ('contacts', 'b_code', '7', $1)`, held); err != nil {
+		t.Fatal(err)
+	}
+	r := e.upload(t, e.admin, "file", "codes.csv", []byte("first_name,last_name,A code,B code\nSkip,Me,A-1,7.000\nKeep,Me,A-2,8.50\n"))
+	wantStatus(t, r, 200)
+	if diff := cmp.Diff([]any{"Row 2: duplicate cf.b_code 7 (already exists)"}, r.Body["errors"]); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	rows, err := e.db.Query(context.Background(), `SELECT u.name || '=' || u.value || ' ' || c.first_name
+		FROM custom_field_unique u JOIN contacts c ON c.id = u.record_id ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a_code=A-2 Keep", "b_code=7 Held", "b_code=8.5 Keep"}, claims); diff != "" {
+		t.Errorf("claims (-want +got):\n%s", diff)
+	}
 }
