@@ -13,7 +13,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -22,7 +21,6 @@ import (
 	"github.com/opencrm/crm/services/deals/internal/api"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 	"github.com/opencrm/crm/services/deals/internal/store"
-	"github.com/opencrm/crm/services/deals/migrations"
 )
 
 func main() {
@@ -39,7 +37,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := platform.Open(ctx, "deals", "deals", cfg.Settings, migrate)
+	rt, err := platform.Open(ctx, "deals", "deals", cfg.Settings, store.Migrate)
 	if err != nil {
 		return err
 	}
@@ -79,17 +77,4 @@ func run(ctx context.Context) error {
 
 	log.Info("deals listening", "addr", cfg.Addr)
 	return httpx.Serve(ctx, cfg.Addr, rt.Ops.Handler(h), cfg.Shutdown, nil)
-}
-
-// migrate applies the deals schema and the shared components it embeds.
-func migrate(ctx context.Context, pool *db.DB) error {
-	if err := db.Migrate(ctx, pool, "deals", migrations.FS); err != nil {
-		return err
-	}
-	for _, m := range []func(context.Context, *db.DB) error{outbox.Migrate, directory.Migrate, idempotency.Migrate} {
-		if err := m(ctx, pool); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -22,14 +22,11 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/deals/internal/api"
 	"github.com/opencrm/crm/services/deals/internal/deals"
 	"github.com/opencrm/crm/services/deals/internal/store"
-	"github.com/opencrm/crm/services/deals/migrations"
 )
 
 const secret = "test-internal-secret-0123456789"
@@ -40,18 +37,6 @@ const (
 	userID  = 2 // team 10
 	otherID = 3 // team 20
 )
-
-func migrateAll(ctx context.Context, d *db.DB) error {
-	if err := db.Migrate(ctx, d, "deals", migrations.FS); err != nil {
-		return err
-	}
-	for _, m := range []func(context.Context, *db.DB) error{outbox.Migrate, directory.Migrate, idempotency.Migrate} {
-		if err := m(ctx, d); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 type env struct {
 	t      testing.TB
@@ -75,7 +60,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	d := testdb.New(t, "deals", migrateAll, migrations.FS, outbox.Migrations, directory.Migrations, idempotency.Migrations)
+	d := testdb.New(t, "deals", store.Migrate, store.MigrationSets...)
 	ctx := context.Background()
 	ten, twenty := int64(10), int64(20)
 	for _, u := range []directory.User{

@@ -4,18 +4,43 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/deals/internal/deals"
+	"github.com/opencrm/crm/services/deals/migrations"
 )
+
+// MigrationSets lists every migration set the service applies, for test
+// database fingerprints.
+var MigrationSets = []fs.FS{migrations.FS, outbox.Migrations, directory.Migrations,
+	idempotency.Migrations, customfield.Migrations}
+
+// Migrate applies every migration set the service uses, in order: the
+// deals schema, then the shared components' tables. The binary and the
+// test databases share it, so they never drift apart.
+func Migrate(ctx context.Context, d *db.DB) error {
+	for _, m := range []func(context.Context, *db.DB) error{
+		func(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "deals", migrations.FS) },
+		outbox.Migrate, directory.Migrate, idempotency.Migrate, customfield.Migrate,
+	} {
+		if err := m(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Stream is where deal events go.
 var Stream = outbox.Stream("deals")

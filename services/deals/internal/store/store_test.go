@@ -10,14 +10,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/deals/internal/deals"
-	"github.com/opencrm/crm/services/deals/migrations"
 )
 
 const secret = "test-internal-secret-0123456789"
@@ -26,18 +22,7 @@ const secret = "test-internal-secret-0123456789"
 // template: the seeded pipeline of six stages, no deals.
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	migrate := func(ctx context.Context, d *db.DB) error {
-		if err := db.Migrate(ctx, d, "deals", migrations.FS); err != nil {
-			return err
-		}
-		for _, m := range []func(context.Context, *db.DB) error{outbox.Migrate, directory.Migrate, idempotency.Migrate} {
-			if err := m(ctx, d); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	d := testdb.New(t, "deals", migrate, migrations.FS, outbox.Migrations, directory.Migrations, idempotency.Migrations)
+	d := testdb.New(t, "deals", Migrate, MigrationSets...)
 	_, idc := identityapitest.NewFake(secret).Start(t)
 	users, err := directory.NewUsers(d, idc)
 	if err != nil {
