@@ -145,8 +145,10 @@ const ImportBatch = 10_000
 // slice it gets), and returns the row errors and how the file was read.
 // A structural problem (not CSV, missing columns, unclosed quote,
 // limits) is an error that rejects the whole file, even after batches
-// were handed over; so is batch's error. Duplicate emails within the
-// file are skipped here; against the table, in Store.Import.
+// were handed over; so is batch's error. Custom-field cells are parsed
+// by their field's type (opt.Definitions). Duplicate emails and unique
+// custom values within the file are skipped here; against the table, in
+// Store.Import.
 func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error) (ImportResult, error) {
 	var res ImportResult
 	res.DryRun = opt.DryRun

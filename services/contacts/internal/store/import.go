@@ -14,14 +14,15 @@ import (
 
 // Import writes the valid rows of a file in one transaction at COPY speed,
 // batch by batch as next yields them (the file is still being read):
-// existing emails are skipped, companies are found by case-insensitive
-// name or created, the batch's ids and the transaction's timestamp are
-// taken first, so each row is written complete (company name included) by
-// one COPY per batch into contacts; at the end the outbox gets one contacts.imported
-// event per contacts.ImportEventIDs ids. Trigram entries wait in the GIN
-// pending list and are merged in the background after commit
-// (cleanSearchIndex). A dry run stops after the duplicate check: it
-// counts, writes nothing.
+// existing emails are skipped, the batch's ids are taken, rows holding
+// custom values are checked and their unique values claimed
+// (checkCustom), companies are found by case-insensitive name or created,
+// and with the transaction's timestamp each row is written complete
+// (company name and custom_fields included) by one COPY per batch into
+// contacts; at the end the outbox gets one contacts.imported event per
+// contacts.ImportEventIDs ids. Trigram entries wait in the GIN pending
+// list and are merged in the background after commit (cleanSearchIndex).
+// A dry run stops after the duplicate checks: it counts, writes nothing.
 func (s *Store) Import(ctx context.Context, next func() ([]contacts.ImportRow, error), dryRun bool) (int, []contacts.RowError, error) {
 	var w *importWriter
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
