@@ -34,7 +34,8 @@ const (
 	MaxImportErrors = 1_000
 )
 
-// CSVHeader is the lead column layout of the template and the import.
+// CSVHeader is the lead column layout of the template and the import,
+// before the custom fields' columns (csvHeader).
 var CSVHeader = []string{"first_name", "last_name", "email", "phone", "company", "job_title", "source", "status", "notes", "tags"}
 
 // CSVColumns are the import's columns. Each takes the header labels of other
@@ -70,14 +71,20 @@ func NewCSV(d *db.DB, st *store.Store) (*LeadCSV, error) {
 	return &LeadCSV{db: d, store: st}, nil
 }
 
-// Template answers the empty import template: the header line.
+// Template answers the empty import template: the header line, with a
+// column per custom field.
 func (c *LeadCSV) Template(w http.ResponseWriter, r *http.Request) error {
-	csvx.Template(w, "leads-template.csv", CSVHeader)
+	defs, err := c.store.Definitions(r.Context())
+	if err != nil {
+		return err
+	}
+	csvx.Template(w, "leads-template.csv", csvHeader(customColumns(defs)))
 	return nil
 }
 
 // Export streams every lead matching the list filters (in the list's
-// order) as id, the template columns, created_at, updated_at.
+// order) as id, the template columns (the custom fields' included),
+// created_at, updated_at.
 func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	claims := auth.FromContext(r.Context())
 	defs, err := c.store.Definitions(r.Context())
@@ -88,6 +95,7 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	custom := customColumns(defs)
 	// The download starts with the first row (or at the end, for none), so
 	// an error before it is still a problem answer.
 	started := false
@@ -95,7 +103,7 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	start := func() error {
 		started = true
 		csvx.Attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
-		return cw.WriteHeader(exportHeader())
+		return cw.WriteHeader(exportHeader(custom))
 	}
 	err = c.store.Each(r.Context(), f, func(l leads.Lead) error {
 		if !started {
@@ -103,7 +111,7 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		return cw.Write(exportRow(l))
+		return cw.Write(exportRow(l, custom))
 	})
 	if err != nil {
 		if !started {
@@ -119,30 +127,33 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func exportHeader() []string {
-	h := append([]string{"id"}, CSVHeader...)
+func exportHeader(custom []customColumn) []string {
+	h := append([]string{"id"}, csvHeader(custom)...)
 	return append(h, "created_at", "updated_at")
 }
 
-func exportRow(l leads.Lead) []string {
+func exportRow(l leads.Lead, custom []customColumn) []string {
 	s := func(p *string) string {
 		if p == nil {
 			return ""
 		}
 		return *p
 	}
-	return []string{
+	row := []string{
 		strconv.FormatInt(l.ID, 10), l.FirstName, l.LastName, s(l.Email), s(l.Phone), s(l.Company),
 		s(l.JobTitle), s(l.Source), l.Status, s(l.Notes), s(l.Tags),
-		l.CreatedAt.String(), l.UpdatedAt.String(),
 	}
+	row = customCells(row, custom, l.CustomFields)
+	return append(row, l.CreatedAt.String(), l.UpdatedAt.String())
 }
 
 // Import streams the multipart field "file" (optionally preceded by
 // "mapping" and "dry_run", see docs/import.md) into the store in one
 // transaction: a rejected file, or one without data rows, imports
-// nothing. Invalid rows and duplicate emails are skipped with "Row N: ..."
-// messages in row order. Memory stays bounded whatever the file's size:
+// nothing. A custom field's column is headed by its label or cf.<name>,
+// and a mapping may target cf.<name>. Invalid rows, duplicate emails and
+// values of unique custom fields held elsewhere are skipped with
+// "Row N: ..." messages in row order. Memory stays bounded whatever the file's size:
 // rows go to the database as they are read, and only the first MaxImportErrors
 // messages are kept.
 func (c *LeadCSV) Import(w http.ResponseWriter, r *http.Request) error {
@@ -174,7 +185,12 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 	if err != nil {
 		return envelope.ImportResult{}, tooLargeBody(err)
 	}
-	rd, err := csvx.Open(up.File, CSVColumns, csvx.Options{
+	defs, err := c.store.Definitions(r.Context())
+	if err != nil {
+		return envelope.ImportResult{}, err
+	}
+	custom := customColumns(defs)
+	rd, err := csvx.Open(up.File, importColumns(custom), csvx.Options{
 		Limits:   csvx.Limits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows},
 		Mapping:  up.Mapping,
 		FullName: fullName,
@@ -183,6 +199,7 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 		return envelope.ImportResult{}, tooLargeBody(err)
 	}
 	res := envelope.ImportResult{Success: true, DryRun: up.DryRun}
+	cr := newCustomReader(custom, rd.Has, c.store.UserExists)
 	// The first MaxImportErrors invalid rows (they come in row order) and how
 	// many there were.
 	var errs []rowErr
@@ -220,18 +237,24 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 			}
 			in.Status.Value = leads.ImportStatus(in.Status.Value)
 			l := leads.Lead{CreatedBy: &createdBy}
-			if err := leads.Apply(r.Context(), &l, in, noUsers); err != nil {
+			vals, bad, err := cr.values(r.Context(), rec)
+			if err != nil {
+				return store.ImportRow{}, false, err
+			}
+			if err := withCustom(leads.Apply(r.Context(), &l, in, noUsers), bad); err != nil {
 				if invalid++; len(errs) < MaxImportErrors {
 					errs = append(errs, rowErr{rec.Row, rowError(rec.Row, err)})
 				}
 				continue
 			}
+			l.CustomFields = vals
 			return store.ImportRow{Row: rec.Row, Lead: l}, true, nil
 		}
 	}
 	out, err := c.store.Import(r.Context(), next, store.ImportOptions{
-		DryRun:   up.DryRun,
-		MaxSkips: MaxImportErrors,
+		DryRun:      up.DryRun,
+		MaxSkips:    MaxImportErrors,
+		Definitions: defs,
 		BeforeWrite: func() error {
 			if err := up.Rest(); err != nil {
 				return tooLargeBody(err)
@@ -243,9 +266,9 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 		return envelope.ImportResult{}, err
 	}
 	for _, s := range out.Skips {
-		msg := fmt.Sprintf("Row %d: a lead with email %s already exists", s.Row, s.Email)
+		msg := fmt.Sprintf("Row %d: a lead with %s %s already exists", s.Row, s.Column, s.Value)
 		if s.DupOf > 0 {
-			msg = fmt.Sprintf("Row %d: duplicate email %s (same as row %d)", s.Row, s.Email, s.DupOf)
+			msg = fmt.Sprintf("Row %d: duplicate %s %s (same as row %d)", s.Row, s.Column, s.Value, s.DupOf)
 		}
 		errs = append(errs, rowErr{s.Row, msg})
 	}
@@ -277,6 +300,24 @@ func tooLargeBody(err error) error {
 		return err
 	}
 	return csvx.Invalid("the upload cannot be read as multipart form data")
+}
+
+// withCustom adds a row's custom-field problems to the error of its
+// built-in fields (leads.Apply's): one validation fault naming every bad
+// column.
+func withCustom(err error, bad []fault.Field) error {
+	if len(bad) == 0 {
+		return err
+	}
+	var own *fault.Error
+	if err == nil || (errors.As(err, &own) && own.Kind == fault.KindInvalid) {
+		var fields []fault.Field
+		if own != nil {
+			fields = own.Fields
+		}
+		return fault.Validation(append(append([]fault.Field(nil), fields...), bad...)...)
+	}
+	return err
 }
 
 func rowError(row int, err error) string {

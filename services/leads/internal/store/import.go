@@ -9,21 +9,26 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
 // ImportRow is one valid row of a file, with its spreadsheet row number.
+// Lead.CustomFields holds the row's custom-field values (nil for none).
 type ImportRow struct {
 	Row  int
 	Lead leads.Lead
 }
 
-// ImportSkip is a valid row the table or the file already had.
+// ImportSkip is a valid row the table or the file already had: its
+// email, or the value of a unique custom field.
 type ImportSkip struct {
-	Row   int
-	Email string
-	// DupOf is the earlier row of the file with the same email; 0 when
-	// the email is already in the table.
+	Row int
+	// Column is what repeats: email, or cf.<name> for a custom field.
+	Column string
+	Value  string
+	// DupOf is the earlier row of the file with the same value; 0 when a
+	// lead in the table already holds it.
 	DupOf int
 }
 
@@ -45,6 +50,9 @@ type ImportOptions struct {
 	// BeforeWrite runs once the rows are staged, before the lock and any
 	// write; its error aborts the import (the rest of an upload refused).
 	BeforeWrite func() error
+	// Definitions are the custom fields of leads the rows were read
+	// with; the import refuses to write when they changed meanwhile.
+	Definitions []customfield.Definition
 }
 
 // importChunk is how many created leads are read back at a time for
@@ -54,24 +62,35 @@ const importChunk = 2000
 // Import streams the rows next yields into a temporary staging table with
 // COPY — the file is never held in memory — then, under the import lock,
 // skips emails an earlier row of the file or a lead in the table already
-// has (case-insensitive), inserts the rest in row order and writes their
-// lead.created events. next returns ok=false at the end; its error (a
-// rejected file) aborts everything: one transaction, nothing written.
-// Imports run one at a time: the duplicate check runs after the lock, so
-// it sees every earlier import.
+// has (case-insensitive), and values of a unique custom field an earlier
+// row or a lead holds, inserts the rest in row order with their custom
+// fields and writes their lead.created events. next returns ok=false at
+// the end; its error (a rejected file) aborts everything: one transaction,
+// nothing written. Imports run one at a time: the duplicate check runs
+// after the lock, so it sees every earlier import; unique values are
+// claimed (customfield's claims) before the leads are written, so a
+// single write holding one meanwhile skips the row instead of failing
+// the import.
 func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error), opt ImportOptions) (ImportOutcome, error) {
 	var out ImportOutcome
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		out = ImportOutcome{}
+		defs, err := importDefinitions(ctx, tx, opt.Definitions)
+		if err != nil {
+			return err
+		}
+		// skip is the column of a skipped row's repeated value (email or
+		// cf.<name>), NULL for a row to write; id is given to the rows
+		// that claim unique values before they are written.
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE lead_import (
 				row int PRIMARY KEY, first_name text, last_name text, email text, phone text, company text,
 				job_title text, source text, status text, notes text, tags text, created_by bigint,
-				dup_of int, existing bool NOT NULL DEFAULT false) ON COMMIT DROP`); err != nil {
+				custom_fields jsonb, id bigint, skip text, skip_value text, dup_of int) ON COMMIT DROP`); err != nil {
 			return fmt.Errorf("import leads: stage: %w", err)
 		}
 		src := &rowSource{next: next}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lead_import"}, []string{"row", "first_name", "last_name", "email",
-			"phone", "company", "job_title", "source", "status", "notes", "tags", "created_by"}, src); err != nil {
+			"phone", "company", "job_title", "source", "status", "notes", "tags", "created_by", "custom_fields"}, src); err != nil {
 			if src.err != nil {
 				return src.err // the file's own problem, not the database's
 			}
@@ -90,12 +109,15 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 		if err := markDuplicates(ctx, tx); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE dup_of IS NULL AND NOT existing),
-				count(*) FILTER (WHERE dup_of IS NOT NULL OR existing) FROM lead_import`).Scan(&out.Imported, &out.Skipped); err != nil {
+		if err := markUnique(ctx, tx, defs, opt.DryRun); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE skip IS NULL),
+				count(*) FILTER (WHERE skip IS NOT NULL) FROM lead_import`).Scan(&out.Imported, &out.Skipped); err != nil {
 			return fmt.Errorf("import leads: count: %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT row, email, coalesce(dup_of, 0) FROM lead_import
-			WHERE dup_of IS NOT NULL OR existing ORDER BY row LIMIT $1`, opt.MaxSkips)
+		rows, err := tx.Query(ctx, `SELECT row, skip, skip_value, coalesce(dup_of, 0) FROM lead_import
+			WHERE skip IS NOT NULL ORDER BY row LIMIT $1`, opt.MaxSkips)
 		if err != nil {
 			return fmt.Errorf("import leads: skips: %w", err)
 		}
@@ -105,7 +127,7 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 		if opt.DryRun || out.Imported == 0 {
 			return nil
 		}
-		return insertStaged(ctx, tx)
+		return insertStaged(ctx, tx, defs)
 	})
 	if err != nil {
 		return ImportOutcome{}, err
@@ -116,27 +138,30 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 // markDuplicates flags staged rows whose email an earlier row has, then
 // the remaining ones whose email a lead in the table has.
 func markDuplicates(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET dup_of = f.first
+	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET skip = 'email', skip_value = i.email, dup_of = f.first
 		FROM (SELECT row, first_value(row) OVER (PARTITION BY lower(email) ORDER BY row) AS first
 			FROM lead_import WHERE email IS NOT NULL) f
 		WHERE i.row = f.row AND f.first <> f.row`); err != nil {
 		return fmt.Errorf("import leads: duplicates in file: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET existing = true
-		WHERE i.dup_of IS NULL AND i.email IS NOT NULL
+	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET skip = 'email', skip_value = i.email
+		WHERE i.skip IS NULL AND i.email IS NOT NULL
 			AND EXISTS (SELECT 1 FROM leads l WHERE lower(l.email) = lower(i.email))`); err != nil {
 		return fmt.Errorf("import leads: existing emails: %w", err)
 	}
 	return nil
 }
 
-// insertStaged inserts the kept rows in row order and adds a lead.created
-// event per lead, reading the leads back a chunk at a time.
-func insertStaged(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `INSERT INTO leads (first_name, last_name, email, phone, company, job_title, source,
-			status, notes, tags, created_by)
-		SELECT first_name, last_name, email, phone, company, job_title, source, status, notes, tags, created_by
-		FROM lead_import WHERE dup_of IS NULL AND NOT existing ORDER BY row
+// insertStaged inserts the kept rows in row order (with the ids their
+// claims took, if any) and adds a lead.created event per lead, reading the
+// leads back a chunk at a time and rendering their custom fields with
+// defs.
+func insertStaged(ctx context.Context, tx pgx.Tx, defs []customfield.Definition) error {
+	rows, err := tx.Query(ctx, `INSERT INTO leads (id, first_name, last_name, email, phone, company, job_title, source,
+			status, notes, tags, created_by, custom_fields)
+		SELECT coalesce(id, nextval('leads_id_seq')), first_name, last_name, email, phone, company, job_title, source,
+			status, notes, tags, created_by, coalesce(custom_fields, '{}')
+		FROM lead_import WHERE skip IS NULL ORDER BY row
 		RETURNING id`)
 	if err != nil {
 		return fmt.Errorf("import leads: %w", err)
@@ -154,6 +179,9 @@ func insertStaged(ctx context.Context, tx pgx.Tx) error {
 		created, err := pgx.CollectRows(rows, Scan)
 		if err != nil {
 			return fmt.Errorf("import leads: %w", err)
+		}
+		for i := range created {
+			render(defs, &created[i])
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"outbox"}, []string{"stream", "type", "aggregate_id", "payload"},
 			pgx.CopyFromSlice(len(created), func(i int) ([]any, error) {
@@ -189,8 +217,12 @@ func (s *rowSource) Next() bool {
 
 func (s *rowSource) Values() ([]any, error) {
 	l := &s.cur.Lead
+	var custom any // NULL: the row holds none
+	if len(l.CustomFields) > 0 {
+		custom = l.CustomFields
+	}
 	return []any{s.cur.Row, l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status,
-		l.Notes, l.Tags, l.CreatedBy}, nil
+		l.Notes, l.Tags, l.CreatedBy, custom}, nil
 }
 
 func (s *rowSource) Err() error { return s.err }

@@ -1,0 +1,171 @@
+package api
+
+// The leads' custom fields in the CSV: one column per definition in the
+// template and the export, read back by the import.
+
+import (
+	"context"
+	"strings"
+
+	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/services/leads/internal/leads"
+)
+
+// CustomPrefix starts a custom field's CSV column name, cf.<name>: a
+// header that names the field whatever its label, and the target of a
+// mapping to it.
+const CustomPrefix = "cf."
+
+// exportOnly are the export's columns the import does not read; a label
+// folding to one would read them back into the field.
+var exportOnly = []string{"id", "created_at", "updated_at"}
+
+// customColumn is one custom field in the lead CSV.
+type customColumn struct {
+	def customfield.Definition
+	// header is what the template and the export write: the label, or
+	// cf.<name> where the label would be read as another column (it
+	// folds, as csvx compares headers, to a built-in or export column's
+	// name, to an earlier field's label or to a cf.<name>) or folds to
+	// nothing. An exported file so imports back into the same fields.
+	header string
+}
+
+// name is the column's csvx name, cf.<name>.
+func (c customColumn) name() string { return CustomPrefix + c.def.Name }
+
+// customColumns lays defs (in their order: position, then name) out as
+// CSV columns.
+func customColumns(defs []customfield.Definition) []customColumn {
+	taken := map[string]bool{csvx.Normalize(csvx.FullNameField): true}
+	for _, n := range exportOnly {
+		taken[csvx.Normalize(n)] = true
+	}
+	for _, c := range CSVColumns {
+		taken[csvx.Normalize(c.Name)] = true
+	}
+	for _, d := range defs {
+		taken[csvx.Normalize(CustomPrefix+d.Name)] = true
+	}
+	out := make([]customColumn, len(defs))
+	for i, d := range defs {
+		out[i] = customColumn{def: d, header: CustomPrefix + d.Name}
+		if k := csvx.Normalize(d.Label); k != "" && !taken[k] {
+			taken[k] = true
+			out[i].header = d.Label
+		}
+	}
+	return out
+}
+
+// csvHeader is the template's header line and the export's middle
+// columns: the built-in columns, then one per custom field. A label is an
+// admin's text, so it is escaped as a cell is (the import still reads it:
+// header matching ignores the apostrophe).
+func csvHeader(custom []customColumn) []string {
+	h := append([]string(nil), CSVHeader...)
+	for _, c := range custom {
+		h = append(h, csvx.Escape(c.header))
+	}
+	return h
+}
+
+// customCells appends a lead's custom cells (its stored values) in
+// custom's order.
+func customCells(buf []string, custom []customColumn, values map[string]any) []string {
+	for _, c := range custom {
+		buf = append(buf, customfield.Cell(values[c.def.Name]))
+	}
+	return buf
+}
+
+// importColumns are the columns an import reads. The custom fields come
+// first: csvx gives a folded header to the first column that claims it,
+// so a field's label wins over the other systems' labels of a built-in
+// column (a field labelled "Lead Source" reads that header, not source),
+// while the built-in names never reach a label (customColumns).
+func importColumns(custom []customColumn) []csvx.Column {
+	if len(custom) == 0 {
+		return CSVColumns
+	}
+	cols := make([]csvx.Column, 0, len(custom)+len(CSVColumns))
+	for _, c := range custom {
+		col := csvx.Column{Name: c.name()}
+		if c.header != c.name() {
+			col.Aliases = []string{c.def.Label}
+		}
+		cols = append(cols, col)
+	}
+	return append(cols, CSVColumns...)
+}
+
+// customReader reads the custom cells of an import's rows.
+type customReader struct {
+	// cols are the file's custom columns and the required fields it
+	// lacks (every row then misses them).
+	cols  []customColumn
+	users leads.UserChecker
+	// known caches the users checked: one look-up per distinct id.
+	known map[int64]bool
+}
+
+func newCustomReader(custom []customColumn, has func(string) bool, users leads.UserChecker) *customReader {
+	cr := &customReader{users: users, known: map[int64]bool{}}
+	for _, c := range custom {
+		if has(c.name()) || c.def.Required {
+			cr.cols = append(cr.cols, c)
+		}
+	}
+	return cr
+}
+
+// values parses a row's custom cells by type (customfield.Parse, as the
+// API reads a value) and returns the values it holds, nil for none, and
+// the row's problems, each named by its column (cf.<name>). Only a
+// failed user look-up is an error.
+func (cr *customReader) values(ctx context.Context, rec csvx.Record) (customfield.Values, []fault.Field, error) {
+	var out customfield.Values
+	var bad []fault.Field
+	for _, c := range cr.cols {
+		cell := rec.Get(c.name())
+		if strings.TrimSpace(cell) == "" {
+			if c.def.Required {
+				bad = append(bad, fault.Field{Field: c.name(), Message: "is required"})
+			}
+			continue
+		}
+		v, msg := customfield.Parse(c.def, cell, nil)
+		if msg == "" && c.def.Type == customfield.User {
+			ok, err := cr.user(ctx, v.(int64))
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				msg = "must be the id of an existing user"
+			}
+		}
+		if msg != "" {
+			bad = append(bad, fault.Field{Field: c.name(), Message: msg})
+			continue
+		}
+		if out == nil {
+			out = customfield.Values{}
+		}
+		out[c.def.Name] = v
+	}
+	return out, bad, nil
+}
+
+func (cr *customReader) user(ctx context.Context, id int64) (bool, error) {
+	if ok, seen := cr.known[id]; seen {
+		return ok, nil
+	}
+	ok, err := cr.users(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	cr.known[id] = ok
+	return ok, nil
+}
