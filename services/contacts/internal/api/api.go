@@ -22,8 +22,10 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/csvx"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -94,8 +96,9 @@ func New(cfg Config) (http.Handler, error) {
 	guards.Mount(mux, contactsapi.GetContactTemplate, httpx.HandlerFunc(a.template))
 	guards.Mount(mux, contactsapi.ExportContacts, httpx.HandlerFunc(a.export))
 	guards.Mount(mux, contactsapi.ImportContacts, httpx.HandlerFunc(a.importCSV))
-	// 200: {"success":true,"data":contact}; 404 not_found.
-	guards.Mount(mux, contactsapi.GetContact, read("contact", svc.GetContact, httpx.OK))
+	// 200: {"success":true,"data":contact}; 404 not_found. With
+	// ?id_property=email (or a unique custom field) {id} is that value.
+	guards.Mount(mux, contactsapi.GetContact, readOne("contact", svc.GetContact, svc.ContactByExternalID))
 	// Body: contact write fields; first_name and last_name required; an
 	// absent optional field keeps its value, null or "" clears it (status
 	// resets to active). 200: {"success":true,"data":contact,"message"};
@@ -127,8 +130,9 @@ func New(cfg Config) (http.Handler, error) {
 	// "data":company,"message"}; 422.
 	guards.Mount(mux, contactsapi.CreateCompany,
 		create(svc.CreateCompany, contactsapi.CreateCompany, contactsapi.GetCompany, companyID))
-	// 200: {"success":true,"data":company}; 404.
-	guards.Mount(mux, contactsapi.GetCompany, read("company", svc.GetCompany, httpx.OK))
+	// 200: {"success":true,"data":company}; 404. With
+	// ?id_property=domain (or a unique custom field) {id} is that value.
+	guards.Mount(mux, contactsapi.GetCompany, readOne("company", svc.GetCompany, svc.CompanyByExternalID))
 	// Name required, absent fields kept, null clears; a new name shows on
 	// every linked contact at once. 200: {"success":true,"data":company,
 	// "message"}; 404; 422.
@@ -139,8 +143,27 @@ func New(cfg Config) (http.Handler, error) {
 	guards.Mount(mux, contactsapi.DeleteCompany,
 		companyWrite(remove("company", svc.DeleteCompany, contactsapi.DeleteCompany)))
 
+	// Batches: up to 100 inputs checked whole, then written in one
+	// transaction under the Idempotency-Key. 200 {"success":true,
+	// "data":[{"status","record"}],"message"}; 422 naming inputs[i].<field>.
+	mountBatch(mux, guards, contactsapi.ContactBatch, batchOps[contacts.Contact, contacts.ContactInput]{
+		create: svc.CreateContacts, update: svc.UpdateContacts, upsert: svc.UpsertContacts,
+		read: svc.ReadContacts, remove: svc.DeleteContacts,
+	}, func(u contactsapi.ContactUpdate) contacts.Update[contacts.ContactInput] {
+		return contacts.Update[contacts.ContactInput]{ID: u.ID, In: u.ContactInput}
+	})
+	mountBatch(mux, guards, contactsapi.CompanyBatch, batchOps[contacts.Company, contacts.CompanyInput]{
+		create: svc.CreateCompanies, update: svc.UpdateCompanies, upsert: svc.UpsertCompanies,
+		read: svc.ReadCompanies, remove: svc.DeleteCompanies,
+	}, func(u contactsapi.CompanyUpdate) contacts.Update[contacts.CompanyInput] {
+		return contacts.Update[contacts.CompanyInput]{ID: u.ID, In: u.CompanyInput}
+	})
+
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	in := func(h httpx.HandlerFunc) http.Handler { return internal(h) }
+	// The definitions of contacts' and companies' custom fields (admin),
+	// and GET /internal/properties/{object}.
+	mountProperties(mux, guards, cfg.DB, internal)
 	// POST /internal/contacts (X-Internal-Token, Idempotency-Key): contact
 	// write fields as contactsapi.CreateContact. 201: {"data":contact}; a
 	// retry answers the contact the key created with Idempotent-Replayed:
@@ -278,9 +301,14 @@ func createOnce[In, T any](fn func(context.Context, string, In) (idempotency.Don
 }
 
 // contactFilter reads the list filters shared by the contact list and the
-// export, and the caller that scope=me and scope=team refer to.
-func contactFilter(r *http.Request) (contacts.Filter, error) {
-	f, err := ParseContactFilter(r.URL.Query())
+// export (custom fields' included), and the caller that scope=me and
+// scope=team refer to.
+func (a *API) contactFilter(r *http.Request) (contacts.Filter, error) {
+	defs, err := a.svc.Definitions(r.Context(), propertyapi.Contacts)
+	if err != nil {
+		return contacts.Filter{}, err
+	}
+	f, err := ParseContactFilter(r.URL.Query(), defs)
 	if c := auth.FromContext(r.Context()); c != nil {
 		f.Caller = c.UserID()
 		f.CallerTeam = c.TeamID
@@ -289,17 +317,19 @@ func contactFilter(r *http.Request) (contacts.Filter, error) {
 }
 
 // ParseContactFilter reads the contact list's query parameters: the
-// common ones and status, company_id, assigned_to and source. Every bad
-// parameter is named in one invalid-input fault.
-func ParseContactFilter(values url.Values) (contacts.Filter, error) {
-	p := listparam.Parse(values, listparam.Options{Sorts: contacts.ContactSorts, DefaultSort: contacts.DefaultSort, Sync: true})
+// common ones, status, company_id, assigned_to and source, and the
+// cf[...] filters and cf.<name> sort of defs. Every bad parameter is
+// named in one invalid-input fault.
+func ParseContactFilter(values url.Values, defs []customfield.Definition) (contacts.Filter, error) {
+	p := listparam.Parse(values, listparam.Options{Sorts: contacts.ContactSorts, DefaultSort: contacts.DefaultSort, Sync: true,
+		CustomFields: true, Definitions: defs})
 	f := contacts.Filter{
 		Status:     p.Enum("status", contacts.StatusActive, contacts.StatusInactive),
 		CompanyID:  p.Int64("company_id"),
 		AssignedTo: p.Int64("assigned_to"),
 		Source:     p.String("source"),
 	}
-	f.Query = p.Query()
+	f.Query, f.Custom = p.Query(), p.Custom()
 	return f, p.Err()
 }
 
@@ -314,7 +344,7 @@ func ParseContactFilter(values url.Values) (contacts.Filter, error) {
 // 200: {"data":[contact],"current_page","last_page","per_page","total"}.
 // 401 unauthenticated; 422 validation_failed naming each bad parameter.
 func (a *API) listContacts(w http.ResponseWriter, r *http.Request) error {
-	f, err := contactFilter(r)
+	f, err := a.contactFilter(r)
 	if err != nil {
 		return err
 	}
@@ -365,7 +395,7 @@ func exportRow(c contacts.Contact, custom []contacts.CustomColumn, buf []string)
 // streamed as CSV (contacts-YYYYMMDD.csv) in constant memory, with
 // formula-injection escaping. 403 for non-admins; 422 for bad filters.
 func (a *API) export(w http.ResponseWriter, r *http.Request) error {
-	f, err := contactFilter(r)
+	f, err := a.contactFilter(r)
 	if err != nil {
 		return err
 	}
@@ -491,16 +521,21 @@ func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.Impo
 // date_from/date_to, sort_by (name default, created_at), sort_dir.
 // 200: the pagination envelope of company records; 422 for bad parameters.
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) error {
-	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: contacts.CompanySorts, DefaultSort: contacts.DefaultSort, Sync: true})
-	if err := p.Err(); err != nil {
-		return err
-	}
-	q := p.Query()
-	list, total, err := a.svc.ListCompanies(r.Context(), q)
+	defs, err := a.svc.Definitions(r.Context(), propertyapi.Companies)
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, envelope.NewPage(list, q, total))
+	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: contacts.CompanySorts, DefaultSort: contacts.DefaultSort, Sync: true,
+		CustomFields: true, Definitions: defs})
+	if err := p.Err(); err != nil {
+		return err
+	}
+	f := contacts.CompanyFilter{Query: p.Query(), Custom: p.Custom()}
+	list, total, err := a.svc.ListCompanies(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(list, f.Query, total))
 	return nil
 }
 

@@ -114,7 +114,7 @@ func BenchmarkContacts(b *testing.B) {
 					b.Fatal(err)
 				}
 				total = page.Total
-				f, err := api.ParseContactFilter(req.URL.Query())
+				f, err := api.ParseContactFilter(req.URL.Query(), nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -79,6 +79,14 @@ type Filter struct {
 	// Caller and CallerTeam resolve scope=me and scope=team.
 	Caller     int64
 	CallerTeam *int64
+	// Custom is the cf[...] filters and cf.<name> sort.
+	Custom customfield.Query
+}
+
+// CompanyFilter is a company list request.
+type CompanyFilter struct {
+	list.Query
+	Custom customfield.Query
 }
 
 // ContactSorts are the contact list's sort keys (the store maps each to
@@ -204,25 +212,35 @@ type Store interface {
 	// CanWrite is directory.CheckWrite on this context's read model.
 	CanWrite(ctx context.Context, o directory.Owner) error
 
+	// Reads answer records as the API shows them: CustomFields rendered
+	// (every defined name, null where empty). Writes take the values a
+	// record holds in CustomFields (customfield.Check's answer), store them
+	// and claim its unique ones in the record's transaction, and answer
+	// rendered records.
 	GetContact(ctx context.Context, id int64) (Contact, error)
 	CreateContact(ctx context.Context, c Contact) (Contact, error)
 	// UpdateContact locks the contact, lets apply change it and writes it
 	// back with its event, all in one transaction: apply sees every change
-	// committed before it, so concurrent updates of different fields all
-	// stay. An error from apply rolls back and is returned as is.
+	// committed before it (and the custom field values the contact holds),
+	// so concurrent updates of different fields all stay. An error from
+	// apply rolls back and is returned as is.
 	UpdateContact(ctx context.Context, id int64, apply func(*Contact) error) (Contact, error)
 	DeleteContact(ctx context.Context, id int64) error
 	ListContacts(ctx context.Context, f Filter) ([]Contact, int, error)
+	// ExportContacts yields contacts whose CustomFields are the values
+	// they hold (customfield.Values, no nulls), not rendered.
 	ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error
 	ContactsByEmail(ctx context.Context, email string) ([]Contact, error)
 	ContactsByID(ctx context.Context, ids []int64) ([]Contact, error)
+	// CompaniesByDomain finds companies by domain, case-insensitively, by id.
+	CompaniesByDomain(ctx context.Context, domain string) ([]Company, error)
 
 	GetCompany(ctx context.Context, id int64) (Company, error)
 	CreateCompany(ctx context.Context, c Company) (Company, error)
 	// UpdateCompany is UpdateContact for a company.
 	UpdateCompany(ctx context.Context, id int64, apply func(*Company) error) (Company, error)
 	DeleteCompany(ctx context.Context, id int64) error
-	ListCompanies(ctx context.Context, q list.Query) ([]Company, int, error)
+	ListCompanies(ctx context.Context, f CompanyFilter) ([]Company, int, error)
 	MatchCompanies(ctx context.Context, name string, limit int) ([]CompanyMatch, error)
 	PrimaryContact(ctx context.Context, companyID int64) (*Contact, error)
 

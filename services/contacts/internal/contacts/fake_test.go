@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
@@ -17,6 +18,7 @@ import (
 type fakeStore struct {
 	contacts.Store
 	contacts.IdempotentStore
+	contacts.BatchStore
 
 	companies map[int64]bool
 	users     map[int64]*int64 // id → team
@@ -26,6 +28,8 @@ type fakeStore struct {
 	listed *contacts.Filter
 	// matched is the last name and limit MatchCompanies got.
 	matched []any
+	// defs are the custom fields of every object.
+	defs []customfield.Definition
 }
 
 // Ids the fake knows.
@@ -52,6 +56,10 @@ func newService(t *testing.T, st *fakeStore) *contacts.Service {
 		t.Fatal(err)
 	}
 	return svc
+}
+
+func (f *fakeStore) Definitions(context.Context, string) ([]customfield.Definition, error) {
+	return f.defs, nil
 }
 
 func (f *fakeStore) CompanyExists(_ context.Context, id int64) (bool, error) {
@@ -126,6 +134,11 @@ func (f *fakeStore) CreateCompany(_ context.Context, c contacts.Company) (contac
 	f.next++
 	c.ID = f.next
 	return c, nil
+}
+
+// GetCompany answers every id with a stored company.
+func (f *fakeStore) GetCompany(_ context.Context, id int64) (contacts.Company, error) {
+	return contacts.Company{ID: id, Name: "Stored"}, nil
 }
 
 func (f *fakeStore) UpdateCompany(_ context.Context, id int64, apply func(*contacts.Company) error) (contacts.Company, error) {

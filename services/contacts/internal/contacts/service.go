@@ -2,9 +2,11 @@ package contacts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -26,6 +28,7 @@ type Service struct {
 	store interface {
 		Store
 		IdempotentStore
+		BatchStore
 	}
 }
 
@@ -33,6 +36,7 @@ type Service struct {
 func NewService(s interface {
 	Store
 	IdempotentStore
+	BatchStore
 }) (*Service, error) {
 	if s == nil {
 		return nil, errors.New("contacts: store is required")
@@ -72,13 +76,66 @@ func (s *Service) checkRefs(ctx context.Context, in ContactInput, c Contact, v *
 	return nil
 }
 
-func (s *Service) prepareNew(ctx context.Context, in ContactInput) (Contact, error) {
-	var c Contact
+// custom checks in over the custom field values old holds (nil for a new
+// record) and adds each problem to v; it returns the values the record
+// will hold. users nil skips the user check, done before a row lock.
+func custom(ctx context.Context, defs []customfield.Definition, old map[string]any, in map[string]json.RawMessage,
+	users customfield.UserExists, v *validate.Errors) (map[string]any, error) {
+	var was customfield.Values
+	if old != nil {
+		was = held(old)
+	}
+	vals, err := customfield.Check(ctx, defs, was, in, users)
+	var f *fault.Error
+	switch {
+	case err == nil:
+		return vals, nil
+	case errors.As(err, &f) && f.Kind == fault.KindInvalid:
+		for _, fe := range f.Fields {
+			v.Add(fe.Field, "%s", fe.Message)
+		}
+		return was, nil
+	}
+	return nil, err
+}
+
+// held is the values a record holds of what it reads as: its non-null ones.
+func held(m map[string]any) customfield.Values {
+	out := make(customfield.Values, len(m))
+	for k, v := range m {
+		if v != nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// prepareContact validates in over c (a zero Contact for a create, else
+// the contact as read) with defs: the one check of a contact write,
+// single or batch.
+func (s *Service) prepareContact(ctx context.Context, defs []customfield.Definition, c Contact, in ContactInput) (Contact, error) {
+	old := c.CustomFields
+	if c.ID == 0 {
+		old = nil
+	}
 	v := ApplyContact(in, &c)
 	if err := s.checkRefs(ctx, in, c, v); err != nil {
 		return Contact{}, err
 	}
+	vals, err := custom(ctx, defs, old, in.CustomFields, s.store.UserExists, v)
+	if err != nil {
+		return Contact{}, err
+	}
+	c.CustomFields = vals
 	return c, v.Err()
+}
+
+func (s *Service) prepareNew(ctx context.Context, in ContactInput) (Contact, error) {
+	defs, err := s.store.Definitions(ctx, propertyapi.Contacts)
+	if err != nil {
+		return Contact{}, err
+	}
+	return s.prepareContact(ctx, defs, Contact{}, in)
 }
 
 // CreateContact validates and stores a new contact.
@@ -99,26 +156,39 @@ func (s *Service) CreateContactOnce(ctx context.Context, key string, in ContactI
 	return s.store.CreateContactOnce(ctx, key, c)
 }
 
+// applyContact is the patch a contact update applies under the row lock:
+// in over the contact as committed, its references and users already
+// checked (validity depends on the body alone).
+func applyContact(ctx context.Context, defs []customfield.Definition, in ContactInput) func(*Contact) error {
+	return func(cur *Contact) error {
+		v := ApplyContact(in, cur)
+		vals, err := custom(ctx, defs, cur.CustomFields, in.CustomFields, nil, v)
+		if err != nil {
+			return err
+		}
+		cur.CustomFields = vals
+		return v.Err()
+	}
+}
+
 // UpdateContact applies a PUT body over the stored contact. The body is
 // validated (references included) before the row is locked, so no lookup
 // runs while the lock is held; validity depends on the body alone. The
 // patch itself is applied to the row as read under the lock, so fields the
 // body leaves out keep what a concurrent update committed.
 func (s *Service) UpdateContact(ctx context.Context, id int64, in ContactInput) (Contact, error) {
+	defs, err := s.store.Definitions(ctx, propertyapi.Contacts)
+	if err != nil {
+		return Contact{}, err
+	}
 	c, err := s.store.GetContact(ctx, id)
 	if err != nil {
 		return Contact{}, err
 	}
-	v := ApplyContact(in, &c)
-	if err := s.checkRefs(ctx, in, c, v); err != nil {
+	if _, err := s.prepareContact(ctx, defs, c, in); err != nil {
 		return Contact{}, err
 	}
-	if err := v.Err(); err != nil {
-		return Contact{}, err
-	}
-	return s.store.UpdateContact(ctx, id, func(cur *Contact) error {
-		return ApplyContact(in, cur).Err()
-	})
+	return s.store.UpdateContact(ctx, id, applyContact(ctx, defs, in))
 }
 
 // GetContact reads one contact.
@@ -226,10 +296,33 @@ func (s *Service) ContactsByID(ctx context.Context, ids []int64) ([]Contact, err
 	return s.store.ContactsByID(ctx, ids)
 }
 
+// prepareCompany is prepareContact for a company.
+func (s *Service) prepareCompany(ctx context.Context, defs []customfield.Definition, c Company, in CompanyInput) (Company, error) {
+	old := c.CustomFields
+	if c.ID == 0 {
+		old = nil
+	}
+	v := ApplyCompany(in, &c)
+	vals, err := custom(ctx, defs, old, in.CustomFields, s.store.UserExists, v)
+	if err != nil {
+		return Company{}, err
+	}
+	c.CustomFields = vals
+	return c, v.Err()
+}
+
+func (s *Service) prepareNewCompany(ctx context.Context, in CompanyInput) (Company, error) {
+	defs, err := s.store.Definitions(ctx, propertyapi.Companies)
+	if err != nil {
+		return Company{}, err
+	}
+	return s.prepareCompany(ctx, defs, Company{}, in)
+}
+
 // CreateCompany validates and stores a company.
 func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, error) {
-	var c Company
-	if err := ApplyCompany(in, &c).Err(); err != nil {
+	c, err := s.prepareNewCompany(ctx, in)
+	if err != nil {
 		return Company{}, err
 	}
 	return s.store.CreateCompany(ctx, c)
@@ -237,19 +330,42 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 
 // CreateCompanyOnce is CreateCompany keyed by an Idempotency-Key.
 func (s *Service) CreateCompanyOnce(ctx context.Context, key string, in CompanyInput) (idempotency.Done[Company], error) {
-	var c Company
-	if err := ApplyCompany(in, &c).Err(); err != nil {
+	c, err := s.prepareNewCompany(ctx, in)
+	if err != nil {
 		return idempotency.Done[Company]{}, err
 	}
 	return s.store.CreateCompanyOnce(ctx, key, c)
 }
 
+// applyCompany is applyContact for a company.
+func applyCompany(ctx context.Context, defs []customfield.Definition, in CompanyInput) func(*Company) error {
+	return func(cur *Company) error {
+		v := ApplyCompany(in, cur)
+		vals, err := custom(ctx, defs, cur.CustomFields, in.CustomFields, nil, v)
+		if err != nil {
+			return err
+		}
+		cur.CustomFields = vals
+		return v.Err()
+	}
+}
+
 // UpdateCompany applies a PUT body over the company as read under its row
-// lock; a rename reaches every linked contact.
+// lock (its user fields checked before); a rename reaches every linked
+// contact.
 func (s *Service) UpdateCompany(ctx context.Context, id int64, in CompanyInput) (Company, error) {
-	return s.store.UpdateCompany(ctx, id, func(c *Company) error {
-		return ApplyCompany(in, c).Err()
-	})
+	defs, err := s.store.Definitions(ctx, propertyapi.Companies)
+	if err != nil {
+		return Company{}, err
+	}
+	c, err := s.store.GetCompany(ctx, id)
+	if err != nil {
+		return Company{}, err
+	}
+	if _, err := s.prepareCompany(ctx, defs, c, in); err != nil {
+		return Company{}, err
+	}
+	return s.store.UpdateCompany(ctx, id, applyCompany(ctx, defs, in))
 }
 
 // GetCompany reads one company.
@@ -276,8 +392,8 @@ func (s *Service) DeleteCompany(ctx context.Context, id int64) error {
 }
 
 // ListCompanies returns one page of companies and the total.
-func (s *Service) ListCompanies(ctx context.Context, q list.Query) ([]Company, int, error) {
-	return s.store.ListCompanies(ctx, q)
+func (s *Service) ListCompanies(ctx context.Context, f CompanyFilter) ([]Company, int, error) {
+	return s.store.ListCompanies(ctx, f)
 }
 
 // Match limits of GET /internal/companies/match.

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -15,15 +19,16 @@ import (
 
 const contactCols = `id, first_name, last_name, email, phone, mobile, job_title, company_id, company_name,
 	address_street, address_city, address_state, address_zip, address_country, notes, tags, status, source,
-	assigned_to, created_at, updated_at`
+	assigned_to, created_at, updated_at, custom_fields`
 
 // contactJSON builds a contact's API JSON in SQL, for events of bulk
 // writes (import, company unlink) that never pass through Go structs.
-const contactJSON = `jsonb_build_object('id', id, 'first_name', first_name, 'last_name', last_name,
+var contactJSON = `jsonb_build_object('id', id, 'first_name', first_name, 'last_name', last_name,
 	'email', email, 'phone', phone, 'mobile', mobile, 'job_title', job_title, 'company_id', company_id,
 	'company_name', company_name, 'address_street', address_street, 'address_city', address_city,
 	'address_state', address_state, 'address_zip', address_zip, 'address_country', address_country,
 	'notes', notes, 'tags', tags, 'status', status, 'source', source, 'assigned_to', assigned_to,
+	'custom_fields', ` + renderSQL(propertyapi.Contacts) + `,
 	'created_at', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
 	'updated_at', to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))`
 
@@ -32,26 +37,36 @@ func scanContact(row pgx.CollectableRow) (contacts.Contact, error) {
 	err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
 		&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
 		&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
-		&c.CreatedAt.Time, &c.UpdatedAt.Time)
+		&c.CreatedAt.Time, &c.UpdatedAt.Time, &c.CustomFields)
 	return c, err
 }
 
 // GetContact reads one contact.
 func (s *Store) GetContact(ctx context.Context, id int64) (contacts.Contact, error) {
-	return one(s.db, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`, id)
+	c, err := one(s.db, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`, id)
+	if err != nil {
+		return c, err
+	}
+	return c, s.renderContacts(ctx, &c)
 }
 
+// insertContact inserts c, whose CustomFields are the values it holds,
+// claims its unique values and records its event; the answer reads as
+// the API shows it.
 func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (contacts.Contact, error) {
 	created, err := one(q, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
 		mobile, job_title, company_id, address_street, address_city, address_state, address_zip, address_country,
-		notes, tags, status, source, assigned_to, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		notes, tags, status, source, assigned_to, created_by, custom_fields)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		RETURNING `+contactCols,
 		c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
 		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
-		directory.Caller(ctx))
+		directory.Caller(ctx), held(c.CustomFields))
 	if err != nil {
 		return created, refErr(err)
+	}
+	if err := claim(ctx, q, propertyapi.Contacts, created.ID, &created.CustomFields); err != nil {
+		return created, err
 	}
 	return created, outbox.Add(ctx, q, Stream, contacts.ContactCreated, idStr(created.ID), created)
 }
@@ -78,41 +93,67 @@ const lockRow = ` FOR NO KEY UPDATE`
 // committed and writes every field back with its event.
 func (s *Store) UpdateContact(ctx context.Context, id int64, apply func(*contacts.Contact) error) (contacts.Contact, error) {
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) {
-		c, err := one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
-		if err != nil {
-			return contacts.Contact{}, err
-		}
-		if err := apply(&c); err != nil {
-			return contacts.Contact{}, err
-		}
-		updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
-			email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
-			address_city = $10, address_state = $11, address_zip = $12, address_country = $13, notes = $14,
-			tags = $15, status = $16, source = $17, assigned_to = $18, updated_at = now()
-			WHERE id = $1 RETURNING `+contactCols,
-			c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
-			c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source,
-			c.AssignedTo)
-		if err != nil {
-			return updated, refErr(err)
-		}
-		return updated, outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(updated.ID), updated)
+		c, _, err := updateContact(ctx, tx, id, apply)
+		return c, err
 	})
+}
+
+// updateContact is UpdateContact inside tx. apply gets the values the
+// contact holds in CustomFields; changed is false when apply left the
+// contact as it was, which is then neither written nor published.
+func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Contact) error) (c contacts.Contact, changed bool, err error) {
+	c, err = one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
+	if err != nil {
+		return contacts.Contact{}, false, err
+	}
+	before, err := json.Marshal(c)
+	if err != nil {
+		return contacts.Contact{}, false, err
+	}
+	if err := apply(&c); err != nil {
+		return contacts.Contact{}, false, err
+	}
+	if after, err := json.Marshal(c); err != nil || bytes.Equal(before, after) {
+		if err == nil {
+			err = renderIn(ctx, tx, propertyapi.Contacts, &c.CustomFields)
+		}
+		return c, false, err
+	}
+	updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
+		email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
+		address_city = $10, address_state = $11, address_zip = $12, address_country = $13, notes = $14,
+		tags = $15, status = $16, source = $17, assigned_to = $18, custom_fields = $19, updated_at = now()
+		WHERE id = $1 RETURNING `+contactCols,
+		c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
+		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source,
+		c.AssignedTo, held(c.CustomFields))
+	if err != nil {
+		return updated, false, refErr(err)
+	}
+	if err := claim(ctx, tx, propertyapi.Contacts, updated.ID, &updated.CustomFields); err != nil {
+		return updated, false, err
+	}
+	return updated, true, outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(updated.ID), updated)
 }
 
 // DeleteContact removes the contact, its notes and tasks, and records the
 // deleted record as the event.
 func (s *Store) DeleteContact(ctx context.Context, id int64) error {
-	return s.db.InTx(ctx, func(tx pgx.Tx) error {
-		deleted, err := one(tx, ctx, scanContact, "contact", `DELETE FROM contacts WHERE id = $1 RETURNING `+contactCols, id)
-		if err != nil {
-			return err
-		}
-		if err := activity.DeleteAll(ctx, tx, activity.Contact, id); err != nil {
-			return err
-		}
-		return outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), outbox.Tombstone(deleted.ID))
-	})
+	return s.db.InTx(ctx, func(tx pgx.Tx) error { return deleteContact(ctx, tx, id) })
+}
+
+func deleteContact(ctx context.Context, tx pgx.Tx, id int64) error {
+	deleted, err := one(tx, ctx, scanContact, "contact", `DELETE FROM contacts WHERE id = $1 RETURNING `+contactCols, id)
+	if err != nil {
+		return err
+	}
+	if err := activity.DeleteAll(ctx, tx, activity.Contact, id); err != nil {
+		return err
+	}
+	if err := customfield.Release(ctx, tx, propertyapi.Contacts, id); err != nil {
+		return err
+	}
+	return outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), outbox.Tombstone(deleted.ID))
 }
 
 // ContactsByID returns the contacts among ids, by ascending id.
@@ -121,7 +162,7 @@ func (s *Store) ContactsByID(ctx context.Context, ids []int64) ([]contacts.Conta
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scanContact)
+	return s.renderedContacts(ctx, rows)
 }
 
 // ContactsByEmail matches emails case-insensitively and exactly.
@@ -131,5 +172,5 @@ func (s *Store) ContactsByEmail(ctx context.Context, email string) ([]contacts.C
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scanContact)
+	return s.renderedContacts(ctx, rows)
 }

@@ -63,6 +63,7 @@ func filter(f contacts.Filter) *listsql.Where {
 	if f.DateTo != nil {
 		w.And("created_at < " + w.Arg(*f.DateTo))
 	}
+	cf.Where(w, f.Custom.Filters)
 	contactSorts.Since(w, f.Query)
 	switch f.Scope {
 	case list.ScopeMe:
@@ -83,7 +84,7 @@ func filter(f contacts.Filter) *listsql.Where {
 // (status, source, company_id, assigned_to, scope=me, scope=team) and no
 // search or date range; ok is false otherwise.
 func counted(f contacts.Filter) (sql string, args []any, ok bool) {
-	if f.Search != "" || f.DateFrom != nil || f.DateTo != nil || f.UpdatedSince != nil {
+	if f.Search != "" || f.DateFrom != nil || f.DateTo != nil || f.UpdatedSince != nil || len(f.Custom.Filters) > 0 {
 		return "", nil, false
 	}
 	type key struct {
@@ -151,14 +152,18 @@ func perStatus(f contacts.Filter) bool {
 		f.Scope != list.ScopeMe && f.Scope != list.ScopeTeam
 }
 
-// sortKey is q's sort expression and direction (contactSorts.OrderBy
-// renders the same; the merged and windowed queries sort by a column alias).
-func sortKey(q list.Query) (expr, dir string) {
+// sorts are f's sort keys: the contact list's, and f's custom field when
+// it sorts by one.
+func sorts(f contacts.Filter) listsql.Sorts { return cf.Sorts(contactSorts, f.Custom.Sort) }
+
+// sortKey is f's sort expression and direction (sorts(f).OrderBy renders
+// the same; the merged and windowed queries sort by a column alias).
+func sortKey(f contacts.Filter) (expr, dir string) {
 	dir = "ASC"
-	if q.Desc {
+	if f.Desc {
 		dir = "DESC"
 	}
-	return contactSorts.By[q.SortBy], dir
+	return sorts(f).By[f.SortBy], dir
 }
 
 // ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
@@ -166,7 +171,7 @@ func sortKey(q list.Query) (expr, dir string) {
 // rows after off), each branch stops at off+pp rows.
 func ordered(f contacts.Filter, w *listsql.Where, cols string, paged bool) string {
 	q := f.Query
-	expr, dir := sortKey(q)
+	expr, dir := sortKey(f)
 	order := " ORDER BY " + expr + " " + dir + ", id " + dir
 	limit, branchLimit := "", ""
 	if paged {
@@ -241,12 +246,12 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 	w := filter(f)
 	q := f.Query
 	ids := ordered(f, w, "id", true)
-	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+contactSorts.OrderBy(q),
+	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+sorts(f).OrderBy(q),
 		s.planned(w.Args())...)
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scanContact)
+	return s.renderedContacts(ctx, rows)
 }
 
 // planned makes a list query run as an unnamed statement, which
@@ -285,7 +290,7 @@ func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
 func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	w := filter(f)
 	q := f.Query
-	expr, dir := sortKey(q)
+	expr, dir := sortKey(f)
 	total := 0
 	var ids []int64
 	list := []contacts.Contact{}
@@ -310,7 +315,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 			}
 			return nil
 		}
-		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+contactSorts.OrderBy(q), ids)
+		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+sorts(f).OrderBy(q), ids)
 		if err != nil {
 			return err
 		}
@@ -320,7 +325,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 	if err != nil {
 		return nil, 0, err
 	}
-	return list, total, nil
+	return list, total, s.renderList(ctx, list)
 }
 
 // CompactCounts folds the per-statement deltas of contact_counts into one
