@@ -147,6 +147,20 @@ func TestCSVCustomFields(t *testing.T) {
 	if want := fmt.Sprintf("%d,Ada,Lovelace,ada@x.test,,,,,,,,,,,,active,,2026-03-01,gold,M-1,2,'=1+1,", ada); !strings.HasPrefix(lines[1], want) {
 		t.Errorf("export row\n got %q\nwant %q...", lines[1], want)
 	}
+
+	// The export imports back into the same fields (an escaped cell keeps
+	// its apostrophe, as built-in ones do).
+	e2 := newEnv(t)
+	e2.define(t, csvFields...)
+	r = e2.upload(t, e2.admin, "file", "export.csv", r.Raw)
+	wantStatus(t, r, 200)
+	if r.Body["imported"] != 1.0 || fmt.Sprint(r.Body["ignored_columns"]) != "[id created_at updated_at]" {
+		t.Fatalf("re-import %s", r.Raw)
+	}
+	wantAda["motto"] = "'=1+1"
+	if diff := cmp.Diff(wantAda, e2.customOf(t, "Lovelace")); diff != "" {
+		t.Errorf("re-imported custom fields (-want +got):\n%s", diff)
+	}
 }
 
 // firstOf is the first record of a list answer, as a single answer.
