@@ -451,8 +451,9 @@ func isTooLarge(err error) bool {
 
 // importCSV serves contactsapi.ImportContacts (admin): multipart/form-data with
 // the CSV in field "file" (template layout or another system's export:
-// see docs/import.md), optionally preceded by "mapping" (JSON object,
-// header label → field, "" ignores) and "dry_run" (true: validate and
+// see docs/import.md; a custom field's column is headed by its label or
+// cf.<name>), optionally preceded by "mapping" (JSON object, header label
+// → field or cf.<name>, "" ignores) and "dry_run" (true: validate and
 // count, write nothing). 200: {"success":true,"message","imported",
 // "skipped","errors":["Row N: ..."],"encoding","delimiter",
 // "ignored_columns","dry_run"}. A file that cannot be imported as a whole
