@@ -16,12 +16,14 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/leads/internal/api"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
@@ -56,9 +58,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	svc, err := leads.NewService(st,
-		contactsapi.New(s.ContactsURL, s.InternalSecret),
-		dealsapi.New(s.DealsURL, s.InternalSecret))
+	svc, err := leads.NewService(st, leads.Upstreams{
+		Contacts:      contactsapi.New(s.ContactsURL, s.InternalSecret),
+		Deals:         dealsapi.New(s.DealsURL, s.InternalSecret),
+		ContactFields: propertyapi.NewClient(svcclient.New("contacts", s.ContactsURL, s.InternalSecret)),
+		DealFields:    propertyapi.NewClient(svcclient.New("deals", s.DealsURL, s.InternalSecret)),
+	})
 	if err != nil {
 		return err
 	}

@@ -16,16 +16,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi/dealsapitest"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/api"
 	"github.com/opencrm/crm/services/leads/internal/leads"
@@ -62,7 +65,11 @@ func newEnv(t testing.TB) *env {
 	}
 	fc := newFakeContacts(t)
 	fd := newFakeDeals(t, fc)
-	svc, err := leads.NewService(st, contactsapi.New(fc.URL, secret), dealsapi.New(fd.URL(), secret))
+	svc, err := leads.NewService(st, leads.Upstreams{
+		Contacts: contactsapi.New(fc.URL, secret), Deals: dealsapi.New(fd.URL(), secret),
+		ContactFields: propertyapi.NewClient(svcclient.New("contacts", fc.URL, secret)),
+		DealFields:    propertyapi.NewClient(svcclient.New("deals", fd.URL(), secret)),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,17 +174,48 @@ func wantProblem(t testing.TB, r resp, status int, code string, fields ...string
 }
 
 // fakeContacts is contacts' own fake (held to contacts' contract) on a
-// loopback listener.
+// loopback listener, with the definitions of contacts a test sets.
 type fakeContacts struct {
 	*contactsapitest.Fake
 	*httptest.Server
+	fields *fakeFields
 }
 
 func newFakeContacts(t testing.TB) *fakeContacts {
 	f := contactsapitest.NewFake(secret)
-	srv := httptest.NewServer(f)
+	fields := &fakeFields{object: propertyapi.Contacts, next: f}
+	srv := httptest.NewServer(fields)
 	t.Cleanup(srv.Close)
-	return &fakeContacts{Fake: f, Server: srv}
+	return &fakeContacts{Fake: f, Server: srv, fields: fields}
+}
+
+// fakeFields answers GET /internal/properties/{object} with the
+// definitions a test sets (none by default) and passes every other
+// request to next: the owners' fakes do not serve definitions.
+type fakeFields struct {
+	object string
+	next   http.Handler
+	mu     sync.Mutex
+	defs   []propertyapi.Property
+}
+
+func (f *fakeFields) set(defs ...propertyapi.Property) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defs = defs
+}
+
+func (f *fakeFields) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet || r.URL.Path != propertyapi.PathInternal+f.object {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	auth.RequireInternal(secret)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defs := append([]propertyapi.Property{}, f.defs...)
+		f.mu.Unlock()
+		httpx.JSON(w, http.StatusOK, propertyapi.Definitions{Data: defs})
+	})).ServeHTTP(w, r)
 }
 
 // fakeDeals serves deals' own fake (held to deals' contract, checking
@@ -185,18 +223,19 @@ func newFakeContacts(t testing.TB) *fakeContacts {
 // can be stopped (connection refused) and restarted on the same address,
 // and that can lose an answer after the deal was created.
 type fakeDeals struct {
-	t    testing.TB
-	addr string
-	fake *dealsapitest.Fake
-	mu   sync.Mutex
-	sent []string // every create body received, in order
-	lose int      // answers to lose after creating: 504 instead
-	srv  *http.Server
+	t      testing.TB
+	addr   string
+	fake   *dealsapitest.Fake
+	fields *fakeFields
+	mu     sync.Mutex
+	sent   []string // every create body received, in order
+	lose   int      // answers to lose after creating: 504 instead
+	srv    *http.Server
 }
 
 func newFakeDeals(t testing.TB, contacts *fakeContacts) *fakeDeals {
-	f := &fakeDeals{t: t, fake: dealsapitest.NewFake(secret,
-		dealsapitest.References{Company: contacts.HasCompany, Contact: contacts.HasContact})}
+	fake := dealsapitest.NewFake(secret, dealsapitest.References{Company: contacts.HasCompany, Contact: contacts.HasContact})
+	f := &fakeDeals{t: t, fake: fake, fields: &fakeFields{object: propertyapi.Deals, next: fake}}
 	f.start("127.0.0.1:0")
 	t.Cleanup(f.stop)
 	return f
@@ -219,7 +258,7 @@ func (f *fakeDeals) start(addr string) {
 	f.addr = ln.Addr().String()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != dealsapi.PathDeals {
-			f.fake.ServeHTTP(w, r)
+			f.fields.ServeHTTP(w, r)
 			return
 		}
 		raw, _ := io.ReadAll(r.Body)

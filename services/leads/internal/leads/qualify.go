@@ -12,6 +12,8 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -251,10 +253,15 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 				if l.Source != nil {
 					source = *l.Source
 				}
+				custom, err := s.carried(ctx, l, s.contactFields, propertyapi.Contacts)
+				if err != nil {
+					return Qualified{}, err
+				}
 				body, err = encode(contactsapi.CreateContactRequest{
 					FirstName: l.FirstName, LastName: l.LastName, Email: l.Email,
 					Phone: l.Phone, JobTitle: l.JobTitle, CompanyID: saga.Company.ID,
 					Notes: l.Notes, Tags: l.Tags, Source: source, AssignedTo: l.AssignedTo,
+					CustomFields: custom,
 				})
 				if err != nil {
 					return Qualified{}, err
@@ -351,6 +358,58 @@ func refusal(k fault.Kind) bool {
 		return true
 	}
 	return false
+}
+
+// carried is the lead's custom field values that object (whose
+// definitions fields reads) takes: each held value of a field defined
+// there with the same name and type, when that definition accepts it (an
+// enum option it lacks is left behind rather than failing the
+// qualification). It is read when a step's body is first built; a resend
+// sends the saved body, so a retried step carries the same values.
+func (s *Service) carried(ctx context.Context, l Lead, fields Fields, object string) (map[string]json.RawMessage, error) {
+	held := 0
+	for _, v := range l.CustomFields {
+		if v != nil {
+			held++
+		}
+	}
+	if held == 0 {
+		return nil, nil
+	}
+	own, err := s.store.Definitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := fields.List(ctx, object)
+	if err != nil {
+		return nil, err
+	}
+	types := make(map[string]string, len(own))
+	for _, d := range own {
+		types[d.Name] = d.Type
+	}
+	// The users a lead names are the installation's, already checked.
+	anyUser := func(context.Context, int64) (bool, error) { return true, nil }
+	var out map[string]json.RawMessage
+	for _, d := range theirs {
+		v := l.CustomFields[d.Name]
+		if v == nil || types[d.Name] != d.Type {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("leads: encode custom field %s: %w", d.Name, err)
+		}
+		in := customfield.Input{d.Name: raw}
+		if _, err := customfield.Check(ctx, []customfield.Definition{d}, nil, in, anyUser); err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]json.RawMessage{}
+		}
+		out[d.Name] = raw
+	}
+	return out, nil
 }
 
 func dealTitle(l Lead, in QualifyInput) string {

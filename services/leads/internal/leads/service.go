@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -81,22 +82,42 @@ type Deals interface {
 	StageExists(ctx context.Context, id int64) (bool, error)
 }
 
+// Fields reads the custom-field definitions of an object another context
+// owns (GET /internal/properties/{object}); *propertyapi.Client
+// implements it.
+type Fields interface {
+	List(ctx context.Context, object string) ([]propertyapi.Property, error)
+}
+
+// Upstreams are the other contexts a lead becomes records of: their
+// internal APIs and the definitions of their objects.
+type Upstreams struct {
+	Contacts Contacts
+	Deals    Deals
+	// ContactFields and DealFields read the custom fields of contacts
+	// and of deals, for the values a qualification carries over.
+	ContactFields, DealFields Fields
+}
+
 // Service holds the context's use cases.
 type Service struct {
 	store    Store
 	contacts Contacts
 	deals    Deals
+	// contactFields and dealFields are Upstreams'.
+	contactFields, dealFields Fields
 	// lease bounds how long one qualification attempt holds its lead; it
 	// outlives the three upstream calls' timeouts.
 	lease time.Duration
 }
 
 // NewService wires the use cases.
-func NewService(store Store, contacts Contacts, deals Deals) (*Service, error) {
-	if store == nil || contacts == nil || deals == nil {
-		return nil, errors.New("leads: store, contacts and deals are required")
+func NewService(store Store, up Upstreams) (*Service, error) {
+	if store == nil || up.Contacts == nil || up.Deals == nil || up.ContactFields == nil || up.DealFields == nil {
+		return nil, errors.New("leads: store, contacts and deals (and their fields) are required")
 	}
-	return &Service{store: store, contacts: contacts, deals: deals, lease: 60 * time.Second}, nil
+	return &Service{store: store, contacts: up.Contacts, deals: up.Deals,
+		contactFields: up.ContactFields, dealFields: up.DealFields, lease: 60 * time.Second}, nil
 }
 
 // Owner is whom a lead belongs to, for the edge's edit-scope guard.
