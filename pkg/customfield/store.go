@@ -85,11 +85,25 @@ func get(ctx context.Context, q db.Querier, object, name string) (Definition, er
 	return d, err
 }
 
+func lockKey(object string) int64 { return db.LockKey("customfield:" + object) }
+
+// Hold takes, inside the caller's write transaction, the object's
+// definition lock in shared mode and returns the definitions as they stay
+// until commit: no field is deleted, changes type or becomes unique under
+// the values the transaction writes. Writers of records share it; only a
+// definition change waits.
+func Hold(ctx context.Context, tx pgx.Tx, object string) ([]Definition, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, lockKey(object)); err != nil {
+		return nil, err
+	}
+	return Definitions(ctx, tx, object)
+}
+
 // inObject runs fn in a transaction that holds the object's definition
 // lock, so the count limit and name checks see every committed change.
 func (s Store) inObject(ctx context.Context, object string, fn func(tx pgx.Tx) error) error {
 	return s.DB.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.LockKey("customfield:"+object)); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(object)); err != nil {
 			return err
 		}
 		return fn(tx)
