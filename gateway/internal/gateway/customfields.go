@@ -113,7 +113,9 @@ func (d *customFieldsDoc) definitions(ctx context.Context) map[string][]property
 }
 
 // typeCustomFields replaces each marked custom_fields schema of the
-// document with one typed property per definition of its object. In a
+// document with one typed property per definition of its object, left
+// open like every object of the document (a client generated before a
+// field was added keeps reading records that carry it). In a
 // record (where custom_fields is required) every name is required and
 // may be null; in an input every name is optional.
 func typeCustomFields(static []byte, defs map[string][]propertyapi.Property) ([]byte, error) {
@@ -146,10 +148,9 @@ func fieldsSchema(untyped obj, defs []propertyapi.Property, record bool) obj {
 		names = append(names, d.Name)
 	}
 	out := obj{
-		"type":                 "object",
-		"properties":           props,
-		"additionalProperties": false,
-		customFieldsExt:        untyped[customFieldsExt],
+		"type":          "object",
+		"properties":    props,
+		customFieldsExt: untyped[customFieldsExt],
 	}
 	if desc, ok := untyped["description"]; ok {
 		out["description"] = desc
