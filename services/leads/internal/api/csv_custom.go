@@ -28,8 +28,10 @@ type customColumn struct {
 	// header is what the template and the export write: the label, or
 	// cf.<name> where the label would be read as another column (it
 	// folds, as csvx compares headers, to a built-in or export column's
-	// name, to an earlier field's label or to a cf.<name>) or folds to
-	// nothing. An exported file so imports back into the same fields.
+	// name, to a header other systems give a built-in column, to an
+	// earlier field's label or to a cf.<name>) or folds to nothing. An
+	// exported file so imports back into the same fields, and another
+	// system's file imports as it does without custom fields.
 	header string
 }
 
@@ -39,12 +41,9 @@ func (c customColumn) name() string { return CustomPrefix + c.def.Name }
 // customColumns lays defs (in their order: position, then name) out as
 // CSV columns.
 func customColumns(defs []customfield.Definition) []customColumn {
-	taken := map[string]bool{csvx.Normalize(csvx.FullNameField): true}
-	for _, n := range exportOnly {
-		taken[csvx.Normalize(n)] = true
-	}
-	for _, c := range CSVColumns {
-		taken[csvx.Normalize(c.Name)] = true
+	taken := map[string]bool{}
+	for _, h := range builtinHeaders() {
+		taken[csvx.Normalize(h)] = true
 	}
 	for _, d := range defs {
 		taken[csvx.Normalize(CustomPrefix+d.Name)] = true
@@ -58,6 +57,24 @@ func customColumns(defs []customfield.Definition) []customColumn {
 		}
 	}
 	return out
+}
+
+// builtinHeaders are the headers the import reads as a built-in column:
+// the columns' names and the labels of the other systems' exports csvx
+// knows for them (full names included), and the export's own columns.
+func builtinHeaders() []string {
+	h := append([]string{csvx.FullNameField}, exportOnly...)
+	h = append(h, csvx.Labels(csvx.KeyFullName)...)
+	for _, c := range CSVColumns {
+		key := c.Labels
+		if key == "" {
+			key = c.Name
+		}
+		h = append(h, c.Name)
+		h = append(h, csvx.Labels(key)...)
+		h = append(h, c.Aliases...)
+	}
+	return h
 }
 
 // csvHeader is the template's header line and the export's middle
@@ -81,16 +98,14 @@ func customCells(buf []string, custom []customColumn, values map[string]any) []s
 	return buf
 }
 
-// importColumns are the columns an import reads. The custom fields come
-// first: csvx gives a folded header to the first column that claims it,
-// so a field's label wins over the other systems' labels of a built-in
-// column (a field labelled "Lead Source" reads that header, not source),
-// while the built-in names never reach a label (customColumns).
+// importColumns are the columns an import reads: the built-in ones, then
+// the custom fields, read by cf.<name> and by a label no built-in column
+// reads (customColumns).
 func importColumns(custom []customColumn) []csvx.Column {
 	if len(custom) == 0 {
 		return CSVColumns
 	}
-	cols := make([]csvx.Column, 0, len(custom)+len(CSVColumns))
+	cols := append(make([]csvx.Column, 0, len(custom)+len(CSVColumns)), CSVColumns...)
 	for _, c := range custom {
 		col := csvx.Column{Name: c.name()}
 		if c.header != c.name() {
@@ -98,7 +113,7 @@ func importColumns(custom []customColumn) []csvx.Column {
 		}
 		cols = append(cols, col)
 	}
-	return append(cols, CSVColumns...)
+	return cols
 }
 
 // customReader reads the custom cells of an import's rows.

@@ -20,14 +20,16 @@ import (
 
 // defineCSV gives leads the fields of the CSV tests, listed by name (all
 // at position 0): a unique text, a date, a text labelled as a formula, a
-// user, an enum, a multi_enum, and an email labelled "E-mail", which
-// folds to the built-in email column and so is headed cf.work_email.
+// text labelled "Lead Source" (other systems' header of source), a user,
+// an enum, a multi_enum, and an email labelled "E-mail" (the built-in
+// email's); the last two are headed cf.<name>.
 func (e *env) defineCSV() {
 	e.t.Helper()
 	for _, d := range []map[string]any{
 		{"name": "erp_id", "label": "ERP id", "type": "text", "unique": true},
 		{"name": "met_on", "label": "Met on", "type": "date"},
 		{"name": "motto", "label": "=Motto", "type": "text"},
+		{"name": "origin", "label": "Lead Source", "type": "text"},
 		{"name": "owner", "label": "Owner", "type": "user"},
 		{"name": "tier", "label": "Tier", "type": "enum", "options": []map[string]any{{"value": "gold"}, {"value": "silver"}}},
 		{"name": "topics", "label": "Topics", "type": "multi_enum", "options": []map[string]any{{"value": "crm"}, {"value": "bi"}}},
@@ -39,7 +41,7 @@ func (e *env) defineCSV() {
 
 // customCSVHeader is the template of defineCSV's fields.
 const customCSVHeader = "first_name,last_name,email,phone,company,job_title,source,status,notes,tags," +
-	"ERP id,Met on,'=Motto,Owner,Tier,Topics,cf.work_email"
+	"ERP id,Met on,'=Motto,cf.origin,Owner,Tier,Topics,cf.work_email"
 
 // storedCustom is every lead's email and stored custom_fields, by id.
 func (e *env) storedCustom(t *testing.T) map[string]map[string]any {
@@ -117,8 +119,8 @@ func TestCSVCustomFieldsTemplateExport(t *testing.T) {
 	}
 	custom := func(rec []string) []string { return rec[11 : len(rec)-2] }
 	want := [][]string{
-		{"E-1", "2026-02-28", "", "3", "gold", "crm,bi", "ann@work.example"},
-		{"", "", `'=HYPERLINK("evil")`, "", "", "", ""},
+		{"E-1", "2026-02-28", "", "", "3", "gold", "crm,bi", "ann@work.example"},
+		{"", "", `'=HYPERLINK("evil")`, "", "", "", "", ""},
 	}
 	if diff := cmp.Diff(want, [][]string{custom(recs[1]), custom(recs[2])}); diff != "" {
 		t.Fatalf("export custom cells (-want +got):\n%s", diff)
@@ -230,7 +232,7 @@ func TestCSVImportCustomFields(t *testing.T) {
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		t.Fatal(err)
 	}
-	wantEvent := map[string]any{"erp_id": nil, "met_on": nil, "motto": nil, "owner": nil, "tier": "silver", "topics": nil, "work_email": nil}
+	wantEvent := map[string]any{"erp_id": nil, "met_on": nil, "motto": nil, "origin": nil, "owner": nil, "tier": "silver", "topics": nil, "work_email": nil}
 	if diff := cmp.Diff(wantEvent, ev.CustomFields); diff != "" {
 		t.Fatalf("lead.created custom_fields (-want +got):\n%s", diff)
 	}
@@ -253,7 +255,7 @@ func TestCSVImportCustomMapping(t *testing.T) {
 	r = e.uploadForm([2]string{"mapping", `{"Customer Level":"cf.level"}`}, [2]string{"file", file})
 	wantExactProblem(t, r, problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"mapping",
 		`column "Customer Level" maps to "cf.level", which is not a field (fields: cf.erp_id, cf.met_on, cf.motto, ` +
-			`cf.owner, cf.tier, cf.topics, cf.work_email, company, email, first_name, full_name, job_title, last_name, ` +
+			`cf.origin, cf.owner, cf.tier, cf.topics, cf.work_email, company, email, first_name, full_name, job_title, last_name, ` +
 			`notes, phone, source, status, tags)`}))
 }
 
@@ -288,9 +290,9 @@ func TestCSVImportDefinitionsChanged(t *testing.T) {
 }
 
 // TestCSVImportWithoutCustomColumns: with custom fields defined (none
-// required, no label a header of the files), every other system's export
-// imports exactly as it does without them: the same answer and the same
-// leads, holding no custom values.
+// required; one labelled "Lead Source", a header some files give source),
+// every other system's export imports exactly as it does without them:
+// the same answer and the same leads, holding no custom values.
 func TestCSVImportWithoutCustomColumns(t *testing.T) {
 	t.Parallel()
 	plain, custom := newEnv(t), newEnv(t)
