@@ -34,15 +34,18 @@ func MergePath(id int64) string { return DealPath(id) + "/merge" }
 
 // CreateDealRequest is what another context may send to POST
 // /internal/deals (with an Idempotency-Key); null means unset. Value is a
-// decimal string, never a float.
+// decimal string, never a float. CustomFields are checked as a public
+// write's: an unknown name, a wrong type or a value the definition does
+// not take is refused (422 naming custom_fields.<name>).
 type CreateDealRequest struct {
-	Title        string `json:"title"`
-	Value        string `json:"value"`
-	StageID      *int64 `json:"stage_id"`
-	CompanyID    *int64 `json:"company_id"`
-	ContactID    *int64 `json:"contact_id"`
-	AssignedTo   *int64 `json:"assigned_to"`
-	SourceLeadID int64  `json:"source_lead_id"`
+	Title        string                     `json:"title"`
+	Value        string                     `json:"value"`
+	StageID      *int64                     `json:"stage_id"`
+	CompanyID    *int64                     `json:"company_id"`
+	ContactID    *int64                     `json:"contact_id"`
+	AssignedTo   *int64                     `json:"assigned_to"`
+	SourceLeadID int64                      `json:"source_lead_id"`
+	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" customFields:"deals"`
 }
 
 // Field names a deals refusal (422) can carry for CreateDealRequest.
@@ -55,6 +58,10 @@ const (
 	FieldAssignedTo   = "assigned_to"
 	FieldSourceLeadID = "source_lead_id"
 )
+
+// FieldCustom names a refusal of the custom field name
+// (custom_fields.<name>).
+func FieldCustom(name string) string { return "custom_fields." + name }
 
 // ErrNotFound is a deal id deals does not know (404).
 var ErrNotFound = errors.New("dealsapi: not found")

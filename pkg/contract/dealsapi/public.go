@@ -43,6 +43,7 @@ type Deal struct {
 	AssignedTo        *int64         `json:"assigned_to" minimum:"1"`
 	AssignedToName    *string        `json:"assigned_to_name" readOnly:"true"`
 	SourceLeadID      *int64         `json:"source_lead_id" minimum:"1" description:"The lead this deal was qualified from."`
+	CustomFields      map[string]any `json:"custom_fields" description:"This installation's custom fields (GET /properties/deals): every defined name, null where empty." customFields:"deals"`
 	CreatedAt         timestamp.Time `json:"created_at"`
 	UpdatedAt         timestamp.Time `json:"updated_at"`
 }
@@ -60,6 +61,16 @@ type DealInput struct {
 	ExpectedCloseDate patch.Field[string]  `json:"expected_close_date,omitzero" nullable:"true" format:"date"`
 	AssignedTo        patch.Field[int64]   `json:"assigned_to,omitzero" nullable:"true" minimum:"1"`
 	SourceLeadID      patch.Field[int64]   `json:"source_lead_id,omitzero" nullable:"true" minimum:"1"`
+	// CustomFields are checked against the installation's definitions of
+	// deals.
+	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" description:"A partial set of custom fields: absent names keep their value, null clears one." customFields:"deals"`
+}
+
+// DealUpdate is one input of POST /deals/batch/update: a deal write body
+// with the id of the deal it changes (flat in JSON).
+type DealUpdate struct {
+	ID int64 `json:"id" minimum:"1" example:"12"`
+	DealInput
 }
 
 // LineItem is one priced line of a quote; amount = quantity × unit_price.

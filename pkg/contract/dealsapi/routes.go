@@ -2,8 +2,11 @@ package dealsapi
 
 import (
 	"net/http"
+	"slices"
 
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
 
@@ -18,7 +21,17 @@ var dealQuery = route.PageQuery(
 	route.Q("status", "string", "One status or a comma-separated list of open, won, lost."),
 	route.ID("stage_id", ""), route.ID("company_id", ""), route.ID("contact_id", ""),
 	route.AssignedTo, route.Scope, route.UpdatedSince, route.AfterID,
-	route.Q("sort_by", "string", "Default created_at.", "title", "value", "stage", "expected_close_date", "created_at", "updated_at"))
+	route.Q("sort_by", "string", "Default created_at; cf.<name> sorts by a custom field.", "title", "value", "stage", "expected_close_date", "created_at", "updated_at"))
+
+// customFilters tells the list's custom-field filters, which the query
+// declaration cannot name one by one (each installation has its own).
+const customFilters = "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
+	"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
+	"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
+	"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."
+
+// byExternalID tells the GET of one deal by an external id.
+const byExternalID = "With id_property, the path's {id} is that field's value: a unique custom field of deals."
 
 // The public routes of deals: the pipeline's stages (changed by admins),
 // deals and their quotes.
@@ -38,12 +51,13 @@ var (
 		Problems: []int{http.StatusConflict}}
 
 	ListDeals = route.Route{Method: http.MethodGet, Path: "/deals", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Deals", Summary: "List deals", Query: dealQuery, Response: envelope.Page[Deal]{}}
+		Tag: "Deals", Summary: "List deals", Description: customFilters, Query: dealQuery, Response: envelope.Page[Deal]{}}
 	CreateDeal = route.Route{Method: http.MethodPost, Path: "/deals", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Deals", Summary: "Create a deal", Request: DealInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Deal]{}, Message: "Deal created"}
 	GetDeal = route.Route{Method: http.MethodGet, Path: "/deals/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Deals", Summary: "Get a deal", Response: envelope.Record[Deal]{}}
+		Tag: "Deals", Summary: "Get a deal", Description: byExternalID, Query: []route.Param{batchapi.IDProperty},
+		Response: envelope.Record[Deal]{}}
 	UpdateDeal = route.Route{Method: http.MethodPut, Path: "/deals/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Deals", Summary: "Update a deal", Request: DealInput{}, Response: envelope.Record[Deal]{}, Message: "Deal updated"}
 	DeleteDeal = route.Route{Method: http.MethodDelete, Path: "/deals/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
@@ -60,11 +74,18 @@ var (
 		Tag: "Deals", Summary: "Update a quote", Request: QuoteInput{}, Response: envelope.Record[Quote]{}, Message: "Quote updated"}
 	DeleteQuote = route.Route{Method: http.MethodDelete, Path: "/quotes/{id}", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Deals", Summary: "Delete a quote", Response: envelope.Deleted{}, Message: "Quote deleted"}
+
+	// DealBatch is the batch writes and reads of deals.
+	DealBatch = batchapi.NewRoutes[Deal, DealInput, DealUpdate](Service, Resource, "Deals", "/deals", "deals")
+
+	// DealProperties is the custom-field definitions of deals.
+	DealProperties = propertyapi.NewRoutes(Service, propertyapi.Deals, "Custom fields")
 )
 
 // Routes are the public routes deals serves, in the document's order.
-var Routes = []route.Route{
+var Routes = slices.Concat([]route.Route{
 	ListStages, GetStage, CreateStage, UpdateStage, DeleteStage,
 	ListDeals, CreateDeal, GetDeal, UpdateDeal, DeleteDeal,
+}, DealBatch.All(), []route.Route{
 	ListQuotes, CreateQuote, GetQuote, UpdateQuote, DeleteQuote,
-}
+}, DealProperties.All())
