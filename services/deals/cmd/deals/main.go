@@ -13,6 +13,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -56,7 +57,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Service: svc, Verifier: rt.Verifier, InternalSecret: cfg.InternalSecret})
+	h, err := api.New(api.Config{Service: svc, Verifier: rt.Verifier, InternalSecret: cfg.InternalSecret,
+		Properties: customfield.Store{DB: pool, Stream: store.Stream}})
 	if err != nil {
 		return err
 	}

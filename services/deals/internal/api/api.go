@@ -14,9 +14,12 @@ import (
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -26,8 +29,11 @@ import (
 
 // Config wires the handlers.
 type Config struct {
-	Service        *deals.Service
-	Verifier       *auth.Verifier
+	Service  *deals.Service
+	Verifier *auth.Verifier
+	// Properties keeps the custom-field definitions of deals (their
+	// changes go on the deals stream).
+	Properties     customfield.Store
 	InternalSecret string
 }
 
@@ -40,8 +46,8 @@ type handlers struct {
 // ones on dealsapi's internal patterns behind the shared secret; unmatched
 // paths answer problem+json 404.
 func New(cfg Config) (http.Handler, error) {
-	if cfg.Service == nil || cfg.Verifier == nil {
-		return nil, errors.New("api: service and verifier are required")
+	if cfg.Service == nil || cfg.Verifier == nil || cfg.Properties.DB == nil {
+		return nil, errors.New("api: service, verifier and properties are required")
 	}
 	if err := auth.CheckInternalSecret(cfg.InternalSecret); err != nil {
 		return nil, errors.New("api: internal secret " + err.Error())
@@ -68,9 +74,15 @@ func New(cfg Config) (http.Handler, error) {
 
 		{dealsapi.ListDeals, httpx.HandlerFunc(h.listDeals)},
 		{dealsapi.CreateDeal, httpx.HandlerFunc(h.createDeal)},
-		{dealsapi.GetDeal, read(sent(h.svc.GetDeal))},
+		{dealsapi.GetDeal, httpx.HandlerFunc(h.getDeal)},
 		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, sentAfter(h.svc.UpdateDeal)))},
 		{dealsapi.DeleteDeal, dealWrite(remove(dealsapi.DeleteDeal, h.svc.DeleteDeal))},
+
+		{dealsapi.DealBatch.Create, httpx.HandlerFunc(h.batchCreate)},
+		{dealsapi.DealBatch.Update, httpx.HandlerFunc(h.batchUpdate)},
+		{dealsapi.DealBatch.Upsert, httpx.HandlerFunc(h.batchUpsert)},
+		{dealsapi.DealBatch.Read, httpx.HandlerFunc(h.batchRead)},
+		{dealsapi.DealBatch.Delete, httpx.HandlerFunc(h.batchDelete)},
 
 		{dealsapi.ListQuotes, read(sentAll(h.svc.ListQuotes))},
 		{dealsapi.CreateQuote, dealWrite(httpx.HandlerFunc(h.createQuote))},
@@ -82,6 +94,10 @@ func New(cfg Config) (http.Handler, error) {
 	}
 
 	internal := auth.RequireInternal(cfg.InternalSecret)
+	propertyhttp.Mount(mux, guards, dealsapi.DealProperties, cfg.Properties, deals.Object)
+	// The gateway (the typed document) and leads (what a qualified lead
+	// carries to its deal) read the definitions here.
+	propertyhttp.MountInternal(mux, internal, cfg.Properties, deals.Object)
 	mux.Handle(dealsapi.RouteCreateDeal, internal(httpx.HandlerFunc(h.createInternal)))
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
 	mux.Handle(dealsapi.RouteDeal, internal(read(sent(h.svc.GetDeal))))
@@ -232,24 +248,28 @@ func (h *handlers) createStage(w http.ResponseWriter, r *http.Request) error {
 
 // ---- deals ----
 
-// dealList is what the deals list reads besides the common parameters.
-var dealList = listparam.Options{Sorts: deals.DealSorts, DefaultSort: deals.DefaultDealSort, Sync: true}
-
 func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) error {
-	p := listparam.Parse(r.URL.Query(), dealList)
+	defs, err := h.svc.Definitions(r.Context())
+	if err != nil {
+		return err
+	}
+	// Besides the common parameters: deals' own filters and the
+	// installation's custom fields (cf[...], sort_by=cf.<name>).
+	p := listparam.Parse(r.URL.Query(), listparam.Options{Sorts: deals.DealSorts, DefaultSort: deals.DefaultDealSort,
+		Sync: true, CustomFields: true, Definitions: defs})
 	f := deals.DealFilter{
 		StageID:    p.Int64("stage_id"),
 		CompanyID:  p.Int64("company_id"),
 		ContactID:  p.Int64("contact_id"),
 		AssignedTo: p.Int64("assigned_to"),
 		Statuses:   p.EnumList("status", deals.Outcomes...),
+		Custom:     p.Custom(),
 	}
 	if err := p.Err(); err != nil {
 		return err
 	}
 	f.Query = p.Query()
 	c := auth.FromContext(r.Context())
-	var err error
 	if f.AssignedToAny, err = h.svc.ResolveScope(r.Context(), f.Scope, c.UserID(), c.TeamID); err != nil {
 		return err
 	}
@@ -258,6 +278,21 @@ func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpx.JSON(w, http.StatusOK, envelope.NewPage(public(items), f.Query, total))
+	return nil
+}
+
+// getDeal reads a deal by id, or with ?id_property=<name> by the path's
+// value of that unique custom field.
+func (h *handlers) getDeal(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if !q.Has(batchapi.IDProperty.Name) {
+		return read(sent(h.svc.GetDeal))(w, r)
+	}
+	d, err := h.svc.GetDealBy(r.Context(), q.Get(batchapi.IDProperty.Name), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpx.OK(w, d.Public())
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -96,7 +97,8 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	iss := authtest.New(t)
-	h, err := api.New(api.Config{Service: svc, Verifier: iss.Verifier(t), InternalSecret: secret})
+	h, err := api.New(api.Config{Service: svc, Verifier: iss.Verifier(t), InternalSecret: secret,
+		Properties: customfield.Store{DB: d, Stream: store.Stream}})
 	if err != nil {
 		t.Fatal(err)
 	}

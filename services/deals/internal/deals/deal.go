@@ -2,6 +2,7 @@ package deals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list"
@@ -48,7 +50,11 @@ func (s *Service) CreateDeal(ctx context.Context, in dealsapi.DealInput, owner *
 	if !in.AssignedTo.Set && owner != nil {
 		in.AssignedTo = patch.Of(*owner)
 	}
-	refs, err := s.lookupRefs(ctx, in, nil)
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return Deal{}, err
+	}
+	refs, err := s.lookupRefs(ctx, in, nil, defs)
 	if err != nil {
 		return Deal{}, err
 	}
@@ -60,9 +66,14 @@ func (s *Service) CreateDeal(ctx context.Context, in dealsapi.DealInput, owner *
 }
 
 // CreateDealOnce is the internal, idempotent creation (lead qualification):
-// the same key and body always answer with the same deal.
+// the same key and body always answer with the same deal. Its custom
+// fields are checked as a public create's.
 func (s *Service) CreateDealOnce(ctx context.Context, key string, in dealsapi.DealInput) (idempotency.Done[dealsapi.Deal], error) {
-	refs, err := s.lookupRefs(ctx, in, nil)
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return idempotency.Done[dealsapi.Deal]{}, err
+	}
+	refs, err := s.lookupRefs(ctx, in, nil, defs)
 	if err != nil {
 		return idempotency.Done[dealsapi.Deal]{}, err
 	}
@@ -84,7 +95,11 @@ func (s *Service) UpdateDeal(ctx context.Context, id int64, in dealsapi.DealInpu
 	if err != nil {
 		return Deal{}, err
 	}
-	refs, err := s.lookupRefs(ctx, in, &cur)
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return Deal{}, err
+	}
+	refs, err := s.lookupRefs(ctx, in, &cur, defs)
 	if err != nil {
 		return Deal{}, err
 	}
@@ -106,6 +121,8 @@ type dealRefs struct {
 	companyID  int64 // whose record company is: the body's, else the deal's
 	contactOK  bool  // the body's contact_id exists
 	leadOK     bool  // the body's source_lead_id exists, or is the deal's already
+	defs       []customfield.Definition
+	users      map[int64]bool // the users the body's user custom fields name: whether each exists
 }
 
 // bodyStatus returns the body's status when it is a valid one, else "".
@@ -119,9 +136,20 @@ func bodyStatus(in dealsapi.DealInput) string {
 // lookupRefs reads what in refers to, for dealRecord. Only well-formed ids
 // are looked up; contacts being down fails the write (unavailable),
 // except for the best-effort refresh of the current company's name. cur
-// is the deal as read before the lock (nil on create).
-func (s *Service) lookupRefs(ctx context.Context, in dealsapi.DealInput, cur *Deal) (dealRefs, error) {
-	var r dealRefs
+// is the deal as read before the lock (nil on create); defs are the
+// custom fields of deals.
+func (s *Service) lookupRefs(ctx context.Context, in dealsapi.DealInput, cur *Deal, defs []customfield.Definition) (dealRefs, error) {
+	r := dealRefs{defs: defs, users: map[int64]bool{}}
+	for _, d := range defs {
+		var id int64
+		if d.Type == customfield.User && json.Unmarshal(in.CustomFields[d.Name], &id) == nil && id > 0 {
+			ok, err := s.store.UserExists(ctx, id)
+			if err != nil {
+				return r, err
+			}
+			r.users[id] = ok
+		}
+	}
 	stage := func(get func() (Stage, error)) (*Stage, error) {
 		st, err := get()
 		if fault.KindOf(err) == fault.KindNotFound {
@@ -260,7 +288,25 @@ func dealRecord(in dealsapi.DealInput, cur *Deal, refs dealRefs) (DealRecord, er
 
 	resolveStage(in, cur, refs, &rec, &errs)
 	resolveRefs(in, cur, refs, &rec, &errs)
+	checkCustom(in, refs, &rec, &errs)
 	return rec, errs.Err()
+}
+
+// checkCustom merges the body's custom fields into the values the record
+// holds (customfield.Check), adding its refusals to errs. The users they
+// name were looked up by lookupRefs, so no I/O runs here.
+func checkCustom(in dealsapi.DealInput, refs dealRefs, rec *DealRecord, errs *validate.Errors) {
+	known := func(_ context.Context, id int64) (bool, error) { return refs.users[id], nil }
+	vals, err := customfield.Check(context.Background(), refs.defs, rec.CustomFields, customfield.Input(in.CustomFields), known)
+	var f *fault.Error
+	switch {
+	case errors.As(err, &f):
+		for _, fe := range f.Fields {
+			errs.Add(fe.Field, "%s", fe.Message)
+		}
+	case err == nil:
+		rec.CustomFields = vals
+	}
 }
 
 // resolveStage picks the stage: the one named, else (status given) the

@@ -12,6 +12,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list"
@@ -46,6 +48,13 @@ const (
 	EventDealDeleted = "deal.deleted"
 )
 
+// Object is deals as a carrier of custom fields: a definition may not take
+// a name the deal record has.
+var Object = customfield.Object{Name: propertyapi.Deals, Table: "deals", Builtins: []string{
+	"id", "title", "value", "currency", "stage_id", "stage_name", "status", "company_id", "company_name",
+	"contact_id", "expected_close_date", "assigned_to", "assigned_to_name", "source_lead_id", "created_by",
+	"created_at", "updated_at"}}
+
 // Stage is a step of the pipeline.
 type Stage = dealsapi.Stage
 
@@ -68,6 +77,10 @@ type Deal struct {
 	// CompanyUpdatedAt is the version (contacts' updated_at) of the
 	// company CompanyName was taken from; nil when unknown.
 	CompanyUpdatedAt *time.Time
+	// Held is the custom field values the deal stores; the record's
+	// CustomFields renders them with the definitions (every defined name,
+	// null where empty), which is not what a write merges into.
+	Held customfield.Values
 }
 
 // Public is the deal as deals sends it everywhere: the API, the merge
@@ -92,6 +105,8 @@ type DealRecord struct {
 	ExpectedCloseDate *string
 	AssignedTo        *int64
 	SourceLeadID      *int64
+	// CustomFields is the values to store (customfield.Check's answer).
+	CustomFields customfield.Values
 }
 
 // Record returns the writable part of a stored deal.
@@ -100,6 +115,7 @@ func (d Deal) Record() DealRecord {
 		Title: d.Title, Value: d.Value.Amount, Currency: d.Currency, StageID: d.StageID,
 		CompanyID: d.CompanyID, CompanyName: d.CompanyName, CompanyUpdatedAt: d.CompanyUpdatedAt, ContactID: d.ContactID,
 		ExpectedCloseDate: d.ExpectedCloseDate, AssignedTo: d.AssignedTo, SourceLeadID: d.SourceLeadID,
+		CustomFields: d.Held,
 	}
 }
 
@@ -112,6 +128,8 @@ type DealFilter struct {
 	// AssignedToAny restricts to these assignees (scope=me/team); nil means
 	// no restriction, an empty non-nil slice matches nothing.
 	AssignedToAny []int64
+	// Custom is the cf[...] filters and the cf.<name> sort.
+	Custom customfield.Query
 }
 
 // DealSorts are the keys the deals list sorts by (storage maps each to its
@@ -225,6 +243,12 @@ type Store interface {
 	DeleteQuote(ctx context.Context, id int64) error
 	// MergeQuote is the deal's accepted quote, else its newest; nil if none.
 	MergeQuote(ctx context.Context, dealID int64) (*Quote, error)
+
+	// Definitions lists the installation's custom fields of deals.
+	Definitions(ctx context.Context) ([]customfield.Definition, error)
+	// Lookup finds the deal holding value of the unique field d.
+	Lookup(ctx context.Context, d customfield.Definition, value string) (id int64, found bool, err error)
+	Batcher
 
 	UserExists(ctx context.Context, id int64) (bool, error)
 	UserName(ctx context.Context, id int64) (*string, error)

@@ -53,7 +53,7 @@ func TestPublic(t *testing.T) {
 	d := Deal{Deal: dealsapi.Deal{ID: 12, Title: "Batcave retrofit", Currency: "USD", StageID: 1,
 		StageName: "Lead", Status: StatusOpen, CompanyID: id(7), CompanyName: str("Wayne Enterprises"),
 		ContactID: id(8), ExpectedCloseDate: str("2026-12-31"), AssignedTo: id(3), AssignedToName: str("Alfred"),
-		SourceLeadID: id(17), CreatedAt: at, UpdatedAt: later},
+		SourceLeadID: id(17), CustomFields: map[string]any{"erp_id": "X-1", "tier": nil}, CreatedAt: at, UpdatedAt: later},
 		Value: NewDealValue(decimal.RequireFromString("250000.5")), CompanyUpdatedAt: &at.Time}
 	sent := d.Public()
 	allSet(t, "the deal sent", sent)

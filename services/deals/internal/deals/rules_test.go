@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/shopspring/decimal"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/patch"
@@ -53,6 +56,22 @@ var (
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// held is a deal holding custom field values.
+var held = Deal{Deal: dealsapi.Deal{ID: 10, Title: "FX", Currency: "USD", StageID: open1.ID, Status: StatusOpen},
+	Value: NewDealValue(decimal.Zero), Held: customfield.Values{"erp_id": "X-1", "tier": "silver"}}
+
+// withFields is refs with the deals' custom fields (an enum, a user, a
+// unique text and extra) and user 3 known.
+func withFields(refs dealRefs, extra ...customfield.Definition) dealRefs {
+	refs.defs = append([]customfield.Definition{
+		{Name: "tier", Type: customfield.Enum, Options: []propertyapi.Option{{Value: "gold"}, {Value: "silver"}}},
+		{Name: "owner", Type: customfield.User},
+		{Name: "erp_id", Type: customfield.Text, Unique: true},
+	}, extra...)
+	refs.users = map[int64]bool{3: true, 42: false}
+	return refs
+}
 
 // TestDealRecord: a deal write is validated against the deal as it is
 // (nil on create) and what it refers to, with every bad field at once.
@@ -115,6 +134,24 @@ func TestDealRecord(t *testing.T) {
 			refs: created, bad: invalid("assigned_to", "must be a positive integer", "company_id", "must be a positive integer")},
 		{name: "bad close date", in: dealsapi.DealInput{Title: "x", ExpectedCloseDate: set("31/12/2026")}, refs: created,
 			bad: invalid("expected_close_date", "must be a date in the form YYYY-MM-DD")},
+		{name: "custom fields are checked with the rest of the body",
+			in: dealsapi.DealInput{Title: " ", CustomFields: map[string]json.RawMessage{
+				"tier": json.RawMessage(`"platinum"`), "owner": json.RawMessage(`42`), "nope": json.RawMessage(`1`)}},
+			refs: withFields(created), bad: invalid("title", "is required",
+				"custom_fields.nope", "is not a custom field of this record type",
+				"custom_fields.owner", "must be the id of an existing user",
+				"custom_fields.tier", "must be one of gold, silver")},
+		{name: "custom fields merge into the values the deal holds",
+			in: dealsapi.DealInput{Title: "FX", CustomFields: map[string]json.RawMessage{
+				"tier": json.RawMessage(`"gold"`), "owner": json.RawMessage(`3`), "erp_id": json.RawMessage(`null`)}},
+			cur: &held, refs: withFields(dealRefs{leadOK: true}),
+			want: func(r *DealRecord) {
+				*r = held.Record()
+				r.CustomFields = customfield.Values{"tier": "gold", "owner": int64(3)}
+			}},
+		{name: "a required custom field on create", in: dealsapi.DealInput{Title: "x"},
+			refs: withFields(created, customfield.Definition{Name: "region", Type: customfield.Text, Required: true}),
+			bad:  invalid("custom_fields.region", "is required")},
 		{name: "a company's name and version", in: dealsapi.DealInput{Title: "x", CompanyID: set[int64](100)},
 			refs: dealRefs{firstStage: &open1, company: &acme, companyID: 100, leadOK: true},
 			want: func(r *DealRecord) {
@@ -134,7 +171,8 @@ func TestDealRecord(t *testing.T) {
 			}
 			want := DealRecord{Value: decimal.Zero}
 			tc.want(&want)
-			if diff := cmp.Diff(want, rec, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) })); diff != "" {
+			if diff := cmp.Diff(want, rec, cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal(b) }),
+				cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("record (-want +got):\n%s", diff)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
 )
 
@@ -35,4 +36,10 @@ func (s *Service) QuoteOwner(ctx context.Context, id int64) (directory.Owner, er
 // CanWrite refuses (forbidden) unless the caller may change a record owned by o.
 func (s *Service) CanWrite(ctx context.Context, o directory.Owner) error {
 	return s.store.CanWrite(ctx, o)
+}
+
+// Definitions lists the installation's custom fields of deals (a list's
+// cf[...] filters are read against them).
+func (s *Service) Definitions(ctx context.Context) ([]customfield.Definition, error) {
+	return s.store.Definitions(ctx)
 }

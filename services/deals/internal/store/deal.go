@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -19,16 +21,18 @@ import (
 
 const dealSelect = `SELECT d.id, d.title, d.value::text, d.currency, d.stage_id, s.name, d.status,
 	d.company_id, d.company_name, d.contact_id, to_char(d.expected_close_date, 'YYYY-MM-DD'),
-	d.assigned_to, u.name, d.source_lead_id, d.created_at, d.updated_at, d.company_updated_at
+	d.assigned_to, u.name, d.source_lead_id, d.created_at, d.updated_at, d.company_updated_at, d.custom_fields
 	FROM deals d JOIN deal_stages s ON s.id = d.stage_id
 	LEFT JOIN directory_users u ON u.id = d.assigned_to `
 
+// scanDeal reads one row of dealSelect: Held is the custom field values
+// the deal stores, which a read renders with the definitions (render).
 func scanDeal(row pgx.CollectableRow) (deals.Deal, error) {
 	var d deals.Deal
 	var value string
 	err := row.Scan(&d.ID, &d.Title, &value, &d.Currency, &d.StageID, &d.StageName, &d.Status,
 		&d.CompanyID, &d.CompanyName, &d.ContactID, &d.ExpectedCloseDate,
-		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt, &d.UpdatedAt, &d.CompanyUpdatedAt)
+		&d.AssignedTo, &d.AssignedToName, &d.SourceLeadID, &d.CreatedAt, &d.UpdatedAt, &d.CompanyUpdatedAt, &d.Held)
 	if err != nil {
 		return d, err
 	}
@@ -51,9 +55,13 @@ var dealSorts = listsql.Sorts{
 	Updated:  "d.updated_at",
 }
 
+// custom is the column of the deals' custom field values.
+const custom = customfield.Column("d.custom_fields")
+
 // ListDeals returns one page and the total matching.
 func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter) ([]deals.Deal, int, error) {
 	var w listsql.Where
+	custom.Where(&w, f.Custom.Filters)
 	if f.Search != "" {
 		p := w.Arg("%" + listsql.EscapeLike(f.Search) + "%")
 		w.And("(lower(d.title) LIKE lower(" + p + ") OR lower(d.company_name) LIKE lower(" + p + "))")
@@ -86,17 +94,38 @@ func (s *Store) ListDeals(ctx context.Context, f deals.DealFilter) ([]deals.Deal
 	}
 	where := w.SQL()
 	limit := listsql.LimitOffset(&w, f.Query)
-	rows, err := s.db.Query(ctx, dealSelect+where+" "+dealSorts.OrderBy(f.Query)+" "+limit, w.Args()...)
+	order := custom.Sorts(dealSorts, f.Custom.Sort).OrderBy(f.Query)
+	rows, err := s.db.Query(ctx, dealSelect+where+" "+order+" "+limit, w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}
 	items, err := pgx.CollectRows(rows, scanDeal)
-	return items, total, err
+	if err != nil {
+		return nil, 0, err
+	}
+	defs, err := definitions(ctx, s.db)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range items {
+		render(defs, &items[i])
+	}
+	return items, total, nil
 }
 
+// getDeal reads a deal with its custom fields rendered.
 func getDeal(ctx context.Context, q db.Querier, id int64) (deals.Deal, error) {
 	rows, err := q.Query(ctx, dealSelect+`WHERE d.id = $1`, id)
-	return one(rows, err, scanDeal, "deal")
+	d, err := one(rows, err, scanDeal, "deal")
+	if err != nil {
+		return d, err
+	}
+	defs, err := definitions(ctx, q)
+	if err != nil {
+		return deals.Deal{}, err
+	}
+	render(defs, &d)
+	return d, nil
 }
 
 // lockedDeal locks a deal's row until the transaction ends and reads it.
@@ -126,6 +155,8 @@ func stageOutcome(ctx context.Context, tx pgx.Tx, id int64) (string, error) {
 	return outcome, err
 }
 
+// insertDeal inserts a deal, claims its unique values and records
+// deal.created.
 func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal, error) {
 	status, err := stageOutcome(ctx, tx, r.StageID)
 	if err != nil {
@@ -133,11 +164,14 @@ func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal,
 	}
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO deals (title, value, currency, stage_id, status, company_id, company_name,
-			company_updated_at, contact_id, expected_close_date, assigned_to, source_lead_id, created_by)
-		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9, $10::date, $11, $12, $13) RETURNING id`,
+			company_updated_at, contact_id, expected_close_date, assigned_to, source_lead_id, created_by, custom_fields)
+		VALUES ($1, $2::numeric, $3, $4, $5, $6, $7, $8, $9, $10::date, $11, $12, $13, $14) RETURNING id`,
 		r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
-		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID, directory.Caller(ctx)).Scan(&id)
+		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID, directory.Caller(ctx), held(r)).Scan(&id)
 	if err != nil {
+		return deals.Deal{}, err
+	}
+	if err := claim(ctx, tx, id, r); err != nil {
 		return deals.Deal{}, err
 	}
 	d, err := getDeal(ctx, tx, id)
@@ -181,39 +215,59 @@ func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal)
 		if err != nil {
 			return err
 		}
-		status, err := stageOutcome(ctx, tx, r.StageID)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE deals SET title = $2, value = $3::numeric, currency = $4, stage_id = $5,
-				status = $6, company_id = $7, company_name = $8, company_updated_at = $9, contact_id = $10,
-				expected_close_date = $11::date, assigned_to = $12, source_lead_id = $13, updated_at = now()
-			WHERE id = $1`,
-			id, r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
-			r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID)
-		if err != nil {
-			return err
-		}
-		if d, err = getDeal(ctx, tx, id); err != nil {
-			return err
-		}
-		return outbox.Add(ctx, tx, Stream, deals.EventDealUpdated, strconv.FormatInt(id, 10), d.Public())
+		d, err = saveDeal(ctx, tx, id, r)
+		return err
 	})
 	return d, err
 }
 
+// saveDeal writes every field of a locked deal's record (status follows
+// the stage), claims its unique values and records deal.updated.
+func saveDeal(ctx context.Context, tx pgx.Tx, id int64, r deals.DealRecord) (deals.Deal, error) {
+	status, err := stageOutcome(ctx, tx, r.StageID)
+	if err != nil {
+		return deals.Deal{}, err
+	}
+	_, err = tx.Exec(ctx, `UPDATE deals SET title = $2, value = $3::numeric, currency = $4, stage_id = $5,
+			status = $6, company_id = $7, company_name = $8, company_updated_at = $9, contact_id = $10,
+			expected_close_date = $11::date, assigned_to = $12, source_lead_id = $13, custom_fields = $14,
+			updated_at = now()
+		WHERE id = $1`,
+		id, r.Title, r.Value.String(), r.Currency, r.StageID, status, r.CompanyID, r.CompanyName, r.CompanyUpdatedAt,
+		r.ContactID, r.ExpectedCloseDate, r.AssignedTo, r.SourceLeadID, held(r))
+	if err != nil {
+		return deals.Deal{}, err
+	}
+	if err := claim(ctx, tx, id, r); err != nil {
+		return deals.Deal{}, err
+	}
+	d, err := getDeal(ctx, tx, id)
+	if err != nil {
+		return deals.Deal{}, err
+	}
+	return d, outbox.Add(ctx, tx, Stream, deals.EventDealUpdated, strconv.FormatInt(id, 10), d.Public())
+}
+
 // DeleteDeal deletes a deal (quotes cascade) and publishes deal.deleted.
 func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
-	return s.db.InTx(ctx, func(tx pgx.Tx) error {
-		d, err := getDeal(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM deals WHERE id = $1`, id); err != nil {
-			return err
-		}
-		return outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), outbox.Tombstone(d.ID))
-	})
+	return s.db.InTx(ctx, func(tx pgx.Tx) error { return removeDeal(ctx, tx, id) })
+}
+
+// removeDeal deletes a deal (quotes cascade) with its unique values and
+// records deal.deleted.
+func removeDeal(ctx context.Context, tx pgx.Tx, id int64) error {
+	var gone int64
+	err := tx.QueryRow(ctx, `DELETE FROM deals WHERE id = $1 RETURNING id`, id).Scan(&gone)
+	if db.IsNoRows(err) {
+		return fault.NotFound("deal")
+	}
+	if err != nil {
+		return err
+	}
+	if err := customfield.Release(ctx, tx, propertyapi.Deals, id); err != nil {
+		return err
+	}
+	return outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), outbox.Tombstone(gone))
 }
 
 // RefreshCompany keeps the denormalised company name current (fed by
