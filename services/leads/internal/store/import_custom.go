@@ -9,27 +9,19 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
 )
 
-// definitionsLock is the advisory lock customfield.Store takes to change
-// a definition of leads. An import holds it shared to its commit, so no
-// field turns unique (claiming only committed values), changes type or
-// goes away under the values it writes.
-var definitionsLock = db.LockKey("customfield:" + propertyapi.Leads)
-
-// importDefinitions takes the definitions' shared lock and returns the
-// definitions of leads, refusing the import when they are no longer the
-// ones its rows were read with (read holds them): a field defined,
-// changed or deleted meanwhile would be read or written wrong.
+// importDefinitions holds the definitions of leads for the import's
+// transaction (customfield.Hold: no field turns unique, changes type or
+// goes away under the values it writes) and refuses the import when they
+// are no longer the ones its rows were read with (read holds them): a
+// field defined, changed or deleted meanwhile would be read or written
+// wrong.
 func importDefinitions(ctx context.Context, tx pgx.Tx, read []customfield.Definition) ([]customfield.Definition, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, definitionsLock); err != nil {
-		return nil, fmt.Errorf("import leads: lock custom fields: %w", err)
-	}
-	defs, err := definitions(ctx, tx)
+	defs, err := customfield.Hold(ctx, tx, propertyapi.Leads)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("import leads: custom fields: %w", err)
 	}
 	same := slices.EqualFunc(defs, read, func(a, b customfield.Definition) bool {
 		return a.Name == b.Name && a.UpdatedAt.Equal(b.UpdatedAt.Time)
