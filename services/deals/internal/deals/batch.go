@@ -26,8 +26,8 @@ type Tx interface {
 	// none.
 	Lock(ctx context.Context, id int64) (d Deal, found bool, err error)
 	Insert(ctx context.Context, rec DealRecord) (Deal, error)
-	// Save writes a locked deal's record back.
-	Save(ctx context.Context, id int64, rec DealRecord) (Deal, error)
+	// Save writes the record of cur, a locked deal.
+	Save(ctx context.Context, cur Deal, rec DealRecord) (Deal, error)
 	// Delete removes a deal, its quotes and its unique values.
 	Delete(ctx context.Context, id int64) (found bool, err error)
 	// Lookup finds the deal holding value of the unique field d.
@@ -187,7 +187,7 @@ func change(ctx context.Context, tx Tx, i int, t target) (Result, error) {
 	if same {
 		return bulk.Of(batchapi.Unchanged, cur.Public()), nil
 	}
-	d, err := tx.Save(ctx, t.id, rec)
+	d, err := tx.Save(ctx, cur, rec)
 	if err != nil {
 		return Result{}, written(i, err)
 	}

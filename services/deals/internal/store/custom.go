@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,15 +38,52 @@ func held(r deals.DealRecord) customfield.Values {
 	return r.CustomFields
 }
 
-// claim keeps a written deal's unique values claimed (409 duplicate_value
-// when another deal holds one), inside the write's transaction, with the
-// definitions that transaction reads.
-func claim(ctx context.Context, q db.Querier, id int64, r deals.DealRecord) error {
-	defs, err := definitions(ctx, q)
+// hold takes the definitions of deals for a transaction that writes
+// values (customfield.Hold: none changes or goes away until commit). A
+// write holds them before it locks a deal: a definition change locks them
+// first and then updates deals, so the other order could deadlock.
+func hold(ctx context.Context, tx pgx.Tx) ([]customfield.Definition, error) {
+	defs, err := customfield.Hold(ctx, tx, propertyapi.Deals)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("deal custom fields: %w", err)
 	}
-	return customfield.Claim(ctx, q, propertyapi.Deals, id, defs, held(r))
+	return defs, nil
+}
+
+// recheck checks r's values again against the held definitions, as the
+// deal will hold them: the write's own check ran on definitions read
+// before, which a change may have replaced since. The required rule stays
+// with that check (a field turned required meanwhile binds the next
+// writes, as it would had this one committed first). old is what the deal
+// held before the write (nil on create).
+func recheck(ctx context.Context, defs []customfield.Definition, old customfield.Values, r deals.DealRecord) error {
+	in := customfield.Input{}
+	for name := range old {
+		in[name] = json.RawMessage("null")
+	}
+	for name, v := range held(r) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("deal custom fields: %w", err)
+		}
+		in[name] = raw
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	optional := slices.Clone(defs)
+	for i := range optional {
+		optional[i].Required = false
+	}
+	known := func(context.Context, int64) (bool, error) { return true, nil } // the write checked them
+	_, err := customfield.Check(ctx, optional, old, in, known)
+	return err
+}
+
+// claim keeps a written deal's unique values claimed (409 duplicate_value
+// when another deal holds one), inside the write's transaction.
+func claim(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, id int64, r deals.DealRecord) error {
+	return customfield.Claim(ctx, tx, propertyapi.Deals, id, defs, held(r))
 }
 
 // render sets what a deal's custom_fields reads as: every defined name,
@@ -61,12 +100,19 @@ func (s *Store) Lookup(ctx context.Context, d customfield.Definition, value stri
 // Batch runs fn in one transaction, at most once per Idempotency-Key.
 func (s *Store) Batch(ctx context.Context, key string, request any, fn func(deals.Tx) ([]deals.Result, error)) (idempotency.Done[[]deals.Result], error) {
 	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) ([]deals.Result, error) {
-		return fn(batchTx{tx})
+		defs, err := hold(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		return fn(batchTx{tx, defs})
 	})
 }
 
-// batchTx is deals.Tx on one transaction.
-type batchTx struct{ tx pgx.Tx }
+// batchTx is deals.Tx on one transaction, with the definitions it holds.
+type batchTx struct {
+	tx   pgx.Tx
+	defs []customfield.Definition
+}
 
 func (b batchTx) Lock(ctx context.Context, id int64) (deals.Deal, bool, error) {
 	d, err := lockedDeal(ctx, b.tx, id)
@@ -77,11 +123,11 @@ func (b batchTx) Lock(ctx context.Context, id int64) (deals.Deal, bool, error) {
 }
 
 func (b batchTx) Insert(ctx context.Context, r deals.DealRecord) (deals.Deal, error) {
-	return insertDeal(ctx, b.tx, r)
+	return insertDeal(ctx, b.tx, b.defs, r)
 }
 
-func (b batchTx) Save(ctx context.Context, id int64, r deals.DealRecord) (deals.Deal, error) {
-	return saveDeal(ctx, b.tx, id, r)
+func (b batchTx) Save(ctx context.Context, cur deals.Deal, r deals.DealRecord) (deals.Deal, error) {
+	return saveDeal(ctx, b.tx, b.defs, cur, r)
 }
 
 func (b batchTx) Delete(ctx context.Context, id int64) (bool, error) {
@@ -105,13 +151,9 @@ func (b batchTx) Read(ctx context.Context, ids []int64) (map[int64]deals.Deal, e
 	if err != nil {
 		return nil, fmt.Errorf("read deals: %w", err)
 	}
-	defs, err := definitions(ctx, b.tx)
-	if err != nil {
-		return nil, err
-	}
 	out := make(map[int64]deals.Deal, len(ds))
 	for _, d := range ds {
-		render(defs, &d)
+		render(b.defs, &d)
 		out[d.ID] = d
 	}
 	return out, nil

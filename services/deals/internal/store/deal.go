@@ -156,8 +156,11 @@ func stageOutcome(ctx context.Context, tx pgx.Tx, id int64) (string, error) {
 }
 
 // insertDeal inserts a deal, claims its unique values and records
-// deal.created.
-func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal, error) {
+// deal.created; defs are the definitions the transaction holds.
+func insertDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, r deals.DealRecord) (deals.Deal, error) {
+	if err := recheck(ctx, defs, nil, r); err != nil {
+		return deals.Deal{}, err
+	}
 	status, err := stageOutcome(ctx, tx, r.StageID)
 	if err != nil {
 		return deals.Deal{}, err
@@ -171,7 +174,7 @@ func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal,
 	if err != nil {
 		return deals.Deal{}, err
 	}
-	if err := claim(ctx, tx, id, r); err != nil {
+	if err := claim(ctx, tx, defs, id, r); err != nil {
 		return deals.Deal{}, err
 	}
 	d, err := getDeal(ctx, tx, id)
@@ -185,8 +188,11 @@ func insertDeal(ctx context.Context, tx pgx.Tx, r deals.DealRecord) (deals.Deal,
 func (s *Store) CreateDeal(ctx context.Context, rec deals.DealRecord) (deals.Deal, error) {
 	var d deals.Deal
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = insertDeal(ctx, tx, rec)
+		defs, err := hold(ctx, tx)
+		if err != nil {
+			return err
+		}
+		d, err = insertDeal(ctx, tx, defs, rec)
 		return err
 	})
 	return d, err
@@ -197,7 +203,11 @@ func (s *Store) CreateDeal(ctx context.Context, rec deals.DealRecord) (deals.Dea
 // created.
 func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec deals.DealRecord) (idempotency.Done[dealsapi.Deal], error) {
 	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) (dealsapi.Deal, error) {
-		d, err := insertDeal(ctx, tx, rec)
+		defs, err := hold(ctx, tx)
+		if err != nil {
+			return dealsapi.Deal{}, err
+		}
+		d, err := insertDeal(ctx, tx, defs, rec)
 		return d.Public(), err
 	})
 }
@@ -207,6 +217,10 @@ func (s *Store) CreateDealOnce(ctx context.Context, key string, request any, rec
 func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal) (deals.DealRecord, error)) (deals.Deal, error) {
 	var d deals.Deal
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		defs, err := hold(ctx, tx)
+		if err != nil {
+			return err
+		}
 		cur, err := lockedDeal(ctx, tx, id)
 		if err != nil {
 			return err
@@ -215,15 +229,20 @@ func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal)
 		if err != nil {
 			return err
 		}
-		d, err = saveDeal(ctx, tx, id, r)
+		d, err = saveDeal(ctx, tx, defs, cur, r)
 		return err
 	})
 	return d, err
 }
 
-// saveDeal writes every field of a locked deal's record (status follows
-// the stage), claims its unique values and records deal.updated.
-func saveDeal(ctx context.Context, tx pgx.Tx, id int64, r deals.DealRecord) (deals.Deal, error) {
+// saveDeal writes every field of the record of cur, a locked deal (status
+// follows the stage), claims its unique values and records deal.updated;
+// defs are the definitions the transaction holds.
+func saveDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cur deals.Deal, r deals.DealRecord) (deals.Deal, error) {
+	if err := recheck(ctx, defs, cur.Held, r); err != nil {
+		return deals.Deal{}, err
+	}
+	id := cur.ID
 	status, err := stageOutcome(ctx, tx, r.StageID)
 	if err != nil {
 		return deals.Deal{}, err
@@ -238,7 +257,7 @@ func saveDeal(ctx context.Context, tx pgx.Tx, id int64, r deals.DealRecord) (dea
 	if err != nil {
 		return deals.Deal{}, err
 	}
-	if err := claim(ctx, tx, id, r); err != nil {
+	if err := claim(ctx, tx, defs, id, r); err != nil {
 		return deals.Deal{}, err
 	}
 	d, err := getDeal(ctx, tx, id)
