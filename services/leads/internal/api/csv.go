@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
@@ -199,7 +200,8 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 		return envelope.ImportResult{}, tooLargeBody(err)
 	}
 	res := envelope.ImportResult{Success: true, DryRun: up.DryRun}
-	cr := newCustomReader(custom, rd.Has, c.store.UserExists)
+	listed := func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, c.db, id) }
+	cr := newCustomReader(custom, rd.Has, listed, c.store.UserExists)
 	// The first MaxImportErrors invalid rows (they come in row order) and how
 	// many there were.
 	var errs []rowErr

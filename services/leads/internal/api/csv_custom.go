@@ -116,18 +116,27 @@ func importColumns(custom []customColumn) []csvx.Column {
 	return cols
 }
 
+// maxIdentityAsks bounds the users an import asks identity about (the
+// ids the directory read model does not hold): past it, an id the read
+// model lacks is no user, so a file of made-up ids costs at most this
+// many calls. The read model lacks only users created moments ago.
+const maxIdentityAsks = 100
+
 // customReader reads the custom cells of an import's rows.
 type customReader struct {
 	// cols are the file's custom columns and the required fields it
 	// lacks (every row then misses them).
-	cols  []customColumn
-	users leads.UserChecker
+	cols []customColumn
+	// listed answers from the directory read model; exists also asks
+	// identity on a miss (as the API's writes check a user).
+	listed, exists leads.UserChecker
+	asks           int
 	// known caches the users checked: one look-up per distinct id.
 	known map[int64]bool
 }
 
-func newCustomReader(custom []customColumn, has func(string) bool, users leads.UserChecker) *customReader {
-	cr := &customReader{users: users, known: map[int64]bool{}}
+func newCustomReader(custom []customColumn, has func(string) bool, listed, exists leads.UserChecker) *customReader {
+	cr := &customReader{listed: listed, exists: exists, known: map[int64]bool{}}
 	for _, c := range custom {
 		if has(c.name()) || c.def.Required {
 			cr.cols = append(cr.cols, c)
@@ -177,7 +186,11 @@ func (cr *customReader) user(ctx context.Context, id int64) (bool, error) {
 	if ok, seen := cr.known[id]; seen {
 		return ok, nil
 	}
-	ok, err := cr.users(ctx, id)
+	ok, err := cr.listed(ctx, id)
+	if err == nil && !ok && cr.asks < maxIdentityAsks {
+		cr.asks++
+		ok, err = cr.exists(ctx, id)
+	}
 	if err != nil {
 		return false, err
 	}

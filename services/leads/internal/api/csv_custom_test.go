@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/leads/internal/store"
@@ -356,4 +358,32 @@ func TestCSVImportTwoUniqueFields(t *testing.T) {
 		t.Fatalf("claims (-want +got):\n%s", diff)
 	}
 	e.createLead(map[string]any{"first_name": "C", "last_name": "C", "custom_fields": map[string]any{"erp_id": "E-2"}})
+}
+
+// TestCSVImportUserIdentityAsks: a user only identity knows yet (not the
+// directory read model) is accepted, as the API accepts it, but identity
+// is asked about at most 100 unknown ids per import: past them an id the
+// read model lacks is no user.
+func TestCSVImportUserIdentityAsks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.define(map[string]any{"name": "owner", "label": "Owner", "type": "user"})
+	e.identity.AddUser(identityapi.DirectoryUser{ID: 5000, Name: "New Hire", Email: "new@example.com", Role: "user", Active: true})
+	var file strings.Builder
+	file.WriteString("first_name,last_name,Owner\n")
+	var want []any
+	for i := range 100 {
+		fmt.Fprintf(&file, "Made,Up,%d\n", 1001+i)
+		want = append(want, fmt.Sprintf("Row %d: cf.owner must be the id of an existing user", i+2))
+	}
+	file.WriteString("New,Hire,5000\n")
+	want = append(want, "Row 102: cf.owner must be the id of an existing user")
+	r := e.upload(e.user, "file", file.String())
+	if m := r.json(t); m["imported"] != 0.0 || !cmp.Equal(m["errors"], want) {
+		t.Fatalf("import past the asks: %d %s", r.status, r.body)
+	}
+	r = e.upload(e.user, "file", "first_name,last_name,Owner\nNew,Hire,5000\n")
+	if m := r.json(t); m["imported"] != 1.0 {
+		t.Fatalf("import of a user identity knows: %d %s", r.status, r.body)
+	}
 }
