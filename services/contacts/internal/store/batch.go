@@ -24,7 +24,7 @@ func (w writes) CreateContact(c contacts.Contact) (contacts.Contact, error) {
 }
 
 func (w writes) UpdateContact(id int64, apply func(*contacts.Contact) error) (contacts.Contact, bool, error) {
-	return updateContact(w.ctx, w.tx, id, apply)
+	return updateContact(w.ctx, w.tx, id, apply, true)
 }
 
 func (w writes) DeleteContact(id int64) error { return deleteContact(w.ctx, w.tx, id) }
@@ -34,7 +34,7 @@ func (w writes) CreateCompany(c contacts.Company) (contacts.Company, error) {
 }
 
 func (w writes) UpdateCompany(id int64, apply func(*contacts.Company) error) (contacts.Company, bool, error) {
-	return updateCompany(w.ctx, w.tx, id, apply)
+	return updateCompany(w.ctx, w.tx, id, apply, true)
 }
 
 func (w writes) DeleteCompany(id int64) error { return deleteCompany(w.ctx, w.tx, id) }

@@ -82,13 +82,13 @@ func (s *Store) CreateCompanyOnce(ctx context.Context, key string, c contacts.Co
 // transaction.
 func (s *Store) UpdateCompany(ctx context.Context, id int64, apply func(*contacts.Company) error) (contacts.Company, error) {
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Company, error) {
-		c, _, err := updateCompany(ctx, tx, id, apply)
+		c, _, err := updateCompany(ctx, tx, id, apply, false)
 		return c, err
 	})
 }
 
 // updateCompany is updateContact for a company.
-func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Company) error) (c contacts.Company, changed bool, err error) {
+func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Company) error, skipUnchanged bool) (c contacts.Company, changed bool, err error) {
 	c, err = one(tx, ctx, scanCompany, "company", `SELECT `+companyCols+` FROM companies WHERE id = $1`+lockRow, id)
 	if err != nil {
 		return contacts.Company{}, false, err
@@ -100,11 +100,10 @@ func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 	if err := apply(&c); err != nil {
 		return contacts.Company{}, false, err
 	}
-	if after, err := json.Marshal(c); err != nil || bytes.Equal(before, after) {
-		if err == nil {
-			err = renderIn(ctx, tx, propertyapi.Companies, &c.CustomFields)
-		}
-		return c, false, err
+	if after, err := json.Marshal(c); err != nil {
+		return contacts.Company{}, false, err
+	} else if skipUnchanged && bytes.Equal(before, after) {
+		return c, false, renderIn(ctx, tx, propertyapi.Companies, &c.CustomFields)
 	}
 	updated, err := one(tx, ctx, scanCompany, "company", `UPDATE companies SET name = $2, domain = $3, website = $4,
 		phone = $5, industry = $6, address_street = $7, address_city = $8, address_state = $9,

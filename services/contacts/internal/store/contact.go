@@ -93,15 +93,16 @@ const lockRow = ` FOR NO KEY UPDATE`
 // committed and writes every field back with its event.
 func (s *Store) UpdateContact(ctx context.Context, id int64, apply func(*contacts.Contact) error) (contacts.Contact, error) {
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) {
-		c, _, err := updateContact(ctx, tx, id, apply)
+		c, _, err := updateContact(ctx, tx, id, apply, false)
 		return c, err
 	})
 }
 
 // updateContact is UpdateContact inside tx. apply gets the values the
-// contact holds in CustomFields; changed is false when apply left the
-// contact as it was, which is then neither written nor published.
-func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Contact) error) (c contacts.Contact, changed bool, err error) {
+// contact holds in CustomFields. With skipUnchanged (a batch), a contact
+// apply left as it was is neither written nor published and changed is
+// false; a single update always writes, as it always did.
+func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Contact) error, skipUnchanged bool) (c contacts.Contact, changed bool, err error) {
 	c, err = one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
 	if err != nil {
 		return contacts.Contact{}, false, err
@@ -113,11 +114,10 @@ func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 	if err := apply(&c); err != nil {
 		return contacts.Contact{}, false, err
 	}
-	if after, err := json.Marshal(c); err != nil || bytes.Equal(before, after) {
-		if err == nil {
-			err = renderIn(ctx, tx, propertyapi.Contacts, &c.CustomFields)
-		}
-		return c, false, err
+	if after, err := json.Marshal(c); err != nil {
+		return contacts.Contact{}, false, err
+	} else if skipUnchanged && bytes.Equal(before, after) {
+		return c, false, renderIn(ctx, tx, propertyapi.Contacts, &c.CustomFields)
 	}
 	updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
 		email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
