@@ -28,7 +28,7 @@ type Tx interface {
 	// values); found is false when there is none.
 	Lock(ctx context.Context, id int64) (l Lead, found bool, err error)
 	Insert(ctx context.Context, l Lead) (Lead, error)
-	// Save writes a locked lead's writable fields back.
+	// Save writes the writable fields of a lead Lock read back.
 	Save(ctx context.Context, l Lead) (Lead, error)
 	// Delete removes a lead, its notes, tasks and unique values.
 	Delete(ctx context.Context, id int64) (found bool, err error)

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,6 +38,46 @@ func held(l leads.Lead) customfield.Values {
 	return customfield.Values(l.CustomFields)
 }
 
+// hold takes the definitions of leads for a transaction that writes
+// values (customfield.Hold: none changes or goes away until commit).
+func hold(ctx context.Context, tx pgx.Tx) ([]customfield.Definition, error) {
+	defs, err := customfield.Hold(ctx, tx, propertyapi.Leads)
+	if err != nil {
+		return nil, fmt.Errorf("lead custom fields: %w", err)
+	}
+	return defs, nil
+}
+
+// recheck checks l's values again against the held definitions, as the
+// lead will hold them: the write's own check ran before the transaction,
+// on definitions a change may have replaced since. The required rule
+// stays with that check (a field turned required meanwhile binds the next
+// writes, as it would had this one committed first). old is what the lead
+// held before the write.
+func recheck(ctx context.Context, defs []customfield.Definition, old customfield.Values, l leads.Lead) error {
+	in := customfield.Input{}
+	for name := range old {
+		in[name] = json.RawMessage("null")
+	}
+	for name, v := range held(l) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("lead custom fields: %w", err)
+		}
+		in[name] = raw
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	optional := slices.Clone(defs)
+	for i := range optional {
+		optional[i].Required = false
+	}
+	known := func(context.Context, int64) (bool, error) { return true, nil } // the write checked them
+	_, err := customfield.Check(ctx, optional, old, in, known)
+	return err
+}
+
 // claim keeps a written lead's unique values claimed (409 duplicate_value
 // when another lead holds one), inside the write's transaction.
 func claim(ctx context.Context, q db.Querier, defs []customfield.Definition, l leads.Lead) error {
@@ -66,30 +108,48 @@ func (s *Store) Lookup(ctx context.Context, d customfield.Definition, value stri
 // Batch runs fn in one transaction, at most once per Idempotency-Key.
 func (s *Store) Batch(ctx context.Context, key string, request any, fn func(leads.Tx) ([]leads.Result, error)) (idempotency.Done[[]leads.Result], error) {
 	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) ([]leads.Result, error) {
-		return fn(batchTx{tx})
+		// The definitions before any lead is locked, as Update takes them.
+		defs, err := hold(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		return fn(&batchTx{tx: tx, defs: defs, locked: map[int64]customfield.Values{}})
 	})
 }
 
 // batchTx is leads.Tx on one transaction.
-type batchTx struct{ tx pgx.Tx }
+type batchTx struct {
+	tx   pgx.Tx
+	defs []customfield.Definition
+	// locked holds the values of each lead Lock read, for Save.
+	locked map[int64]customfield.Values
+}
 
-func (b batchTx) Lock(ctx context.Context, id int64) (leads.Lead, bool, error) {
+func (b *batchTx) Lock(ctx context.Context, id int64) (leads.Lead, bool, error) {
 	l, err := get(ctx, b.tx, id, "FOR UPDATE")
 	if fault.KindOf(err) == fault.KindNotFound {
 		return leads.Lead{}, false, nil
 	}
-	return l, err == nil, err
+	if err != nil {
+		return leads.Lead{}, false, err
+	}
+	b.locked[id] = held(l)
+	return l, true, nil
 }
 
-func (b batchTx) Insert(ctx context.Context, l leads.Lead) (leads.Lead, error) {
+func (b *batchTx) Insert(ctx context.Context, l leads.Lead) (leads.Lead, error) {
 	return insert(ctx, b.tx, l)
 }
 
-func (b batchTx) Save(ctx context.Context, l leads.Lead) (leads.Lead, error) {
-	return save(ctx, b.tx, l)
+func (b *batchTx) Save(ctx context.Context, l leads.Lead) (leads.Lead, error) {
+	old, ok := b.locked[l.ID]
+	if !ok {
+		return leads.Lead{}, fmt.Errorf("save lead %d: not locked", l.ID)
+	}
+	return save(ctx, b.tx, b.defs, old, l)
 }
 
-func (b batchTx) Delete(ctx context.Context, id int64) (bool, error) {
+func (b *batchTx) Delete(ctx context.Context, id int64) (bool, error) {
 	err := remove(ctx, b.tx, id)
 	if fault.KindOf(err) == fault.KindNotFound {
 		return false, nil
@@ -97,11 +157,11 @@ func (b batchTx) Delete(ctx context.Context, id int64) (bool, error) {
 	return err == nil, err
 }
 
-func (b batchTx) Lookup(ctx context.Context, d customfield.Definition, value string) (int64, bool, error) {
+func (b *batchTx) Lookup(ctx context.Context, d customfield.Definition, value string) (int64, bool, error) {
 	return customfield.Lookup(ctx, b.tx, propertyapi.Leads, d, value)
 }
 
-func (b batchTx) Read(ctx context.Context, ids []int64) (map[int64]leads.Lead, error) {
+func (b *batchTx) Read(ctx context.Context, ids []int64) (map[int64]leads.Lead, error) {
 	rows, err := b.tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read leads: %w", err)
@@ -110,13 +170,9 @@ func (b batchTx) Read(ctx context.Context, ids []int64) (map[int64]leads.Lead, e
 	if err != nil {
 		return nil, fmt.Errorf("read leads: %w", err)
 	}
-	defs, err := definitions(ctx, b.tx)
-	if err != nil {
-		return nil, err
-	}
 	out := make(map[int64]leads.Lead, len(ls))
 	for _, l := range ls {
-		render(defs, &l)
+		render(b.defs, &l)
 		out[l.ID] = l
 	}
 	return out, nil

@@ -57,7 +57,7 @@ func one(ctx context.Context, q db.Querier, op, sql string, args ...any) (leads.
 // afterwards.
 const assigneeName = `(SELECT name FROM directory_users WHERE id = $11)`
 
-func insert(ctx context.Context, q db.Querier, l leads.Lead) (leads.Lead, error) {
+func insert(ctx context.Context, q pgx.Tx, l leads.Lead) (leads.Lead, error) {
 	ls, err := insertMany(ctx, q, []leads.Lead{l})
 	if err != nil {
 		return leads.Lead{}, err
@@ -146,9 +146,18 @@ const insertManySQL = `WITH input AS (
 		RETURNING ` + Columns + `)
 	SELECT ins.* FROM ins JOIN input USING (id) ORDER BY input.n`
 
-func insertMany(ctx context.Context, q db.Querier, ls []leads.Lead) ([]leads.Lead, error) {
+func insertMany(ctx context.Context, q pgx.Tx, ls []leads.Lead) ([]leads.Lead, error) {
 	if len(ls) == 0 {
 		return nil, nil
+	}
+	defs, err := hold(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range ls {
+		if err := recheck(ctx, defs, nil, l); err != nil {
+			return nil, err
+		}
 	}
 	var first, last []string
 	var email, phone, company, job, source, status, notes, tags []*string
@@ -172,10 +181,6 @@ func insertMany(ctx context.Context, q db.Querier, ls []leads.Lead) ([]leads.Lea
 	}
 	if len(created) != len(ls) {
 		return nil, fmt.Errorf("insert leads: %d rows for %d leads", len(created), len(ls))
-	}
-	defs, err := definitions(ctx, q)
-	if err != nil {
-		return nil, err
 	}
 	for i := range created {
 		if err := claim(ctx, q, defs, created[i]); err != nil {
@@ -206,32 +211,39 @@ func get(ctx context.Context, q db.Querier, id int64, lock string) (leads.Lead, 
 func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) error) (leads.Lead, error) {
 	var out leads.Lead
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		// The definitions first: a definition change holds their lock
+		// while it locks the leads holding values.
+		defs, err := hold(ctx, tx)
+		if err != nil {
+			return err
+		}
 		l, err := get(ctx, tx, id, "FOR UPDATE")
 		if err != nil {
 			return err
 		}
+		old := held(l)
 		if err := change(&l); err != nil {
 			return err
 		}
-		out, err = save(ctx, tx, l)
+		out, err = save(ctx, tx, defs, old, l)
 		return err
 	})
 	return out, err
 }
 
-// save writes a locked lead's writable fields, claims its unique values
-// and records lead.updated.
-func save(ctx context.Context, tx db.Querier, l leads.Lead) (leads.Lead, error) {
+// save writes a locked lead's writable fields (old its values as read),
+// claims its unique values and records lead.updated; defs are the held
+// definitions.
+func save(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, old customfield.Values, l leads.Lead) (leads.Lead, error) {
+	if err := recheck(ctx, defs, old, l); err != nil {
+		return leads.Lead{}, err
+	}
 	out, err := one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
 			company = $5, job_title = $6, source = $7, status = $8, notes = $9, tags = $10, assigned_to = $11,
 			assigned_to_name = `+assigneeName+`, custom_fields = $13, updated_at = now()
 			WHERE id = $12 RETURNING `+Columns,
 		l.FirstName, l.LastName, l.Email, l.Phone, l.Company, l.JobTitle, l.Source, l.Status, l.Notes,
 		l.Tags, l.AssignedTo, l.ID, held(l))
-	if err != nil {
-		return leads.Lead{}, err
-	}
-	defs, err := definitions(ctx, tx)
 	if err != nil {
 		return leads.Lead{}, err
 	}
