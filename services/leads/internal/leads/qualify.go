@@ -283,10 +283,14 @@ func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Quali
 			if in.DealValue != nil {
 				value = *in.DealValue
 			}
+			custom, err := s.carried(ctx, l, s.dealFields, propertyapi.Deals)
+			if err != nil {
+				return Qualified{}, err
+			}
 			body, err = encode(dealsapi.CreateDealRequest{
 				Title: dealTitle(l, in), Value: value.String(), StageID: in.DealStageID,
 				CompanyID: saga.Company.ID, ContactID: saga.Contact.ID,
-				AssignedTo: l.AssignedTo, SourceLeadID: l.ID,
+				AssignedTo: l.AssignedTo, SourceLeadID: l.ID, CustomFields: custom,
 			})
 			if err != nil {
 				return Qualified{}, err
