@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/outbox"
 )
@@ -368,5 +369,101 @@ func TestLeadBatches(t *testing.T) {
 	r = e.batch("create", map[string]any{"inputs": []any{in("A3", "E-1")}}, "")
 	if diff := cmp.Diff([]string{"created:A3"}, statuses(t, r)); diff != "" {
 		t.Fatalf("create after delete (-want +got):\n%s", diff)
+	}
+}
+
+// TestQualifyCarriesCustomFields: the contact and the deal a lead becomes
+// get the lead's values of fields they define with the same name and type,
+// and no others.
+func TestQualifyCarriesCustomFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.defineAll()
+	e.contacts.fields.set(
+		propertyapi.Property{Object: "contacts", Name: "erp_id", Type: "text"},
+		propertyapi.Property{Object: "contacts", Name: "budget", Type: "text"}, // another type: not carried
+		propertyapi.Property{Object: "contacts", Name: "tier", Type: "enum", Options: []propertyapi.Option{{Value: "gold"}}},
+		propertyapi.Property{Object: "contacts", Name: "topics", Type: "multi_enum", Options: []propertyapi.Option{{Value: "crm"}}}, // lacks bi
+	)
+	e.deals.fields.set(
+		propertyapi.Property{Object: "deals", Name: "budget", Type: "number"},
+		propertyapi.Property{Object: "deals", Name: "owner", Type: "user"},
+		propertyapi.Property{Object: "deals", Name: "vip", Type: "boolean"}, // the lead holds none
+	)
+	id := e.createLead(map[string]any{"first_name": "Q", "last_name": "L", "company": "Acme",
+		"custom_fields": map[string]any{"erp_id": "E-7", "budget": "42.5", "tier": "gold", "topics": []string{"crm", "bi"}, "owner": 3}})
+	r := e.do("POST", path("/leads/{id}/qualify", id), e.user, map[string]any{"create_deal": true})
+	if r.status != http.StatusOK {
+		t.Fatalf("qualify: %d %s", r.status, r.body)
+	}
+	q := r.json(t)
+	var contact struct {
+		CustomFields map[string]any `json:"custom_fields"`
+	}
+	cc := contactsapi.New(e.contacts.URL, secret)
+	if err := cc.Contact(context.Background(), int64(q["contact_id"].(float64)), &contact); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-7", "tier": "gold"}, contact.CustomFields); diff != "" {
+		t.Errorf("contact custom_fields (-want +got):\n%s", diff)
+	}
+	deal := e.deals.fake.Deal(int64(q["deal_id"].(float64)))
+	if diff := cmp.Diff(map[string]any{"budget": "42.5", "owner": 3.0}, deal["custom_fields"]); diff != "" {
+		t.Errorf("deal custom_fields (-want +got):\n%s", diff)
+	}
+}
+
+// TestQualifyRetryCarriesSameValues: a deal step whose answer was lost is
+// resent with the body first built, whatever the definitions became since.
+func TestQualifyRetryCarriesSameValues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.defineAll()
+	e.deals.fields.set(propertyapi.Property{Object: "deals", Name: "budget", Type: "number"})
+	id := e.createLead(map[string]any{"first_name": "R", "last_name": "L", "custom_fields": map[string]any{"budget": "7"}})
+	e.deals.loseNextAnswer()
+	r := e.do("POST", path("/leads/{id}/qualify", id), e.user, map[string]any{"create_deal": true})
+	wantProblem(t, r, http.StatusGatewayTimeout, "upstream_timeout")
+	e.deals.fields.set()
+	r = e.do("POST", path("/leads/{id}/qualify", id), e.user, map[string]any{"create_deal": true})
+	if r.status != http.StatusOK {
+		t.Fatalf("retry: %d %s", r.status, r.body)
+	}
+	sent := e.deals.bodies()
+	if len(sent) != 2 {
+		t.Fatalf("deal bodies: %q", sent)
+	}
+	var first, second map[string]any
+	if json.Unmarshal([]byte(sent[0]), &first) != nil || json.Unmarshal([]byte(sent[1]), &second) != nil {
+		t.Fatalf("deal bodies: %q", sent)
+	}
+	if diff := cmp.Diff(first, second); diff != "" || !strings.Contains(sent[0], `"custom_fields":{"budget":"7"}`) {
+		t.Fatalf("resent body differs (-first +second):\n%s%q", diff, sent)
+	}
+	deal := e.deals.fake.Deal(int64(r.json(t)["deal_id"].(float64)))
+	if diff := cmp.Diff(map[string]any{"budget": "7"}, deal["custom_fields"]); diff != "" {
+		t.Errorf("deal custom_fields (-want +got):\n%s", diff)
+	}
+}
+
+// TestRequiredCustomField: a required field binds the public writes; the
+// internal creates, which forward intake's public submissions, take leads
+// without it.
+func TestRequiredCustomField(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.define(map[string]any{"name": "region", "label": "Region", "type": "text", "required": true})
+	wantExactProblem(t, e.do("POST", "/leads", e.user, map[string]any{"first_name": "A", "last_name": "B"}),
+		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"custom_fields.region", "is required"}))
+	id := e.createLead(map[string]any{"first_name": "A", "last_name": "B", "custom_fields": map[string]any{"region": "EMEA"}})
+	wantExactProblem(t, e.do("PUT", path("/leads/{id}", id), e.user, map[string]any{"first_name": "A", "last_name": "B", "custom_fields": map[string]any{"region": nil}}),
+		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"custom_fields.region", "is required"}))
+
+	if r := e.postSingle("form-1", map[string]any{"first_name": "F", "last_name": "G"}); r.status != http.StatusCreated {
+		t.Fatalf("internal create: %d %s", r.status, r.body)
+	}
+	items := batchItems(t, e.postBatch(map[string]any{"items": []map[string]any{{"key": "form-2", "lead": map[string]any{"first_name": "H", "last_name": "I"}}}}, false))
+	if len(items) != 1 || items[0].Status != http.StatusCreated {
+		t.Fatalf("internal batch: %+v", items)
 	}
 }

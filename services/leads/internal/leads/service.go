@@ -168,7 +168,7 @@ func (s *Service) Create(ctx context.Context, in Input, createdBy *int64) (Lead,
 // CreateOnce is Create for the internal API: retried calls with the same
 // Idempotency-Key create one lead, and get it back.
 func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempotency.Done[Lead], error) {
-	defs, err := s.store.Definitions(ctx)
+	defs, err := s.internalDefinitions(ctx)
 	if err != nil {
 		return idempotency.Done[Lead]{}, err
 	}
@@ -177,6 +177,21 @@ func (s *Service) CreateOnce(ctx context.Context, key string, in Input) (idempot
 		return idempotency.Done[Lead]{}, err
 	}
 	return s.store.CreateOnce(ctx, key, l, l)
+}
+
+// internalDefinitions are the definitions an internal create checks
+// against: none required. Its callers forward what people submitted
+// elsewhere (intake's public form), who cannot know this installation's
+// required fields; refusing their leads would lose them.
+func (s *Service) internalDefinitions(ctx context.Context) ([]customfield.Definition, error) {
+	defs, err := s.store.Definitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range defs {
+		defs[i].Required = false
+	}
+	return defs, nil
 }
 
 // MaxBatch bounds the leads of one internal batch create: enough for a
@@ -215,7 +230,7 @@ func (s *Service) CreateManyOnce(ctx context.Context, items []BatchItem) ([]idem
 		return nil, err
 	}
 
-	defs, err := s.store.Definitions(ctx)
+	defs, err := s.internalDefinitions(ctx)
 	if err != nil {
 		return nil, err
 	}
