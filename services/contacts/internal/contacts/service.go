@@ -83,7 +83,7 @@ func custom(ctx context.Context, defs []customfield.Definition, old map[string]a
 	users customfield.UserExists, v *validate.Errors) (map[string]any, error) {
 	var was customfield.Values
 	if old != nil {
-		was = held(old)
+		was = Held(old)
 	}
 	vals, err := customfield.Check(ctx, defs, was, in, users)
 	var f *fault.Error
@@ -99,8 +99,9 @@ func custom(ctx context.Context, defs []customfield.Definition, old map[string]a
 	return nil, err
 }
 
-// held is the values a record holds of what it reads as: its non-null ones.
-func held(m map[string]any) customfield.Values {
+// Held is what a record's custom_fields column stores of m (what it
+// reads as, or holds): its non-null values, never nil.
+func Held(m map[string]any) customfield.Values {
 	out := make(customfield.Values, len(m))
 	for k, v := range m {
 		if v != nil {

@@ -56,7 +56,7 @@ func insertCompany(ctx context.Context, q db.Querier, c contacts.Company) (conta
 		address_street, address_city, address_state, address_zip, address_country, created_by, custom_fields)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+companyCols,
 		c.Name, c.Domain, c.Website, c.Phone, c.Industry, c.AddressStreet, c.AddressCity, c.AddressState,
-		c.AddressZip, c.AddressCountry, directory.Caller(ctx), held(c.CustomFields))
+		c.AddressZip, c.AddressCountry, directory.Caller(ctx), contacts.Held(c.CustomFields))
 	if err != nil {
 		return created, err
 	}
@@ -109,7 +109,7 @@ func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 		phone = $5, industry = $6, address_street = $7, address_city = $8, address_state = $9,
 		address_zip = $10, address_country = $11, custom_fields = $12, updated_at = now() WHERE id = $1 RETURNING `+companyCols,
 		c.ID, c.Name, c.Domain, c.Website, c.Phone, c.Industry, c.AddressStreet, c.AddressCity, c.AddressState,
-		c.AddressZip, c.AddressCountry, held(c.CustomFields))
+		c.AddressZip, c.AddressCountry, contacts.Held(c.CustomFields))
 	if err != nil {
 		return updated, false, err
 	}

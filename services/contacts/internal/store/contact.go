@@ -61,7 +61,7 @@ func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (conta
 		RETURNING `+contactCols,
 		c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
 		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
-		directory.Caller(ctx), held(c.CustomFields))
+		directory.Caller(ctx), contacts.Held(c.CustomFields))
 	if err != nil {
 		return created, refErr(err)
 	}
@@ -126,7 +126,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 		WHERE id = $1 RETURNING `+contactCols,
 		c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
 		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source,
-		c.AssignedTo, held(c.CustomFields))
+		c.AssignedTo, contacts.Held(c.CustomFields))
 	if err != nil {
 		return updated, false, refErr(err)
 	}

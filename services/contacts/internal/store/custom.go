@@ -18,18 +18,6 @@ import (
 // cf is the record tables' custom_fields column in list queries.
 const cf = customfield.Column("custom_fields")
 
-// held is what a record's custom_fields column stores of m: its non-null
-// values (a rendered map's nulls dropped), never nil.
-func held(m map[string]any) customfield.Values {
-	out := make(customfield.Values, len(m))
-	for k, v := range m {
-		if v != nil {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // claim keeps the unique values a record just written holds claimed, and
 // turns *values (what it holds) into what it reads as.
 func claim(ctx context.Context, q db.Querier, object string, id int64, values *map[string]any) error {
