@@ -146,7 +146,13 @@ func (a *API) updateTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var in contracts.TemplateInput
+	// A PUT keeps the name and content it leaves out: the body is decoded
+	// over the current ones (the service takes a whole template body).
+	cur, err := a.svc.GetTemplate(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	in := contracts.TemplateInput{Name: cur.Name, Content: cur.Content}
 	if err := httpx.Decode(w, r, &in, 2*httpx.MaxJSONBody); err != nil {
 		return err
 	}
@@ -203,7 +209,11 @@ func (a *API) listContracts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.JSON(w, http.StatusOK, envelope.NewPage(items, f.Query, total))
+	records := make([]contractsapi.Contract, len(items))
+	for i, c := range items {
+		records[i] = c.Contract
+	}
+	httpx.JSON(w, http.StatusOK, envelope.NewPage(records, f.Query, total))
 	return nil
 }
 
@@ -246,7 +256,7 @@ func (a *API) createContract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, contractsapi.CreateContract, contractsapi.GetContract.Location(c.ID), c)
+	created(w, contractsapi.CreateContract, contractsapi.GetContract.Location(c.ID), c.Contract)
 	return nil
 }
 
@@ -259,7 +269,7 @@ func (a *API) getContract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.OK(w, c)
+	httpx.OK(w, c.Contract)
 	return nil
 }
 
@@ -276,7 +286,7 @@ func (a *API) updateContract(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, c, contractsapi.UpdateContract.Message)
+	httpx.Updated(w, c.Contract, contractsapi.UpdateContract.Message)
 	return nil
 }
 
@@ -301,7 +311,7 @@ func (a *API) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.Updated(w, c, contractsapi.RegenerateContract.Message)
+	httpx.Updated(w, c.Contract, contractsapi.RegenerateContract.Message)
 	return nil
 }
 
@@ -391,7 +401,7 @@ func (a *API) uploadExecuted(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		created(w, contractsapi.UploadExecuted, contractsapi.GetExecuted.Location(c.ID), c)
+		created(w, contractsapi.UploadExecuted, contractsapi.GetExecuted.Location(c.ID), c.Contract)
 		return nil
 	}
 }

@@ -40,7 +40,7 @@ func TestTemplateCRUD(t *testing.T) {
 	}
 	up := r.data(t)
 	if up["number_prefix"] != "LIC" || up["default_term_months"] != float64(12) || up["name"] != "Standard" ||
-		up["footer_right"] != "{{ PAGE }}/{{pages}}" {
+		up["content"] != created["content"] || up["footer_right"] != "{{ PAGE }}/{{pages}}" {
 		t.Fatalf("update kept/changed wrong fields: %v", up)
 	}
 	r = e.do(t, http.MethodGet, "/contract-templates", e.admin, nil)

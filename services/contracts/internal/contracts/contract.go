@@ -11,14 +11,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/renderq"
-	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Status is a contract's lifecycle state.
-type Status string
+type Status = contractsapi.Status
 
 // The statuses a contract moves through.
 const (
@@ -49,12 +49,12 @@ func CanTransition(from, to Status) bool { return slices.Contains(transitions[fr
 
 // Frozen reports a status whose content may no longer change: the
 // document has been signed or the contract is over.
-func (s Status) Frozen() bool { return s == Executed || s == Terminated || s == Archived }
+func Frozen(s Status) bool { return s == Executed || s == Terminated || s == Archived }
 
 // AcceptsSignedCopy reports a status from which uploading a signed copy is
 // allowed (it moves draft and active to executed, and replaces the copy
 // of an executed contract).
-func (s Status) AcceptsSignedCopy() bool { return s == Draft || s == Active || s == Executed }
+func AcceptsSignedCopy(s Status) bool { return s == Draft || s == Active || s == Executed }
 
 // DefaultPrefix and DefaultTermMonths apply when a template omits them.
 const (
@@ -66,64 +66,26 @@ const (
 
 // Template is a contract template: a body with merge fields and a default
 // term.
-type Template struct {
-	ID                int64          `json:"id"`
-	Name              string         `json:"name"`
-	Content           string         `json:"content"`
-	NumberPrefix      string         `json:"number_prefix"`
-	DefaultTermMonths int            `json:"default_term_months"`
-	HeaderLeft        string         `json:"header_left"`
-	HeaderCenter      string         `json:"header_center"`
-	HeaderRight       string         `json:"header_right"`
-	FooterLeft        string         `json:"footer_left"`
-	FooterCenter      string         `json:"footer_center"`
-	FooterRight       string         `json:"footer_right"`
-	ContractsCount    int            `json:"contracts_count"`
-	CreatedBy         *int64         `json:"created_by"`
-	CreatedAt         timestamp.Time `json:"created_at"`
-	UpdatedAt         timestamp.Time `json:"updated_at"`
+type Template = contractsapi.Template
+
+// headerCells returns a template's three header cells.
+func headerCells(t Template) [3]string {
+	return [3]string{t.HeaderLeft, t.HeaderCenter, t.HeaderRight}
 }
 
-// Header returns the three header cells.
-func (t Template) Header() [3]string { return [3]string{t.HeaderLeft, t.HeaderCenter, t.HeaderRight} }
-
-// Footer returns the three footer cells.
-func (t Template) Footer() [3]string { return [3]string{t.FooterLeft, t.FooterCenter, t.FooterRight} }
+// footerCells returns a template's three footer cells.
+func footerCells(t Template) [3]string {
+	return [3]string{t.FooterLeft, t.FooterCenter, t.FooterRight}
+}
 
 // ExecutedFile describes the signed copy of a contract.
-type ExecutedFile struct {
-	Filename   string         `json:"filename"`
-	Size       int64          `json:"size"`
-	SHA256     string         `json:"sha256"`
-	UploadedAt timestamp.Time `json:"uploaded_at"`
-}
+type ExecutedFile = contractsapi.ExecutedFile
 
-// Contract is a contract record. Dates are YYYY-MM-DD strings.
+// Contract is a contract record: the record the API and the events send,
+// and the cells the renderer needs, which never go on the wire. Dates are
+// YYYY-MM-DD strings.
 type Contract struct {
-	ID              int64          `json:"id"`
-	ContractNumber  string         `json:"contract_number"`
-	Title           string         `json:"title"`
-	Name            string         `json:"name"`
-	DealID          int64          `json:"deal_id"`
-	DealTitle       string         `json:"deal_title"`
-	CompanyID       *int64         `json:"company_id"`
-	CompanyName     *string        `json:"company_name"`
-	TemplateID      int64          `json:"template_id"`
-	TemplateName    string         `json:"template_name"`
-	Status          Status         `json:"status"`
-	StartDate       *string        `json:"start_date"`
-	EndDate         *string        `json:"end_date"`
-	EffectiveDate   string         `json:"effective_date"`
-	TerminationDate string         `json:"termination_date"`
-	TermMonths      int            `json:"term_months"`
-	AutoRenew       bool           `json:"auto_renew"`
-	PartnerRef      *string        `json:"partner_ref"`
-	Content         string         `json:"content"`
-	UnresolvedTags  []string       `json:"unresolved_tags"`
-	ExecutedFile    *ExecutedFile  `json:"executed_file"`
-	CreatedBy       *int64         `json:"created_by"`
-	CreatedAt       timestamp.Time `json:"created_at"`
-	UpdatedAt       timestamp.Time `json:"updated_at"`
+	contractsapi.Contract
 
 	// Header and Footer are the template's cells with merge tags resolved
 	// at generation time; {{page}} and {{pages}} stay for the renderer.

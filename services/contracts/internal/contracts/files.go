@@ -178,7 +178,7 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 		return Contract{}, err
 	}
 	// Refuse before reading the body when the state forbids it.
-	if !cur.Status.AcceptsSignedCopy() {
+	if !AcceptsSignedCopy(cur.Status) {
 		return Contract{}, invalidTransition(cur.Status, Executed)
 	}
 	if cur.ExecutedFile != nil {
@@ -197,7 +197,7 @@ func (s *Service) UploadExecuted(ctx context.Context, id int64, filename string,
 	return s.store.PutExecutedFile(ctx, id, NewExecutedFile{
 		Filename: name, Size: sp.size, SHA256: sp.sha256, UploadedBy: uploadedBy, Data: sp.file,
 	}, func(c *Contract, replacing bool) error {
-		if !c.Status.AcceptsSignedCopy() {
+		if !AcceptsSignedCopy(c.Status) {
 			return invalidTransition(c.Status, Executed)
 		}
 		if replacing {

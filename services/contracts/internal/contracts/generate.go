@@ -36,10 +36,10 @@ func (s *Service) values(c *Contract, md MergeData) *Values {
 
 // resolveCells resolves the template's header and footer cells into c.
 func (s *Service) resolveCells(c *Contract, tpl Template, vals *Values, r *Resolution) {
-	for i, cell := range tpl.Header() {
+	for i, cell := range headerCells(tpl) {
 		c.Header[i] = s.catalogue.ResolveText(cell, vals, r)
 	}
-	for i, cell := range tpl.Footer() {
+	for i, cell := range footerCells(tpl) {
 		c.Footer[i] = s.catalogue.ResolveText(cell, vals, r)
 	}
 }

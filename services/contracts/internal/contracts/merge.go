@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/fault"
 )
 
@@ -43,14 +44,6 @@ type Tag struct {
 // Token is how the tag is written in a template: "{{licensee.company_name}}".
 func (t Tag) Token() string { return "{{" + t.Name + "}}" }
 
-// TagInfo is the public description of a tag.
-type TagInfo struct {
-	Tag         string `json:"tag"`
-	Label       string `json:"label"`
-	Description string `json:"description"`
-	Example     string `json:"example"`
-}
-
 // Catalogue is the ordered set of merge tags.
 type Catalogue struct {
 	tags   []Tag
@@ -75,11 +68,11 @@ type Grouped struct {
 func (c *Catalogue) Grouped() Grouped { return Grouped{c} }
 
 // Group returns the public entries of one group.
-func (g Grouped) Group(name string) []TagInfo {
-	out := []TagInfo{}
+func (g Grouped) Group(name string) []contractsapi.MergeTag {
+	out := []contractsapi.MergeTag{}
 	for _, t := range g.c.tags {
 		if t.Group == name {
-			out = append(out, TagInfo{Tag: t.Token(), Label: t.Label, Description: t.Description, Example: t.Example})
+			out = append(out, contractsapi.MergeTag{Tag: t.Token(), Label: t.Label, Description: t.Description, Example: t.Example})
 		}
 	}
 	return out

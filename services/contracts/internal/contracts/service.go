@@ -10,7 +10,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -50,23 +49,9 @@ func (s *Service) Catalogue() *Catalogue { return s.catalogue }
 
 func (s *Service) today() time.Time { return Day(s.now()) }
 
-// ContractInput is a contract body. deal_id, template_id and
-// title are required on create and update; the optional fields follow the
-// PUT rule (absent keeps, null or "" clears). status and term_months are
-// extensions: status changes go through PUT, and term_months
-// overrides the template's default term.
-type ContractInput struct {
-	DealID     patch.Field[int64]  `json:"deal_id"`
-	TemplateID patch.Field[int64]  `json:"template_id"`
-	Title      patch.Field[string] `json:"title"`
-	StartDate  patch.Field[string] `json:"start_date"`
-	EndDate    patch.Field[string] `json:"end_date"`
-	AutoRenew  patch.Field[bool]   `json:"auto_renew"`
-	PartnerRef patch.Field[string] `json:"partner_ref"`
-	Content    patch.Field[string] `json:"content"`
-	TermMonths patch.Field[int]    `json:"term_months"`
-	Status     patch.Field[string] `json:"status"`
-}
+// ContractInput is a contract body: deal_id, template_id and title are
+// required on create and update, the optional fields follow the PUT rule.
+type ContractInput = contractsapi.ContractInput
 
 // checked is a ContractInput after field validation.
 type checked struct {
@@ -79,17 +64,18 @@ type checked struct {
 // check validates the fields that need no lookup; every problem at once.
 func (s *Service) check(in ContractInput, v *validate.Errors) checked {
 	var c checked
-	if !in.DealID.Set || in.DealID.Null {
+	// An absent or null id decodes as 0: it is missing, not negative.
+	if in.DealID == 0 {
 		v.Add("deal_id", "is required")
-	} else if v.Positive("deal_id", in.DealID.Value) {
-		c.dealID = in.DealID.Value
+	} else if v.Positive("deal_id", in.DealID) {
+		c.dealID = in.DealID
 	}
-	if !in.TemplateID.Set || in.TemplateID.Null {
+	if in.TemplateID == 0 {
 		v.Add("template_id", "is required")
-	} else if v.Positive("template_id", in.TemplateID.Value) {
-		c.templateID = in.TemplateID.Value
+	} else if v.Positive("template_id", in.TemplateID) {
+		c.templateID = in.TemplateID
 	}
-	c.title = strings.TrimSpace(in.Title.Value)
+	c.title = strings.TrimSpace(in.Title)
 	if v.Required("title", c.title) {
 		v.MaxLen("title", c.title, validate.MaxString)
 	}
@@ -178,9 +164,9 @@ func (s *Service) CreateContract(ctx context.Context, in ContractInput, createdB
 	if in.Status.Set && in.Status.Value != "" && in.Status.Value != string(Draft) {
 		v.Add("status", "a new contract starts as draft")
 	}
-	c := Contract{Title: ck.title, DealID: ck.dealID, TemplateID: ck.templateID, Status: Draft,
-		StartDate: datePtr(ck.start), EndDate: datePtr(ck.end), AutoRenew: in.AutoRenew.Value,
-		CreatedBy: createdBy}
+	c := Contract{Contract: contractsapi.Contract{Title: ck.title, DealID: ck.dealID, TemplateID: ck.templateID,
+		Status: Draft, StartDate: datePtr(ck.start), EndDate: datePtr(ck.end), AutoRenew: in.AutoRenew.Value,
+		CreatedBy: createdBy}}
 	c.Name = c.Title
 	if p := strings.TrimSpace(in.PartnerRef.Value); p != "" {
 		c.PartnerRef = &p

@@ -201,6 +201,8 @@ func TestCreateContractRefusals(t *testing.T) {
 		{"missing everything", `{}`, []string{"deal_id", "template_id", "title"}},
 		{"missing deal", fmt.Sprintf(`{"template_id": %d, "title": "x"}`, d.template), []string{"deal_id"}},
 		{"missing template", `{"deal_id": 1, "title": "x"}`, []string{"template_id"}},
+		{"null ids", `{"deal_id": null, "template_id": null, "title": "x"}`, []string{"deal_id", "template_id"}},
+		{"negative ids", `{"deal_id": -1, "template_id": -2, "title": "x"}`, []string{"deal_id", "template_id"}},
 		{"blank title", ids(d.deal, d.template, `, "title": "  "`), []string{"title"}},
 		{"unknown deal", ids(999, d.template, `, "title": "x"`), []string{"deal_id"}},
 		{"unknown template", ids(d.deal, 999, `, "title": "x"`), []string{"template_id"}},
@@ -232,8 +234,8 @@ func TestCreateContractFromDeal(t *testing.T) {
 	t.Parallel()
 	d := newDomain(t)
 	in := input[contracts.ContractInput](t, `{"title": "Licence", "start_date": "2026-04-01"}`)
-	in.DealID.Set, in.DealID.Value = true, d.deal
-	in.TemplateID.Set, in.TemplateID.Value = true, d.template
+	in.DealID = d.deal
+	in.TemplateID = d.template
 	c, err := d.svc.CreateContract(t.Context(), in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -267,9 +269,9 @@ func TestUpdateContractTransitions(t *testing.T) {
 	}
 	for _, path := range paths {
 		base := contracts.ContractInput{}
-		base.DealID.Set, base.DealID.Value = true, d.deal
-		base.TemplateID.Set, base.TemplateID.Value = true, d.template
-		base.Title.Set, base.Title.Value = true, "Licence agreement"
+		base.DealID = d.deal
+		base.TemplateID = d.template
+		base.Title = "Licence agreement"
 		c, err := d.svc.CreateContract(t.Context(), base, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -291,8 +293,8 @@ func TestUpdateContractTransitions(t *testing.T) {
 	t.Run("bad status value", func(t *testing.T) {
 		t.Parallel()
 		in := input[contracts.ContractInput](t, `{"title": "x", "status": "signed"}`)
-		in.DealID.Set, in.DealID.Value = true, d.deal
-		in.TemplateID.Set, in.TemplateID.Value = true, d.template
+		in.DealID = d.deal
+		in.TemplateID = d.template
 		_, err := d.svc.UpdateContract(t.Context(), 1, in)
 		if diff := cmp.Diff([]string{"status"}, invalidFields(t, err)); diff != "" {
 			t.Errorf("invalid fields (-want +got):\n%s", diff)
@@ -319,11 +321,11 @@ func TestTemplateRefusals(t *testing.T) {
 			[]string{"unknown merge tag {{deal.foo}}", "unknown merge tag {{page}}", "unknown merge tag {{ licensee.nope }}", "unknown merge tag {{contract.bogus}}"}},
 		{"bad prefix and term", false, `{"name": "x", "content": "<p>x</p>", "number_prefix": "A B", "default_term_months": 0}`,
 			[]string{"number_prefix", "default_term_months"}, nil},
-		{"update clears name", true, `{"name": ""}`, []string{"name"}, nil},
-		{"update unknown tag", true, `{"content": "{{quote.nothing}}"}`, []string{"content"}, []string{"unknown merge tag {{quote.nothing}}"}},
+		{"update clears name", true, `{"name": "", "content": "<p>x</p>"}`, []string{"name"}, nil},
+		{"update unknown tag", true, `{"name": "x", "content": "{{quote.nothing}}"}`, []string{"content"}, []string{"unknown merge tag {{quote.nothing}}"}},
 		{"absurd length", false, `{"name": "x", "content": "<div style=\"height: 9999mm\">{{deal.title}}</div>"}`, []string{"content"},
 			[]string{`style "height: 9999mm" is too large: lengths are at most 297mm (the height of an A4 page)`}},
-		{"update absurd length", true, `{"content": "<p style=\"line-height: 999\">x</p>"}`, []string{"content"},
+		{"update absurd length", true, `{"name": "x", "content": "<p style=\"line-height: 999\">x</p>"}`, []string{"content"},
 			[]string{`style "line-height: 999" is too large: a line height is at most 10 times the font size`}},
 	}
 	for _, tc := range tests {
@@ -362,9 +364,9 @@ func TestFrozenContent(t *testing.T) {
 	t.Parallel()
 	d := newDomain(t)
 	base := contracts.ContractInput{}
-	base.DealID.Set, base.DealID.Value = true, d.deal
-	base.TemplateID.Set, base.TemplateID.Value = true, d.template
-	base.Title.Set, base.Title.Value = true, "Licence agreement"
+	base.DealID = d.deal
+	base.TemplateID = d.template
+	base.Title = "Licence agreement"
 	for _, st := range contracts.Statuses {
 		status := contracts.Status(st)
 		t.Run(st, func(t *testing.T) {
@@ -384,22 +386,22 @@ func TestFrozenContent(t *testing.T) {
 			_, contentErr := d.svc.UpdateContract(t.Context(), c.ID, content)
 			_, regenerateErr := d.svc.Regenerate(t.Context(), c.ID)
 			retitled := base
-			retitled.Title.Value = "Final"
+			retitled.Title = "Final"
 			_, titleErr := d.svc.UpdateContract(t.Context(), c.ID, retitled)
 
 			refused := func(err error) bool {
 				return fault.KindOf(err) == fault.KindConflict && errors.Is(err, fault.Conflict("conflict", ""))
 			}
 			type outcome struct{ ContentRefused, RegenerateRefused, TitleRefused bool }
-			want := outcome{status.Frozen(), status.Frozen(), false}
+			want := outcome{contracts.Frozen(status), contracts.Frozen(status), false}
 			got := outcome{refused(contentErr), refused(regenerateErr), titleErr != nil}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s (-want +got):\n%s\ncontent: %v\nregenerate: %v\ntitle: %v", st, diff, contentErr, regenerateErr, titleErr)
 			}
 		})
 	}
-	if got := []bool{contracts.Executed.Frozen(), contracts.Terminated.Frozen(), contracts.Archived.Frozen(),
-		contracts.Draft.Frozen(), contracts.Active.Frozen(), contracts.Expired.Frozen()}; !slices.Equal(got, []bool{true, true, true, false, false, false}) {
+	if got := []bool{contracts.Frozen(contracts.Executed), contracts.Frozen(contracts.Terminated), contracts.Frozen(contracts.Archived),
+		contracts.Frozen(contracts.Draft), contracts.Frozen(contracts.Active), contracts.Frozen(contracts.Expired)}; !slices.Equal(got, []bool{true, true, true, false, false, false}) {
 		t.Errorf("Frozen = %v", got)
 	}
 }

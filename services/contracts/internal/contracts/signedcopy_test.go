@@ -76,9 +76,9 @@ func TestSignedCopyRefusals(t *testing.T) {
 	newContract := func(t *testing.T, status contracts.Status) int64 {
 		t.Helper()
 		in := contracts.ContractInput{}
-		in.DealID.Set, in.DealID.Value = true, d.deal
-		in.TemplateID.Set, in.TemplateID.Value = true, d.template
-		in.Title.Set, in.Title.Value = true, "Licence agreement"
+		in.DealID = d.deal
+		in.TemplateID = d.template
+		in.Title = "Licence agreement"
 		c, err := d.svc.CreateContract(t.Context(), in, nil)
 		if err != nil {
 			t.Fatal(err)

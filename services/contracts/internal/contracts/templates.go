@@ -5,50 +5,39 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
-// TemplateInput is a template body; on update every field is optional
-// (absent keeps, null or "" clears to the default).
-type TemplateInput struct {
-	Name              patch.Field[string] `json:"name"`
-	Content           patch.Field[string] `json:"content"`
-	NumberPrefix      patch.Field[string] `json:"number_prefix"`
-	DefaultTermMonths patch.Field[int]    `json:"default_term_months"`
-	HeaderLeft        patch.Field[string] `json:"header_left"`
-	HeaderCenter      patch.Field[string] `json:"header_center"`
-	HeaderRight       patch.Field[string] `json:"header_right"`
-	FooterLeft        patch.Field[string] `json:"footer_left"`
-	FooterCenter      patch.Field[string] `json:"footer_center"`
-	FooterRight       patch.Field[string] `json:"footer_right"`
-}
+// TemplateInput is a template body: name and content are required on
+// create and update, the optional fields follow the PUT rule (null or ""
+// clears to the default).
+type TemplateInput = contractsapi.TemplateInput
 
 // prefixPattern keeps contract numbers readable and safe in file names.
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,19}$`)
 
-// applyTemplate validates in and writes it over t. create makes name and
-// content required.
+// applyTemplate validates in and writes it over t. create sets the
+// defaults of the optional fields left out. On update, content equal to
+// the stored content is kept as it is: it was checked and sanitised when
+// stored, and a PUT that leaves content out sends it (see the edge).
 func (s *Service) applyTemplate(in TemplateInput, t *Template, create bool) error {
 	var v validate.Errors
-	if create || in.Name.Set {
-		name := strings.TrimSpace(in.Name.Value)
-		if v.Required("name", name) {
-			v.MaxLen("name", name, validate.MaxName)
-		}
-		t.Name = name
+	name := strings.TrimSpace(in.Name)
+	if v.Required("name", name) {
+		v.MaxLen("name", name, validate.MaxName)
 	}
-	if create || in.Content.Set {
-		content := in.Content.Value
-		if v.Required("content", content) && v.MaxLen("content", content, validate.MaxContent) {
-			if msg := CheckLengths(content); msg != "" {
-				v.Add("content", "%s", msg)
-			}
-			t.Content = s.sanitizer.HTML(content)
-			for _, fe := range s.catalogue.Check("content", t.Content, false) {
-				v.Add(fe.Field, "%s", fe.Message)
-			}
+	t.Name = name
+	if (create || in.Content != t.Content) && v.Required("content", in.Content) &&
+		v.MaxLen("content", in.Content, validate.MaxContent) {
+		if msg := CheckLengths(in.Content); msg != "" {
+			v.Add("content", "%s", msg)
+		}
+		t.Content = s.sanitizer.HTML(in.Content)
+		for _, fe := range s.catalogue.Check("content", t.Content, false) {
+			v.Add(fe.Field, "%s", fe.Message)
 		}
 	}
 	if create && !in.NumberPrefix.Set {
@@ -123,7 +112,8 @@ func (s *Service) CreateTemplate(ctx context.Context, in TemplateInput, createdB
 	return s.store.CreateTemplate(ctx, t)
 }
 
-// UpdateTemplate changes the given fields of a template. Contracts keep
+// UpdateTemplate rewrites a template's name and content and the optional
+// fields given. Contracts keep
 // their generated content until they are regenerated.
 func (s *Service) UpdateTemplate(ctx context.Context, id int64, in TemplateInput) (Template, error) {
 	t, err := s.store.GetTemplate(ctx, id)

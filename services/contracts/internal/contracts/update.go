@@ -16,7 +16,7 @@ func invalidTransition(from, to Status) error {
 	return fault.Conflict("invalid_transition", fmt.Sprintf("a contract cannot move from %s to %s", from, to))
 }
 
-func frozen(st Status) error {
+func frozenContent(st Status) error {
 	return fault.Conflict("conflict", fmt.Sprintf("the content of a %s contract is frozen", st))
 }
 
@@ -38,8 +38,8 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 	dealChanged := ck.dealID != cur.DealID
 	tplChanged := ck.templateID != cur.TemplateID
 	contentChanged := ck.content != nil && *ck.content != cur.Content
-	if (dealChanged || tplChanged || contentChanged) && cur.Status.Frozen() {
-		return Contract{}, frozen(cur.Status)
+	if (dealChanged || tplChanged || contentChanged) && Frozen(cur.Status) {
+		return Contract{}, frozenContent(cur.Status)
 	}
 	var tpl Template
 	var md MergeData
@@ -107,8 +107,8 @@ func (s *Service) UpdateContract(ctx context.Context, id int64, in ContractInput
 				return err
 			}
 		}
-		if (dealChanged || tplChanged || contentChanged) && c.Status.Frozen() {
-			return frozen(c.Status)
+		if (dealChanged || tplChanged || contentChanged) && Frozen(c.Status) {
+			return frozenContent(c.Status)
 		}
 		if tplChanged {
 			c.TemplateID, c.TemplateName = tpl.ID, tpl.Name
@@ -164,8 +164,8 @@ func (s *Service) Regenerate(ctx context.Context, id int64) (Contract, error) {
 	if err != nil {
 		return Contract{}, err
 	}
-	if cur.Status.Frozen() {
-		return Contract{}, frozen(cur.Status)
+	if Frozen(cur.Status) {
+		return Contract{}, frozenContent(cur.Status)
 	}
 	tpl, err := s.store.GetTemplate(ctx, cur.TemplateID)
 	if err != nil {
@@ -179,8 +179,8 @@ func (s *Service) Regenerate(ctx context.Context, id int64) (Contract, error) {
 		return Contract{}, err
 	}
 	return s.store.UpdateContract(ctx, id, func(c *Contract) error {
-		if c.Status.Frozen() {
-			return frozen(c.Status)
+		if Frozen(c.Status) {
+			return frozenContent(c.Status)
 		}
 		if c.DealID != cur.DealID || c.TemplateID != cur.TemplateID {
 			return fault.Conflict("conflict", "the contract was changed concurrently; retry")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
@@ -20,7 +21,7 @@ var Stream = outbox.Stream("contracts")
 // record is one event about c, whose data is c as contractsapi.GetContract
 // answers it: the store reads the same record for both.
 func record(typ string, c contracts.Contract) outbox.Record {
-	return outbox.Record{Type: typ, AggregateID: strconv.FormatInt(c.ID, 10), Data: c}
+	return outbox.Record{Type: typ, AggregateID: strconv.FormatInt(c.ID, 10), Data: c.Contract}
 }
 
 // snapshot is what a write may change of a contract, taken before the
@@ -36,9 +37,9 @@ func snap(c contracts.Contract) (snapshot, error) {
 	status := c.Status
 	c.Status, c.UpdatedAt = "", timestamp.Time{}
 	rest, err := json.Marshal(struct {
-		C              contracts.Contract
+		C              contractsapi.Contract
 		Header, Footer [3]string
-	}{c, c.Header, c.Footer})
+	}{c.Contract, c.Header, c.Footer})
 	if err != nil {
 		return snapshot{}, fmt.Errorf("contract snapshot: %w", err)
 	}
