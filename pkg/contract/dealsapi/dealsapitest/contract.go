@@ -2,6 +2,7 @@ package dealsapitest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
@@ -9,16 +10,26 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Backend is a deals service the contract runs against, with the ids of
-// a company, a contact and a lead that exist for it.
+// a company, a contact and a lead that exist for it, the internal read of
+// its custom-field definitions, and a way to define some.
 type Backend interface {
 	Client() *dealsapi.Client
+	Properties() *propertyapi.Client
+	Define(t *testing.T, defs ...propertyapi.PropertyInput)
 	Company() int64
 	Contact() int64
 	Lead() int64
+}
+
+// Fields are the custom fields of deals Run defines.
+var Fields = []propertyapi.PropertyInput{
+	{Name: "region", Label: "Region", Type: "enum", Options: []propertyapi.Option{{Value: "emea", Label: "EMEA"}, {Value: "apac", Label: "APAC"}}},
+	{Name: "erp_id", Label: "ERP id", Type: "text", Unique: true, Position: 1},
 }
 
 // Run is the deals internal API contract, through the typed client.
@@ -26,8 +37,21 @@ func Run(t *testing.T, b Backend) {
 	ctx := context.Background()
 	c := b.Client()
 	co, ct, lead, stage := b.Company(), b.Contact(), b.Lead(), Stages[0]
+	b.Define(t, Fields...)
+	defs, err := b.Properties().List(ctx, propertyapi.Deals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, d := range defs {
+		names = append(names, d.Object+"."+d.Name+":"+d.Type)
+	}
+	if diff := cmp.Diff([]string{"deals.region:enum", "deals.erp_id:text"}, names); diff != "" {
+		t.Errorf("definitions read (-want +got):\n%s", diff)
+	}
 	req := dealsapi.CreateDealRequest{Title: "Acme deal", Value: "1500.50", StageID: &stage,
-		CompanyID: &co, ContactID: &ct, SourceLeadID: lead}
+		CompanyID: &co, ContactID: &ct, SourceLeadID: lead,
+		CustomFields: map[string]json.RawMessage{"region": json.RawMessage(`"emea"`)}}
 	id, err := c.CreateDeal(ctx, "contract-deal-1", req)
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +77,15 @@ func Run(t *testing.T, b Backend) {
 		{"unknown company", func(r *dealsapi.CreateDealRequest) { r.CompanyID = &unknown }, dealsapi.FieldCompanyID},
 		{"unknown contact", func(r *dealsapi.CreateDealRequest) { r.ContactID = &unknown }, dealsapi.FieldContactID},
 		{"unknown lead", func(r *dealsapi.CreateDealRequest) { r.SourceLeadID = unknown }, dealsapi.FieldSourceLeadID},
+		{"not an option", func(r *dealsapi.CreateDealRequest) {
+			r.CustomFields = map[string]json.RawMessage{"region": json.RawMessage(`"mars"`)}
+		}, dealsapi.FieldCustom("region")},
+		{"unknown custom field", func(r *dealsapi.CreateDealRequest) {
+			r.CustomFields = map[string]json.RawMessage{"nope": json.RawMessage(`1`)}
+		}, dealsapi.FieldCustom("nope")},
+		{"wrong type", func(r *dealsapi.CreateDealRequest) {
+			r.CustomFields = map[string]json.RawMessage{"erp_id": json.RawMessage(`{"a":1}`)}
+		}, dealsapi.FieldCustom("erp_id")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := req
@@ -75,12 +108,16 @@ func Run(t *testing.T, b Backend) {
 	}
 	var m struct {
 		Deal struct {
-			ID    int64  `json:"id"`
-			Title string `json:"title"`
+			ID           int64          `json:"id"`
+			Title        string         `json:"title"`
+			CustomFields map[string]any `json:"custom_fields"`
 		} `json:"deal"`
 	}
 	if err := c.Merge(ctx, id, &m); err != nil || m.Deal.ID != id || m.Deal.Title != "Acme deal" {
 		t.Errorf("merge: %+v, %v", m, err)
+	}
+	if diff := cmp.Diff(map[string]any{"region": "emea", "erp_id": nil}, m.Deal.CustomFields); diff != "" {
+		t.Errorf("the deal's custom fields (-want +got):\n%s", diff)
 	}
 	if err := c.Merge(ctx, unknown, &m); !errors.Is(err, dealsapi.ErrNotFound) {
 		t.Errorf("merge of an unknown deal: %v, want ErrNotFound", err)

@@ -1,14 +1,17 @@
 // Package dealsapitest is the deals context's fake for other contexts'
 // tests: its internal API answered from memory, validating a body (stage,
-// company, contact, source lead, value) before it looks up the
-// Idempotency-Key as deals does. Run is the contract both the fake and
+// company, contact, source lead, value, custom fields against the
+// definitions Define gave it) before it looks up the Idempotency-Key as
+// deals does, and serving those definitions' internal read. Run is the contract both the fake and
 // deals' real handlers pass (deals' own tests run it), so the fake cannot
 // drift. Faults (a service down, a lost answer) are the consumer test's
 // plumbing around the handler.
 package dealsapitest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +25,9 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/internal/fakeidem"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -45,6 +51,7 @@ type Fake struct {
 
 	mu    sync.Mutex
 	deals map[int64]map[string]any
+	defs  []propertyapi.Property
 }
 
 // NewFake answers callers presenting the internal secret; a nil reference
@@ -62,6 +69,7 @@ func NewFake(secret string, refs References) *Fake {
 	mux.HandleFunc(dealsapi.RouteDeal, f.get(false))
 	mux.HandleFunc(dealsapi.RouteMerge, f.get(true))
 	mux.HandleFunc(dealsapi.RouteStage, f.stage)
+	mux.HandleFunc(propertyapi.RouteInternal(propertyapi.Deals), f.properties)
 	f.h = auth.RequireInternal(secret)(mux)
 	return f
 }
@@ -86,8 +94,58 @@ func knownStage(id int64) bool {
 	return false
 }
 
-// validate checks a create body as deals does, every field at once.
-func (f *Fake) validate(in map[string]any) error {
+// Define adds custom fields of deals: the internal read lists them and a
+// create's custom_fields are checked against them (any positive user id
+// exists).
+func (f *Fake) Define(defs ...propertyapi.PropertyInput) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, in := range defs {
+		opts := in.Options
+		if opts == nil {
+			opts = []propertyapi.Option{}
+		}
+		f.defs = append(f.defs, propertyapi.Property{Object: propertyapi.Deals, Name: in.Name, Label: in.Label,
+			Type: in.Type, Options: opts, Required: in.Required, Unique: in.Unique, Description: in.Description,
+			Position: in.Position})
+	}
+}
+
+func (f *Fake) definitions() []propertyapi.Property {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]propertyapi.Property{}, f.defs...)
+}
+
+func (f *Fake) properties(w http.ResponseWriter, _ *http.Request) {
+	httpx.JSON(w, http.StatusOK, propertyapi.Definitions{Data: f.definitions()})
+}
+
+// checkCustom checks the body's custom fields by the rules deals applies
+// (customfield.Check) and returns them as the deal reads them, adding
+// their refusals to v.
+func (f *Fake) checkCustom(raw []byte, v *validate.Errors) map[string]any {
+	var body struct {
+		CustomFields map[string]json.RawMessage `json:"custom_fields"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	defs := f.definitions()
+	anyUser := func(_ context.Context, id int64) (bool, error) { return id > 0, nil }
+	vals, err := customfield.Check(context.Background(), defs, nil, customfield.Input(body.CustomFields), anyUser)
+	var e *fault.Error
+	if errors.As(err, &e) {
+		for _, fe := range e.Fields {
+			v.Add(fe.Field, "%s", fe.Message)
+		}
+	}
+	return customfield.Render(defs, vals)
+}
+
+// validate checks a create body as deals does, every field at once, and
+// returns its custom fields as the deal reads them.
+func (f *Fake) validate(in map[string]any, raw []byte) (map[string]any, error) {
 	var v validate.Errors
 	title, _ := in[dealsapi.FieldTitle].(string)
 	if v.Required(dealsapi.FieldTitle, strings.TrimSpace(title)) {
@@ -128,7 +186,8 @@ func (f *Fake) validate(in map[string]any) error {
 	ref(dealsapi.FieldCompanyID, "does not exist", f.refs.Company)
 	ref(dealsapi.FieldContactID, "does not exist", f.refs.Contact)
 	ref(dealsapi.FieldSourceLeadID, "does not exist", f.refs.Lead)
-	return v.Err()
+	custom := f.checkCustom(raw, &v)
+	return custom, v.Err()
 }
 
 func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +201,8 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, err)
 		return
 	}
-	if err := f.validate(in); err != nil {
+	custom, err := f.validate(in, raw)
+	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
@@ -153,6 +213,7 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 		defer f.mu.Unlock()
 		id := int64(len(f.deals) + 500)
 		rec["id"] = id
+		rec["custom_fields"] = custom
 		f.deals[id] = rec
 		return http.StatusCreated, map[string]any{"success": true, "data": rec, "message": "Deal created"}, nil
 	})
