@@ -205,6 +205,22 @@ func TestContactBatchIdempotency(t *testing.T) {
 	}
 	other := map[string]any{"inputs": []any{person(3, nil)}}
 	wantProblem(t, e.keyed(t, "/contacts/batch/create", e.user, "batch-1", other), 409, "idempotency_key_reused")
+	// A key names one operation: the same inputs upserted under it are another request.
+	wantProblem(t, e.keyed(t, "/contacts/batch/upsert", e.user, "batch-1", map[string]any{"id_property": "email",
+		"inputs": []any{person(1, map[string]any{"email": "p1@x.test"})}}), 409, "idempotency_key_reused")
+
+	// An upsert replayed answers what it did the first time, not what it would do now.
+	up := map[string]any{"id_property": "email", "inputs": []any{person(4, map[string]any{"email": "p4@x.test"})}}
+	first = e.keyed(t, "/contacts/batch/upsert", e.user, "upsert-1", up)
+	wantStatus(t, first, 200)
+	again = e.keyed(t, "/contacts/batch/upsert", e.user, "upsert-1", up)
+	wantStatus(t, again, 200)
+	if st, _ := batchResults(t, again); !cmp.Equal([]string{"created"}, st) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replayed upsert %v %v", st, again.Header)
+	}
+	if n := e.count(t, `SELECT count(*) FROM contacts`); n != 3 {
+		t.Errorf("%d contacts after a replayed upsert, want 3", n)
+	}
 }
 
 func TestCompanyBatches(t *testing.T) {
