@@ -10,7 +10,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -51,8 +50,15 @@ func (s *Store) GetCompany(ctx context.Context, id int64) (contacts.Company, err
 }
 
 // insertCompany is insertContact for a company.
-func insertCompany(ctx context.Context, q db.Querier, c contacts.Company) (contacts.Company, error) {
-	created, err := one(q, ctx, scanCompany, "company", `INSERT INTO companies (name, domain, website, phone, industry,
+func insertCompany(ctx context.Context, tx pgx.Tx, c contacts.Company) (contacts.Company, error) {
+	defs, err := hold(ctx, tx, propertyapi.Companies)
+	if err != nil {
+		return contacts.Company{}, err
+	}
+	if err := recheck(ctx, defs, nil, c.CustomFields); err != nil {
+		return contacts.Company{}, err
+	}
+	created, err := one(tx, ctx, scanCompany, "company", `INSERT INTO companies (name, domain, website, phone, industry,
 		address_street, address_city, address_state, address_zip, address_country, created_by, custom_fields)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+companyCols,
 		c.Name, c.Domain, c.Website, c.Phone, c.Industry, c.AddressStreet, c.AddressCity, c.AddressState,
@@ -60,10 +66,10 @@ func insertCompany(ctx context.Context, q db.Querier, c contacts.Company) (conta
 	if err != nil {
 		return created, err
 	}
-	if err := claim(ctx, q, propertyapi.Companies, created.ID, &created.CustomFields); err != nil {
+	if err := claimed(ctx, tx, defs, propertyapi.Companies, created.ID, &created.CustomFields); err != nil {
 		return created, err
 	}
-	return created, outbox.Add(ctx, q, Stream, contacts.CompanyCreated, idStr(created.ID), created)
+	return created, outbox.Add(ctx, tx, Stream, contacts.CompanyCreated, idStr(created.ID), created)
 }
 
 // CreateCompany inserts a company and its event.
@@ -89,6 +95,10 @@ func (s *Store) UpdateCompany(ctx context.Context, id int64, apply func(*contact
 
 // updateCompany is updateContact for a company.
 func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Company) error, skipUnchanged bool) (c contacts.Company, changed bool, err error) {
+	defs, err := hold(ctx, tx, propertyapi.Companies)
+	if err != nil {
+		return contacts.Company{}, false, err
+	}
 	c, err = one(tx, ctx, scanCompany, "company", `SELECT `+companyCols+` FROM companies WHERE id = $1`+lockRow, id)
 	if err != nil {
 		return contacts.Company{}, false, err
@@ -97,13 +107,18 @@ func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 	if err != nil {
 		return contacts.Company{}, false, err
 	}
+	old := c.CustomFields
 	if err := apply(&c); err != nil {
 		return contacts.Company{}, false, err
 	}
 	if after, err := json.Marshal(c); err != nil {
 		return contacts.Company{}, false, err
 	} else if skipUnchanged && bytes.Equal(before, after) {
-		return c, false, renderIn(ctx, tx, propertyapi.Companies, &c.CustomFields)
+		c.CustomFields = customfield.Render(defs, c.CustomFields)
+		return c, false, nil
+	}
+	if err := recheck(ctx, defs, old, c.CustomFields); err != nil {
+		return contacts.Company{}, false, err
 	}
 	updated, err := one(tx, ctx, scanCompany, "company", `UPDATE companies SET name = $2, domain = $3, website = $4,
 		phone = $5, industry = $6, address_street = $7, address_city = $8, address_state = $9,
@@ -113,7 +128,7 @@ func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 	if err != nil {
 		return updated, false, err
 	}
-	if err := claim(ctx, tx, propertyapi.Companies, updated.ID, &updated.CustomFields); err != nil {
+	if err := claimed(ctx, tx, defs, propertyapi.Companies, updated.ID, &updated.CustomFields); err != nil {
 		return updated, false, err
 	}
 	return updated, true, outbox.Add(ctx, tx, Stream, contacts.CompanyUpdated, idStr(updated.ID), updated)

@@ -10,7 +10,6 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -53,8 +52,15 @@ func (s *Store) GetContact(ctx context.Context, id int64) (contacts.Contact, err
 // insertContact inserts c, whose CustomFields are the values it holds,
 // claims its unique values and records its event; the answer reads as
 // the API shows it.
-func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (contacts.Contact, error) {
-	created, err := one(q, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
+func insertContact(ctx context.Context, tx pgx.Tx, c contacts.Contact) (contacts.Contact, error) {
+	defs, err := hold(ctx, tx, propertyapi.Contacts)
+	if err != nil {
+		return contacts.Contact{}, err
+	}
+	if err := recheck(ctx, defs, nil, c.CustomFields); err != nil {
+		return contacts.Contact{}, err
+	}
+	created, err := one(tx, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
 		mobile, job_title, company_id, address_street, address_city, address_state, address_zip, address_country,
 		notes, tags, status, source, assigned_to, created_by, custom_fields)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
@@ -65,10 +71,10 @@ func insertContact(ctx context.Context, q db.Querier, c contacts.Contact) (conta
 	if err != nil {
 		return created, refErr(err)
 	}
-	if err := claim(ctx, q, propertyapi.Contacts, created.ID, &created.CustomFields); err != nil {
+	if err := claimed(ctx, tx, defs, propertyapi.Contacts, created.ID, &created.CustomFields); err != nil {
 		return created, err
 	}
-	return created, outbox.Add(ctx, q, Stream, contacts.ContactCreated, idStr(created.ID), created)
+	return created, outbox.Add(ctx, tx, Stream, contacts.ContactCreated, idStr(created.ID), created)
 }
 
 // CreateContact inserts a contact and its event.
@@ -103,6 +109,10 @@ func (s *Store) UpdateContact(ctx context.Context, id int64, apply func(*contact
 // apply left as it was is neither written nor published and changed is
 // false; a single update always writes, as it always did.
 func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Contact) error, skipUnchanged bool) (c contacts.Contact, changed bool, err error) {
+	defs, err := hold(ctx, tx, propertyapi.Contacts)
+	if err != nil {
+		return contacts.Contact{}, false, err
+	}
 	c, err = one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
 	if err != nil {
 		return contacts.Contact{}, false, err
@@ -111,13 +121,18 @@ func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 	if err != nil {
 		return contacts.Contact{}, false, err
 	}
+	old := c.CustomFields
 	if err := apply(&c); err != nil {
 		return contacts.Contact{}, false, err
 	}
 	if after, err := json.Marshal(c); err != nil {
 		return contacts.Contact{}, false, err
 	} else if skipUnchanged && bytes.Equal(before, after) {
-		return c, false, renderIn(ctx, tx, propertyapi.Contacts, &c.CustomFields)
+		c.CustomFields = customfield.Render(defs, c.CustomFields)
+		return c, false, nil
+	}
+	if err := recheck(ctx, defs, old, c.CustomFields); err != nil {
+		return contacts.Contact{}, false, err
 	}
 	updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
 		email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
@@ -130,7 +145,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 	if err != nil {
 		return updated, false, refErr(err)
 	}
-	if err := claim(ctx, tx, propertyapi.Contacts, updated.ID, &updated.CustomFields); err != nil {
+	if err := claimed(ctx, tx, defs, propertyapi.Contacts, updated.ID, &updated.CustomFields); err != nil {
 		return updated, false, err
 	}
 	return updated, true, outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(updated.ID), updated)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,14 +20,47 @@ import (
 // cf is the record tables' custom_fields column in list queries.
 const cf = customfield.Column("custom_fields")
 
-// claim keeps the unique values a record just written holds claimed, and
-// turns *values (what it holds) into what it reads as.
-func claim(ctx context.Context, q db.Querier, object string, id int64, values *map[string]any) error {
-	defs, err := customfield.Definitions(ctx, q, object)
-	if err != nil {
-		return err
+// hold takes object's definitions for a transaction that writes values
+// (customfield.Hold: none changes or goes away until commit). A write
+// takes it before locking a record: a definition change locks records
+// under its own lock.
+func hold(ctx context.Context, tx pgx.Tx, object string) ([]customfield.Definition, error) {
+	return customfield.Hold(ctx, tx, object)
+}
+
+// recheck checks the values a record will hold against the held
+// definitions: the write's own check ran before the transaction, on
+// definitions a change may have replaced since. The required rule and the
+// users stay with that check. old is what the record held (nil for a new
+// one).
+func recheck(ctx context.Context, defs []customfield.Definition, old, values map[string]any) error {
+	in := customfield.Input{}
+	for name := range old {
+		in[name] = json.RawMessage("null")
 	}
-	if err := customfield.Claim(ctx, q, object, id, defs, *values); err != nil {
+	for name, v := range contacts.Held(values) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		in[name] = raw
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	optional := slices.Clone(defs)
+	for i := range optional {
+		optional[i].Required = false
+	}
+	_, err := customfield.Check(ctx, optional, contacts.Held(old), in, nil)
+	return err
+}
+
+// claimed keeps the unique values a record just written holds claimed
+// (409 duplicate_value when another holds one) and turns *values (what
+// it holds) into what it reads as.
+func claimed(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, object string, id int64, values *map[string]any) error {
+	if err := customfield.Claim(ctx, tx, object, id, defs, *values); err != nil {
 		return err
 	}
 	*values = customfield.Render(defs, *values)

@@ -87,7 +87,7 @@ func inTx[T any](ctx context.Context, d *db.DB, fn func(tx pgx.Tx) (T, error)) (
 // gets the stored one back. rec is also the request's fingerprint, as it
 // was when the answer itself was stored, so keys stored then still match.
 func insertOnce[T any](ctx context.Context, d *db.DB, key string, rec T,
-	insert func(context.Context, db.Querier, T) (T, error)) (idempotency.Done[T], error) {
+	insert func(context.Context, pgx.Tx, T) (T, error)) (idempotency.Done[T], error) {
 	return idempotency.Once(ctx, d, key, rec, func(tx pgx.Tx) (T, error) { return insert(ctx, tx, rec) })
 }
 
