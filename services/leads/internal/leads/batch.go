@@ -89,9 +89,10 @@ type batchRequest struct {
 	Inputs any    `json:"inputs"`
 }
 
-// BatchUpdate changes every input's lead, or none: an unknown id or a lead
-// outside the caller's edit scope is a 422 naming inputs[i], as is any
-// problem of the body. A lead the input leaves as it was is unchanged (no
+// BatchUpdate changes every input's lead, or none: an unknown id is a 422
+// naming inputs[i].id, as is any problem of a body (inputs[i].<field>); a
+// lead outside the caller's edit scope refuses the batch as it refuses a
+// single update (403). A lead the input leaves as it was is unchanged (no
 // write, no event).
 func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput) (idempotency.Done[[]Result], error) {
 	var errs bulk.Errors
@@ -367,16 +368,22 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 }
 
 // BatchDelete deletes the leads of ids, or none: a lead outside the
-// caller's edit scope is a 422 naming ids[i]; one that does not exist is
-// not_found.
+// caller's edit scope refuses the batch as it refuses a single delete
+// (403), an id given twice is a 422 naming inputs[i].id; one that does
+// not exist is not_found.
 func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (idempotency.Done[[]Result], error) {
 	var errs bulk.Errors
 	errs.Size("ids", len(ids))
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = fmt.Sprint(id)
+	}
+	errs.Unique("id", keys)
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
 	return s.store.Batch(ctx, key, batchRequest{"delete", ids}, func(tx Tx) ([]Result, error) {
-		var bad []fault.Field
+		var errs bulk.Errors
 		out := make([]Result, len(ids))
 		for i, id := range ids {
 			l, found, err := tx.Lock(ctx, id)
@@ -387,15 +394,13 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 				out[i] = Result{Status: batchapi.NotFound}
 				continue
 			}
-			if err := s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy}); err != nil {
-				if fault.KindOf(err) != fault.KindForbidden {
-					return nil, err
-				}
-				bad = append(bad, fault.Field{Field: fmt.Sprintf("ids[%d]", i), Message: "is a lead you may not change"})
+			err = s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy})
+			if err := errs.Add(i, err); err != nil {
+				return nil, err
 			}
 		}
-		if len(bad) > 0 {
-			return nil, fault.Validation(bad...)
+		if err := errs.Err(); err != nil {
+			return nil, err
 		}
 		for i, id := range ids {
 			if out[i].Status == batchapi.NotFound {
