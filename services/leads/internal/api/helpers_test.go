@@ -191,7 +191,7 @@ func newFakeContacts(t testing.TB) *fakeContacts {
 
 // fakeFields answers GET /internal/properties/{object} with the
 // definitions a test sets (none by default) and passes every other
-// request to next: the owners' fakes do not serve definitions.
+// request to next: contacts' fake does not serve its definitions.
 type fakeFields struct {
 	object string
 	next   http.Handler
@@ -223,19 +223,18 @@ func (f *fakeFields) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // can be stopped (connection refused) and restarted on the same address,
 // and that can lose an answer after the deal was created.
 type fakeDeals struct {
-	t      testing.TB
-	addr   string
-	fake   *dealsapitest.Fake
-	fields *fakeFields
-	mu     sync.Mutex
-	sent   []string // every create body received, in order
-	lose   int      // answers to lose after creating: 504 instead
-	srv    *http.Server
+	t    testing.TB
+	addr string
+	fake *dealsapitest.Fake
+	mu   sync.Mutex
+	sent []string // every create body received, in order
+	lose int      // answers to lose after creating: 504 instead
+	srv  *http.Server
 }
 
 func newFakeDeals(t testing.TB, contacts *fakeContacts) *fakeDeals {
-	fake := dealsapitest.NewFake(secret, dealsapitest.References{Company: contacts.HasCompany, Contact: contacts.HasContact})
-	f := &fakeDeals{t: t, fake: fake, fields: &fakeFields{object: propertyapi.Deals, next: fake}}
+	f := &fakeDeals{t: t, fake: dealsapitest.NewFake(secret,
+		dealsapitest.References{Company: contacts.HasCompany, Contact: contacts.HasContact})}
 	f.start("127.0.0.1:0")
 	t.Cleanup(f.stop)
 	return f
@@ -258,7 +257,7 @@ func (f *fakeDeals) start(addr string) {
 	f.addr = ln.Addr().String()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != dealsapi.PathDeals {
-			f.fields.ServeHTTP(w, r)
+			f.fake.ServeHTTP(w, r)
 			return
 		}
 		raw, _ := io.ReadAll(r.Body)

@@ -40,7 +40,8 @@ func TestQualify(t *testing.T) {
 	}
 	deal := e.deals.fake.Deal(int64(dealID))
 	want := map[string]any{"id": int64(dealID), "title": "Acme, Inc. deal", "value": "1500.5", "stage_id": 2.0,
-		"company_id": companyID, "contact_id": contactID, "assigned_to": 1.0, "source_lead_id": float64(id)}
+		"company_id": companyID, "contact_id": contactID, "assigned_to": 1.0, "source_lead_id": float64(id),
+		"custom_fields": map[string]any{}}
 	if diff := cmp.Diff(want, deal); diff != "" {
 		t.Fatalf("deal body (-want +got):\n%s", diff)
 	}
