@@ -3,7 +3,9 @@ package deals
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/bulk"
@@ -13,6 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/patch"
+	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Result is one input's outcome in a batch, the deal in its public form
@@ -145,7 +148,7 @@ func (s *Service) prepare(ctx context.Context, errs *bulk.Errors, i int, id int6
 		return target{}, err
 	}
 	if err := s.writable(ctx, id); err != nil {
-		if fault.KindOf(err) != fault.KindForbidden {
+		if !forbidden(err) {
 			return target{}, err
 		}
 		errs.Field(i, "id", "is a deal you may not change")
@@ -153,6 +156,13 @@ func (s *Service) prepare(ctx context.Context, errs *bulk.Errors, i int, id int6
 	}
 	refs, err := s.lookupRefs(ctx, in, &cur, defs)
 	return target{id: id, refs: refs, in: in}, err
+}
+
+// forbidden tells a refusal of the caller's edit scope: directory's check
+// answers it as a problem, a store as a fault.
+func forbidden(err error) bool {
+	var p *problem.Error
+	return fault.KindOf(err) == fault.KindForbidden || (errors.As(err, &p) && p.Status == http.StatusForbidden)
 }
 
 // writable refuses (forbidden) unless the caller may change deal id, as
@@ -433,14 +443,12 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 	var bad []fault.Field
 	for i, id := range ids {
 		err := s.writable(ctx, id)
-		switch fault.KindOf(err) {
-		case fault.KindNotFound:
-		case fault.KindForbidden:
+		switch {
+		case err == nil || fault.KindOf(err) == fault.KindNotFound:
+		case forbidden(err):
 			bad = append(bad, fault.Field{Field: fmt.Sprintf("ids[%d]", i), Message: "is a deal you may not change"})
 		default:
-			if err != nil {
-				return idempotency.Done[[]Result]{}, err
-			}
+			return idempotency.Done[[]Result]{}, err
 		}
 	}
 	if len(bad) > 0 {
