@@ -224,6 +224,7 @@ func TestLeadCustomFieldLists(t *testing.T) {
 		{"status=new&cf[budget][empty]=true", []string{"L3"}, 1},
 		{"cf[vip]=true", []string{"L0"}, 1},
 		{"status=new&per_page=1&sort_by=cf.budget", []string{"L0"}, 3},
+		{"search=x&cf[tier]=gold&sort_by=cf.budget&sort_dir=desc", []string{"L2", "L0"}, 2},
 	} {
 		got, total := names(tc.q)
 		if diff := cmp.Diff(tc.want, got); diff != "" || total != tc.total {
