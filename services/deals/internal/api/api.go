@@ -1,7 +1,9 @@
 // Package api is the deals HTTP edge: the public routes dealsapi declares
-// (JWT, stage writes admin-only; writes to a deal and its quotes within the
-// caller's edit scope) and the internal routes other contexts call with the
-// cluster secret (idempotent deal creation, the merge read for contracts).
+// (JWT, stage writes and custom-field definitions admin-only; writes to a
+// deal and its quotes within the caller's edit scope, batches checking it
+// per deal) and the internal routes other contexts call with the cluster
+// secret (idempotent deal creation, the merge read for contracts, the
+// definitions of deals for the gateway and leads).
 // It decodes bodies into dealsapi's input types and query strings into the
 // core's filters, and answers the core's records in their public form
 // (dealsapi's, which Public renders: exact amounts as strings and decimal
