@@ -268,8 +268,16 @@ func saveDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cur
 }
 
 // DeleteDeal deletes a deal (quotes cascade) and publishes deal.deleted.
+// It holds the definitions first, as every write does: a definition's
+// deletion drops unique values and then strips deals, the other order
+// from this one's.
 func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
-	return s.db.InTx(ctx, func(tx pgx.Tx) error { return removeDeal(ctx, tx, id) })
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := hold(ctx, tx); err != nil {
+			return err
+		}
+		return removeDeal(ctx, tx, id)
+	})
 }
 
 // removeDeal deletes a deal (quotes cascade) with its unique values and
