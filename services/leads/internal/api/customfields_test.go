@@ -316,6 +316,12 @@ func TestLeadBatches(t *testing.T) {
 	}
 	wantExactProblem(t, e.batch("upsert", map[string]any{"id_property": "erp_id", "inputs": []any{in("P", "E-5"), in("Q", "E-5")}}, ""),
 		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"inputs[1].custom_fields.erp_id", "repeats inputs[0]"}))
+	wantExactProblem(t, e.batch("upsert", map[string]any{"id_property": "erp_id", "inputs": []any{
+		map[string]any{"first_name": "P", "last_name": "X"},
+		map[string]any{"first_name": "Q", "last_name": "X", "custom_fields": map[string]any{"erp_id": 5}},
+	}}, ""), problemJSON(422, "validation_failed", "one or more fields are invalid",
+		[2]string{"inputs[0].custom_fields.erp_id", "is required: it identifies the lead"},
+		[2]string{"inputs[1].custom_fields.erp_id", "must be a string"}))
 	wantExactProblem(t, e.batch("upsert", map[string]any{"id_property": "budget", "inputs": []any{in("P", "E-5")}}, ""),
 		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"id_property", "must name a unique custom field of leads"}))
 

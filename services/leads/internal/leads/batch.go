@@ -202,10 +202,10 @@ func renderUnchanged(ctx context.Context, tx Tx, out []Result) ([]Result, error)
 
 // idProperty resolves a batch's id_property: a unique custom field of
 // leads (leads have no external id of their own).
-func idProperty(defs []customfield.Definition, field, name string) (customfield.Definition, error) {
+func idProperty(defs []customfield.Definition, name string) (customfield.Definition, error) {
 	d, ok := customfield.IsUnique(defs, name)
 	if !ok {
-		return customfield.Definition{}, fault.Invalid(field, "must name a unique custom field of leads")
+		return customfield.Definition{}, fault.Invalid("id_property", "must name a unique custom field of leads")
 	}
 	return d, nil
 }
@@ -220,34 +220,23 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []I
 	if err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
-	d, err := idProperty(defs, "id_property", property)
+	d, err := idProperty(defs, property)
 	if err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
 	field := customfield.Field(d.Name)
 	values := make([]string, len(ins))
 	for i, in := range ins {
-		v, msg := "", "is required: it identifies the lead"
-		if raw, ok := in.CustomFields[d.Name]; ok {
-			var held any
-			if err := json.Unmarshal(raw, &held); err == nil && held != nil {
-				// The key is the value as the field holds it, so two
-				// spellings of one number are one key.
-				var s string
-				if json.Unmarshal(raw, &s) != nil {
-					s = string(raw)
-				}
-				if c, m := customfield.Parse(d, s, nil); m == "" {
-					v, msg = customfield.Cell(c), ""
-				} else {
-					msg = m
-				}
-			}
+		// The key is the value as the field holds it (canonical), so two
+		// spellings of one number are one key.
+		held, err := customfield.Check(ctx, []customfield.Definition{d}, nil,
+			customfield.Input{d.Name: in.CustomFields[d.Name]}, nil)
+		if err := errs.Add(i, err); err != nil {
+			return idempotency.Done[[]Result]{}, err
 		}
-		if msg != "" {
-			errs.Field(i, field, msg)
+		if values[i] = customfield.Cell(held[d.Name]); err == nil && values[i] == "" {
+			errs.Field(i, field, "is required: it identifies the lead")
 		}
-		values[i] = v
 	}
 	errs.Unique(field, values)
 	if err := errs.Err(); err != nil {
@@ -330,7 +319,7 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 		if err != nil {
 			return nil, err
 		}
-		if d, err = idProperty(defs, "id_property", in.IDProperty); err != nil {
+		if d, err = idProperty(defs, in.IDProperty); err != nil {
 			return nil, err
 		}
 	}
@@ -422,7 +411,7 @@ func (s *Service) GetBy(ctx context.Context, property, value string) (Lead, erro
 	if err != nil {
 		return Lead{}, err
 	}
-	d, err := idProperty(defs, "id_property", strings.TrimSpace(property))
+	d, err := idProperty(defs, strings.TrimSpace(property))
 	if err != nil {
 		return Lead{}, err
 	}
