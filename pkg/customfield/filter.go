@@ -1,6 +1,7 @@
 package customfield
 
 import (
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"slices"
@@ -214,7 +215,10 @@ func (c Column) Where(w *listsql.Where, filters []Filter) {
 		case Eq:
 			switch f.Def.Type {
 			case MultiEnum:
-				w.And(c.json(f.Def.Name) + " @> " + w.Arg(f.Values) + "::jsonb")
+				// As JSON text: a statement run without a prepare step has
+				// no parameter type to encode a Go list by.
+				list, _ := json.Marshal(f.Values)
+				w.And(c.json(f.Def.Name) + " @> " + w.Arg(string(list)) + "::jsonb")
 			case Number:
 				w.And(c.Value(f.Def) + " = " + w.Arg(sqlValue(f.Values[0])))
 			default:

@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -265,23 +264,8 @@ func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact
 // force_custom_plan) saved 2-3 % of the list's PostgreSQL CPU, generic
 // plans about 9 % but made a rare source 4x slower (BenchmarkListStatements),
 // so the list stays unnamed. listMode lets that benchmark compare.
-//
-// An unnamed statement has no parameter types for pgx to encode by, so a
-// list argument of a custom-field filter ([]any, a multi_enum's values
-// compared as jsonb) is sent as its JSON text.
 func (s *Store) planned(args []any) []any {
-	out := make([]any, 0, len(args)+1)
-	out = append(out, cmp.Or(s.listMode, pgx.QueryExecModeExec))
-	for _, a := range args {
-		if list, ok := a.([]any); ok {
-			b, err := json.Marshal(list)
-			if err == nil {
-				a = string(b)
-			}
-		}
-		out = append(out, a)
-	}
-	return out
+	return append([]any{cmp.Or(s.listMode, pgx.QueryExecModeExec)}, args...)
 }
 
 // inTxNoJIT runs fn, the counting or searching queries of a list, in a
