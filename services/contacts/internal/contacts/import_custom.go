@@ -21,9 +21,11 @@ type CustomColumn struct {
 	Def customfield.Definition
 	// Header is what the template and the export write: the label, or
 	// cf.<name> where the label would be read as another column (it
-	// folds, as csvx compares headers, to a built-in column's name, to an
-	// earlier field's label or to a cf.<name>) or folds to nothing. An
-	// exported file so always imports back into the same fields.
+	// folds, as csvx compares headers, to a built-in column's name, to a
+	// header other systems give a built-in column, to an earlier field's
+	// label or to a cf.<name>) or folds to nothing. An exported file so
+	// always imports back into the same fields, and another system's file
+	// imports as it does without custom fields.
 	Header string
 }
 
@@ -38,8 +40,17 @@ func (c CustomColumn) labelled() bool { return c.Header != c.Column() }
 // columns.
 func CustomColumns(defs []customfield.Definition) []CustomColumn {
 	taken := map[string]bool{csvx.Normalize(csvx.FullNameField): true}
+	for _, l := range csvx.Labels(csvx.KeyFullName) {
+		taken[csvx.Normalize(l)] = true
+	}
 	for _, c := range ImportColumns {
-		taken[csvx.Normalize(c.Name)] = true
+		key := c.Labels
+		if key == "" {
+			key = c.Name
+		}
+		for _, h := range append(append([]string{c.Name}, csvx.Labels(key)...), c.Aliases...) {
+			taken[csvx.Normalize(h)] = true
+		}
 	}
 	for _, d := range defs {
 		taken[csvx.Normalize(CustomPrefix+d.Name)] = true
@@ -55,12 +66,9 @@ func CustomColumns(defs []customfield.Definition) []CustomColumn {
 	return out
 }
 
-// importColumns are the columns an import with custom fields reads. The
-// custom fields come first: csvx gives a folded header to the first
-// column that claims it, so a field's label wins over the other systems'
-// labels of a built-in column ("Lead Source" is the admin's field, not
-// source), while the built-in names themselves never reach a label (see
-// CustomColumns).
+// importColumns are the columns an import with custom fields reads: a
+// label never folds to a header of a built-in column (see CustomColumns),
+// so the order does not decide between them.
 func importColumns(custom []CustomColumn) []csvx.Column {
 	if len(custom) == 0 {
 		return ImportColumns

@@ -26,8 +26,8 @@ func csvDefs() []customfield.Definition {
 
 // TestCustomColumns: a field's column is headed by its label unless the
 // label would be read as another column (a built-in one's name, here
-// "email") or folds to an earlier label; the template escapes a label a
-// spreadsheet would run.
+// "email", or another system's header of one, "Lead Source") or folds to
+// an earlier label; the template escapes a label a spreadsheet would run.
 func TestCustomColumns(t *testing.T) {
 	t.Parallel()
 	defs := append(csvDefs(), customfield.Definition{Name: "tier2", Label: "tier", Type: customfield.Text},
@@ -36,12 +36,12 @@ func TestCustomColumns(t *testing.T) {
 	for _, c := range contacts.CustomColumns(defs) {
 		got = append(got, c.Header)
 	}
-	want := []string{"Renewal Date", "Tier", "Member No.", "VIP", "cf.alt_email", "Lead Source", `=HYPERLINK("x")`, "cf.tier2", "cf.dots"}
+	want := []string{"Renewal Date", "Tier", "Member No.", "VIP", "cf.alt_email", "cf.origin", `=HYPERLINK("x")`, "cf.tier2", "cf.dots"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("headers (-want +got):\n%s", diff)
 	}
 	h := contacts.ImportHeader(contacts.CustomColumns(csvDefs()))
-	if diff := cmp.Diff([]string{"source", "Renewal Date", "Tier", "Member No.", "VIP", "cf.alt_email", "Lead Source", `'=HYPERLINK("x")`},
+	if diff := cmp.Diff([]string{"source", "Renewal Date", "Tier", "Member No.", "VIP", "cf.alt_email", "cf.origin", `'=HYPERLINK("x")`},
 		h[len(contacts.ImportColumns)-1:]); diff != "" {
 		t.Errorf("template header (-want +got):\n%s", diff)
 	}
@@ -75,7 +75,7 @@ func readCustom(t *testing.T, file string, opt contacts.ImportOptions) ([]custom
 func TestReadImportCustomFields(t *testing.T) {
 	t.Parallel()
 	defs := append(csvDefs(), customfield.Definition{Name: "region", Label: "Region Code", Type: customfield.Text, Required: true})
-	file := "first_name,last_name,renewal date,CF.TIER,Member No.,vip,Lead Source,source,Region Code\n" +
+	file := "first_name,last_name,renewal date,CF.TIER,Member No.,vip,cf.origin,source,Region Code\n" +
 		"Ada,Lovelace,2026-03-01,gold,M-1,yes,Web,Referral,EU\n" +
 		"Bad,Date,2026-02-30,,,,,,EU\n" +
 		"Bad,Tier,,platinum,,,,,EU\n" +
