@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/outbox"
 )
@@ -404,14 +403,8 @@ func TestQualifyCarriesCustomFields(t *testing.T) {
 		t.Fatalf("qualify: %d %s", r.status, r.body)
 	}
 	q := r.json(t)
-	var contact struct {
-		CustomFields map[string]any `json:"custom_fields"`
-	}
-	cc := contactsapi.New(e.contacts.URL, secret)
-	if err := cc.Contact(context.Background(), int64(q["contact_id"].(float64)), &contact); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]any{"erp_id": "E-7", "tier": "gold"}, contact.CustomFields); diff != "" {
+	contact := e.contacts.Contact(int64(q["contact_id"].(float64)))
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-7", "tier": "gold"}, contact["custom_fields"]); diff != "" {
 		t.Errorf("contact custom_fields (-want +got):\n%s", diff)
 	}
 	deal := e.deals.fake.Deal(int64(q["deal_id"].(float64)))
