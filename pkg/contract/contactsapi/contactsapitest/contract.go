@@ -10,14 +10,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Backend is a contacts service the contract runs against: the Fake, or
-// contacts' real handlers over its database.
+// contacts' real handlers over its database, with the internal read of its
+// custom-field definitions and a way to define some of an object.
 type Backend interface {
 	Client() *contactsapi.Client
+	Properties() *propertyapi.Client
+	Define(t *testing.T, object string, defs ...propertyapi.PropertyInput)
 }
+
+// ContactFields and CompanyFields are the custom fields Run defines.
+var (
+	ContactFields = []propertyapi.PropertyInput{
+		{Name: "region", Label: "Region", Type: "enum", Options: []propertyapi.Option{{Value: "emea", Label: "EMEA"}, {Value: "apac", Label: "APAC"}}},
+		{Name: "erp_id", Label: "ERP id", Type: "text", Unique: true, Position: 1},
+	}
+	CompanyFields = []propertyapi.PropertyInput{
+		{Name: "tier", Label: "Tier", Type: "enum", Options: []propertyapi.Option{{Value: "gold", Label: "Gold"}}},
+	}
+)
 
 // Run is the contacts internal API contract, through the typed client.
 func Run(t *testing.T, b Backend) {
@@ -38,6 +54,27 @@ func Run(t *testing.T, b Backend) {
 		}
 	}
 
+	// Defined before any record is created: the fake renders a record's
+	// custom fields when it stores it.
+	b.Define(t, propertyapi.Contacts, ContactFields...)
+	b.Define(t, propertyapi.Companies, CompanyFields...)
+	for object, want := range map[string][]string{
+		propertyapi.Contacts:  {"contacts.region:enum", "contacts.erp_id:text"},
+		propertyapi.Companies: {"companies.tier:enum"},
+	} {
+		defs, err := b.Properties().List(ctx, object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := []string{}
+		for _, d := range defs {
+			names = append(names, d.Object+"."+d.Name+":"+d.Type)
+		}
+		if diff := cmp.Diff(want, names); diff != "" {
+			t.Errorf("definitions of %s read (-want +got):\n%s", object, diff)
+		}
+	}
+
 	acme, err := c.CreateCompany(ctx, "contract-co-1", contactsapi.CreateCompanyRequest{Name: "Acme, Inc."})
 	if err != nil {
 		t.Fatal(err)
@@ -55,14 +92,19 @@ func Run(t *testing.T, b Backend) {
 		ID             int64           `json:"id"`
 		Name           string          `json:"name"`
 		PrimaryContact json.RawMessage `json:"primary_contact"`
+		CustomFields   map[string]any  `json:"custom_fields"`
 	}
 	var co company
 	if err := c.Company(ctx, acme, &co); err != nil || co.Name != "Acme, Inc." || string(co.PrimaryContact) != "null" {
 		t.Errorf("company without contacts: %+v, %v", co, err)
 	}
+	if diff := cmp.Diff(map[string]any{"tier": nil}, co.CustomFields); diff != "" {
+		t.Errorf("the company's custom fields (-want +got):\n%s", diff)
+	}
 
 	email := "Wile@Acme.test"
-	req := contactsapi.CreateContactRequest{FirstName: "Wile", LastName: "Coyote", Email: &email, CompanyID: &acme, Source: "lead"}
+	req := contactsapi.CreateContactRequest{FirstName: "Wile", LastName: "Coyote", Email: &email, CompanyID: &acme, Source: "lead",
+		CustomFields: map[string]json.RawMessage{"region": json.RawMessage(`"emea"`)}}
 	wile, err := c.CreateContact(ctx, "contract-c-1", req)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +114,24 @@ func Run(t *testing.T, b Backend) {
 	}
 	_, err = c.CreateContact(ctx, "contract-c-2", contactsapi.CreateContactRequest{Source: "lead"})
 	wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", contactsapi.FieldFirstName, contactsapi.FieldLastName)
+	for _, tc := range []struct {
+		name   string
+		custom map[string]json.RawMessage
+		field  string
+	}{
+		{"not an option", map[string]json.RawMessage{"region": json.RawMessage(`"mars"`)}, "region"},
+		{"unknown custom field", map[string]json.RawMessage{"nope": json.RawMessage(`1`)}, "nope"},
+		{"wrong type", map[string]json.RawMessage{"erp_id": json.RawMessage(`{"a":1}`)}, "erp_id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := req
+			bad.CustomFields = tc.custom
+			// The body is checked before the key: a refused body under a
+			// used key is still the 422.
+			_, err := c.CreateContact(ctx, "contract-c-1", bad)
+			wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", customfield.Field(tc.field))
+		})
+	}
 
 	var pc struct {
 		ID int64 `json:"id"`
@@ -80,12 +140,16 @@ func Run(t *testing.T, b Backend) {
 		t.Errorf("primary contact: %s, %v; want %d", co.PrimaryContact, err, wile)
 	}
 	var got struct {
-		ID        int64  `json:"id"`
-		FirstName string `json:"first_name"`
-		Email     string `json:"email"`
+		ID           int64          `json:"id"`
+		FirstName    string         `json:"first_name"`
+		Email        string         `json:"email"`
+		CustomFields map[string]any `json:"custom_fields"`
 	}
 	if err := c.Contact(ctx, wile, &got); err != nil || got.FirstName != "Wile" || got.Email != email {
 		t.Errorf("contact: %+v, %v", got, err)
+	}
+	if diff := cmp.Diff(map[string]any{"region": "emea", "erp_id": nil}, got.CustomFields); diff != "" {
+		t.Errorf("the contact's custom fields (-want +got):\n%s", diff)
 	}
 	for _, unknown := range []func() error{
 		func() error { return c.Contact(ctx, 99_999_999, &got) },

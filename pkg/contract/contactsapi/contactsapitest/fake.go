@@ -1,13 +1,16 @@
 // Package contactsapitest is the contacts context's fake for other
 // contexts' tests: its internal API answered from memory, with the real
-// Idempotency-Key rules. Run is the contract both the fake and contacts'
-// real handlers pass (contacts' own tests run it), so the fake cannot
-// drift from the service. Faults (a service down, a lost answer) are the
+// Idempotency-Key rules, checking a create's custom fields against the
+// definitions Define gave it and serving those definitions' internal
+// read. Run is the contract both the fake and contacts' real handlers pass
+// (contacts' own tests run it), so the fake cannot drift from the service. Faults (a service down, a lost answer) are the
 // consumer test's plumbing around the handler.
 package contactsapitest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +24,9 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/internal/fakeidem"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -36,14 +42,19 @@ type Fake struct {
 	contacts  map[int64]map[string]any
 	companies map[int64]map[string]any
 	nextID    int64
+	defs      map[string][]propertyapi.Property // by object
 }
 
 // NewFake answers callers presenting the internal secret.
 func NewFake(secret string) *Fake {
-	f := &Fake{secret: secret, contacts: map[int64]map[string]any{}, companies: map[int64]map[string]any{}, nextID: 100}
+	f := &Fake{secret: secret, contacts: map[int64]map[string]any{}, companies: map[int64]map[string]any{}, nextID: 100,
+		defs: map[string][]propertyapi.Property{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc(contactsapi.RouteCreateContact, f.create(contactsapi.PathContacts, f.contacts, contactsapi.FieldFirstName, contactsapi.FieldLastName))
-	mux.HandleFunc(contactsapi.RouteCreateCompany, f.create(contactsapi.PathCompanies, f.companies, contactsapi.FieldCompanyName))
+	mux.HandleFunc(contactsapi.RouteCreateContact, f.create(contactsapi.PathContacts, propertyapi.Contacts, f.contacts, contactsapi.FieldFirstName, contactsapi.FieldLastName))
+	mux.HandleFunc(contactsapi.RouteCreateCompany, f.create(contactsapi.PathCompanies, propertyapi.Companies, f.companies, contactsapi.FieldCompanyName))
+	for _, object := range []string{propertyapi.Contacts, propertyapi.Companies} {
+		mux.HandleFunc(propertyapi.RouteInternal(object), f.properties(object))
+	}
 	mux.HandleFunc(contactsapi.RouteContact, f.get(f.contacts, false))
 	mux.HandleFunc(contactsapi.RouteCompany, f.get(f.companies, true))
 	mux.HandleFunc(contactsapi.RouteMatchContacts, f.matchContacts)
@@ -64,7 +75,56 @@ func (f *Fake) Start(t testing.TB) (*httptest.Server, *contactsapi.Client) {
 // ServeHTTP implements the internal routes behind the internal secret.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.h.ServeHTTP(w, r) }
 
-func (f *Fake) create(scope string, m map[int64]map[string]any, required ...string) http.HandlerFunc {
+// Define adds custom fields of object (propertyapi.Contacts or
+// Companies): the internal read lists them and a create's custom_fields
+// are checked against them (any positive user id exists).
+func (f *Fake) Define(object string, defs ...propertyapi.PropertyInput) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, in := range defs {
+		opts := in.Options
+		if opts == nil {
+			opts = []propertyapi.Option{}
+		}
+		f.defs[object] = append(f.defs[object], propertyapi.Property{Object: object, Name: in.Name, Label: in.Label,
+			Type: in.Type, Options: opts, Required: in.Required, Unique: in.Unique, Description: in.Description,
+			Position: in.Position})
+	}
+}
+
+func (f *Fake) definitions(object string) []propertyapi.Property {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]propertyapi.Property{}, f.defs[object]...)
+}
+
+func (f *Fake) properties(object string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		httpx.JSON(w, http.StatusOK, propertyapi.Definitions{Data: f.definitions(object)})
+	}
+}
+
+// checkCustom checks the body's custom fields by the rules contacts
+// applies (customfield.Check) and returns them as the record reads them
+// (every defined name, null where empty), adding their refusals to v.
+func (f *Fake) checkCustom(object string, raw []byte, v *validate.Errors) map[string]any {
+	var body struct {
+		CustomFields map[string]json.RawMessage `json:"custom_fields"`
+	}
+	_ = json.Unmarshal(raw, &body) // the body already decoded as an object
+	defs := f.definitions(object)
+	anyUser := func(_ context.Context, id int64) (bool, error) { return id > 0, nil }
+	vals, err := customfield.Check(context.Background(), defs, nil, customfield.Input(body.CustomFields), anyUser)
+	var e *fault.Error
+	if errors.As(err, &e) {
+		for _, fe := range e.Fields {
+			v.Add(fe.Field, "%s", fe.Message)
+		}
+	}
+	return customfield.Render(defs, vals)
+}
+
+func (f *Fake) create(scope, object string, m map[int64]map[string]any, required ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		raw, err := io.ReadAll(io.LimitReader(r.Body, httpx.MaxJSONBody+1))
 		if err != nil {
@@ -82,6 +142,7 @@ func (f *Fake) create(scope string, m map[int64]map[string]any, required ...stri
 			rec[field] = strings.TrimSpace(s)
 			v.Required(field, strings.TrimSpace(s))
 		}
+		rec["custom_fields"] = f.checkCustom(object, raw, &v)
 		if err := v.Err(); err != nil {
 			problem.Write(w, r, err)
 			return

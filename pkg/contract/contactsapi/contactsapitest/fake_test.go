@@ -5,14 +5,29 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/svcclient"
 )
 
-type fakeBackend struct{ c *contactsapi.Client }
+const secret = "test-internal-secret-0123456789"
+
+type fakeBackend struct {
+	f   *contactsapitest.Fake
+	c   *contactsapi.Client
+	url string
+}
 
 func (b fakeBackend) Client() *contactsapi.Client { return b.c }
+func (b fakeBackend) Properties() *propertyapi.Client {
+	return propertyapi.NewClient(svcclient.New("contacts", b.url, secret))
+}
+func (b fakeBackend) Define(_ *testing.T, object string, defs ...propertyapi.PropertyInput) {
+	b.f.Define(object, defs...)
+}
 
 func TestFakeKeepsTheContract(t *testing.T) {
 	t.Parallel()
-	_, c := contactsapitest.NewFake("test-internal-secret-0123456789").Start(t)
-	contactsapitest.Run(t, fakeBackend{c})
+	f := contactsapitest.NewFake(secret)
+	srv, c := f.Start(t)
+	contactsapitest.Run(t, fakeBackend{f, c, srv.URL})
 }
