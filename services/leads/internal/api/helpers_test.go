@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/authtest"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
@@ -174,48 +173,16 @@ func wantProblem(t testing.TB, r resp, status int, code string, fields ...string
 }
 
 // fakeContacts is contacts' own fake (held to contacts' contract) on a
-// loopback listener, with the definitions of contacts a test sets.
+// loopback listener; tests give it definitions with Define.
 type fakeContacts struct {
 	*contactsapitest.Fake
 	*httptest.Server
-	fields *fakeFields
 }
 
 func newFakeContacts(t testing.TB) *fakeContacts {
 	f := contactsapitest.NewFake(secret)
-	fields := &fakeFields{object: propertyapi.Contacts, next: f}
-	srv := httptest.NewServer(fields)
-	t.Cleanup(srv.Close)
-	return &fakeContacts{Fake: f, Server: srv, fields: fields}
-}
-
-// fakeFields answers GET /internal/properties/{object} with the
-// definitions a test sets (none by default) and passes every other
-// request to next: contacts' fake does not serve its definitions.
-type fakeFields struct {
-	object string
-	next   http.Handler
-	mu     sync.Mutex
-	defs   []propertyapi.Property
-}
-
-func (f *fakeFields) set(defs ...propertyapi.Property) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.defs = defs
-}
-
-func (f *fakeFields) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || r.URL.Path != propertyapi.PathInternal+f.object {
-		f.next.ServeHTTP(w, r)
-		return
-	}
-	auth.RequireInternal(secret)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		defs := append([]propertyapi.Property{}, f.defs...)
-		f.mu.Unlock()
-		httpx.JSON(w, http.StatusOK, propertyapi.Definitions{Data: defs})
-	})).ServeHTTP(w, r)
+	srv, _ := f.Start(t)
+	return &fakeContacts{Fake: f, Server: srv}
 }
 
 // fakeDeals serves deals' own fake (held to deals' contract, checking
