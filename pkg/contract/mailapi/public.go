@@ -1,20 +1,20 @@
 package mailapi
 
-import "time"
+import "github.com/opencrm/crm/pkg/timestamp"
 
 // EmailSummary is a synced message in a list (body cut to a snippet).
 type EmailSummary struct {
-	ID        int64     `json:"id" minimum:"1" example:"55"`
-	MessageID string    `json:"message_id" maxLength:"998" pattern:"^<[\\s\\S]+>$" example:"<abc@mail.example>" description:"The RFC 5322 Message-ID in its bracketed form <left@right>, brackets included in the 998 characters; unique across the store."`
-	From      string    `json:"from" example:"ada@example.com"`
-	To        []string  `json:"to" nullable:"false" maxItems:"500"`
-	Cc        []string  `json:"cc" nullable:"false" maxItems:"500"`
-	Subject   string    `json:"subject" maxLength:"998" example:"Proposal"`
-	Snippet   string    `json:"snippet"`
-	SentAt    time.Time `json:"sent_at"`
-	Direction string    `json:"direction" enum:"inbound,outbound" example:"inbound"`
-	MailboxID *int64    `json:"mailbox_id" minimum:"1"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        int64          `json:"id" minimum:"1" example:"55"`
+	MessageID string         `json:"message_id" maxLength:"998" pattern:"^<[\\s\\S]+>$" example:"<abc@mail.example>" description:"The RFC 5322 Message-ID in its bracketed form <left@right>, brackets included in the 998 characters; unique across the store."`
+	From      string         `json:"from" example:"ada@example.com"`
+	To        []string       `json:"to" nullable:"false" maxItems:"500"`
+	Cc        []string       `json:"cc" nullable:"false" maxItems:"500"`
+	Subject   string         `json:"subject" maxLength:"998" example:"Proposal"`
+	Snippet   string         `json:"snippet"`
+	SentAt    timestamp.Time `json:"sent_at"`
+	Direction string         `json:"direction" enum:"inbound,outbound" example:"inbound"`
+	MailboxID *int64         `json:"mailbox_id" minimum:"1"`
+	CreatedAt timestamp.Time `json:"created_at"`
 }
 
 // Email is one message with its text body.
@@ -43,20 +43,20 @@ type EmailInput struct {
 
 // Mailbox is a connected IMAP mailbox; its password is never returned.
 type Mailbox struct {
-	ID           int64      `json:"id" minimum:"1" example:"2"`
-	OwnerID      int64      `json:"owner_id" minimum:"1"`
-	Host         string     `json:"host" example:"imap.example.com"`
-	Port         int        `json:"port" minimum:"1" maximum:"65535" example:"993"`
-	TLS          bool       `json:"tls" example:"true"`
-	Username     string     `json:"username" maxLength:"255"`
-	Folder       string     `json:"folder" maxLength:"255" example:"INBOX"`
-	Status       string     `json:"status" enum:"pending,ok,error" example:"ok"`
-	LastError    *string    `json:"last_error"`
-	LastSyncedAt *time.Time `json:"last_synced_at"`
-	UIDValidity  uint32     `json:"uidvalidity"`
-	LastUID      uint32     `json:"last_uid"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	ID           int64           `json:"id" minimum:"1" example:"2"`
+	OwnerID      int64           `json:"owner_id" minimum:"1"`
+	Host         string          `json:"host" example:"imap.example.com"`
+	Port         int             `json:"port" minimum:"1" maximum:"65535" example:"993"`
+	TLS          bool            `json:"tls" example:"true"`
+	Username     string          `json:"username" maxLength:"255"`
+	Folder       string          `json:"folder" maxLength:"255" example:"INBOX"`
+	Status       string          `json:"status" enum:"pending,ok,error" example:"ok"`
+	LastError    *string         `json:"last_error"`
+	LastSyncedAt *timestamp.Time `json:"last_synced_at"`
+	UIDValidity  uint32          `json:"uidvalidity"`
+	LastUID      uint32          `json:"last_uid"`
+	CreatedAt    timestamp.Time  `json:"created_at"`
+	UpdatedAt    timestamp.Time  `json:"updated_at"`
 }
 
 // MailboxInput is the body of ConnectMailbox (host, username, password

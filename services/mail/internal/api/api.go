@@ -87,9 +87,9 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case isNew:
-		created(w, mailapi.StoreEmail, mailapi.GetEmail.Location(m.ID), m)
-	case c.CanRead(m.Summary):
-		httpx.Updated(w, m, storedAgain)
+		created(w, mailapi.StoreEmail, mailapi.GetEmail.Location(m.ID), m.Email)
+	case c.CanRead(m):
+		httpx.Updated(w, m.Email, storedAgain)
 	default:
 		httpx.Updated(w, mail.Ref{ID: m.ID, MessageID: m.MessageID}, storedAgain)
 	}
@@ -116,7 +116,7 @@ func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.OK(w, m)
+	httpx.OK(w, m.Email)
 	return nil
 }
 

@@ -6,26 +6,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
 // MessageInput is a message as a client sends it to be stored.
-type MessageInput struct {
-	MessageID string   `json:"message_id"`
-	From      string   `json:"from"`
-	To        []string `json:"to"`
-	Cc        []string `json:"cc"`
-	Subject   string   `json:"subject"`
-	BodyText  string   `json:"body_text"`
-	SentAt    string   `json:"sent_at"`
-	Direction string   `json:"direction"`
-}
+type MessageInput = mailapi.EmailInput
 
-// Validate checks every field at once and returns the message to store.
+// ValidateMessage checks every field of in at once and returns the message to store.
 // Addresses may be bare (a@b.example) or carry a display name
 // ("Ann <a@b.example>"); only the address is kept. sent_at defaults to
 // now, direction to inbound.
-func (in MessageInput) Validate(now time.Time) (NewMessage, error) {
+func ValidateMessage(in MessageInput, now time.Time) (NewMessage, error) {
 	var v validate.Errors
 	m := NewMessage{
 		MessageID: NormalizeMessageID(Clean(in.MessageID)),

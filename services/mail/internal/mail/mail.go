@@ -11,8 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"github.com/opencrm/crm/pkg/list"
-	"github.com/opencrm/crm/pkg/timestamp"
 )
 
 // Directions of a message, seen from the CRM user's side.
@@ -48,29 +48,12 @@ const (
 
 // Summary is a message as listed under a contact or lead: everything but
 // the body, which a list of 100 messages should not carry.
-type Summary struct {
-	ID        int64          `json:"id"`
-	MessageID string         `json:"message_id"`
-	From      string         `json:"from"`
-	To        []string       `json:"to"`
-	Cc        []string       `json:"cc"`
-	Subject   string         `json:"subject"`
-	Snippet   string         `json:"snippet"`
-	SentAt    timestamp.Time `json:"sent_at"`
-	Direction string         `json:"direction"`
-	MailboxID *int64         `json:"mailbox_id"`
-	CreatedAt timestamp.Time `json:"created_at"`
-	// OwnerID is the owner of the mailbox the message was first synced
-	// from (kept when the mailbox is deleted; 0 when that owner is lost),
-	// nil for a message a client posted rather than synced. Never shown:
-	// see Caller.CanRead.
-	OwnerID *int64 `json:"-"`
-}
+type Summary = mailapi.EmailSummary
 
 // LinkedTo reports whether address (a record's email) is among the
-// message's participants, compared as the participants index stores them,
-// so it agrees with the linked-email lists.
-func (m Summary) LinkedTo(address string) bool {
+// participants of m, compared as the participants index stores them, so it
+// agrees with the linked-email lists.
+func LinkedTo(m Summary, address string) bool {
 	a := normAddress(address)
 	if a == "" {
 		return false
@@ -90,15 +73,17 @@ func (m Summary) LinkedTo(address string) bool {
 
 // Ref names a stored message without its content: the answer to a repeated
 // message_id whose stored copy the caller may not read.
-type Ref struct {
-	ID        int64  `json:"id"`
-	MessageID string `json:"message_id"`
-}
+type Ref = mailapi.EmailRef
 
-// Message is a stored message with its text body.
+// Message is a stored message with its text body, and who may read it by
+// id.
 type Message struct {
-	Summary
-	BodyText string `json:"body_text"`
+	mailapi.Email
+	// OwnerID is the owner of the mailbox the message was first synced
+	// from (kept when the mailbox is deleted; 0 when that owner is lost),
+	// nil for a message a client posted rather than synced. Never shown:
+	// see Caller.CanRead.
+	OwnerID *int64 `json:"-"`
 }
 
 // NewMessage is a validated message ready to store. Addresses are bare
@@ -230,22 +215,7 @@ func TruncateRunes(s string, max int) string {
 
 // Mailbox is a connected IMAP mailbox as the API shows it: never with its
 // password.
-type Mailbox struct {
-	ID           int64           `json:"id"`
-	OwnerID      int64           `json:"owner_id"`
-	Host         string          `json:"host"`
-	Port         int             `json:"port"`
-	TLS          bool            `json:"tls"`
-	Username     string          `json:"username"`
-	Folder       string          `json:"folder"`
-	Status       string          `json:"status"`
-	LastError    *string         `json:"last_error"`
-	LastSyncedAt *timestamp.Time `json:"last_synced_at"`
-	UIDValidity  uint32          `json:"uidvalidity"`
-	LastUID      uint32          `json:"last_uid"`
-	CreatedAt    timestamp.Time  `json:"created_at"`
-	UpdatedAt    timestamp.Time  `json:"updated_at"`
-}
+type Mailbox = mailapi.Mailbox
 
 // MailboxSecret is a mailbox with its sealed password, for the syncer only.
 type MailboxSecret struct {

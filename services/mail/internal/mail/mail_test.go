@@ -106,7 +106,7 @@ func TestMessageInputValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := tt.in.Validate(now)
+			got, err := ValidateMessage(tt.in, now)
 			if tt.fields != nil {
 				if diff := cmp.Diff(tt.fields, fields(err)); diff != "" {
 					t.Errorf("fields (-want +got):\n%s", diff)
@@ -205,7 +205,7 @@ func TestMailboxInputValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := tt.in.validate(tt.cur)
+			got, err := validateMailbox(tt.in, tt.cur)
 			if tt.fields != nil {
 				if diff := cmp.Diff(tt.fields, fields(err)); diff != "" {
 					t.Errorf("fields (-want +got):\n%s", diff)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -20,14 +21,7 @@ var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9
 // to connect a mailbox or change one. Pointers tell an absent field from a
 // zero one: on a change an absent port, tls, folder or password keeps its
 // value.
-type MailboxInput struct {
-	Host     *string `json:"host"`
-	Port     *int    `json:"port"`
-	TLS      *bool   `json:"tls"`
-	Username *string `json:"username"`
-	Password *string `json:"password"`
-	Folder   *string `json:"folder"`
-}
+type MailboxInput = mailapi.MailboxInput
 
 // validated is a checked MailboxInput; password is "" when unchanged.
 type validated struct {
@@ -35,10 +29,10 @@ type validated struct {
 	password string
 }
 
-// validate checks the input against the current mailbox (nil on create).
+// validateMailbox checks in against the current mailbox (nil on create).
 // host and username are required on both; password on create, and on an
 // update that would send the stored password elsewhere (redirects).
-func (in MailboxInput) validate(cur *Mailbox) (validated, error) {
+func validateMailbox(in MailboxInput, cur *Mailbox) (validated, error) {
 	var v validate.Errors
 	var out validated
 	f := &out.fields

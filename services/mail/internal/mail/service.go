@@ -22,7 +22,7 @@ type Caller struct {
 // (posted by a client, not synced) is readable by every user. Everyone reads a
 // private message through a contact or lead it is linked to (see
 // Service.Message), because every JWT user reads every linked email.
-func (c Caller) CanRead(m Summary) bool {
+func (c Caller) CanRead(m Message) bool {
 	return m.OwnerID == nil || c.Admin || (c.UserID > 0 && *m.OwnerID == c.UserID)
 }
 
@@ -58,7 +58,7 @@ func NewService(store Store, contacts Contacts, leads Leads, sealer *Sealer, que
 // CreateMessage validates and stores a message; created is false when
 // the message_id was already stored (a no-op returning the stored one).
 func (s *Service) CreateMessage(ctx context.Context, in MessageInput, by int64) (Message, bool, error) {
-	m, err := in.Validate(s.now())
+	m, err := ValidateMessage(in, s.now())
 	if err != nil {
 		return Message{}, false, err
 	}
@@ -79,7 +79,7 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 		if err != nil {
 			return Message{}, err
 		}
-		if !c.CanRead(m.Summary) {
+		if !c.CanRead(m) {
 			return Message{}, fault.NotFound("email")
 		}
 		return m, nil
@@ -94,7 +94,7 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 	if err != nil {
 		return Message{}, err
 	}
-	if !m.LinkedTo(email) {
+	if !LinkedTo(m.EmailSummary, email) {
 		return Message{}, fault.NotFound("email")
 	}
 	return m, nil
@@ -134,7 +134,7 @@ func (s *Service) CreateMailbox(ctx context.Context, c Caller, in MailboxInput) 
 	if err := s.mailboxesEnabled(); err != nil {
 		return Mailbox{}, err
 	}
-	v, err := in.validate(nil)
+	v, err := validateMailbox(in, nil)
 	if err != nil {
 		return Mailbox{}, err
 	}
@@ -158,7 +158,7 @@ func (s *Service) UpdateMailbox(ctx context.Context, c Caller, id int64, in Mail
 		return Mailbox{}, err
 	}
 	mb, err := s.store.UpdateMailbox(ctx, id, c.ownerFilter(), func(cur Mailbox) (MailboxFields, error) {
-		v, err := in.validate(&cur)
+		v, err := validateMailbox(in, &cur)
 		if err != nil {
 			return MailboxFields{}, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi/contactsapitest"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi/leadsapitest"
+	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/list"
 )
@@ -39,13 +40,13 @@ func (m *memStore) Linked(_ context.Context, address string, _ list.Query) ([]Su
 func TestCanRead(t *testing.T) {
 	t.Parallel()
 	ann, lost := int64(1), int64(0)
-	posted := Summary{}
-	private := Summary{OwnerID: &ann}
-	orphan := Summary{OwnerID: &lost}
+	posted := Message{}
+	private := Message{OwnerID: &ann}
+	orphan := Message{OwnerID: &lost}
 	tests := []struct {
 		name   string
 		caller Caller
-		m      Summary
+		m      Message
 		want   bool
 	}{
 		{"a posted message, by any user", Caller{UserID: 2}, posted, true},
@@ -80,7 +81,7 @@ func TestLinkedTo(t *testing.T) {
 		{"  ", false},
 	}
 	for _, tt := range tests {
-		if got := m.LinkedTo(tt.address); got != tt.want {
+		if got := LinkedTo(m, tt.address); got != tt.want {
 			t.Errorf("LinkedTo(%q) = %v, want %v", tt.address, got, tt.want)
 		}
 	}
@@ -128,8 +129,8 @@ func TestMessage(t *testing.T) {
 	t.Parallel()
 	ann := int64(1)
 	st := &memStore{messages: map[int64]Message{
-		1: {Summary: Summary{ID: 1, From: "carol@example.org", To: []string{"user1@example.com"}, OwnerID: &ann}},
-		2: {Summary: Summary{ID: 2, From: "bob@example.com", To: []string{"x@example.com"}}},
+		1: {Email: mailapi.Email{EmailSummary: Summary{ID: 1, From: "carol@example.org", To: []string{"user1@example.com"}}}, OwnerID: &ann},
+		2: {Email: mailapi.Email{EmailSummary: Summary{ID: 2, From: "bob@example.com", To: []string{"x@example.com"}}}},
 	}}
 	s := newTestService(t, st)
 	bob := Caller{UserID: 2}

@@ -32,7 +32,7 @@ func New(d *db.DB) (*Store, error) {
 }
 
 const summaryCols = `m.id, m.message_id, m.from_address, m.to_addresses, m.cc_addresses, m.subject,
-	m.snippet, m.sent_at, m.direction, m.mailbox_id, m.created_at, m.owner_id`
+	m.snippet, m.sent_at, m.direction, m.mailbox_id, m.created_at`
 
 func scanSummary(row pgx.CollectableRow) (mail.Summary, error) {
 	var s mail.Summary
@@ -42,14 +42,14 @@ func scanSummary(row pgx.CollectableRow) (mail.Summary, error) {
 
 func scanMessage(row pgx.CollectableRow) (mail.Message, error) {
 	var m mail.Message
-	err := scanSummaryInto(row, &m.Summary, &m.BodyText)
+	err := scanSummaryInto(row, &m.EmailSummary, &m.OwnerID, &m.BodyText)
 	return m, err
 }
 
 // scanSummaryInto reads summaryCols, then extra, into s.
 func scanSummaryInto(row pgx.CollectableRow, s *mail.Summary, extra ...any) error {
 	err := row.Scan(append([]any{&s.ID, &s.MessageID, &s.From, &s.To, &s.Cc, &s.Subject,
-		&s.Snippet, &s.SentAt, &s.Direction, &s.MailboxID, &s.CreatedAt, &s.OwnerID}, extra...)...)
+		&s.Snippet, &s.SentAt, &s.Direction, &s.MailboxID, &s.CreatedAt}, extra...)...)
 	if s.To == nil {
 		s.To = []string{}
 	}
@@ -60,7 +60,7 @@ func scanSummaryInto(row pgx.CollectableRow, s *mail.Summary, extra ...any) erro
 }
 
 func oneMessage(ctx context.Context, q db.Querier, where string, arg any) (mail.Message, error) {
-	rows, err := q.Query(ctx, `SELECT `+summaryCols+`, m.body_text FROM messages m WHERE `+where, arg)
+	rows, err := q.Query(ctx, `SELECT `+summaryCols+`, m.owner_id, m.body_text FROM messages m WHERE `+where, arg)
 	if err != nil {
 		return mail.Message{}, fmt.Errorf("store: message: %w", err)
 	}
@@ -91,7 +91,7 @@ func (s *Store) CreateMessage(ctx context.Context, m mail.NewMessage) (mail.Mess
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
 				(SELECT mb.owner_id FROM mailboxes mb WHERE mb.id = $10))
 			ON CONFLICT (message_id) DO NOTHING
-			RETURNING `+summaryCols+`, m.body_text`,
+			RETURNING `+summaryCols+`, m.owner_id, m.body_text`,
 			m.MessageID, m.From, nonNil(m.To), nonNil(m.Cc), m.Subject, m.BodyText,
 			mail.Snippet(m.BodyText), m.SentAt, m.Direction, m.MailboxID, m.CreatedBy)
 		if err == nil {
