@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
 
@@ -117,6 +118,8 @@ var tagDescriptions = map[string]string{
 	"Contract templates": "HTML templates with merge tags.",
 	"Public API":         "Lead intake for web forms and other systems, with an API key.",
 	"Emails":             "Synced email and IMAP mailboxes.",
+	propertyapi.Tag: "Each installation's own fields of contacts, companies, leads and deals (admin only; integration tokens need scope admin). " +
+		"Records carry them in custom_fields; lists filter and sort by them (cf[name]=...); this document types them with the current definitions.",
 	"Webhooks": "Subscriptions that push every change to an integration's URL, signed (Standard Webhooks), retried for 3 days; " +
 		"their delivery log; and the events feed to catch up without a receiver. The bodies are listed under Webhooks. " +
 		"A person needs the admin role; an integration token needs webhooks:read or webhooks:write.",

@@ -60,7 +60,7 @@ type Result[T any] struct {
 type Results[T any] struct {
 	Success bool        `json:"success" const:"true"`
 	Data    []Result[T] `json:"data" nullable:"false"`
-	Message string      `json:"message" example:"3 contacts created"`
+	Message string      `json:"message,omitempty" example:"contacts created" description:"What the write did, in words; absent on batch/read."`
 }
 
 // Routes are the batch routes of one object and its read by external id.

@@ -86,8 +86,8 @@ var (
 
 	// ContactProperties and CompanyProperties are the custom-field
 	// definitions of contacts and companies (admin only).
-	ContactProperties = propertyapi.NewRoutes(Service, propertyapi.Contacts, "Custom fields")
-	CompanyProperties = propertyapi.NewRoutes(Service, propertyapi.Companies, "Custom fields")
+	ContactProperties = propertyapi.NewRoutes(Service, propertyapi.Contacts)
+	CompanyProperties = propertyapi.NewRoutes(Service, propertyapi.Companies)
 )
 
 // Routes are the public routes contacts serves, in the document's order.

@@ -79,7 +79,7 @@ var (
 	DealBatch = batchapi.NewRoutes[Deal, DealInput, DealUpdate](Service, Resource, "Deals", "/deals", "deals")
 
 	// DealProperties is the custom-field definitions of deals.
-	DealProperties = propertyapi.NewRoutes(Service, propertyapi.Deals, "Custom fields")
+	DealProperties = propertyapi.NewRoutes(Service, propertyapi.Deals)
 )
 
 // Routes are the public routes deals serves, in the document's order.

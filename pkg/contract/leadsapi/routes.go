@@ -80,7 +80,7 @@ var (
 	LeadBatch = batchapi.NewRoutes[Lead, LeadInput, LeadUpdate](Service, Resource, "Leads", "/leads", "leads")
 
 	// LeadProperties is the custom-field definitions of leads.
-	LeadProperties = propertyapi.NewRoutes(Service, propertyapi.Leads, "Custom fields")
+	LeadProperties = propertyapi.NewRoutes(Service, propertyapi.Leads)
 )
 
 // Routes are the public routes leads serves, in the document's order.

@@ -69,6 +69,9 @@ type PropertyUpdate struct {
 	Position    patch.Field[int]      `json:"position,omitzero" minimum:"0"`
 }
 
+// Tag groups the definition routes of every object in the document.
+const Tag = "Custom fields"
+
 // Routes are the definition routes of one object.
 type Routes struct {
 	List, Create, Get, Update, Delete route.Route
@@ -76,10 +79,10 @@ type Routes struct {
 
 // NewRoutes declares the definition routes of object for service: admin
 // only (scope admin for integration tokens).
-func NewRoutes(service, object, tag string) Routes {
+func NewRoutes(service, object string) Routes {
 	base := "/properties/" + object
 	r := func(method, path, summary string) route.Route {
-		return route.Route{Method: method, Path: base + path, Service: service, Auth: route.Admin, Tag: tag, Summary: summary}
+		return route.Route{Method: method, Path: base + path, Service: service, Auth: route.Admin, Tag: Tag, Summary: summary}
 	}
 	rs := Routes{
 		List:   r(http.MethodGet, "", "List the custom fields of "+object),
