@@ -275,6 +275,10 @@ func queryParam(q route.Param) obj {
 		s["enum"] = q.Enum
 	}
 	p := obj{"name": q.Name, "in": "query", "required": q.Required, "schema": s}
+	if q.Style != "" {
+		s["additionalProperties"] = obj{"type": "string"}
+		p["style"], p["explode"] = q.Style, true
+	}
 	if q.Desc != "" {
 		p["description"] = q.Desc
 	}

@@ -17,22 +17,15 @@ const Service = "contacts"
 const Resource = "contacts"
 
 // ContactQuery is the filter of GET /contacts and of the CSV export.
-var ContactQuery = route.PageQuery(
+var ContactQuery = route.PageQuery(propertyapi.Filters,
 	route.Q("status", "string", "", "active", "inactive"), route.ID("company_id", ""),
 	route.AssignedTo, route.Q("source", "string", ""),
 	route.DateFrom, route.DateTo,
 	route.Scope, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default name; cf.<name> sorts by a custom field.", "name", "email", "phone", "company_name", "status", "created_at", "updated_at"))
 
-var companyQuery = route.PageQuery(route.UpdatedSince, route.AfterID,
+var companyQuery = route.PageQuery(propertyapi.Filters, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default name; cf.<name> sorts by a custom field.", "name", "created_at", "updated_at"))
-
-// customFilters tells a list's custom-field filters, which the query
-// declarations cannot name one by one (each installation has its own).
-const customFilters = "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
-	"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
-	"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
-	"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."
 
 // byExternalID tells the GET of one record by an external id.
 const byExternalID = "With id_property, the path's {id} is that field's value: the object's own external id or a unique custom field."
@@ -40,7 +33,7 @@ const byExternalID = "With id_property, the path's {id} is that field's value: t
 // The public routes of contacts and companies.
 var (
 	ListContacts = route.Route{Method: http.MethodGet, Path: "/contacts", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Contacts", Summary: "List contacts", Description: customFilters, Query: ContactQuery, Response: envelope.Page[Contact]{}}
+		Tag: "Contacts", Summary: "List contacts", Query: ContactQuery, Response: envelope.Page[Contact]{}}
 	CreateContact = route.Route{Method: http.MethodPost, Path: "/contacts", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Contacts", Summary: "Create a contact", Request: ContactInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Contact]{}, Message: "Contact created"}
@@ -62,7 +55,7 @@ var (
 		Response: envelope.ImportResult{}, Message: "Imported 98 contacts, skipped 2"}
 
 	ListCompanies = route.Route{Method: http.MethodGet, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Companies", Summary: "List companies", Description: customFilters, Query: companyQuery, Response: envelope.Page[Company]{}}
+		Tag: "Companies", Summary: "List companies", Query: companyQuery, Response: envelope.Page[Company]{}}
 	CreateCompany = route.Route{Method: http.MethodPost, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Companies", Summary: "Create a company", Request: CompanyInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Company]{}, Message: "Company created"}

@@ -17,18 +17,11 @@ const Service = "deals"
 // and quotes.
 const Resource = "deals"
 
-var dealQuery = route.PageQuery(
+var dealQuery = route.PageQuery(propertyapi.Filters,
 	route.Q("status", "string", "One status or a comma-separated list of open, won, lost."),
 	route.ID("stage_id", ""), route.ID("company_id", ""), route.ID("contact_id", ""),
 	route.AssignedTo, route.Scope, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default created_at; cf.<name> sorts by a custom field.", "title", "value", "stage", "expected_close_date", "created_at", "updated_at"))
-
-// customFilters tells the list's custom-field filters, which the query
-// declaration cannot name one by one (each installation has its own).
-const customFilters = "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
-	"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
-	"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
-	"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."
 
 // byExternalID tells the GET of one deal by an external id.
 const byExternalID = "With id_property, the path's {id} is that field's value: a unique custom field of deals."
@@ -51,7 +44,7 @@ var (
 		Problems: []int{http.StatusConflict}}
 
 	ListDeals = route.Route{Method: http.MethodGet, Path: "/deals", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Deals", Summary: "List deals", Description: customFilters, Query: dealQuery, Response: envelope.Page[Deal]{}}
+		Tag: "Deals", Summary: "List deals", Query: dealQuery, Response: envelope.Page[Deal]{}}
 	CreateDeal = route.Route{Method: http.MethodPost, Path: "/deals", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Deals", Summary: "Create a deal", Request: DealInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Deal]{}, Message: "Deal created"}

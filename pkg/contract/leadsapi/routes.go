@@ -18,19 +18,12 @@ const Service = "leads"
 const Resource = "leads"
 
 // LeadQuery is the filter of GET /leads and of the CSV export.
-var LeadQuery = route.PageQuery(
+var LeadQuery = route.PageQuery(propertyapi.Filters,
 	route.Q("status", "string", "", "new", "contacted", "qualified", "disqualified"), route.Q("source", "string", ""),
 	route.AssignedTo,
 	route.DateFrom, route.DateTo,
 	route.Scope, route.UpdatedSince, route.AfterID,
 	route.Q("sort_by", "string", "Default name; cf.<name> sorts by a custom field.", "name", "email", "company_name", "status", "source", "assigned_to_name", "created_at", "updated_at"))
-
-// customFilters tells the list's custom-field filters, which the query
-// declaration cannot name one by one (each installation has its own).
-const customFilters = "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
-	"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
-	"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
-	"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."
 
 // byExternalID tells the GET of one lead by an external id.
 const byExternalID = "With id_property, the path's {id} is that field's value: a unique custom field of leads."
@@ -38,7 +31,7 @@ const byExternalID = "With id_property, the path's {id} is that field's value: a
 // The public routes of leads.
 var (
 	ListLeads = route.Route{Method: http.MethodGet, Path: "/leads", Service: Service, Auth: route.JWT, Resource: Resource,
-		Tag: "Leads", Summary: "List leads", Description: customFilters, Query: LeadQuery, Response: envelope.Page[Lead]{}}
+		Tag: "Leads", Summary: "List leads", Query: LeadQuery, Response: envelope.Page[Lead]{}}
 	CreateLead = route.Route{Method: http.MethodPost, Path: "/leads", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Leads", Summary: "Create a lead", Request: LeadInput{}, Status: http.StatusCreated,
 		Response: envelope.Record[Lead]{}, Message: "Lead created"}

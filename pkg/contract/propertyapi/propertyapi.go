@@ -72,6 +72,14 @@ type PropertyUpdate struct {
 // Tag groups the definition routes of every object in the document.
 const Tag = "Custom fields"
 
+// Filters are a list's custom-field filters, a family of query parameters
+// the declarations cannot name one by one (each installation has its own).
+var Filters = route.Param{Name: "cf", Type: "object", Style: "deepObject",
+	Desc: "Custom fields filter with cf[<name>]=<value> (an enum takes a comma list of any-of values, " +
+		"a multi_enum holds every listed value), cf[<name>][gte]= and [lte]= (number, date, datetime) and " +
+		"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
+		"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."}
+
 // Routes are the definition routes of one object.
 type Routes struct {
 	List, Create, Get, Update, Delete route.Route

@@ -143,6 +143,9 @@ type Param struct {
 	MaxLength int
 	// Default is the value the service assumes when the parameter is absent.
 	Default any
+	// Style "deepObject" declares a family of parameters name[key]=value
+	// (the custom-field filters cf[tier]=gold): Type is then "object".
+	Style string
 }
 
 // Q declares an optional query parameter.
