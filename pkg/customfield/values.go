@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -351,4 +352,36 @@ func Cell(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// Recheck checks, inside a write's transaction, the values a record will
+// hold against the definitions the transaction holds (Hold): the write's
+// own Check ran on definitions read before, which a change may have
+// replaced since (a field deleted, retyped or an option removed). Every
+// name old held and values does not is checked as cleared. The required
+// rule stays with the write's own check (a field turned required meanwhile
+// binds the next writes, as it would had this one committed first), and
+// so do the users a `user` field names. old is what the record held (nil
+// for a new one).
+func Recheck(ctx context.Context, defs []Definition, old, values Values) error {
+	in := Input{}
+	for name := range old {
+		in[name] = json.RawMessage("null")
+	}
+	for name, v := range values {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("custom field %s: %w", name, err)
+		}
+		in[name] = raw
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	optional := slices.Clone(defs)
+	for i := range optional {
+		optional[i].Required = false
+	}
+	_, err := Check(ctx, optional, old, in, nil)
+	return err
 }

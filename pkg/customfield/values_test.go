@@ -137,3 +137,29 @@ func TestNumberIsExact(t *testing.T) {
 		}
 	}
 }
+
+func TestRecheckHoldsValuesToTheHeldDefinitions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		old, new customfield.Values
+		want     []fault.Field
+	}{
+		{"nothing held or written", nil, nil, nil},
+		{"values as the write checked them", nil, customfield.Values{"code": "A", "owner": int64(8), "regions": []string{"emea"}}, nil},
+		{"a held archived option stays", customfield.Values{"tier": "bronze"}, customfield.Values{"tier": "bronze"}, nil},
+		{"an archived option newly set", customfield.Values{"tier": "gold"}, customfield.Values{"tier": "bronze"}, []fault.Field{{Field: "custom_fields.tier", Message: `option "bronze" is archived`}}},
+		{"a required field cleared is the write's check", customfield.Values{"code": "A"}, customfield.Values{}, nil},
+		{"a field deleted meanwhile", nil, customfield.Values{"gone": "x"}, []fault.Field{{Field: "custom_fields.gone", Message: "is not a custom field of this record type"}}},
+		{"a field retyped meanwhile", customfield.Values{"vip": "yes"}, customfield.Values{"vip": "yes"}, []fault.Field{{Field: "custom_fields.vip", Message: "must be true or false"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := customfield.Recheck(context.Background(), defs, tt.old, tt.new)
+			if diff := cmp.Diff(tt.want, fields(err)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

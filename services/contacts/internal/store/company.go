@@ -55,7 +55,7 @@ func insertCompany(ctx context.Context, tx pgx.Tx, c contacts.Company) (contacts
 	if err != nil {
 		return contacts.Company{}, err
 	}
-	if err := recheck(ctx, defs, nil, c.CustomFields); err != nil {
+	if err := customfield.Recheck(ctx, defs, nil, contacts.Held(c.CustomFields)); err != nil {
 		return contacts.Company{}, err
 	}
 	created, err := one(tx, ctx, scanCompany, "company", `INSERT INTO companies (name, domain, website, phone, industry,
@@ -117,7 +117,7 @@ func updateCompany(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 		c.CustomFields = customfield.Render(defs, c.CustomFields)
 		return c, false, nil
 	}
-	if err := recheck(ctx, defs, old, c.CustomFields); err != nil {
+	if err := customfield.Recheck(ctx, defs, old, contacts.Held(c.CustomFields)); err != nil {
 		return contacts.Company{}, false, err
 	}
 	updated, err := one(tx, ctx, scanCompany, "company", `UPDATE companies SET name = $2, domain = $3, website = $4,

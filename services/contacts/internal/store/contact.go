@@ -57,7 +57,7 @@ func insertContact(ctx context.Context, tx pgx.Tx, c contacts.Contact) (contacts
 	if err != nil {
 		return contacts.Contact{}, err
 	}
-	if err := recheck(ctx, defs, nil, c.CustomFields); err != nil {
+	if err := customfield.Recheck(ctx, defs, nil, contacts.Held(c.CustomFields)); err != nil {
 		return contacts.Contact{}, err
 	}
 	created, err := one(tx, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
@@ -131,7 +131,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contact
 		c.CustomFields = customfield.Render(defs, c.CustomFields)
 		return c, false, nil
 	}
-	if err := recheck(ctx, defs, old, c.CustomFields); err != nil {
+	if err := customfield.Recheck(ctx, defs, old, contacts.Held(c.CustomFields)); err != nil {
 		return contacts.Contact{}, false, err
 	}
 	updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,34 +24,6 @@ const cf = customfield.Column("custom_fields")
 // under its own lock.
 func hold(ctx context.Context, tx pgx.Tx, object string) ([]customfield.Definition, error) {
 	return customfield.Hold(ctx, tx, object)
-}
-
-// recheck checks the values a record will hold against the held
-// definitions: the write's own check ran before the transaction, on
-// definitions a change may have replaced since. The required rule and the
-// users stay with that check. old is what the record held (nil for a new
-// one).
-func recheck(ctx context.Context, defs []customfield.Definition, old, values map[string]any) error {
-	in := customfield.Input{}
-	for name := range old {
-		in[name] = json.RawMessage("null")
-	}
-	for name, v := range contacts.Held(values) {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		in[name] = raw
-	}
-	if len(in) == 0 {
-		return nil
-	}
-	optional := slices.Clone(defs)
-	for i := range optional {
-		optional[i].Required = false
-	}
-	_, err := customfield.Check(ctx, optional, contacts.Held(old), in, nil)
-	return err
 }
 
 // claimed keeps the unique values a record just written holds claimed

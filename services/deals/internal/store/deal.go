@@ -158,7 +158,7 @@ func stageOutcome(ctx context.Context, tx pgx.Tx, id int64) (string, error) {
 // insertDeal inserts a deal, claims its unique values and records
 // deal.created; defs are the definitions the transaction holds.
 func insertDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, r deals.DealRecord) (deals.Deal, error) {
-	if err := recheck(ctx, defs, nil, r); err != nil {
+	if err := customfield.Recheck(ctx, defs, nil, held(r)); err != nil {
 		return deals.Deal{}, err
 	}
 	status, err := stageOutcome(ctx, tx, r.StageID)
@@ -239,7 +239,7 @@ func (s *Store) UpdateDeal(ctx context.Context, id int64, apply func(deals.Deal)
 // follows the stage), claims its unique values and records deal.updated;
 // defs are the definitions the transaction holds.
 func saveDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cur deals.Deal, r deals.DealRecord) (deals.Deal, error) {
-	if err := recheck(ctx, defs, cur.Held, r); err != nil {
+	if err := customfield.Recheck(ctx, defs, cur.Held, held(r)); err != nil {
 		return deals.Deal{}, err
 	}
 	id := cur.ID

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,36 +44,6 @@ func hold(ctx context.Context, tx pgx.Tx) ([]customfield.Definition, error) {
 		return nil, fmt.Errorf("lead custom fields: %w", err)
 	}
 	return defs, nil
-}
-
-// recheck checks l's values again against the held definitions, as the
-// lead will hold them: the write's own check ran before the transaction,
-// on definitions a change may have replaced since. The required rule
-// stays with that check (a field turned required meanwhile binds the next
-// writes, as it would had this one committed first). old is what the lead
-// held before the write.
-func recheck(ctx context.Context, defs []customfield.Definition, old customfield.Values, l leads.Lead) error {
-	in := customfield.Input{}
-	for name := range old {
-		in[name] = json.RawMessage("null")
-	}
-	for name, v := range held(l) {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("lead custom fields: %w", err)
-		}
-		in[name] = raw
-	}
-	if len(in) == 0 {
-		return nil
-	}
-	optional := slices.Clone(defs)
-	for i := range optional {
-		optional[i].Required = false
-	}
-	known := func(context.Context, int64) (bool, error) { return true, nil } // the write checked them
-	_, err := customfield.Check(ctx, optional, old, in, known)
-	return err
 }
 
 // claim keeps a written lead's unique values claimed (409 duplicate_value

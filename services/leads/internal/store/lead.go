@@ -155,7 +155,7 @@ func insertMany(ctx context.Context, q pgx.Tx, ls []leads.Lead) ([]leads.Lead, e
 		return nil, err
 	}
 	for _, l := range ls {
-		if err := recheck(ctx, defs, nil, l); err != nil {
+		if err := customfield.Recheck(ctx, defs, nil, held(l)); err != nil {
 			return nil, err
 		}
 	}
@@ -235,7 +235,7 @@ func (s *Store) Update(ctx context.Context, id int64, change func(*leads.Lead) e
 // claims its unique values and records lead.updated; defs are the held
 // definitions.
 func save(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, old customfield.Values, l leads.Lead) (leads.Lead, error) {
-	if err := recheck(ctx, defs, old, l); err != nil {
+	if err := customfield.Recheck(ctx, defs, old, held(l)); err != nil {
 		return leads.Lead{}, err
 	}
 	out, err := one(ctx, tx, "update lead", `UPDATE leads SET first_name = $1, last_name = $2, email = $3, phone = $4,
