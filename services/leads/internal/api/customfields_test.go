@@ -471,7 +471,9 @@ func TestRequiredCustomField(t *testing.T) {
 }
 
 // TestLeadBatchEditScope: a batch update or delete naming a lead outside
-// the caller's edit scope is refused whole, as the single write is.
+// the caller's edit scope is a 422 naming it (inputs[i].id, ids[i]), the
+// batch being validated whole, and nothing is written; the single write
+// is a 403.
 func TestLeadBatchEditScope(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -488,9 +490,9 @@ func TestLeadBatchEditScope(t *testing.T) {
 	wantExactProblem(t, e.batch("update", map[string]any{"inputs": []any{
 		map[string]any{"id": mine, "first_name": "M2", "last_name": "X"},
 		map[string]any{"id": other, "first_name": "O2", "last_name": "X"},
-	}}, ""), problemJSON(403, "forbidden", "this record is outside your edit scope"))
+	}}, ""), problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"inputs[1].id", "is a lead you may not change"}))
 	wantExactProblem(t, e.batch("delete", map[string]any{"ids": []int64{mine, other}}, ""),
-		problemJSON(403, "forbidden", "this record is outside your edit scope"))
+		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"ids[1]", "is a lead you may not change"}))
 	wantExactProblem(t, e.batch("delete", map[string]any{"ids": []int64{mine, mine}}, ""),
 		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"inputs[1].id", "repeats inputs[0]"}))
 	if n := e.countRows(`SELECT count(*) FROM leads WHERE first_name IN ('M', 'O')`); n != 2 {

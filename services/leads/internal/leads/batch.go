@@ -3,7 +3,9 @@ package leads
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/bulk"
@@ -13,6 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
+	"github.com/opencrm/crm/pkg/problem"
 )
 
 // UpdateInput is one input of a batch update: a write body with its lead.
@@ -89,11 +92,10 @@ type batchRequest struct {
 	Inputs any    `json:"inputs"`
 }
 
-// BatchUpdate changes every input's lead, or none: an unknown id is a 422
-// naming inputs[i].id, as is any problem of a body (inputs[i].<field>); a
-// lead outside the caller's edit scope refuses the batch as it refuses a
-// single update (403). A lead the input leaves as it was is unchanged (no
-// write, no event).
+// BatchUpdate changes every input's lead, or none: an unknown id or a lead
+// outside the caller's edit scope is a 422 naming inputs[i].id, as is any
+// problem of a body (inputs[i].<field>), so the batch is validated whole.
+// A lead the input leaves as it was is unchanged (no write, no event).
 func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput) (idempotency.Done[[]Result], error) {
 	var errs bulk.Errors
 	errs.Size("inputs", len(ins))
@@ -132,6 +134,13 @@ func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput
 				errs.Field(i, "id", "is not an existing lead")
 				continue
 			}
+			if err := s.writable(ctx, l); err != nil {
+				if !forbidden(err) {
+					return nil, err
+				}
+				errs.Field(i, "id", "is a lead you may not change")
+				continue
+			}
 			changed, err := s.change(ctx, &l, in.LeadInput, defs, users)
 			if err := errs.Add(i, err); err != nil {
 				return nil, err
@@ -156,12 +165,22 @@ func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput
 	})
 }
 
-// change applies in to the locked lead l, after the caller's edit-scope
-// check, and tells whether anything changed.
+// writable refuses (forbidden) unless the caller may change lead l, as the
+// single writes' guard does.
+func (s *Service) writable(ctx context.Context, l Lead) error {
+	return s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy})
+}
+
+// forbidden tells a refusal of the caller's edit scope: directory's check
+// answers it as a problem, a store as a fault.
+func forbidden(err error) bool {
+	var p *problem.Error
+	return fault.KindOf(err) == fault.KindForbidden || (errors.As(err, &p) && p.Status == http.StatusForbidden)
+}
+
+// change applies in to the locked lead l, which the caller may change, and
+// tells whether anything changed.
 func (s *Service) change(ctx context.Context, l *Lead, in Input, defs []customfield.Definition, users UserChecker) (bool, error) {
-	if err := s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy}); err != nil {
-		return false, err
-	}
 	before, err := json.Marshal(l)
 	if err != nil {
 		return false, err
@@ -272,6 +291,11 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []I
 			if !found {
 				return nil, fmt.Errorf("upsert leads: lead %d holds %s but does not exist", id, d.Name)
 			}
+			// A lead outside the caller's edit scope refuses the upsert as
+			// it refuses a single update (403).
+			if err := s.writable(ctx, l); err != nil {
+				return nil, err
+			}
 			changed, err := s.change(ctx, &l, in, defs, users)
 			if err := errs.Add(i, err); err != nil {
 				return nil, err
@@ -357,9 +381,9 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 }
 
 // BatchDelete deletes the leads of ids, or none: a lead outside the
-// caller's edit scope refuses the batch as it refuses a single delete
-// (403), an id given twice is a 422 naming inputs[i].id; one that does
-// not exist is not_found.
+// caller's edit scope is a 422 naming ids[i], as is an id given twice
+// (inputs[i].id), so the batch is validated whole; one that does not
+// exist is not_found.
 func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (idempotency.Done[[]Result], error) {
 	var errs bulk.Errors
 	errs.Size("ids", len(ids))
@@ -372,7 +396,7 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 		return idempotency.Done[[]Result]{}, err
 	}
 	return s.store.Batch(ctx, key, batchRequest{"delete", ids}, func(tx Tx) ([]Result, error) {
-		var errs bulk.Errors
+		var bad []fault.Field
 		out := make([]Result, len(ids))
 		for i, id := range ids {
 			l, found, err := tx.Lock(ctx, id)
@@ -383,13 +407,15 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 				out[i] = Result{Status: batchapi.NotFound}
 				continue
 			}
-			err = s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy})
-			if err := errs.Add(i, err); err != nil {
-				return nil, err
+			if err := s.writable(ctx, l); err != nil {
+				if !forbidden(err) {
+					return nil, err
+				}
+				bad = append(bad, fault.Field{Field: fmt.Sprintf("ids[%d]", i), Message: "is a lead you may not change"})
 			}
 		}
-		if err := errs.Err(); err != nil {
-			return nil, err
+		if len(bad) > 0 {
+			return nil, fault.Validation(bad...)
 		}
 		for i, id := range ids {
 			if out[i].Status == batchapi.NotFound {
