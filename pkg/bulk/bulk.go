@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/opencrm/crm/pkg/contract/batchapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 )
 
@@ -68,6 +69,60 @@ func (e *Errors) Unique(field string, keys []string) {
 		}
 		first[k] = i
 	}
+}
+
+// UniqueValues records every input whose value of a unique custom field
+// repeats an earlier input's, named inputs[i].custom_fields.<name>: only
+// one record may hold it, and the batch is refused whole before the
+// second input would fail alone at its claim inside the transaction.
+// values[i] is what input i's record will hold; nil (an input already
+// refused) is not compared.
+func (e *Errors) UniqueValues(defs []customfield.Definition, values []customfield.Values) {
+	for _, d := range defs {
+		if !d.Unique {
+			continue
+		}
+		keys := make([]string, len(values))
+		for i, v := range values {
+			keys[i] = customfield.Cell(v[d.Name])
+		}
+		e.Unique(customfield.Field(d.Name), keys)
+	}
+}
+
+// ReadBy checks the form of a batch read: ids alone, or id_property with
+// values, each list within the size bounds. A wrong form is returned as
+// the read's fault; a list out of bounds is recorded on e, so the caller
+// can first resolve id_property (whose problem wins). byProperty tells a
+// read by the values of id_property.
+func ReadBy(e *Errors, in batchapi.Read) (byProperty bool, err error) {
+	switch {
+	case in.IDProperty == "" && len(in.Values) > 0:
+		return false, fault.Invalid("id_property", "is required with values")
+	case in.IDProperty == "":
+		e.Size("ids", len(in.IDs))
+		return false, nil
+	case len(in.IDs) > 0:
+		return false, fault.Invalid("ids", "cannot be given with id_property")
+	}
+	e.Size("values", len(in.Values))
+	return true, nil
+}
+
+// Found answers a batch read in the order of ids: each record got holds,
+// as public renders it, with status unchanged (a read changes nothing),
+// and not_found for an id it does not hold.
+func Found[T, P any](ids []int64, got map[int64]T, public func(T) P) []Result[P] {
+	out := make([]Result[P], len(ids))
+	for i, id := range ids {
+		r, ok := got[id]
+		if !ok {
+			out[i] = Result[P]{Status: batchapi.NotFound}
+			continue
+		}
+		out[i] = Of(batchapi.Unchanged, public(r))
+	}
+	return out
 }
 
 // Err is the batch's invalid-input fault, or nil.

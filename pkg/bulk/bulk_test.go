@@ -7,8 +7,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/bulk"
+	"github.com/opencrm/crm/pkg/contract/batchapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
 )
+
+// fields is err's invalid-input fields, nil for no error.
+func fields(t *testing.T, err error) []fault.Field {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	var f *fault.Error
+	if !errors.As(err, &f) {
+		t.Fatalf("not a fault: %v", err)
+	}
+	return f.Fields
+}
 
 func TestErrorsNameTheInput(t *testing.T) {
 	t.Parallel()
@@ -42,5 +57,100 @@ func TestErrorsNameTheInput(t *testing.T) {
 	empty.Size("ids", 0)
 	if diff := cmp.Diff([]fault.Field{{Field: "ids", Message: "must hold at least one item"}}, empty.Err().(*fault.Error).Fields); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestUniqueValuesNameTheRepeatingInput(t *testing.T) {
+	t.Parallel()
+	defs := []customfield.Definition{
+		{Name: "erp_id", Type: customfield.Text, Unique: true},
+		{Name: "note", Type: customfield.Text},
+		{Name: "budget", Type: customfield.Number, Unique: true},
+	}
+	tests := []struct {
+		name   string
+		values []customfield.Values
+		want   []fault.Field
+	}{
+		{"distinct", []customfield.Values{{"erp_id": "A"}, {"erp_id": "B"}}, nil},
+		{"repeated", []customfield.Values{{"erp_id": "A"}, {"erp_id": "B"}, {"erp_id": "A"}},
+			[]fault.Field{{Field: "inputs[2].custom_fields.erp_id", Message: "repeats inputs[0]"}}},
+		{"a field that is not unique", []customfield.Values{{"note": "x"}, {"note": "x"}}, nil},
+		{"none held, or refused", []customfield.Values{{}, nil, {"erp_id": "A"}, nil}, nil},
+		{"per field, in the definitions' order", []customfield.Values{{"budget": "1.5", "erp_id": "A"}, {"budget": "1.5", "erp_id": "A"}},
+			[]fault.Field{
+				{Field: "inputs[1].custom_fields.erp_id", Message: "repeats inputs[0]"},
+				{Field: "inputs[1].custom_fields.budget", Message: "repeats inputs[0]"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var e bulk.Errors
+			e.UniqueValues(defs, tt.values)
+			if diff := cmp.Diff(tt.want, fields(t, e.Err())); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadByChecksTheForm(t *testing.T) {
+	t.Parallel()
+	many := make([]int64, batchapi.MaxInputs+1)
+	tests := []struct {
+		name       string
+		in         batchapi.Read
+		byProperty bool
+		err, sizes []fault.Field
+	}{
+		{"ids", batchapi.Read{IDs: []int64{1, 2}}, false, nil, nil},
+		{"values", batchapi.Read{IDProperty: "erp_id", Values: []string{"A"}}, true, nil, nil},
+		{"nothing", batchapi.Read{}, false, nil, []fault.Field{{Field: "ids", Message: "must hold at least one item"}}},
+		{"too many ids", batchapi.Read{IDs: many}, false, nil, []fault.Field{{Field: "ids", Message: "must hold at most 100 items"}}},
+		{"id_property without values", batchapi.Read{IDProperty: "erp_id"}, true, nil, []fault.Field{{Field: "values", Message: "must hold at least one item"}}},
+		{"values without id_property", batchapi.Read{Values: []string{"A"}}, false, []fault.Field{{Field: "id_property", Message: "is required with values"}}, nil},
+		{"ids with id_property", batchapi.Read{IDs: []int64{1}, IDProperty: "erp_id", Values: []string{"A"}}, false, []fault.Field{{Field: "ids", Message: "cannot be given with id_property"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var e bulk.Errors
+			byProperty, err := bulk.ReadBy(&e, tt.in)
+			if err == nil && byProperty != tt.byProperty {
+				t.Errorf("byProperty = %v, want %v", byProperty, tt.byProperty)
+			}
+			if diff := cmp.Diff(tt.err, fields(t, err)); diff != "" {
+				t.Errorf("fault (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.sizes, fields(t, e.Err())); diff != "" {
+				t.Errorf("sizes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFoundAnswersInOrder(t *testing.T) {
+	t.Parallel()
+	got := map[int64]string{1: "one", 3: "three"}
+	public := func(s string) string { return s + "!" }
+	tests := []struct {
+		name string
+		ids  []int64
+		want []bulk.Result[string]
+	}{
+		{"none", nil, []bulk.Result[string]{}},
+		{"found and not", []int64{3, 2, 1}, []bulk.Result[string]{
+			bulk.Of(batchapi.Unchanged, "three!"), {Status: batchapi.NotFound}, bulk.Of(batchapi.Unchanged, "one!"),
+		}},
+		{"an id twice", []int64{1, 1}, []bulk.Result[string]{bulk.Of(batchapi.Unchanged, "one!"), bulk.Of(batchapi.Unchanged, "one!")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, bulk.Found(tt.ids, got, public)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -161,21 +161,16 @@ func atInput(i int, err error) error {
 	return &named
 }
 
-// repeats names the inputs whose value of a unique custom field repeats
-// an earlier input's: only one record may hold it.
-func repeats[R any](errs *bulk.Errors, defs []customfield.Definition, recs []R, ok []bool, heldOf func(R) map[string]any) {
-	for _, d := range defs {
-		if !d.Unique {
-			continue
+// values is what each prepared record will hold, nil where its input
+// was refused (bulk.Errors.UniqueValues compares the others).
+func (k kind[R, In]) values(recs []R, ok []bool) []customfield.Values {
+	out := make([]customfield.Values, len(recs))
+	for i, r := range recs {
+		if ok[i] {
+			out[i] = k.heldOf(r)
 		}
-		keys := make([]string, len(recs))
-		for i, r := range recs {
-			if ok[i] {
-				keys[i] = customfield.Cell(heldOf(r)[d.Name])
-			}
-		}
-		errs.Unique(customfield.Field(d.Name), keys)
 	}
+	return out
 }
 
 func (k kind[R, In]) create(ctx context.Context, s *Service, key string, ins []In) (idempotency.Done[[]Result[R]], error) {
@@ -197,7 +192,7 @@ func (k kind[R, In]) create(ctx context.Context, s *Service, key string, ins []I
 		}
 		recs[i], ok[i] = r, err == nil
 	}
-	repeats(&errs, defs, recs, ok, k.heldOf)
+	errs.UniqueValues(defs, k.values(recs, ok))
 	if err := errs.Err(); err != nil {
 		return none, err
 	}
@@ -252,7 +247,7 @@ func (k kind[R, In]) update(ctx context.Context, s *Service, key string, ups []U
 		}
 	}
 	errs.Unique("id", ids)
-	repeats(&errs, defs, recs, ok, k.heldOf)
+	errs.UniqueValues(defs, k.values(recs, ok))
 	if err := errs.Err(); err != nil {
 		return none, err
 	}
@@ -382,7 +377,7 @@ func (k kind[R, In]) upsert(ctx context.Context, s *Service, key, idProperty str
 		}
 		recs[i], ok[i] = r, err == nil
 	}
-	repeats(&errs, defs, recs, ok, k.heldOf)
+	errs.UniqueValues(defs, k.values(recs, ok))
 	if err := errs.Err(); err != nil {
 		return none, err
 	}

@@ -67,21 +67,6 @@ func written(i int, err error) error {
 	return errs.Err()
 }
 
-// uniqueWithin refuses two records of one batch holding the same value of
-// a unique field: the second would only fail at its claim.
-func uniqueWithin(errs *bulk.Errors, defs []customfield.Definition, recs []DealRecord) {
-	for _, d := range defs {
-		if !d.Unique {
-			continue
-		}
-		keys := make([]string, len(recs))
-		for i, r := range recs {
-			keys[i] = customfield.Cell(r.CustomFields[d.Name])
-		}
-		errs.Unique(customfield.Field(d.Name), keys)
-	}
-}
-
 // BatchCreate creates every input, or none: each is checked as a single
 // create is (the caller is the assignee when an input names none), and any
 // problem is one 422 naming inputs[i].<field>.
@@ -96,6 +81,7 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []dealsapi.De
 		return idempotency.Done[[]Result]{}, err
 	}
 	recs := make([]DealRecord, len(ins))
+	values := make([]customfield.Values, len(ins))
 	for i, in := range ins {
 		if !in.AssignedTo.Set && owner != nil {
 			in.AssignedTo = patch.Of(*owner)
@@ -108,9 +94,9 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []dealsapi.De
 		if err := errs.Add(i, err); err != nil {
 			return idempotency.Done[[]Result]{}, err
 		}
-		recs[i] = rec
+		recs[i], values[i] = rec, rec.CustomFields
 	}
-	uniqueWithin(&errs, defs, recs)
+	errs.UniqueValues(defs, values)
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
@@ -381,15 +367,11 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []d
 func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, error) {
 	var errs bulk.Errors
 	var d customfield.Definition
-	switch {
-	case in.IDProperty == "" && len(in.Values) > 0:
-		return nil, fault.Invalid("id_property", "is required with values")
-	case in.IDProperty == "":
-		errs.Size("ids", len(in.IDs))
-	case len(in.IDs) > 0:
-		return nil, fault.Invalid("ids", "cannot be given with id_property")
-	default:
-		errs.Size("values", len(in.Values))
+	byProperty, err := bulk.ReadBy(&errs, in)
+	if err != nil {
+		return nil, err
+	}
+	if byProperty {
 		defs, err := s.store.Definitions(ctx)
 		if err != nil {
 			return nil, err
@@ -403,7 +385,7 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 	}
 	done, err := s.store.Batch(ctx, "", nil, func(tx Tx) ([]Result, error) {
 		ids := in.IDs
-		if in.IDProperty != "" {
+		if byProperty {
 			ids = make([]int64, len(in.Values))
 			for i, v := range in.Values {
 				id, _, err := tx.Lookup(ctx, d, v)
@@ -417,16 +399,7 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 		if err != nil {
 			return nil, err
 		}
-		out := make([]Result, len(ids))
-		for i, id := range ids {
-			deal, ok := got[id]
-			if !ok {
-				out[i] = Result{Status: batchapi.NotFound}
-				continue
-			}
-			out[i] = bulk.Of(batchapi.Unchanged, deal.Public())
-		}
-		return out, nil
+		return bulk.Found(ids, got, Deal.Public), nil
 	})
 	return done.Value, err
 }
