@@ -5,6 +5,7 @@
 package bulk
 
 import (
+	"context"
 	"errors"
 	"strconv"
 
@@ -107,6 +108,31 @@ func ReadBy(e *Errors, in batchapi.Read) (byProperty bool, err error) {
 	}
 	e.Size("values", len(in.Values))
 	return true, nil
+}
+
+// Read answers a batch read whose form ReadBy accepted, inside its
+// transaction: the records of in.IDs or, byProperty, of the ids lookup
+// finds for in.Values (a value none holds is not_found), read at once
+// and answered as Found does.
+func Read[T, P any](ctx context.Context, in batchapi.Read, byProperty bool,
+	lookup func(ctx context.Context, value string) (id int64, found bool, err error),
+	read func(ctx context.Context, ids []int64) (map[int64]T, error), public func(T) P) ([]Result[P], error) {
+	ids := in.IDs
+	if byProperty {
+		ids = make([]int64, len(in.Values))
+		for i, v := range in.Values {
+			id, _, err := lookup(ctx, v)
+			if err != nil {
+				return nil, err
+			}
+			ids[i] = id
+		}
+	}
+	got, err := read(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return Found(ids, got, public), nil
 }
 
 // Found answers a batch read in the order of ids: each record got holds,

@@ -1,6 +1,7 @@
 package bulk_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -149,6 +150,54 @@ func TestFoundAnswersInOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			if diff := cmp.Diff(tt.want, bulk.Found(tt.ids, got, public)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadByIDsOrValues(t *testing.T) {
+	t.Parallel()
+	records := map[int64]string{1: "one", 3: "three"}
+	held := map[string]int64{"A": 1, "C": 3, "X": 9}
+	lookup := func(_ context.Context, v string) (int64, bool, error) {
+		if v == "boom" {
+			return 0, false, errors.New("connection reset")
+		}
+		id, ok := held[v]
+		return id, ok, nil
+	}
+	read := func(_ context.Context, ids []int64) (map[int64]string, error) {
+		out := map[int64]string{}
+		for _, id := range ids {
+			if r, ok := records[id]; ok {
+				out[id] = r
+			}
+		}
+		return out, nil
+	}
+	same := func(s string) string { return s }
+	tests := []struct {
+		name       string
+		in         batchapi.Read
+		byProperty bool
+		want       []bulk.Result[string]
+		fails      bool
+	}{
+		{"ids", batchapi.Read{IDs: []int64{3, 2}}, false, []bulk.Result[string]{bulk.Of(batchapi.Unchanged, "three"), {Status: batchapi.NotFound}}, false},
+		{"values", batchapi.Read{IDProperty: "erp_id", Values: []string{"C", "B", "A"}}, true,
+			[]bulk.Result[string]{bulk.Of(batchapi.Unchanged, "three"), {Status: batchapi.NotFound}, bulk.Of(batchapi.Unchanged, "one")}, false},
+		{"a value whose record went", batchapi.Read{IDProperty: "erp_id", Values: []string{"X"}}, true, []bulk.Result[string]{{Status: batchapi.NotFound}}, false},
+		{"a lookup failing", batchapi.Read{IDProperty: "erp_id", Values: []string{"A", "boom"}}, true, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := bulk.Read(context.Background(), tt.in, tt.byProperty, lookup, read, same)
+			if (err != nil) != tt.fails {
+				t.Fatalf("err = %v, want failure %v", err, tt.fails)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

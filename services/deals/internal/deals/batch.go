@@ -384,22 +384,8 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 		return nil, err
 	}
 	done, err := s.store.Batch(ctx, "", nil, func(tx Tx) ([]Result, error) {
-		ids := in.IDs
-		if byProperty {
-			ids = make([]int64, len(in.Values))
-			for i, v := range in.Values {
-				id, _, err := tx.Lookup(ctx, d, v)
-				if err != nil {
-					return nil, err
-				}
-				ids[i] = id
-			}
-		}
-		got, err := tx.Read(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		return bulk.Found(ids, got, Deal.Public), nil
+		lookup := func(ctx context.Context, v string) (int64, bool, error) { return tx.Lookup(ctx, d, v) }
+		return bulk.Read(ctx, in, byProperty, lookup, tx.Read, Deal.Public)
 	})
 	return done.Value, err
 }

@@ -330,15 +330,11 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []I
 func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, error) {
 	var errs bulk.Errors
 	var d customfield.Definition
-	switch {
-	case in.IDProperty == "" && len(in.Values) > 0:
-		return nil, fault.Invalid("id_property", "is required with values")
-	case in.IDProperty == "":
-		errs.Size("ids", len(in.IDs))
-	case len(in.IDs) > 0:
-		return nil, fault.Invalid("ids", "cannot be given with id_property")
-	default:
-		errs.Size("values", len(in.Values))
+	byProperty, err := bulk.ReadBy(&errs, in)
+	if err != nil {
+		return nil, err
+	}
+	if byProperty {
 		defs, err := s.store.Definitions(ctx)
 		if err != nil {
 			return nil, err
@@ -351,31 +347,8 @@ func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, er
 		return nil, err
 	}
 	done, err := s.store.Batch(ctx, "", nil, func(tx Tx) ([]Result, error) {
-		ids := in.IDs
-		if in.IDProperty != "" {
-			ids = make([]int64, len(in.Values))
-			for i, v := range in.Values {
-				id, _, err := tx.Lookup(ctx, d, v)
-				if err != nil {
-					return nil, err
-				}
-				ids[i] = id
-			}
-		}
-		got, err := tx.Read(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Result, len(ids))
-		for i, id := range ids {
-			l, ok := got[id]
-			if !ok {
-				out[i] = Result{Status: batchapi.NotFound}
-				continue
-			}
-			out[i] = bulk.Of(batchapi.Unchanged, l)
-		}
-		return out, nil
+		lookup := func(ctx context.Context, v string) (int64, bool, error) { return tx.Lookup(ctx, d, v) }
+		return bulk.Read(ctx, in, byProperty, lookup, tx.Read, func(l Lead) Lead { return l })
 	})
 	return done.Value, err
 }
