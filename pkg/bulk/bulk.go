@@ -7,11 +7,14 @@ package bulk
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Errors collects the problems of a whole batch.
@@ -54,6 +57,29 @@ func (e *Errors) Add(i int, err error) error {
 // Field records a problem of one member of input i.
 func (e *Errors) Field(i int, field, message string) {
 	e.fields = append(e.fields, fault.Field{Field: "inputs[" + strconv.Itoa(i) + "]." + field, Message: message})
+}
+
+// IDs checks the ids a batch update's inputs name their records by: each
+// a positive integer, no two the same (one record written twice in one
+// batch would hide the first write), named inputs[i].id.
+func (e *Errors) IDs(ids []int64) {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		if id <= 0 {
+			e.Field(i, "id", "must be a positive integer")
+		}
+		keys[i] = fmt.Sprint(id)
+	}
+	e.Unique("id", keys)
+}
+
+// Forbidden tells a refusal of the caller's edit scope, which a batch
+// names after the input (a 422 for the whole batch) where a single write
+// answers 403: directory's check answers it as a problem, a store as a
+// fault.
+func Forbidden(err error) bool {
+	var p *problem.Error
+	return fault.KindOf(err) == fault.KindForbidden || (errors.As(err, &p) && p.Status == http.StatusForbidden)
 }
 
 // Unique records every input whose key repeats an earlier input's (an

@@ -3,6 +3,7 @@ package bulk_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +12,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/problem"
 )
 
 // fields is err's invalid-input fields, nil for no error.
@@ -199,6 +201,62 @@ func TestReadByIDsOrValues(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestIDsArePositiveAndGivenOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ids  []int64
+		want []fault.Field
+	}{
+		{"fine", []int64{1, 2, 3}, nil},
+		{"not positive", []int64{1, 0, -4}, []fault.Field{
+			{Field: "inputs[1].id", Message: "must be a positive integer"},
+			{Field: "inputs[2].id", Message: "must be a positive integer"},
+		}},
+		{"twice", []int64{5, 6, 5}, []fault.Field{{Field: "inputs[2].id", Message: "repeats inputs[0]"}}},
+		{"zero twice", []int64{0, 0}, []fault.Field{
+			{Field: "inputs[0].id", Message: "must be a positive integer"},
+			{Field: "inputs[1].id", Message: "must be a positive integer"},
+			{Field: "inputs[1].id", Message: "repeats inputs[0]"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var e bulk.Errors
+			e.IDs(tt.ids)
+			if diff := cmp.Diff(tt.want, fields(t, e.Err())); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestForbiddenTellsEitherForm(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"none", nil, false},
+		{"a store's fault", fault.Forbidden("not yours"), true},
+		{"directory's problem", problem.Forbidden("not yours"), true},
+		{"wrapped", fmt.Errorf("update: %w", problem.Forbidden("not yours")), true},
+		{"another fault", fault.NotFound("deal"), false},
+		{"another problem", problem.NotFound("deal"), false},
+		{"the database", errors.New("connection reset"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := bulk.Forbidden(tt.err); got != tt.want {
+				t.Errorf("Forbidden(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
 	}

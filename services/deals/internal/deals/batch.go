@@ -3,9 +3,7 @@ package deals
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/bulk"
@@ -15,7 +13,6 @@ import (
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/patch"
-	"github.com/opencrm/crm/pkg/problem"
 )
 
 // Result is one input's outcome in a batch, the deal in its public form
@@ -134,7 +131,7 @@ func (s *Service) prepare(ctx context.Context, errs *bulk.Errors, i int, id int6
 		return target{}, err
 	}
 	if err := s.writable(ctx, id); err != nil {
-		if !forbidden(err) {
+		if !bulk.Forbidden(err) {
 			return target{}, err
 		}
 		errs.Field(i, "id", "is a deal you may not change")
@@ -142,13 +139,6 @@ func (s *Service) prepare(ctx context.Context, errs *bulk.Errors, i int, id int6
 	}
 	refs, err := s.lookupRefs(ctx, in, &cur, defs)
 	return target{id: id, refs: refs, in: in}, err
-}
-
-// forbidden tells a refusal of the caller's edit scope: directory's check
-// answers it as a problem, a store as a fault.
-func forbidden(err error) bool {
-	var p *problem.Error
-	return fault.KindOf(err) == fault.KindForbidden || (errors.As(err, &p) && p.Status == http.StatusForbidden)
 }
 
 // writable refuses (forbidden) unless the caller may change deal id, as
@@ -211,14 +201,11 @@ func sameRecord(a, b DealRecord) (bool, error) {
 func (s *Service) BatchUpdate(ctx context.Context, key string, ins []dealsapi.DealUpdate) (idempotency.Done[[]Result], error) {
 	var errs bulk.Errors
 	errs.Size("inputs", len(ins))
-	ids := make([]string, len(ins))
+	ids := make([]int64, len(ins))
 	for i, in := range ins {
-		if in.ID <= 0 {
-			errs.Field(i, "id", "must be a positive integer")
-		}
-		ids[i] = fmt.Sprint(in.ID)
+		ids[i] = in.ID
 	}
-	errs.Unique("id", ids)
+	errs.IDs(ids)
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
@@ -404,7 +391,7 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 		err := s.writable(ctx, id)
 		switch {
 		case err == nil || fault.KindOf(err) == fault.KindNotFound:
-		case forbidden(err):
+		case bulk.Forbidden(err):
 			bad = append(bad, fault.Field{Field: fmt.Sprintf("ids[%d]", i), Message: "is a deal you may not change"})
 		default:
 			return idempotency.Done[[]Result]{}, err

@@ -3,9 +3,7 @@ package leads
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/bulk"
@@ -15,7 +13,6 @@ import (
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/problem"
 )
 
 // UpdateInput is one input of a batch update: a write body with its lead.
@@ -99,14 +96,11 @@ type batchRequest struct {
 func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput) (idempotency.Done[[]Result], error) {
 	var errs bulk.Errors
 	errs.Size("inputs", len(ins))
-	ids := make([]string, len(ins))
+	ids := make([]int64, len(ins))
 	for i, in := range ins {
-		if in.ID <= 0 {
-			errs.Field(i, "id", "must be a positive integer")
-		}
-		ids[i] = fmt.Sprint(in.ID)
+		ids[i] = in.ID
 	}
-	errs.Unique("id", ids)
+	errs.IDs(ids)
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
@@ -135,7 +129,7 @@ func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput
 				continue
 			}
 			if err := s.writable(ctx, l); err != nil {
-				if !forbidden(err) {
+				if !bulk.Forbidden(err) {
 					return nil, err
 				}
 				errs.Field(i, "id", "is a lead you may not change")
@@ -169,13 +163,6 @@ func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput
 // single writes' guard does.
 func (s *Service) writable(ctx context.Context, l Lead) error {
 	return s.store.CanWrite(ctx, directory.Owner{AssignedTo: l.AssignedTo, CreatedBy: l.CreatedBy})
-}
-
-// forbidden tells a refusal of the caller's edit scope: directory's check
-// answers it as a problem, a store as a fault.
-func forbidden(err error) bool {
-	var p *problem.Error
-	return fault.KindOf(err) == fault.KindForbidden || (errors.As(err, &p) && p.Status == http.StatusForbidden)
 }
 
 // change applies in to the locked lead l, which the caller may change, and
@@ -381,7 +368,7 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 				continue
 			}
 			if err := s.writable(ctx, l); err != nil {
-				if !forbidden(err) {
+				if !bulk.Forbidden(err) {
 					return nil, err
 				}
 				bad = append(bad, fault.Field{Field: fmt.Sprintf("ids[%d]", i), Message: "is a lead you may not change"})
