@@ -185,6 +185,16 @@ func (e *Errors) Err() error {
 	return fault.Validation(e.fields...)
 }
 
+// Request fingerprints a batch for its Idempotency-Key (its JSON encoding
+// is what idempotency.Once compares): the operation with its inputs, so
+// the same key on another operation, another id_property or other inputs
+// is a reused key rather than a replay.
+type Request struct {
+	Op         string `json:"op"`
+	IDProperty string `json:"id_property,omitempty"`
+	Inputs     any    `json:"inputs"`
+}
+
 // Result is one input's outcome.
 type Result[T any] = batchapi.Result[T]
 

@@ -2,6 +2,7 @@ package bulk_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -257,6 +258,34 @@ func TestForbiddenTellsEitherForm(t *testing.T) {
 			t.Parallel()
 			if got := bulk.Forbidden(tt.err); got != tt.want {
 				t.Errorf("Forbidden(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRequestFingerprint pins the JSON of a batch's fingerprint: a change
+// would turn every stored Idempotency-Key's retry into a reused key.
+func TestRequestFingerprint(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		req  bulk.Request
+		want string
+	}{
+		{"create", bulk.Request{Op: "create", Inputs: []string{"a"}}, `{"op":"create","inputs":["a"]}`},
+		{"delete", bulk.Request{Op: "delete", Inputs: []int64{1, 2}}, `{"op":"delete","inputs":[1,2]}`},
+		{"upsert by a named property", bulk.Request{Op: "upsert:erp_id", Inputs: []string{}}, `{"op":"upsert:erp_id","inputs":[]}`},
+		{"upsert with id_property", bulk.Request{Op: "upsert", IDProperty: "email", Inputs: nil}, `{"op":"upsert","id_property":"email","inputs":null}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := json.Marshal(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
 	}

@@ -128,14 +128,6 @@ func (s *Service) companyWritable(ctx context.Context, id int64) error {
 	return s.store.CanWrite(ctx, o)
 }
 
-// request is what fingerprints a batch under its Idempotency-Key: the
-// operation and its body, so one key cannot replay another operation.
-type request struct {
-	Op         string `json:"op"`
-	IDProperty string `json:"id_property,omitempty"`
-	Inputs     any    `json:"inputs"`
-}
-
 // atInput names err's fields after input i (inputs[i].<field>), keeping
 // its kind: a duplicate unique value found while writing stays a 409.
 func atInput(i int, err error) error {
@@ -196,7 +188,7 @@ func (k kind[R, In]) create(ctx context.Context, s *Service, key string, ins []I
 	if err := errs.Err(); err != nil {
 		return none, err
 	}
-	return k.run(ctx, key, request{Op: "create", Inputs: ins}, func(w Writes) ([]Result[R], error) {
+	return k.run(ctx, key, bulk.Request{Op: "create", Inputs: ins}, func(w Writes) ([]Result[R], error) {
 		out := make([]Result[R], len(recs))
 		for i, r := range recs {
 			created, err := k.insert(w, r)
@@ -255,7 +247,7 @@ func (k kind[R, In]) update(ctx context.Context, s *Service, key string, ups []U
 	for i, u := range ups {
 		inputs[i] = map[string]any{"id": u.ID, "input": u.In}
 	}
-	return k.run(ctx, key, request{Op: "update", Inputs: inputs}, func(w Writes) ([]Result[R], error) {
+	return k.run(ctx, key, bulk.Request{Op: "update", Inputs: inputs}, func(w Writes) ([]Result[R], error) {
 		out := make([]Result[R], len(ups))
 		for i, u := range ups {
 			r, changed, err := k.patch(w, u.ID, k.apply(ctx, defs, u.In))
@@ -381,7 +373,7 @@ func (k kind[R, In]) upsert(ctx context.Context, s *Service, key, idProperty str
 	if err := errs.Err(); err != nil {
 		return none, err
 	}
-	return k.run(ctx, key, request{Op: "upsert", IDProperty: idProperty, Inputs: ins}, func(w Writes) ([]Result[R], error) {
+	return k.run(ctx, key, bulk.Request{Op: "upsert", IDProperty: idProperty, Inputs: ins}, func(w Writes) ([]Result[R], error) {
 		out := make([]Result[R], len(ins))
 		for i, in := range ins {
 			if ids[i] == 0 {
@@ -508,7 +500,7 @@ func (k kind[R, In]) remove(ctx context.Context, s *Service, key string, ids []i
 	if err := errs.Err(); err != nil {
 		return none, err
 	}
-	return k.run(ctx, key, request{Op: "delete", Inputs: ids}, func(w Writes) ([]Result[R], error) {
+	return k.run(ctx, key, bulk.Request{Op: "delete", Inputs: ids}, func(w Writes) ([]Result[R], error) {
 		out := make([]Result[R], len(ids))
 		for i, id := range ids {
 			err := k.drop(w, id)

@@ -44,13 +44,6 @@ type Batcher interface {
 	Batch(ctx context.Context, key string, request any, fn func(Tx) ([]Result, error)) (idempotency.Done[[]Result], error)
 }
 
-// batchRequest fingerprints a batch for its Idempotency-Key: the same key
-// on another operation or other inputs is a reused key.
-type batchRequest struct {
-	Op     string `json:"op"`
-	Inputs any    `json:"inputs"`
-}
-
 // written names a write's refusal found inside the transaction (a stage
 // deleted meanwhile) after input i, as the checks before it are named.
 func written(i int, err error) error {
@@ -80,15 +73,8 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []dealsapi.De
 	recs := make([]DealRecord, len(ins))
 	values := make([]customfield.Values, len(ins))
 	for i, in := range ins {
-		if !in.AssignedTo.Set && owner != nil {
-			in.AssignedTo = patch.Of(*owner)
-		}
-		refs, err := s.lookupRefs(ctx, in, nil, defs)
+		rec, err := s.newRecord(ctx, &errs, i, in, owner, defs)
 		if err != nil {
-			return idempotency.Done[[]Result]{}, err
-		}
-		rec, err := dealRecord(in, nil, refs)
-		if err := errs.Add(i, err); err != nil {
 			return idempotency.Done[[]Result]{}, err
 		}
 		recs[i], values[i] = rec, rec.CustomFields
@@ -97,7 +83,7 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []dealsapi.De
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
-	return s.store.Batch(ctx, key, batchRequest{"create", ins}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "create", Inputs: ins}, func(tx Tx) ([]Result, error) {
 		out := make([]Result, len(recs))
 		for i, rec := range recs {
 			d, err := tx.Insert(ctx, rec)
@@ -108,6 +94,21 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []dealsapi.De
 		}
 		return out, nil
 	})
+}
+
+// newRecord checks input i of a batch as a single create checks it, the
+// caller the assignee when it names none; its problem is recorded on errs
+// and only a failure to check (the database) is returned.
+func (s *Service) newRecord(ctx context.Context, errs *bulk.Errors, i int, in dealsapi.DealInput, owner *int64, defs []customfield.Definition) (DealRecord, error) {
+	if !in.AssignedTo.Set && owner != nil {
+		in.AssignedTo = patch.Of(*owner)
+	}
+	refs, err := s.lookupRefs(ctx, in, nil, defs)
+	if err != nil {
+		return DealRecord{}, err
+	}
+	rec, err := dealRecord(in, nil, refs)
+	return rec, errs.Add(i, err)
 }
 
 // target is a deal a batch input changes: its id, the references its
@@ -222,7 +223,7 @@ func (s *Service) BatchUpdate(ctx context.Context, key string, ins []dealsapi.De
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
-	return s.store.Batch(ctx, key, batchRequest{"update", ins}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "update", Inputs: ins}, func(tx Tx) ([]Result, error) {
 		out := make([]Result, len(ts))
 		for i, t := range ts {
 			r, err := change(ctx, tx, i, t)
@@ -307,15 +308,8 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []d
 			}
 			continue
 		}
-		if !in.AssignedTo.Set && owner != nil {
-			in.AssignedTo = patch.Of(*owner)
-		}
-		refs, err := s.lookupRefs(ctx, in, nil, defs)
+		rec, err := s.newRecord(ctx, &errs, i, in, owner, defs)
 		if err != nil {
-			return idempotency.Done[[]Result]{}, err
-		}
-		rec, err := dealRecord(in, nil, refs)
-		if err := errs.Add(i, err); err != nil {
 			return idempotency.Done[[]Result]{}, err
 		}
 		recs[i] = &rec
@@ -323,7 +317,7 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []d
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
-	return s.store.Batch(ctx, key, batchRequest{"upsert:" + d.Name, ins}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "upsert:" + d.Name, Inputs: ins}, func(tx Tx) ([]Result, error) {
 		out := make([]Result, len(ins))
 		for i := range ins {
 			id, found, err := tx.Lookup(ctx, d, keys[i])
@@ -400,7 +394,7 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 	if len(bad) > 0 {
 		return idempotency.Done[[]Result]{}, fault.Validation(bad...)
 	}
-	return s.store.Batch(ctx, key, batchRequest{"delete", ids}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "delete", Inputs: ids}, func(tx Tx) ([]Result, error) {
 		out := make([]Result, len(ids))
 		for i, id := range ids {
 			found, err := tx.Delete(ctx, id)

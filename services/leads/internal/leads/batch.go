@@ -69,7 +69,7 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []Input, crea
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
-	return s.store.Batch(ctx, key, batchRequest{"create", ins}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "create", Inputs: ins}, func(tx Tx) ([]Result, error) {
 		out := make([]Result, len(ls))
 		for i, l := range ls {
 			created, err := tx.Insert(ctx, l)
@@ -80,13 +80,6 @@ func (s *Service) BatchCreate(ctx context.Context, key string, ins []Input, crea
 		}
 		return out, nil
 	})
-}
-
-// batchRequest fingerprints a batch for its Idempotency-Key: the same key
-// on another operation or other inputs is a reused key.
-type batchRequest struct {
-	Op     string `json:"op"`
-	Inputs any    `json:"inputs"`
 }
 
 // BatchUpdate changes every input's lead, or none: an unknown id or a lead
@@ -114,7 +107,7 @@ func (s *Service) BatchUpdate(ctx context.Context, key string, ins []UpdateInput
 			return idempotency.Done[[]Result]{}, err
 		}
 	}
-	return s.store.Batch(ctx, key, batchRequest{"update", ins}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "update", Inputs: ins}, func(tx Tx) ([]Result, error) {
 		var errs bulk.Errors
 		out := make([]Result, len(ins))
 		write := make([]bool, len(ins))
@@ -254,7 +247,7 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []I
 			return idempotency.Done[[]Result]{}, err
 		}
 	}
-	return s.store.Batch(ctx, key, batchRequest{"upsert:" + d.Name, ins}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "upsert:" + d.Name, Inputs: ins}, func(tx Tx) ([]Result, error) {
 		var errs bulk.Errors
 		out := make([]Result, len(ins))
 		ls := make([]Lead, len(ins))
@@ -355,7 +348,7 @@ func (s *Service) BatchDelete(ctx context.Context, key string, ids []int64) (ide
 	if err := errs.Err(); err != nil {
 		return idempotency.Done[[]Result]{}, err
 	}
-	return s.store.Batch(ctx, key, batchRequest{"delete", ids}, func(tx Tx) ([]Result, error) {
+	return s.store.Batch(ctx, key, bulk.Request{Op: "delete", Inputs: ids}, func(tx Tx) ([]Result, error) {
 		var bad []fault.Field
 		out := make([]Result, len(ids))
 		for i, id := range ids {
