@@ -174,14 +174,7 @@ func insertDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, r
 	if err != nil {
 		return deals.Deal{}, err
 	}
-	if err := claim(ctx, tx, defs, id, r); err != nil {
-		return deals.Deal{}, err
-	}
-	d, err := getDeal(ctx, tx, id)
-	if err != nil {
-		return d, err
-	}
-	return d, outbox.Add(ctx, tx, Stream, deals.EventDealCreated, strconv.FormatInt(id, 10), d.Public())
+	return written(ctx, tx, defs, id, r, deals.EventDealCreated)
 }
 
 // CreateDeal inserts a deal and its deal.created event.
@@ -257,6 +250,12 @@ func saveDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cur
 	if err != nil {
 		return deals.Deal{}, err
 	}
+	return written(ctx, tx, defs, id, r, deals.EventDealUpdated)
+}
+
+// written finishes a deal's insert or save: claims its unique values,
+// reads it back rendered and records event with its public form.
+func written(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, id int64, r deals.DealRecord, event string) (deals.Deal, error) {
 	if err := claim(ctx, tx, defs, id, r); err != nil {
 		return deals.Deal{}, err
 	}
@@ -264,7 +263,7 @@ func saveDeal(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cur
 	if err != nil {
 		return deals.Deal{}, err
 	}
-	return d, outbox.Add(ctx, tx, Stream, deals.EventDealUpdated, strconv.FormatInt(id, 10), d.Public())
+	return d, outbox.Add(ctx, tx, Stream, event, strconv.FormatInt(id, 10), d.Public())
 }
 
 // DeleteDeal deletes a deal (quotes cascade) and publishes deal.deleted.
