@@ -20,6 +20,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
@@ -146,17 +147,17 @@ func New(cfg Config) (http.Handler, error) {
 	// Batches: up to 100 inputs checked whole, then written in one
 	// transaction under the Idempotency-Key. 200 {"success":true,
 	// "data":[{"status","record"}],"message"}; 422 naming inputs[i].<field>.
-	mountBatch(mux, guards, contactsapi.ContactBatch, batchOps[contacts.Contact, contacts.ContactInput]{
-		create: svc.CreateContacts, update: svc.UpdateContacts, upsert: svc.UpsertContacts,
-		read: svc.ReadContacts, remove: svc.DeleteContacts,
-	}, func(u contactsapi.ContactUpdate) contacts.Update[contacts.ContactInput] {
-		return contacts.Update[contacts.ContactInput]{ID: u.ID, In: u.ContactInput}
+	bulkhttp.Mount(mux, guards, contactsapi.ContactBatch, bulkhttp.Ops[contacts.Contact, contacts.ContactInput, contactsapi.ContactUpdate]{
+		Create: svc.CreateContacts, Upsert: svc.UpsertContacts, Read: svc.ReadContacts, Delete: svc.DeleteContacts,
+		Update: updates(svc.UpdateContacts, func(u contactsapi.ContactUpdate) contacts.Update[contacts.ContactInput] {
+			return contacts.Update[contacts.ContactInput]{ID: u.ID, In: u.ContactInput}
+		}),
 	})
-	mountBatch(mux, guards, contactsapi.CompanyBatch, batchOps[contacts.Company, contacts.CompanyInput]{
-		create: svc.CreateCompanies, update: svc.UpdateCompanies, upsert: svc.UpsertCompanies,
-		read: svc.ReadCompanies, remove: svc.DeleteCompanies,
-	}, func(u contactsapi.CompanyUpdate) contacts.Update[contacts.CompanyInput] {
-		return contacts.Update[contacts.CompanyInput]{ID: u.ID, In: u.CompanyInput}
+	bulkhttp.Mount(mux, guards, contactsapi.CompanyBatch, bulkhttp.Ops[contacts.Company, contacts.CompanyInput, contactsapi.CompanyUpdate]{
+		Create: svc.CreateCompanies, Upsert: svc.UpsertCompanies, Read: svc.ReadCompanies, Delete: svc.DeleteCompanies,
+		Update: updates(svc.UpdateCompanies, func(u contactsapi.CompanyUpdate) contacts.Update[contacts.CompanyInput] {
+			return contacts.Update[contacts.CompanyInput]{ID: u.ID, In: u.CompanyInput}
+		}),
 	})
 
 	internal := auth.RequireInternal(cfg.InternalSecret)

@@ -16,6 +16,7 @@ import (
 	"net/http"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
@@ -80,12 +81,6 @@ func New(cfg Config) (http.Handler, error) {
 		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, sentAfter(h.svc.UpdateDeal)))},
 		{dealsapi.DeleteDeal, dealWrite(remove(dealsapi.DeleteDeal, h.svc.DeleteDeal))},
 
-		{dealsapi.DealBatch.Create, httpx.HandlerFunc(h.batchCreate)},
-		{dealsapi.DealBatch.Update, httpx.HandlerFunc(h.batchUpdate)},
-		{dealsapi.DealBatch.Upsert, httpx.HandlerFunc(h.batchUpsert)},
-		{dealsapi.DealBatch.Read, httpx.HandlerFunc(h.batchRead)},
-		{dealsapi.DealBatch.Delete, httpx.HandlerFunc(h.batchDelete)},
-
 		{dealsapi.ListQuotes, read(sentAll(h.svc.ListQuotes))},
 		{dealsapi.CreateQuote, dealWrite(httpx.HandlerFunc(h.createQuote))},
 		{dealsapi.GetQuote, read(sent(h.svc.GetQuote))},
@@ -94,6 +89,11 @@ func New(cfg Config) (http.Handler, error) {
 	} {
 		guards.Mount(mux, m.route, m.handler)
 	}
+	// Batches are keyed per caller and owned by the caller.
+	bulkhttp.Mount(mux, guards, dealsapi.DealBatch, bulkhttp.Ops[dealsapi.Deal, dealsapi.DealInput, dealsapi.DealUpdate]{
+		Create: bulkhttp.Owned(h.svc.BatchCreate), Update: h.svc.BatchUpdate, Upsert: bulkhttp.OwnedUpsert(h.svc.BatchUpsert),
+		Read: h.svc.BatchRead, Delete: h.svc.BatchDelete, Key: bulkhttp.UserKey, Counted: true,
+	})
 
 	internal := auth.RequireInternal(cfg.InternalSecret)
 	propertyhttp.Mount(mux, guards, dealsapi.DealProperties, cfg.Properties, deals.Object)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
@@ -76,11 +77,11 @@ func New(cfg Config) (http.Handler, error) {
 	mountWrite(leadsapi.DeleteLead, h.delete)
 	mountWrite(leadsapi.QualifyLead, h.qualify)
 	mountWrite(leadsapi.DisqualifyLead, h.disqualify)
-	mount(leadsapi.LeadBatch.Create, h.batchCreate)
-	mount(leadsapi.LeadBatch.Update, h.batchUpdate)
-	mount(leadsapi.LeadBatch.Upsert, h.batchUpsert)
-	mount(leadsapi.LeadBatch.Read, h.batchRead)
-	mount(leadsapi.LeadBatch.Delete, h.batchDelete)
+	// Batches are keyed per caller and created by the caller.
+	bulkhttp.Mount(mux, guards, leadsapi.LeadBatch, bulkhttp.Ops[leads.Lead, leads.Input, leads.UpdateInput]{
+		Create: bulkhttp.Owned(cfg.Service.BatchCreate), Update: cfg.Service.BatchUpdate, Upsert: bulkhttp.OwnedUpsert(cfg.Service.BatchUpsert),
+		Read: cfg.Service.BatchRead, Delete: cfg.Service.BatchDelete, Key: bulkhttp.UserKey, Counted: true,
+	})
 	mount(leadsapi.MatchCompany, h.matchCompany)
 	mount(leadsapi.MatchContact, h.matchContact)
 	if cfg.CSV != nil {
