@@ -118,22 +118,27 @@ func (e *Errors) UniqueValues(defs []customfield.Definition, values []customfiel
 }
 
 // ReadBy checks the form of a batch read: ids alone, or id_property with
-// values, each list within the size bounds. A wrong form is returned as
-// the read's fault; a list out of bounds is recorded on e, so the caller
-// can first resolve id_property (whose problem wins). byProperty tells a
-// read by the values of id_property.
-func ReadBy(e *Errors, in batchapi.Read) (byProperty bool, err error) {
+// values, each list within the size bounds. property resolves
+// id_property with the object's own definitions and message; its problem
+// wins over the size of values. byProperty tells a read by the values of
+// id_property.
+func ReadBy(in batchapi.Read, property func(name string) error) (byProperty bool, err error) {
+	var e Errors
 	switch {
 	case in.IDProperty == "" && len(in.Values) > 0:
 		return false, fault.Invalid("id_property", "is required with values")
 	case in.IDProperty == "":
 		e.Size("ids", len(in.IDs))
-		return false, nil
 	case len(in.IDs) > 0:
 		return false, fault.Invalid("ids", "cannot be given with id_property")
+	default:
+		e.Size("values", len(in.Values))
+		if err := property(in.IDProperty); err != nil {
+			return false, err
+		}
+		byProperty = true
 	}
-	e.Size("values", len(in.Values))
-	return true, nil
+	return byProperty, e.Err()
 }
 
 // Read answers a batch read whose form ReadBy accepted, inside its

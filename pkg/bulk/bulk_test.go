@@ -102,33 +102,37 @@ func TestUniqueValuesNameTheRepeatingInput(t *testing.T) {
 func TestReadByChecksTheForm(t *testing.T) {
 	t.Parallel()
 	many := make([]int64, batchapi.MaxInputs+1)
+	unknown := fault.Invalid("id_property", "must name a unique custom field of things")
+	property := func(name string) error {
+		if name != "erp_id" {
+			return unknown
+		}
+		return nil
+	}
 	tests := []struct {
 		name       string
 		in         batchapi.Read
 		byProperty bool
-		err, sizes []fault.Field
+		want       []fault.Field
 	}{
-		{"ids", batchapi.Read{IDs: []int64{1, 2}}, false, nil, nil},
-		{"values", batchapi.Read{IDProperty: "erp_id", Values: []string{"A"}}, true, nil, nil},
-		{"nothing", batchapi.Read{}, false, nil, []fault.Field{{Field: "ids", Message: "must hold at least one item"}}},
-		{"too many ids", batchapi.Read{IDs: many}, false, nil, []fault.Field{{Field: "ids", Message: "must hold at most 100 items"}}},
-		{"id_property without values", batchapi.Read{IDProperty: "erp_id"}, true, nil, []fault.Field{{Field: "values", Message: "must hold at least one item"}}},
-		{"values without id_property", batchapi.Read{Values: []string{"A"}}, false, []fault.Field{{Field: "id_property", Message: "is required with values"}}, nil},
-		{"ids with id_property", batchapi.Read{IDs: []int64{1}, IDProperty: "erp_id", Values: []string{"A"}}, false, []fault.Field{{Field: "ids", Message: "cannot be given with id_property"}}, nil},
+		{"ids", batchapi.Read{IDs: []int64{1, 2}}, false, nil},
+		{"values", batchapi.Read{IDProperty: "erp_id", Values: []string{"A"}}, true, nil},
+		{"nothing", batchapi.Read{}, false, []fault.Field{{Field: "ids", Message: "must hold at least one item"}}},
+		{"too many ids", batchapi.Read{IDs: many}, false, []fault.Field{{Field: "ids", Message: "must hold at most 100 items"}}},
+		{"id_property without values", batchapi.Read{IDProperty: "erp_id"}, false, []fault.Field{{Field: "values", Message: "must hold at least one item"}}},
+		{"values without id_property", batchapi.Read{Values: []string{"A"}}, false, []fault.Field{{Field: "id_property", Message: "is required with values"}}},
+		{"ids with id_property", batchapi.Read{IDs: []int64{1}, IDProperty: "erp_id", Values: []string{"A"}}, false, []fault.Field{{Field: "ids", Message: "cannot be given with id_property"}}},
+		{"an unknown id_property wins over the size", batchapi.Read{IDProperty: "nope"}, false, unknown.Fields},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var e bulk.Errors
-			byProperty, err := bulk.ReadBy(&e, tt.in)
+			byProperty, err := bulk.ReadBy(tt.in, property)
 			if err == nil && byProperty != tt.byProperty {
 				t.Errorf("byProperty = %v, want %v", byProperty, tt.byProperty)
 			}
-			if diff := cmp.Diff(tt.err, fields(t, err)); diff != "" {
-				t.Errorf("fault (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.sizes, fields(t, e.Err())); diff != "" {
-				t.Errorf("sizes (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, fields(t, err)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

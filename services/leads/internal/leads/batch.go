@@ -308,22 +308,16 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []I
 // BatchRead reads leads by id, or by the values of a unique custom field;
 // one that does not exist is not_found.
 func (s *Service) BatchRead(ctx context.Context, in batchapi.Read) ([]Result, error) {
-	var errs bulk.Errors
 	var d customfield.Definition
-	byProperty, err := bulk.ReadBy(&errs, in)
-	if err != nil {
-		return nil, err
-	}
-	if byProperty {
+	byProperty, err := bulk.ReadBy(in, func(name string) error {
 		defs, err := s.store.Definitions(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if d, err = idProperty(defs, in.IDProperty); err != nil {
-			return nil, err
-		}
-	}
-	if err := errs.Err(); err != nil {
+		d, err = idProperty(defs, name)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	done, err := s.store.Batch(ctx, "", nil, func(tx Tx) ([]Result, error) {
