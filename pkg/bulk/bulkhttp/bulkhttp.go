@@ -140,3 +140,22 @@ func answer[R any](w http.ResponseWriter, rt route.Route, done Done[R], counted 
 	}
 	httpx.JSON(w, http.StatusOK, batchapi.Results[R]{Success: true, Data: done.Value, Message: msg})
 }
+
+// ByIDProperty serves a record's GET: with ?id_property=<name> (present,
+// even empty, which the lookup refuses) by the path's value of that
+// unique property, as batch upserts and reads name records; otherwise
+// with byID.
+func ByIDProperty[T any](byID httpx.HandlerFunc, by func(ctx context.Context, name, value string) (T, error)) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		q := r.URL.Query()
+		if !q.Has(batchapi.IDProperty.Name) {
+			return byID(w, r)
+		}
+		v, err := by(r.Context(), q.Get(batchapi.IDProperty.Name), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		httpx.OK(w, v)
+		return nil
+	}
+}

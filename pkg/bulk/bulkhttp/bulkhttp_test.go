@@ -176,3 +176,27 @@ func TestMountCountedUserKey(t *testing.T) {
 		t.Errorf("no key sent: key %q", got.Key)
 	}
 }
+
+func TestByIDProperty(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /things/{id}", bulkhttp.ByIDProperty(func(w http.ResponseWriter, r *http.Request) error {
+		httpx.OK(w, thing{Name: "id " + r.PathValue("id")})
+		return nil
+	}, func(_ context.Context, name, value string) (thing, error) {
+		return thing{Name: name + " " + value}, nil
+	}))
+	for query, want := range map[string]string{
+		"":                   "id 12",
+		"?id_property=erp":   "erp 12",
+		"?id_property=":      " 12",
+		"?other=erp&x=1":     "id 12",
+		"?id_property=a&x=1": "a 12",
+	} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/things/12"+query, nil))
+		var body struct{ Data thing }
+		if err := json.NewDecoder(rec.Body).Decode(&body); err != nil || rec.Code != http.StatusOK || body.Data.Name != want {
+			t.Errorf("GET /things/12%s: %d %+v %v, want %q", query, rec.Code, body, err, want)
+		}
+	}
+}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
-	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/route"
@@ -77,7 +76,7 @@ func New(cfg Config) (http.Handler, error) {
 
 		{dealsapi.ListDeals, httpx.HandlerFunc(h.listDeals)},
 		{dealsapi.CreateDeal, httpx.HandlerFunc(h.createDeal)},
-		{dealsapi.GetDeal, httpx.HandlerFunc(h.getDeal)},
+		{dealsapi.GetDeal, bulkhttp.ByIDProperty(read(sent(h.svc.GetDeal)), sentBy(h.svc.GetDealBy))},
 		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, sentAfter(h.svc.UpdateDeal)))},
 		{dealsapi.DeleteDeal, dealWrite(remove(dealsapi.DeleteDeal, h.svc.DeleteDeal))},
 
@@ -143,6 +142,19 @@ func public[T publicRecord[P], P any](records []T) []P {
 func sent[T publicRecord[P], P any](get func(context.Context, int64) (T, error)) func(context.Context, int64) (P, error) {
 	return func(ctx context.Context, id int64) (P, error) {
 		v, err := get(ctx, id)
+		if err != nil {
+			var zero P
+			return zero, err
+		}
+		return v.Public(), nil
+	}
+}
+
+// sentBy answers the public form of the record get finds by a property's
+// value.
+func sentBy[T publicRecord[P], P any](get func(ctx context.Context, name, value string) (T, error)) func(context.Context, string, string) (P, error) {
+	return func(ctx context.Context, name, value string) (P, error) {
+		v, err := get(ctx, name, value)
 		if err != nil {
 			var zero P
 			return zero, err
@@ -280,21 +292,6 @@ func (h *handlers) listDeals(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpx.JSON(w, http.StatusOK, envelope.NewPage(public(items), f.Query, total))
-	return nil
-}
-
-// getDeal reads a deal by id, or with ?id_property=<name> by the path's
-// value of that unique custom field.
-func (h *handlers) getDeal(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	if !q.Has(batchapi.IDProperty.Name) {
-		return read(sent(h.svc.GetDeal))(w, r)
-	}
-	d, err := h.svc.GetDealBy(r.Context(), q.Get(batchapi.IDProperty.Name), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpx.OK(w, d.Public())
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
-	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/route"
@@ -72,7 +71,7 @@ func New(cfg Config) (http.Handler, error) {
 	mountWrite := func(r route.Route, h httpx.HandlerFunc) { guards.Mount(mux, r, writable(h)) }
 	mount(leadsapi.ListLeads, h.list)
 	mount(leadsapi.CreateLead, h.create)
-	mount(leadsapi.GetLead, h.get)
+	mount(leadsapi.GetLead, bulkhttp.ByIDProperty(h.getByID, h.svc.GetBy))
 	mountWrite(leadsapi.UpdateLead, h.update)
 	mountWrite(leadsapi.DeleteLead, h.delete)
 	mountWrite(leadsapi.QualifyLead, h.qualify)
@@ -109,7 +108,7 @@ func New(cfg Config) (http.Handler, error) {
 
 	mux.Handle(leadsapi.RouteCreateLead, internal(httpx.HandlerFunc(h.internalCreate)))
 	mux.Handle(leadsapi.RouteBatch, internal(httpx.HandlerFunc(h.internalCreateBatch)))
-	mux.Handle(leadsapi.RouteLead, internal(httpx.HandlerFunc(h.internalGet)))
+	mux.Handle(leadsapi.RouteLead, internal(httpx.HandlerFunc(h.getByID)))
 	return httpx.Routes(mux), nil
 }
 
@@ -164,27 +163,6 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Location", leadsapi.GetLead.Location(l.ID))
 	httpx.Created(w, l, leadsapi.CreateLead.Message)
-	return nil
-}
-
-func (h *handlers) get(w http.ResponseWriter, r *http.Request) error {
-	if q := r.URL.Query(); q.Has(batchapi.IDProperty.Name) {
-		l, err := h.svc.GetBy(r.Context(), q.Get(batchapi.IDProperty.Name), r.PathValue("id"))
-		if err != nil {
-			return err
-		}
-		httpx.OK(w, l)
-		return nil
-	}
-	id, err := httpx.PathID(r, "id")
-	if err != nil {
-		return err
-	}
-	l, err := h.svc.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	httpx.OK(w, l)
 	return nil
 }
 
@@ -362,7 +340,9 @@ func (h *handlers) internalCreateBatch(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
-func (h *handlers) internalGet(w http.ResponseWriter, r *http.Request) error {
+// getByID reads a lead by the path's id: the public GET without id_property,
+// and the internal one.
+func (h *handlers) getByID(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
 		return err
