@@ -7,7 +7,6 @@ package bulkhttp
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -31,14 +30,6 @@ type Ops[R, C, U any] struct {
 	Upsert func(ctx context.Context, key, idProperty string, ins []C) (Done[R], error)
 	Read   func(ctx context.Context, in batchapi.Read) ([]batchapi.Result[R], error)
 	Delete func(ctx context.Context, key string, ids []int64) (Done[R], error)
-
-	// Key reads a write's Idempotency-Key; nil takes it as sent
-	// (idempotency.Key), for a service that scopes keys itself.
-	Key func(*http.Request) (string, error)
-	// Counted words a write's message with its number of results
-	// ("2 leads created") rather than the route's message alone
-	// ("contacts created"): the two answers the objects already give.
-	Counted bool
 }
 
 // Mount serves rs with ops behind the routes' guards.
@@ -64,15 +55,15 @@ func Mount[R, C, U any](mux *http.ServeMux, guards httpx.Guards, rs batchapi.Rou
 		if err != nil {
 			return err
 		}
-		answer(w, rs.Read, Done[R]{Value: res}, ops.Counted)
+		answer(w, rs.Read, Done[R]{Value: res})
 		return nil
 	}))
 }
 
-// UserKey is the Idempotency-Key kept under "batch:" and the caller's id,
+// userKey is the Idempotency-Key kept under "batch:" and the caller's id,
 // apart from the keys a service's single writes choose and per user, so
 // one caller's key never answers another's batch.
-func UserKey(r *http.Request) (string, error) {
+func userKey(r *http.Request) (string, error) {
 	k, err := idempotency.Key(r)
 	if k == "" || err != nil {
 		return "", err
@@ -108,12 +99,8 @@ func caller(ctx context.Context) *int64 {
 // write is a batch write's handler: the key read before the body is
 // decoded, so a bad key is answered without reading the body.
 func write[R, C, U, B any](ops Ops[R, C, U], rt route.Route, run func(ctx context.Context, key string, in B) (Done[R], error)) httpx.HandlerFunc {
-	key := ops.Key
-	if key == nil {
-		key = idempotency.Key
-	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		k, err := key(r)
+		k, err := userKey(r)
 		if err != nil {
 			return err
 		}
@@ -125,20 +112,16 @@ func write[R, C, U, B any](ops Ops[R, C, U], rt route.Route, run func(ctx contex
 		if err != nil {
 			return err
 		}
-		answer(w, rt, done, ops.Counted)
+		answer(w, rt, done)
 		return nil
 	}
 }
 
-// answer writes 200 with the results in input order and rt's message, a
-// replay marked Idempotent-Replayed.
-func answer[R any](w http.ResponseWriter, rt route.Route, done Done[R], counted bool) {
+// answer writes 200 with the results in input order and rt's message word
+// for word (the document shows it), a replay marked Idempotent-Replayed.
+func answer[R any](w http.ResponseWriter, rt route.Route, done Done[R]) {
 	idempotency.MarkReplayed(w, done.Replayed)
-	msg := rt.Message
-	if counted && msg != "" {
-		msg = fmt.Sprintf("%d %s", len(done.Value), msg)
-	}
-	httpx.JSON(w, http.StatusOK, batchapi.Results[R]{Success: true, Data: done.Value, Message: msg})
+	httpx.JSON(w, http.StatusOK, batchapi.Results[R]{Success: true, Data: done.Value, Message: rt.Message})
 }
 
 // ByIDProperty serves a record's GET: with ?id_property=<name> (present,

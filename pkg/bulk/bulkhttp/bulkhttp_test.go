@@ -37,7 +37,7 @@ type call struct {
 
 // server mounts fake operations that record their call and answer one
 // created result per input (a replay when the key is "again").
-func server(t *testing.T, counted bool, key func(*http.Request) (string, error)) (*httptest.Server, *call) {
+func server(t *testing.T) (*httptest.Server, *call) {
 	t.Helper()
 	got := &call{}
 	results := func(n int, key string) bulkhttp.Done[thing] {
@@ -45,7 +45,7 @@ func server(t *testing.T, counted bool, key func(*http.Request) (string, error))
 		for i := range res {
 			res[i] = batchapi.Result[thing]{Status: batchapi.Created, Record: &thing{Name: "x"}}
 		}
-		return bulkhttp.Done[thing]{Value: res, Replayed: key == "again"}
+		return bulkhttp.Done[thing]{Value: res, Replayed: key == "batch:7:again"}
 	}
 	names := func(ins []thing) []string {
 		var ns []string
@@ -75,7 +75,6 @@ func server(t *testing.T, counted bool, key func(*http.Request) (string, error))
 			*got = call{Op: "delete", Key: key, IDs: ids}
 			return results(len(ids), key), nil
 		},
-		Key: key, Counted: counted,
 	}
 	rs := batchapi.NewRoutes[thing, thing, thingUpdate]("things", "thing", "Things", "/things", "things")
 	rs.Create.BodyLimit = 64
@@ -123,7 +122,7 @@ func post(t *testing.T, srv *httptest.Server, path, key, body string) answer {
 }
 
 func TestMount(t *testing.T) {
-	srv, got := server(t, false, nil)
+	srv, got := server(t)
 	for _, tc := range []struct {
 		path, key, body string
 		want            call
@@ -131,13 +130,13 @@ func TestMount(t *testing.T) {
 		replayed        string
 	}{
 		{"/things/batch/create", "k1", `{"inputs":[{"name":"a"},{"name":"b"}]}`,
-			call{Op: "create", Key: "k1", Names: []string{"a", "b"}, Owner: 7}, "things created", ""},
+			call{Op: "create", Key: "batch:7:k1", Names: []string{"a", "b"}, Owner: 7}, "things created", ""},
 		{"/things/batch/update", "again", `{"inputs":[{"id":3,"name":"a"}]}`,
-			call{Op: "update", Key: "again", IDs: []int64{3}}, "things updated", "true"},
+			call{Op: "update", Key: "batch:7:again", IDs: []int64{3}}, "things updated", "true"},
 		{"/things/batch/upsert", "", `{"id_property":"erp_id","inputs":[{"name":"a"}]}`,
 			call{Op: "upsert", IDProperty: "erp_id", Names: []string{"a"}, Owner: 7}, "things upserted", ""},
 		{"/things/batch/read", "again", `{"ids":[4,5]}`, call{Op: "read", IDs: []int64{4, 5}}, "", ""},
-		{"/things/batch/delete", "k2", `{"ids":[4]}`, call{Op: "delete", Key: "k2", IDs: []int64{4}}, "things deleted", ""},
+		{"/things/batch/delete", "k2", `{"ids":[4]}`, call{Op: "delete", Key: "batch:7:k2", IDs: []int64{4}}, "things deleted", ""},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			a := post(t, srv, tc.path, tc.key, tc.body)
@@ -152,7 +151,7 @@ func TestMount(t *testing.T) {
 }
 
 func TestMountRefuses(t *testing.T) {
-	srv, got := server(t, false, nil)
+	srv, got := server(t)
 	if a := post(t, srv, "/things/batch/create", strings.Repeat("k", idempotency.MaxKeyLength+1), `{"inputs":[{"name":"a"}]}`); a.Status != http.StatusUnprocessableEntity {
 		t.Errorf("bad key: %+v", a)
 	}
@@ -164,9 +163,11 @@ func TestMountRefuses(t *testing.T) {
 	}
 }
 
-func TestMountCountedUserKey(t *testing.T) {
-	srv, got := server(t, true, bulkhttp.UserKey)
-	if a := post(t, srv, "/things/batch/create", "k1", `{"inputs":[{"name":"a"},{"name":"b"}]}`); a.Message != "2 things created" || got.Key != "batch:7:k1" {
+// TestMountUserKey: a key is kept per caller, the message is the route's
+// word for word, and a read has none.
+func TestMountUserKey(t *testing.T) {
+	srv, got := server(t)
+	if a := post(t, srv, "/things/batch/create", "k1", `{"inputs":[{"name":"a"},{"name":"b"}]}`); a.Message != "things created" || got.Key != "batch:7:k1" {
 		t.Errorf("create: message %q, key %q", a.Message, got.Key)
 	}
 	if a := post(t, srv, "/things/batch/read", "", `{"ids":[1]}`); a.Message != "" {

@@ -91,7 +91,7 @@ func New(cfg Config) (http.Handler, error) {
 	// Batches are keyed per caller and owned by the caller.
 	bulkhttp.Mount(mux, guards, dealsapi.DealBatch, bulkhttp.Ops[dealsapi.Deal, dealsapi.DealInput, dealsapi.DealUpdate]{
 		Create: bulkhttp.Owned(h.svc.BatchCreate), Update: h.svc.BatchUpdate, Upsert: bulkhttp.OwnedUpsert(h.svc.BatchUpsert),
-		Read: h.svc.BatchRead, Delete: h.svc.BatchDelete, Key: bulkhttp.UserKey, Counted: true,
+		Read: h.svc.BatchRead, Delete: h.svc.BatchDelete,
 	})
 
 	internal := auth.RequireInternal(cfg.InternalSecret)

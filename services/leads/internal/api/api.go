@@ -79,7 +79,7 @@ func New(cfg Config) (http.Handler, error) {
 	// Batches are keyed per caller and created by the caller.
 	bulkhttp.Mount(mux, guards, leadsapi.LeadBatch, bulkhttp.Ops[leads.Lead, leads.Input, leads.UpdateInput]{
 		Create: bulkhttp.Owned(cfg.Service.BatchCreate), Update: cfg.Service.BatchUpdate, Upsert: bulkhttp.OwnedUpsert(cfg.Service.BatchUpsert),
-		Read: cfg.Service.BatchRead, Delete: cfg.Service.BatchDelete, Key: bulkhttp.UserKey, Counted: true,
+		Read: cfg.Service.BatchRead, Delete: cfg.Service.BatchDelete,
 	})
 	mount(leadsapi.MatchCompany, h.matchCompany)
 	mount(leadsapi.MatchContact, h.matchContact)

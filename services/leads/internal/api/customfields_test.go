@@ -279,7 +279,7 @@ func TestLeadBatches(t *testing.T) {
 	if diff := cmp.Diff([]string{"created:A", "created:B"}, statuses(t, r)); diff != "" {
 		t.Fatalf("create (-want +got):\n%s", diff)
 	}
-	if m := r.json(t)["message"]; m != "2 leads created" {
+	if m := r.json(t)["message"]; m != "leads created" {
 		t.Errorf("message = %v", m)
 	}
 	if n := events(); n != 2 {
