@@ -40,6 +40,30 @@ func (w *securityWorld) createBody(op apiOp) (map[string]any, bool) {
 		"POST /contacts/{id}/notes":  notes, "POST /leads/{id}/notes": notes, "POST /contracts/{id}/notes": notes,
 		"POST /contacts/{id}/tasks": tasks, "POST /leads/{id}/tasks": tasks, "POST /contracts/{id}/tasks": tasks,
 	}
+	for object, input := range map[string]func() map[string]any{
+		"contacts": func() map[string]any {
+			return map[string]any{"first_name": "Mass", "last_name": "Batch", "email": uniq("mass") + "@sec.test"}
+		},
+		"companies": func() map[string]any { return map[string]any{"name": uniq("Mass "), "domain": uniq("mass") + ".test"} },
+		"leads": func() map[string]any {
+			return map[string]any{"first_name": "Mass", "last_name": "Batch", "email": uniq("mass") + "@sec.test"}
+		},
+		"deals": func() map[string]any { return map[string]any{"title": uniq("Mass ")} },
+	} {
+		base := "POST /" + object + "/batch/"
+		update := input()
+		update["id"] = w.ids["/"+object+"/batch/update"]
+		keyed := input()
+		keyed["custom_fields"] = map[string]any{w.fields[object]: uniq("ext-")}
+		bodies["POST /properties/"+object] = map[string]any{"name": uniq("mass_"), "label": "Mass", "type": "text"}
+		bodies[base+"create"] = map[string]any{"inputs": []any{input()}}
+		bodies[base+"read"] = map[string]any{"ids": []int64{w.ids["/"+object]}}
+		// Records of their own, so the shared ones stay as the other
+		// checks read them.
+		bodies[base+"update"] = map[string]any{"inputs": []any{update}}
+		bodies[base+"delete"] = map[string]any{"ids": []int64{w.ids["/"+object+"/batch/delete"]}}
+		bodies[base+"upsert"] = map[string]any{"id_property": w.fields[object], "inputs": []any{keyed}}
+	}
 	b, ok := bodies[op.String()]
 	return b, ok
 }

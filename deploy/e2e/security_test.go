@@ -125,6 +125,9 @@ type securityWorld struct {
 	apiKey       string
 	ids          map[string]int64 // path prefix or path parameter → id
 	reads        []string         // every record, read back by the admin
+	// fields are a unique custom field of each object (its {name}, and
+	// the id_property of its batch upsert).
+	fields map[string]string
 }
 
 func newSecurityWorld(t *testing.T) *securityWorld {
@@ -134,7 +137,13 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 		t.Helper()
 		return must(t, http.StatusCreated)(adm.Do("POST", path, body)).ID()
 	}
-	w := &securityWorld{admin: adm, ids: map[string]int64{}}
+	w := &securityWorld{admin: adm, ids: map[string]int64{}, fields: map[string]string{}}
+	for _, object := range []string{"contacts", "companies", "leads", "deals"} {
+		w.fields[object] = uniq("sec_")
+		must(t, http.StatusCreated)(adm.Do("POST", "/properties/"+object, map[string]any{
+			"name": w.fields[object], "label": "Security " + w.fields[object], "type": "text", "unique": true}))
+		w.reads = append(w.reads, "/properties/"+object+"/"+w.fields[object])
+	}
 	w.ids["/teams"] = created("/teams", map[string]any{"name": uniq("Security ")})
 	w.ids["/users"] = created("/users", map[string]any{"name": "Target", "email": uniq("target") + "@sec.test",
 		"password": "correct horse battery", "team_id": w.ids["/teams"]})
@@ -172,6 +181,14 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 		f, _ := first["id"].(float64)
 		w.ids["/intake/submissions"] = int64(f)
 	}
+	for object, body := range map[string]map[string]any{
+		"contacts": {"first_name": "Batch", "last_name": "Target"}, "companies": {"name": uniq("Batch ")},
+		"leads": {"first_name": "Batch", "last_name": "Target"}, "deals": {"title": uniq("Batch ")},
+	} {
+		for _, op := range []string{"update", "delete"} {
+			w.ids["/"+object+"/batch/"+op] = created("/"+object, body)
+		}
+	}
 	for _, parent := range []string{"/contacts", "/leads", "/contracts"} {
 		base := fmt.Sprintf("%s/%d", parent, w.ids[parent])
 		w.ids[parent+"/noteId"] = created(base+"/notes", map[string]any{"content": "Admin's note"})
@@ -204,6 +221,9 @@ func (w *securityWorld) path(t *testing.T, op apiOp) string {
 		prefix = "/intake/submissions"
 	}
 	out := op.Path
+	if prefix == "/properties" {
+		out = strings.ReplaceAll(out, "{name}", w.fields[segs[2]])
+	}
 	for _, param := range []string{"noteId", "taskId"} {
 		out = strings.ReplaceAll(out, "{"+param+"}", fmt.Sprint(w.ids[prefix+"/"+param]))
 	}
