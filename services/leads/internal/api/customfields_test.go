@@ -480,7 +480,9 @@ func TestLeadBatchEditScope(t *testing.T) {
 	if _, err := e.store.DB().Exec(context.Background(), `UPDATE directory_users SET edit_scope = 'own' WHERE id = 1`); err != nil {
 		t.Fatal(err)
 	}
-	r := e.do("POST", "/leads", e.admin, map[string]any{"first_name": "O", "last_name": "X", "assigned_to": 4})
+	e.define(map[string]any{"name": "erp_id", "label": "ERP id", "type": "text", "unique": true})
+	r := e.do("POST", "/leads", e.admin, map[string]any{"first_name": "O", "last_name": "X", "assigned_to": 4,
+		"custom_fields": map[string]any{"erp_id": "E-O"}})
 	if r.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
@@ -493,9 +495,13 @@ func TestLeadBatchEditScope(t *testing.T) {
 	}}, ""), problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"inputs[1].id", "is a lead you may not change"}))
 	wantExactProblem(t, e.batch("delete", map[string]any{"ids": []int64{mine, other}}, ""),
 		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"ids[1]", "is a lead you may not change"}))
+	wantExactProblem(t, e.batch("upsert", map[string]any{"id_property": "erp_id", "inputs": []any{
+		map[string]any{"first_name": "N", "last_name": "X", "custom_fields": map[string]any{"erp_id": "E-N"}},
+		map[string]any{"first_name": "O2", "last_name": "X", "custom_fields": map[string]any{"erp_id": "E-O"}},
+	}}, ""), problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"inputs[1].custom_fields.erp_id", "is held by a lead you may not change"}))
 	wantExactProblem(t, e.batch("delete", map[string]any{"ids": []int64{mine, mine}}, ""),
 		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"inputs[1].id", "repeats inputs[0]"}))
-	if n := e.countRows(`SELECT count(*) FROM leads WHERE first_name IN ('M', 'O')`); n != 2 {
+	if n := e.countRows(`SELECT count(*) FROM leads WHERE first_name IN ('M', 'O')`); n != 2 || e.countRows(`SELECT count(*) FROM leads WHERE first_name = 'N'`) != 0 {
 		t.Fatalf("leads left as they were = %d, want 2", n)
 	}
 }

@@ -271,10 +271,14 @@ func (s *Service) BatchUpsert(ctx context.Context, key, property string, ins []I
 			if !found {
 				return nil, fmt.Errorf("upsert leads: lead %d holds %s but does not exist", id, d.Name)
 			}
-			// A lead outside the caller's edit scope refuses the upsert as
-			// it refuses a single update (403).
+			// A lead outside the caller's edit scope is the input's
+			// problem, as in an update: the batch is checked whole.
 			if err := s.writable(ctx, l); err != nil {
-				return nil, err
+				if !bulk.Forbidden(err) {
+					return nil, err
+				}
+				errs.Field(i, customfield.Field(d.Name), "is held by a lead you may not change")
+				continue
 			}
 			changed, err := s.change(ctx, &l, in, defs, users)
 			if err := errs.Add(i, err); err != nil {
