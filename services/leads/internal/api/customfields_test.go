@@ -29,7 +29,8 @@ func (e *env) defineAll() {
 	for _, d := range []map[string]any{
 		{"name": "erp_id", "label": "ERP id", "type": "text", "unique": true},
 		{"name": "budget", "label": "Budget", "type": "number"},
-		{"name": "tier", "label": "Tier", "type": "enum", "options": []map[string]any{{"value": "gold", "label": "Gold"}, {"value": "silver", "label": "Silver"}}},
+		{"name": "tier", "label": "Tier", "type": "enum", "options": []map[string]any{{"value": "gold", "label": "Gold"}, {"value": "silver", "label": "Silver"},
+			{"value": "bronze_old", "label": "Bronze", "archived": true}}},
 		{"name": "topics", "label": "Topics", "type": "multi_enum", "options": []map[string]any{{"value": "crm"}, {"value": "erp"}, {"value": "bi"}}},
 		{"name": "vip", "label": "VIP", "type": "boolean"},
 		{"name": "met_on", "label": "Met on", "type": "date"},
@@ -83,6 +84,8 @@ func TestPropertyRoutes(t *testing.T) {
 		{"duplicate", map[string]any{"name": "erp_id", "label": "E", "type": "text"}, "name", "is already used by another custom field of leads"},
 		{"enum without options", map[string]any{"name": "tier", "label": "Tier", "type": "enum"}, "options", "an enum field needs at least one option"},
 		{"unique boolean", map[string]any{"name": "vip", "label": "VIP", "type": "boolean", "unique": true}, "unique", "applies only to text, email, phone and number fields"},
+		{"reserved", map[string]any{"name": "custom_fields", "label": "C", "type": "text"}, "name", "is reserved"},
+		{"too long", map[string]any{"name": "a" + strings.Repeat("b", 63), "label": "L", "type": "text"}, "name", "must start with a lower-case letter and hold only lower-case letters, digits and _ (at most 63)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantExactProblem(t, e.do("POST", "/properties/leads", e.admin, tc.body),
@@ -93,7 +96,8 @@ func TestPropertyRoutes(t *testing.T) {
 	// A type change while a lead holds a value is refused.
 	e.createLead(map[string]any{"first_name": "A", "last_name": "B", "custom_fields": map[string]any{"erp_id": "E-1"}})
 	r = e.do("PUT", "/properties/leads/erp_id", e.admin, map[string]any{"type": "number"})
-	wantProblem(t, r, http.StatusConflict, "property_has_values")
+	wantExactProblem(t, r, problemJSON(409, "property_has_values",
+		"the type of erp_id cannot change while records hold values; delete and recreate the field, or clear the values first"))
 
 	// The internal read other contexts (and the gateway) use.
 	req, _ := http.NewRequest("GET", propertyapi.PathInternal+"leads", nil)
@@ -152,6 +156,9 @@ func TestLeadCustomFieldWrites(t *testing.T) {
 		{"wrong type", map[string]any{"budget": "lots"}, "custom_fields.budget", "must be a decimal number such as 1250.5"},
 		{"not an option", map[string]any{"tier": "bronze"}, "custom_fields.tier", "must be one of gold, silver"},
 		{"unknown user", map[string]any{"owner": 999}, "custom_fields.owner", "must be the id of an existing user"},
+		{"too many places", map[string]any{"budget": "1.1234567"}, "custom_fields.budget", "must have at most 6 decimal places"},
+		{"impossible date", map[string]any{"met_on": "2026-02-30"}, "custom_fields.met_on", "must be a date in the form YYYY-MM-DD"},
+		{"archived option", map[string]any{"tier": "bronze_old"}, "custom_fields.tier", `option "bronze_old" is archived`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantExactProblem(t, e.do("POST", "/leads", e.user, map[string]any{"first_name": "B", "last_name": "C", "custom_fields": tc.value}),
@@ -231,7 +238,8 @@ func TestLeadCustomFieldLists(t *testing.T) {
 		}
 	}
 	wantProblem(t, e.do("GET", "/leads?cf[nope]=1", e.user, nil), http.StatusUnprocessableEntity, "validation_failed", "cf[nope]")
-	wantProblem(t, e.do("GET", "/leads?cf[tier][gte]=gold", e.user, nil), http.StatusUnprocessableEntity, "validation_failed", "cf[tier][gte]")
+	wantExactProblem(t, e.do("GET", "/leads?cf[tier][gte]=gold", e.user, nil), problemJSON(422, "validation_failed", "one or more fields are invalid",
+		[2]string{"cf[tier][gte]", "a range applies only to number, date and datetime fields"}))
 	wantProblem(t, e.do("GET", "/leads?sort_by=cf.nope", e.user, nil), http.StatusUnprocessableEntity, "validation_failed", "sort_by")
 }
 
@@ -468,6 +476,17 @@ func TestRequiredCustomField(t *testing.T) {
 	if len(items) != 1 || items[0].Status != http.StatusCreated {
 		t.Fatalf("internal batch: %+v", items)
 	}
+}
+
+// TestAtMost250Properties: the 251st definition of an object is refused.
+func TestAtMost250Properties(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 250 {
+		e.define(map[string]any{"name": fmt.Sprintf("f%d", i), "label": "F", "type": "text"})
+	}
+	wantExactProblem(t, e.do("POST", "/properties/leads", e.admin, map[string]any{"name": "one_more", "label": "F", "type": "text"}),
+		problemJSON(422, "validation_failed", "one or more fields are invalid", [2]string{"name", "leads already has 250 custom fields, the most allowed"}))
 }
 
 // TestLeadBatchEditScope: a batch update or delete naming a lead outside
