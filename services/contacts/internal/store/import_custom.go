@@ -8,7 +8,6 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -24,13 +23,6 @@ type importCustom struct {
 
 func hasCustom(r contacts.ImportRow) bool { return r.Custom != nil }
 
-// definitionsLock is the advisory lock customfield.Store takes to change
-// a definition of contacts. An import holds it shared from its first
-// custom value to its commit, so no field turns unique (claiming only
-// committed values), changes type or goes away under the values it
-// writes.
-var definitionsLock = db.LockKey("customfield:" + propertyapi.Contacts)
-
 // checkCustom drops, and records as skipped, the rows whose user field
 // names no user or whose unique field holds a value another contact
 // holds; outside a dry run (rows then have their ids) it claims the
@@ -43,10 +35,10 @@ func (w *importWriter) checkCustom(ctx context.Context, rows []contacts.ImportRo
 		return rows, nil
 	}
 	if w.custom == nil {
-		if _, err := w.tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, definitionsLock); err != nil {
-			return nil, err
-		}
-		defs, err := customfield.Definitions(ctx, w.tx, propertyapi.Contacts)
+		// Held from the first custom value to the commit: no field turns
+		// unique (claiming only committed values), changes type or goes
+		// away under the values the import writes.
+		defs, err := customfield.Hold(ctx, w.tx, propertyapi.Contacts)
 		if err != nil {
 			return nil, err
 		}
