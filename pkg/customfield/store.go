@@ -291,14 +291,17 @@ func (s Store) Delete(ctx context.Context, obj Object, name string) error {
 		if err != nil {
 			return err
 		}
+		// Values first: the record table's triggers still see the
+		// definition, so a count cube keyed by enum values (custom_field_enums)
+		// moves the records out of the value's keys.
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET custom_fields = custom_fields - $1 WHERE custom_fields ? $1`,
+			pgx.Identifier{obj.Table}.Sanitize()), name); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM custom_field_definitions WHERE object = $1 AND name = $2`, obj.Name, name); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM custom_field_unique WHERE object = $1 AND name = $2`, obj.Name, name); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET custom_fields = custom_fields - $1 WHERE custom_fields ? $1`,
-			pgx.Identifier{obj.Table}.Sanitize()), name); err != nil {
 			return err
 		}
 		d.UpdatedAt = timestamp.Now()

@@ -331,3 +331,43 @@ func TestParseFiltersRefusesBadFilters(t *testing.T) {
 		})
 	}
 }
+
+// custom_field_enums is what count cubes key records by: the record's
+// values of its object's enum fields, nothing else, and none of a deleted
+// field.
+func TestEnumValuesProjection(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	for _, in := range []propertyapi.PropertyInput{
+		{Name: "tier", Label: "Tier", Type: "enum", Options: []propertyapi.Option{{Value: "gold", Label: "Gold"}, {Value: "silver", Label: "Silver"}}},
+		{Name: "code", Label: "Code", Type: "text"},
+	} {
+		if _, err := s.Create(ctx, things, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	project := func(vals string) string {
+		t.Helper()
+		var got string
+		if err := s.DB.QueryRow(ctx, `SELECT custom_field_enums('contacts', $1::jsonb)::text`, vals).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for vals, want := range map[string]string{
+		`{}`:                            `{}`,
+		`{"code": "C-1"}`:               `{}`,
+		`{"tier": "gold", "code": "C"}`: `{"tier": "gold"}`,
+	} {
+		if got := project(vals); got != want {
+			t.Errorf("custom_field_enums(%s) = %s, want %s", vals, got, want)
+		}
+	}
+	if err := s.Delete(ctx, things, "tier"); err != nil {
+		t.Fatal(err)
+	}
+	if got := project(`{"tier": "gold"}`); got != `{}` {
+		t.Errorf("after the field's deletion custom_field_enums = %s, want {}", got)
+	}
+}
