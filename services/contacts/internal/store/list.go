@@ -7,7 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/cube"
 	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
@@ -79,51 +81,48 @@ func filter(f contacts.Filter) *listsql.Where {
 	return w
 }
 
-// counted returns the contact_counts query answering the exact total of
-// f, when f is at most one equality filter the counters are kept for
-// (status, source, company_id, assigned_to, scope=me, scope=team) and no
-// search or date range; ok is false otherwise.
-func counted(f contacts.Filter) (sql string, args []any, ok bool) {
-	if f.Search != "" || f.DateFrom != nil || f.DateTo != nil || f.UpdatedSince != nil || len(f.Custom.Filters) > 0 {
+// cubed returns the contact_cube statement answering the exact total of f
+// (pkg/list/cube) when every filter of f is one of the cube's dimensions:
+// status, source, owner (assigned_to, scope=me, scope=team), enum custom
+// fields, and the date range. ok is false for a search, a company filter,
+// an incremental sync or any other custom-field filter, which count the
+// matching contacts.
+func cubed(f contacts.Filter) (sql string, args []any, ok bool) {
+	// The cube keeps no owner as 0: an owner filter of 0 or less must
+	// count contacts (none), not the unassigned ones.
+	mine := f.Scope == list.ScopeMe || f.Scope == list.ScopeTeam && f.CallerTeam == nil
+	if f.Search != "" || f.CompanyID != nil || f.UpdatedSince != nil ||
+		(f.AssignedTo != nil && *f.AssignedTo <= 0) || (mine && f.Caller <= 0) {
 		return "", nil, false
 	}
-	type key struct {
-		dim, val string
+	for _, c := range f.Custom.Filters {
+		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
+			return "", nil, false
+		}
 	}
-	var keys []key
-	team := false
+	w := &listsql.Where{}
 	if f.Status != "" {
-		keys = append(keys, key{"status", f.Status})
+		w.And("status = " + w.Arg(f.Status))
 	}
 	if f.Source != "" {
-		keys = append(keys, key{"source", f.Source})
-	}
-	if f.CompanyID != nil {
-		keys = append(keys, key{"company_id", idStr(*f.CompanyID)})
+		w.And("source = " + w.Arg(f.Source))
 	}
 	if f.AssignedTo != nil {
-		keys = append(keys, key{"assigned_to", idStr(*f.AssignedTo)})
+		w.And("assigned_to = " + w.Arg(*f.AssignedTo))
 	}
 	switch {
-	case f.Scope == list.ScopeMe, f.Scope == list.ScopeTeam && f.CallerTeam == nil:
-		keys = append(keys, key{"assigned_to", idStr(f.Caller)})
+	case mine:
+		w.And("assigned_to = " + w.Arg(f.Caller))
 	case f.Scope == list.ScopeTeam:
-		keys = append(keys, key{"assigned_to", ""})
-		team = true
+		w.And("assigned_to IN (SELECT id FROM directory_users WHERE team_id = " + w.Arg(*f.CallerTeam) + ")")
 	}
-	const sum = `SELECT coalesce(sum(n), 0) FROM contact_counts WHERE `
-	switch {
-	case len(keys) == 0:
-		return sum + `dim = '' AND val = ''`, nil, true
-	case len(keys) > 1:
-		return "", nil, false
-	case team:
-		return sum + `dim = 'assigned_to' AND val = ANY(ARRAY(SELECT id::text FROM directory_users WHERE team_id = $1))`,
-			[]any{*f.CallerTeam}, true
-	default:
-		return sum + `dim = $1 AND val = $2`, []any{keys[0].dim, keys[0].val}, true
-	}
+	cubeEnums.Where(w, f.Custom.Filters)
+	return cube.Count("contact_cube", w, f.DateFrom, f.DateTo), w.Args(), true
 }
+
+// cubeEnums is the cube's column of enum values, filtered as a contact's
+// custom_fields are.
+const cubeEnums = customfield.Column("enums")
 
 // statuses are every value of contacts.status (its CHECK constraint).
 var statuses = []string{contacts.StatusActive, contacts.StatusInactive}
@@ -146,9 +145,11 @@ func and(w *listsql.Where, cond string) string {
 // Company and owner filters are left to their own indexes (company_id,
 // (assigned_to, key, id)): merged per status, the planner would walk a
 // sort index and filter, which is slow when the filter's rows sit far
-// along the sort order.
+// along the sort order. A custom field's sort has no index to merge: per
+// status it would read each status's rows through the status index and
+// sort them, twice the work of one scan and one top-N sort of the matches.
 func perStatus(f contacts.Filter) bool {
-	return f.Status == "" && f.SortBy != "status" && f.CompanyID == nil && f.AssignedTo == nil &&
+	return f.Status == "" && f.SortBy != "status" && f.Custom.Sort == nil && f.CompanyID == nil && f.AssignedTo == nil &&
 		f.Scope != list.ScopeMe && f.Scope != list.ScopeTeam
 }
 
@@ -196,9 +197,10 @@ func ordered(f contacts.Filter, w *listsql.Where, cols string, paged bool) strin
 
 // countSQL is the exact count(*) of f, per status when f has no status
 // filter, so the (status, ...) indexes serve range filters such as dates.
+// A custom-field filter, which no index serves, counts in one scan.
 func countSQL(f contacts.Filter) (string, []any) {
 	w := filter(f)
-	if f.Status != "" {
+	if f.Status != "" || len(f.Custom.Filters) > 0 {
 		return `SELECT count(*) FROM contacts ` + w.SQL(), w.Args()
 	}
 	parts := make([]string, len(statuses))
@@ -210,16 +212,16 @@ func countSQL(f contacts.Filter) (string, []any) {
 
 // ListContacts returns one page and the exact total of matching rows.
 // Searches count in the same pass as the page (a window count over the
-// trigram matches); unfiltered and single-filter lists read the total from
-// contact_counts; any other combination counts on a second pool
-// connection while the page is read.
+// trigram matches); lists the count cube answers (cubed) sum its rows;
+// any other filter counts on a second pool connection while the page is
+// read.
 func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	if f.Search != "" {
 		return s.searchContacts(ctx, f)
 	}
 	total := 0
 	counting := make(chan error, 1)
-	if sql, args, ok := counted(f); ok {
+	if sql, args, ok := cubed(f); ok {
 		go func() { counting <- s.db.QueryRow(ctx, sql, args...).Scan(&total) }()
 	} else {
 		sql, args := countSQL(f)
@@ -328,9 +330,10 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 	return list, total, s.renderList(ctx, list)
 }
 
-// CompactCounts folds the per-statement deltas of contact_counts into one
-// row per key, so reading a total stays a sum over a handful of rows.
+// CompactCounts folds the per-statement deltas of contact_counts and
+// contact_cube into one row per key, so reading a total stays a sum over
+// a few rows.
 func (s *Store) CompactCounts(ctx context.Context) error {
-	_, err := s.db.Exec(ctx, `SELECT contact_counts_compact()`)
+	_, err := s.db.Exec(ctx, `SELECT contact_counts_compact(), contact_cube_compact()`)
 	return err
 }

@@ -22,12 +22,17 @@ var MigrationSets = []fs.FS{migrations.FS, activity.Migrations, outbox.Migration
 
 // Migrate applies the contacts schema and the shared components it uses
 // (notes and tasks, outbox, users read model, idempotency keys, custom
-// field definitions).
+// field definitions). Custom fields come first: the contact list's count
+// cube (migration 009) keys contacts by their enum values, which it reads
+// through the definitions.
 func Migrate(ctx context.Context, d *db.DB) error {
+	if err := customfield.Migrate(ctx, d); err != nil {
+		return err
+	}
 	if err := db.Migrate(ctx, d, "contacts", migrations.FS); err != nil {
 		return err
 	}
-	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate, idempotency.Migrate, customfield.Migrate} {
+	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate, idempotency.Migrate} {
 		if err := m(ctx, d); err != nil {
 			return err
 		}
