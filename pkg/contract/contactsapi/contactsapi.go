@@ -56,9 +56,14 @@ type CreateContactRequest struct {
 	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" customFields:"contacts"`
 }
 
-// CreateCompanyRequest is the body of POST /internal/companies.
+// CreateCompanyRequest is the body of POST /internal/companies. Contacts
+// decodes it as a public company write, so CustomFields are checked as
+// CreateContactRequest's are against the companies' definitions (422
+// naming custom_fields.<name>); without the member a caller could not set
+// them on a company it creates.
 type CreateCompanyRequest struct {
-	Name string `json:"name"`
+	Name         string                     `json:"name"`
+	CustomFields map[string]json.RawMessage `json:"custom_fields,omitempty" customFields:"companies"`
 }
 
 // Field names a contacts refusal (422) can carry for these requests.

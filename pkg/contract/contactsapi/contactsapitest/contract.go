@@ -101,6 +101,28 @@ func Run(t *testing.T, b Backend) {
 	if diff := cmp.Diff(map[string]any{"tier": nil}, co.CustomFields); diff != "" {
 		t.Errorf("the company's custom fields (-want +got):\n%s", diff)
 	}
+	// A company's create carries its custom fields as a contact's does:
+	// stored and read back, refused (before the key) by name.
+	goldReq := contactsapi.CreateCompanyRequest{Name: "Gold Standard", CustomFields: map[string]json.RawMessage{"tier": json.RawMessage(`"gold"`)}}
+	gold, err := c.CreateCompany(ctx, "contract-co-4", goldReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Company(ctx, gold, &co); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"tier": "gold"}, co.CustomFields); diff != "" {
+		t.Errorf("the gold company's custom fields (-want +got):\n%s", diff)
+	}
+	for name, custom := range map[string]map[string]json.RawMessage{
+		"tier": {"tier": json.RawMessage(`"tin"`)},
+		"nope": {"nope": json.RawMessage(`1`)},
+	} {
+		bad := goldReq
+		bad.CustomFields = custom
+		_, err := c.CreateCompany(ctx, "contract-co-4", bad)
+		wantProblem(t, err, http.StatusUnprocessableEntity, "validation_failed", customfield.Field(name))
+	}
 
 	email := "Wile@Acme.test"
 	req := contactsapi.CreateContactRequest{FirstName: "Wile", LastName: "Coyote", Email: &email, CompanyID: &acme, Source: "lead",
