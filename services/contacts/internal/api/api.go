@@ -98,8 +98,11 @@ func New(cfg Config) (http.Handler, error) {
 	guards.Mount(mux, contactsapi.ExportContacts, httpx.HandlerFunc(a.export))
 	guards.Mount(mux, contactsapi.ImportContacts, httpx.HandlerFunc(a.importCSV))
 	// 200: {"success":true,"data":contact}; 404 not_found. With
-	// ?id_property=email (or a unique custom field) {id} is that value.
-	guards.Mount(mux, contactsapi.GetContact, readOne("contact", svc.GetContact, svc.ContactByExternalID))
+	// ?id_property=email (or a unique custom field) {id} is that value; a
+	// present but empty id_property is refused (422), as leads and deals
+	// refuse it, rather than read by id.
+	guards.Mount(mux, contactsapi.GetContact,
+		bulkhttp.ByIDProperty(read("contact", svc.GetContact, httpx.OK), svc.ContactByExternalID))
 	// Body: contact write fields; first_name and last_name required; an
 	// absent optional field keeps its value, null or "" clears it (status
 	// resets to active). 200: {"success":true,"data":contact,"message"};
@@ -132,8 +135,10 @@ func New(cfg Config) (http.Handler, error) {
 	guards.Mount(mux, contactsapi.CreateCompany,
 		create(svc.CreateCompany, contactsapi.CreateCompany, contactsapi.GetCompany, companyID))
 	// 200: {"success":true,"data":company}; 404. With
-	// ?id_property=domain (or a unique custom field) {id} is that value.
-	guards.Mount(mux, contactsapi.GetCompany, readOne("company", svc.GetCompany, svc.CompanyByExternalID))
+	// ?id_property=domain (or a unique custom field) {id} is that value
+	// (an empty one is the 422, as for contacts).
+	guards.Mount(mux, contactsapi.GetCompany,
+		bulkhttp.ByIDProperty(read("company", svc.GetCompany, httpx.OK), svc.CompanyByExternalID))
 	// Name required, absent fields kept, null clears; a new name shows on
 	// every linked contact at once. 200: {"success":true,"data":company,
 	// "message"}; 404; 422.

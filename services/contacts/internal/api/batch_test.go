@@ -247,3 +247,32 @@ func TestCompanyBatches(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "POST", "/companies/batch/delete", e.user, map[string]any{"ids": []int64{5, 5}}), 422, "validation_failed", "inputs[1].id")
 }
+
+// TestGetByEmptyIDProperty: a GET with ?id_property= present but empty
+// names no property, so it is refused (422 id_property) as leads and deals
+// refuse it (bulkhttp.ByIDProperty), not read by the path's id; without
+// the parameter the path is the id.
+func TestGetByEmptyIDProperty(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	contact := id(t, e.do(t, "POST", "/contacts", e.user, map[string]any{"first_name": "Ada", "last_name": "L", "email": "ada@x.test"}))
+	company := id(t, e.do(t, "POST", "/companies", e.user, map[string]any{"name": "Acme", "domain": "acme.test"}))
+	for _, tc := range []struct {
+		path string
+		id   int64
+		want string
+	}{
+		{"/contacts", contact, "must be email or a unique custom field of contacts"},
+		{"/companies", company, "must be domain or a unique custom field of companies"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			at := fmt.Sprintf("%s/%d", tc.path, tc.id)
+			wantExact(t, e.do(t, "GET", at+"?id_property=", e.user, nil), 422, invalid("id_property", tc.want))
+			r := e.do(t, "GET", at, e.user, nil)
+			wantStatus(t, r, 200)
+			if got := id(t, r); got != tc.id {
+				t.Errorf("GET %s: id %d", at, got)
+			}
+		})
+	}
+}

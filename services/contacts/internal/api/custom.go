@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
-	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
@@ -56,24 +55,5 @@ func updates[R, In, U any](update func(ctx context.Context, key string, ups []co
 			ups[i] = split(u)
 		}
 		return update(ctx, key, ups)
-	}
-}
-
-// readOne serves a record's GET: by id, or with id_property by the
-// external id the path holds.
-func readOne[T any](resource string, get func(context.Context, int64) (T, error),
-	byExternal func(ctx context.Context, name, value string) (T, error)) httpx.HandlerFunc {
-	byID := read(resource, get, httpx.OK)
-	return func(w http.ResponseWriter, r *http.Request) error {
-		name := r.URL.Query().Get(batchapi.IDProperty.Name)
-		if name == "" {
-			return byID(w, r)
-		}
-		v, err := byExternal(r.Context(), name, r.PathValue("id"))
-		if err != nil {
-			return err
-		}
-		httpx.OK(w, v)
-		return nil
 	}
 }
