@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/cube"
 	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
@@ -76,21 +78,25 @@ func Where(f leads.Filter) *listsql.Where {
 	return w
 }
 
-// List returns one page of leads and the total matching.
+// List returns one page of leads and the total matching. A search counts
+// in the same pass as its page (listSearch); a filter the count cube
+// answers (cubed) sums its rows, about a millisecond at any table size;
+// any other filter counts the matching leads.
 func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	if f.Query.Search != "" {
 		return s.listSearch(ctx, f)
 	}
 	w := Where(f)
 	var total int
-	var err error
-	if w.SQL() == "" {
-		// The unfiltered total comes from the trigger-maintained counter.
-		if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(n), 0) FROM lead_count_deltas`).Scan(&total); err != nil {
+	if sql, args, ok := cubed(f); ok {
+		if err := s.db.QueryRow(ctx, sql, args...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("count leads: %w", err)
 		}
-	} else if total, err = s.count(ctx, w); err != nil {
-		return nil, 0, err
+	} else {
+		var err error
+		if total, err = s.count(ctx, w); err != nil {
+			return nil, 0, err
+		}
 	}
 	if total == 0 || f.Query.Offset() >= total {
 		return []leads.Lead{}, total, nil
@@ -105,6 +111,66 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 		return nil, 0, fmt.Errorf("list leads: %w", err)
 	}
 	return s.renderAll(ctx, items, total)
+}
+
+// cubed returns the lead_cube statement answering the exact total of f
+// (pkg/list/cube) when every filter of f is one of the cube's dimensions:
+// status, source, owner (assigned_to, scope=me, scope=team), enum custom
+// fields compared for equality, and a date range of whole UTC days. Each
+// condition is Where's own, applied to the cube's column of the same
+// value, so the two agree. ok is false for anything else (an incremental
+// sync, another custom-field filter, a range not on day boundaries),
+// which counts the matching leads.
+func cubed(f leads.Filter) (sql string, args []any, ok bool) {
+	q := f.Query
+	// The cube keeps no owner as 0: an owner of 0 or less must count
+	// leads (none), not the unassigned ones.
+	mine := q.Scope == list.ScopeMe || q.Scope == list.ScopeTeam
+	if q.Search != "" || q.UpdatedSince != nil || !utcDay(q.DateFrom) || !utcDay(q.DateTo) ||
+		(f.AssignedTo != nil && *f.AssignedTo <= 0) || (mine && f.CallerID <= 0) {
+		return "", nil, false
+	}
+	for _, c := range f.Custom.Filters {
+		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
+			return "", nil, false
+		}
+	}
+	w := &listsql.Where{}
+	cubeEnums.Where(w, f.Custom.Filters)
+	if f.Status != "" {
+		w.And("status = " + w.Arg(f.Status))
+	}
+	if f.Source != "" {
+		w.And("lower(source) = lower(" + w.Arg(f.Source) + ")")
+	}
+	if f.AssignedTo != nil {
+		w.And("assigned_to = " + w.Arg(*f.AssignedTo))
+	}
+	switch q.Scope {
+	case list.ScopeMe:
+		w.And("assigned_to = " + w.Arg(f.CallerID))
+	case list.ScopeTeam:
+		// As Where: the caller and their team's members. The cube's 0
+		// (unassigned) is kept out even if a directory row had id 0.
+		caller := w.Arg(f.CallerID)
+		w.And(`assigned_to <> 0 AND (assigned_to = ` + caller + ` OR assigned_to IN (SELECT u.id FROM directory_users u
+			JOIN directory_users me ON me.team_id = u.team_id WHERE me.id = ` + caller + `))`)
+	}
+	return cube.Count("lead_cube", w, q.DateFrom, q.DateTo), w.Args(), true
+}
+
+// cubeEnums is the cube's column of enum values, filtered as a lead's
+// custom_fields are.
+const cubeEnums = customfield.Column("enums")
+
+// utcDay reports whether t is unset or a UTC midnight: the cube counts
+// whole UTC days (the API's date_from and date_to always are).
+func utcDay(t *time.Time) bool {
+	if t == nil {
+		return true
+	}
+	u := t.UTC()
+	return u.Equal(time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC))
 }
 
 // count is the number of leads matching w (the filtered total).
@@ -161,11 +227,17 @@ func (s *Store) renderAll(ctx context.Context, items []leads.Lead, total int) ([
 	return items, total, nil
 }
 
-// CompactCounts folds the counter's per-statement deltas into one row. The
-// DELETE sees only deltas committed before it started, so concurrent
-// inserts are never lost, and the sum is unchanged at every instant.
+// CompactCounts folds the counter's per-statement deltas into one row,
+// then the count cube's deltas into one row per key (lead_cube_compact).
+// Each DELETE sees only deltas committed before it started, so concurrent
+// writes are never lost, and every sum is unchanged at every instant.
 func (s *Store) CompactCounts(ctx context.Context) error {
-	_, err := s.db.Exec(ctx, `WITH folded AS (DELETE FROM lead_count_deltas RETURNING n)
-		INSERT INTO lead_count_deltas (n) SELECT coalesce(sum(n), 0) FROM folded`)
-	return err
+	if _, err := s.db.Exec(ctx, `WITH folded AS (DELETE FROM lead_count_deltas RETURNING n)
+		INSERT INTO lead_count_deltas (n) SELECT coalesce(sum(n), 0) FROM folded`); err != nil {
+		return fmt.Errorf("compact lead counter: %w", err)
+	}
+	if _, err := s.db.Exec(ctx, `SELECT lead_cube_compact()`); err != nil {
+		return fmt.Errorf("compact lead cube: %w", err)
+	}
+	return nil
 }
