@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/list/listsql"
 	"github.com/opencrm/crm/pkg/validate"
 )
@@ -41,15 +42,12 @@ type Query struct {
 }
 
 // SortPrefix starts a custom-field sort key: sort_by=cf.<name>.
-const SortPrefix = "cf."
+const SortPrefix = propertyapi.SortPrefix
 
 var paramRE = regexp.MustCompile(`^cf\[([^\]]*)\](?:\[([a-z]*)\])?$`)
 
 // rangeTypes may take gte and lte.
 var rangeTypes = []Type{Number, Date, DateTime}
-
-// unsortable types have no order a person would expect.
-var unsortable = []Type{Textarea, MultiEnum}
 
 // ParseFilters reads the cf[...] parameters of a list's query string and
 // a cf.<name> sort key against the object's definitions. It returns every
@@ -91,7 +89,7 @@ func ParseFilters(q url.Values, sortKey string, defs []Definition) (Query, error
 		switch {
 		case !found:
 			errs.Add("sort_by", "%s is not a custom field of this record type", sortKey)
-		case slices.Contains(unsortable, d.Type):
+		case !propertyapi.Sortable(d.Type):
 			errs.Add("sort_by", "a %s field cannot be sorted by", d.Type)
 		default:
 			out.Sort = &d

@@ -27,7 +27,8 @@ const definitionsWait = 2 * time.Second
 
 // customFieldsDoc serves the OpenAPI document typed with this
 // installation's custom fields: each custom_fields property lists the
-// object's current definitions, so a client generated now is typed for
+// object's current definitions and each of its lists' sort_by takes
+// cf.<name> for the sortable ones, so a client generated now is typed for
 // today's fields. The typed document is rebuilt only when the
 // definitions change; its ETag is its content's hash, equal on every
 // replica.
@@ -117,7 +118,8 @@ func (d *customFieldsDoc) definitions(ctx context.Context) map[string][]property
 // open like every object of the document (a client generated before a
 // field was added keeps reading records that carry it). In a
 // record (where custom_fields is required) every name is required and
-// may be null; in an input every name is optional.
+// may be null; in an input every name is optional. The sort_by enum of
+// the object's lists gains its sortable fields (sortByCustomFields).
 func typeCustomFields(static []byte, defs map[string][]propertyapi.Property) ([]byte, error) {
 	var doc obj
 	if err := json.Unmarshal(static, &doc); err != nil {
@@ -137,7 +139,52 @@ func typeCustomFields(static []byte, defs map[string][]propertyapi.Property) ([]
 		required, _ := parent["required"].([]any)
 		props["custom_fields"] = fieldsSchema(cf, list, slices.Contains(required, any("custom_fields")))
 	}
+	paths, _ := doc["paths"].(obj)
+	for path, item := range paths {
+		object, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+		list, ok := defs[object]
+		if !ok {
+			continue
+		}
+		ops, _ := item.(obj)
+		get, _ := ops["get"].(obj)
+		sortByCustomFields(get, list)
+	}
 	return json.Marshal(doc)
+}
+
+// sortByCustomFields adds sort_by=cf.<name> for each sortable definition
+// to the sort_by enum of a list operation of their object, as the
+// services accept it (customfield.ParseFilters). A list is an operation
+// under the object's path that takes the custom-field filters
+// (propertyapi.Filters), the mark of a query customfield parses; other
+// operations there, and other objects' lists, are left alone.
+func sortByCustomFields(op obj, defs []propertyapi.Property) {
+	params, _ := op["parameters"].([]any)
+	var filters bool
+	var sortBy obj
+	for _, p := range params {
+		param, _ := p.(obj)
+		if param["in"] != "query" {
+			continue
+		}
+		switch param["name"] {
+		case propertyapi.Filters.Name:
+			filters = true
+		case "sort_by":
+			sortBy, _ = param["schema"].(obj)
+		}
+	}
+	enum, _ := sortBy["enum"].([]any)
+	if !filters || enum == nil {
+		return
+	}
+	for _, d := range defs {
+		if propertyapi.Sortable(d.Type) {
+			enum = append(enum, propertyapi.SortPrefix+d.Name)
+		}
+	}
+	sortBy["enum"] = enum
 }
 
 func fieldsSchema(untyped obj, defs []propertyapi.Property, record bool) obj {

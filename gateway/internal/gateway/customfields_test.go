@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -61,25 +63,112 @@ func TestTypeCustomFields(t *testing.T) {
 	}
 }
 
+// TestTypeSortByCustomFields proves the sort_by enum of an object's lists
+// (its operations that take the cf filters: the list and the export)
+// gains cf.<name> for each sortable definition, in definition order,
+// while textarea and multi_enum fields, an operation without the filters
+// and an object whose definitions were not read keep the enum as is.
+func TestTypeSortByCustomFields(t *testing.T) {
+	t.Parallel()
+	list := func(enum string) string {
+		return `{"get":{"parameters":[{"name":"cf","in":"query","style":"deepObject"},
+			{"name":"sort_by","in":"query","schema":{"type":"string","enum":[` + enum + `]}}]}}`
+	}
+	static := `{"paths":{
+		"/contacts":` + list(`"name","created_at"`) + `,
+		"/contacts/export":` + list(`"name"`) + `,
+		"/contacts/{id}/activity":{"get":{"parameters":[{"name":"sort_by","in":"query","schema":{"type":"string","enum":["created_at"]}}]}},
+		"/leads":` + list(`"name"`) + `}}`
+	defs := map[string][]propertyapi.Property{"contacts": {
+		{Name: "tier", Label: "Tier", Type: "enum", Options: []propertyapi.Option{{Value: "gold"}}},
+		{Name: "notes", Label: "Notes", Type: "textarea"},
+		{Name: "topics", Label: "Topics", Type: "multi_enum", Options: []propertyapi.Option{{Value: "a"}}},
+		{Name: "renewal", Label: "Renewal", Type: "date"},
+	}}
+	b, err := typeCustomFields([]byte(static), defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"/contacts":               {"name", "created_at", "cf.tier", "cf.renewal"},
+		"/contacts/export":        {"name", "cf.tier", "cf.renewal"},
+		"/contacts/{id}/activity": {"created_at"},
+		"/leads":                  {"name"},
+	}
+	if diff := cmp.Diff(want, sortByEnums(t, b)); diff != "" {
+		t.Errorf("sort_by enums (-want +got):\n%s", diff)
+	}
+}
+
+// sortByEnums are the sort_by enums of a document's GET operations, by path.
+func sortByEnums(t *testing.T, doc []byte) map[string][]string {
+	t.Helper()
+	var d struct {
+		Paths map[string]struct {
+			Get *struct {
+				Parameters []struct {
+					Name   string `json:"name"`
+					Schema struct {
+						Enum []string `json:"enum"`
+					} `json:"schema"`
+				} `json:"parameters"`
+			} `json:"get"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for path, item := range d.Paths {
+		if item.Get == nil {
+			continue
+		}
+		for _, p := range item.Get.Parameters {
+			if p.Name == "sort_by" {
+				out[path] = p.Schema.Enum
+			}
+		}
+	}
+	return out
+}
+
 // TestOpenAPIServedWithCustomFields: the served document types contacts'
-// custom_fields with the definitions contacts answers, carries an ETag a
-// client can revalidate with (304), and a new ETag once a field is added.
+// custom_fields with the definitions contacts answers and lists the
+// sortable fields of contacts, companies, leads and deals in the sort_by
+// of their lists (the base document keeps its enums), carries an ETag a client can revalidate with
+// (304), and a new ETag once a field is added.
 func TestOpenAPIServedWithCustomFields(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	defs := []propertyapi.Property{{Object: "contacts", Name: "tier", Label: "Tier", Type: "enum", Options: []propertyapi.Option{{Value: "gold"}}}}
-	contacts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != propertyapi.PathInternal+"contacts" || r.Header.Get(auth.InternalHeader) != testSecret {
+	// The other objects' fields, one sortable and one not each; contacts'
+	// are defs, which grow below.
+	others := map[string][]propertyapi.Property{}
+	for _, object := range []string{"companies", "leads", "deals"} {
+		others[object] = []propertyapi.Property{{Object: object, Name: "notes", Label: "Notes", Type: "textarea"},
+			{Object: object, Name: "score", Label: "Score", Type: "number"}}
+	}
+	owners := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		object, ok := strings.CutPrefix(r.URL.Path, propertyapi.PathInternal)
+		mu.Lock()
+		defer mu.Unlock()
+		list, known := others[object]
+		if object == "contacts" {
+			list, known = defs, true
+		}
+		if !ok || !known || r.Header.Get(auth.InternalHeader) != testSecret {
 			http.NotFound(w, r)
 			return
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(propertyapi.Definitions{Data: defs})
+		_ = json.NewEncoder(w).Encode(propertyapi.Definitions{Data: list})
 	}))
-	t.Cleanup(contacts.Close)
-	e := newEnv(t, func(c *Config) { c.Services[SvcContacts] = contacts.URL })
+	t.Cleanup(owners.Close)
+	e := newEnv(t, func(c *Config) {
+		for _, svc := range []string{SvcContacts, SvcLeads, SvcDeals} {
+			c.Services[svc] = owners.URL
+		}
+	})
 	typed := func(r response) map[string]any {
 		t.Helper()
 		var doc struct {
@@ -116,5 +205,37 @@ func TestOpenAPIServedWithCustomFields(t *testing.T) {
 	}
 	if got := typed(r); got["renewal"] == nil {
 		t.Errorf("Contact.custom_fields properties = %v, want renewal too", got)
+	}
+
+	// sort_by: the base document's enum, plus cf.<name> of the sortable
+	// fields on the lists of contacts, companies, leads and deals; the
+	// other lists are the base document's.
+	static, err := OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sortByEnums(t, raw)
+	for _, path := range []string{"/contacts", "/contacts/export", "/companies", "/leads", "/leads/export", "/deals"} {
+		for _, v := range want[path] {
+			if strings.HasPrefix(v, propertyapi.SortPrefix) {
+				t.Errorf("the base document's %s sort_by holds %q", path, v)
+			}
+		}
+	}
+	for path, added := range map[string][]string{
+		"/contacts": {"cf.tier", "cf.renewal"}, "/contacts/export": {"cf.tier", "cf.renewal"},
+		"/companies": {"cf.score"}, "/leads": {"cf.score"}, "/leads/export": {"cf.score"}, "/deals": {"cf.score"},
+	} {
+		if want[path] == nil {
+			t.Fatalf("the base document has no sort_by on %s", path)
+		}
+		want[path] = append(slices.Clone(want[path]), added...)
+	}
+	if diff := cmp.Diff(want, sortByEnums(t, r.body)); diff != "" {
+		t.Errorf("typed sort_by enums (-want +got):\n%s", diff)
 	}
 }

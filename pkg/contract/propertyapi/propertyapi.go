@@ -80,6 +80,16 @@ var Filters = route.Param{Name: "cf", Type: "object", Style: "deepObject",
 		"cf[<name>][empty]=true|false, combined with the other filters; sort_by=cf.<name> sorts by one " +
 		"(not textarea or multi_enum). An unknown or unfilterable name is 422 naming the parameter."}
 
+// SortPrefix starts a custom-field sort key, sort_by=cf.<name>. It and
+// Sortable live in the contract so the services that accept the key
+// (customfield.ParseFilters) and the gateway that lists it in the typed
+// document agree on one rule.
+const SortPrefix = "cf."
+
+// Sortable tells whether a field of type typ may be a list's sort key:
+// textarea and multi_enum have no order a person would expect.
+func Sortable(typ string) bool { return typ != "textarea" && typ != "multi_enum" }
+
 // Routes are the definition routes of one object.
 type Routes struct {
 	List, Create, Get, Update, Delete route.Route
