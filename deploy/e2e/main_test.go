@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Building every binary cold on a loaded two-core machine can take
+	// several minutes; the tests' own timeouts bound the rest.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	bin, err := os.MkdirTemp("", "crm-e2e-bin-")
 	if err != nil {
