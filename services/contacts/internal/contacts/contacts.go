@@ -6,6 +6,7 @@ package contacts
 
 import (
 	"context"
+	"io"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
@@ -227,9 +228,10 @@ type Store interface {
 	UpdateContact(ctx context.Context, id int64, apply func(*Contact) error) (Contact, error)
 	DeleteContact(ctx context.Context, id int64) error
 	ListContacts(ctx context.Context, f Filter) ([]Contact, int, error)
-	// ExportContacts yields contacts whose CustomFields are the values
-	// they hold (customfield.Values, no nulls), not rendered.
-	ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error
+	// ExportContacts writes the CSV rows (no header line) of the contacts
+	// matching f in list order to dst: ExportHeader's columns, with a
+	// cell for each custom field named in fields.
+	ExportContacts(ctx context.Context, f Filter, fields []string, dst io.Writer) error
 	ContactsByEmail(ctx context.Context, email string) ([]Contact, error)
 	ContactsByID(ctx context.Context, ids []int64) ([]Contact, error)
 	// CompaniesByDomain finds companies by domain, case-insensitively, by id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
@@ -275,12 +276,13 @@ func (s *Service) ListContacts(ctx context.Context, f Filter) ([]Contact, int, e
 	return s.store.ListContacts(ctx, f)
 }
 
-// ExportContacts streams every contact matching f.
-func (s *Service) ExportContacts(ctx context.Context, f Filter, each func(Contact) error) error {
+// ExportContacts writes the CSV rows of every contact matching f to dst
+// (Store.ExportContacts).
+func (s *Service) ExportContacts(ctx context.Context, f Filter, fields []string, dst io.Writer) error {
 	if err := s.resolveScope(ctx, &f); err != nil {
 		return err
 	}
-	return s.store.ExportContacts(ctx, f, each)
+	return s.store.ExportContacts(ctx, f, fields, dst)
 }
 
 // ContactsByEmail finds contacts by email, case-insensitively and exactly.
