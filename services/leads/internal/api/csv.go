@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,7 +84,8 @@ func (c *LeadCSV) Template(w http.ResponseWriter, r *http.Request) error {
 
 // Export streams every lead matching the list filters (in the list's
 // order) as id, the template columns (the custom fields' included),
-// created_at, updated_at.
+// created_at, updated_at. PostgreSQL writes the rows (COPY TO through
+// csvx.Copy, byte for byte what csvx.Writer would write).
 func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	claims := auth.FromContext(r.Context())
 	defs, err := c.store.Definitions(r.Context())
@@ -97,55 +97,29 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	custom := customColumns(defs)
+	fields := make([]string, len(custom))
+	for i, col := range custom {
+		fields[i] = col.def.Name
+	}
 	// The download starts with the first row (or at the end, for none), so
 	// an error before it is still a problem answer.
-	started := false
-	cw := csvx.NewWriter(w)
-	start := func() error {
-		started = true
-		csvx.Attachment(w, "leads-"+time.Now().UTC().Format("20060102")+".csv")
-		return cw.WriteHeader(exportHeader(custom))
-	}
-	err = c.store.Each(r.Context(), f, func(l leads.Lead) error {
-		if !started {
-			if err := start(); err != nil {
-				return err
-			}
-		}
-		return cw.Write(exportRow(l, custom))
-	})
-	if err != nil {
-		if !started {
+	dl := csvx.NewDownload(w, "leads-"+time.Now().UTC().Format("20060102")+".csv", exportHeader(custom))
+	if err := c.store.Export(r.Context(), f, fields, dl); err != nil {
+		if !dl.Started() {
 			return err
 		}
 		// Mid-stream the status is sent: the truncated body is the signal.
 		return nil
 	}
-	if !started {
-		_ = start()
+	if err := dl.Start(); err == nil {
+		dl.Flush()
 	}
-	_ = cw.Flush()
 	return nil
 }
 
 func exportHeader(custom []customColumn) []string {
 	h := append([]string{"id"}, csvHeader(custom)...)
 	return append(h, "created_at", "updated_at")
-}
-
-func exportRow(l leads.Lead, custom []customColumn) []string {
-	s := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	row := []string{
-		strconv.FormatInt(l.ID, 10), l.FirstName, l.LastName, s(l.Email), s(l.Phone), s(l.Company),
-		s(l.JobTitle), s(l.Source), l.Status, s(l.Notes), s(l.Tags),
-	}
-	row = customCells(row, custom, l.CustomFields)
-	return append(row, l.CreatedAt.String(), l.UpdatedAt.String())
 }
 
 // Import streams the multipart field "file" (optionally preceded by

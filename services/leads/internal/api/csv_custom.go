@@ -89,15 +89,6 @@ func csvHeader(custom []customColumn) []string {
 	return h
 }
 
-// customCells appends a lead's custom cells (its stored values) in
-// custom's order.
-func customCells(buf []string, custom []customColumn, values map[string]any) []string {
-	for _, c := range custom {
-		buf = append(buf, customfield.Cell(values[c.def.Name]))
-	}
-	return buf
-}
-
 // importColumns are the columns an import reads: the built-in ones, then
 // the custom fields, read by cf.<name> and by a label no built-in column
 // reads (customColumns).
