@@ -16,28 +16,26 @@ const exportCols = `id, first_name, last_name, email, phone, mobile, job_title, 
 	address_city, address_state, address_zip, address_country, notes, tags, status, source`
 
 // exportSQL is the export's SELECT: the cells of the rows of f in list
-// order (ordered: a merge of the per-status index scans, so PostgreSQL
-// streams instead of sorting the whole result first), the custom fields
-// named by fields (validated definition names) rendered as cells.
+// order, the custom fields named by fields (validated definition names)
+// rendered as cells. It is one ORDER BY over the filter, not the list's
+// per-status merge (ordered): without a LIMIT neither streams from an
+// index, and one sort lets PostgreSQL sort in parallel workers, where the
+// merge sorted each status alone (2.9x a raw COPY through the gateway
+// with the merge).
 func exportSQL(f contacts.Filter, fields []string) (string, []any, error) {
-	w := filter(f)
-	inner := exportCols + `, created_at, updated_at`
 	cells := []string{exportCols}
-	if len(fields) > 0 {
-		inner += `, custom_fields`
-		for _, name := range fields {
-			cell, err := csvx.CellSQL("custom_fields", name)
-			if err != nil {
-				return "", nil, err
-			}
-			cells = append(cells, cell)
+	for _, name := range fields {
+		cell, err := csvx.CellSQL("custom_fields", name)
+		if err != nil {
+			return "", nil, err
 		}
+		cells = append(cells, cell)
 	}
 	cells = append(cells, csvx.TimeSQL("created_at"), csvx.TimeSQL("updated_at"))
-	// The outer SELECT only formats: a subquery with ORDER BY is never
-	// flattened, so its order is the scan's.
-	sql := `SELECT ` + strings.Join(cells, ", ") + ` FROM (` + ordered(f, w, inner, false) + `) c`
-	return sql, w.Args(), nil // after ordered, which adds the per-status arguments
+	w := filter(f)
+	expr, dir := sortKey(f)
+	sql := `SELECT ` + strings.Join(cells, ", ") + ` FROM contacts ` + w.SQL() + ` ORDER BY ` + expr + ` ` + dir + `, id ` + dir
+	return sql, w.Args(), nil
 }
 
 // ExportContacts writes the CSV rows (no header line) of the contacts
