@@ -309,37 +309,91 @@ func (s Store) Delete(ctx context.Context, obj Object, name string) error {
 	})
 }
 
-// Claim keeps the record's unique values claimed, inside the caller's
-// write transaction: a value another record holds is a conflict naming
-// custom_fields.<name>, with the holder's id.
+// Claim keeps the unique values of a record already stored (an update)
+// claimed, inside the caller's write transaction: its claims are dropped
+// and taken again, so a value it gave up is free; a value another record
+// holds is a conflict naming custom_fields.<name>, with the holder's id.
+// A record just inserted holds no claim yet: ClaimNew claims its values
+// without the DELETE.
 func Claim(ctx context.Context, q db.Querier, object string, recordID int64, defs []Definition, values Values) error {
+	var unique []string
 	for _, d := range defs {
-		if !d.Unique {
-			continue
-		}
-		if _, err := q.Exec(ctx, `DELETE FROM custom_field_unique WHERE object = $1 AND name = $2 AND record_id = $3`,
-			object, d.Name, recordID); err != nil {
-			return err
-		}
-		v, ok := values[d.Name]
-		if !ok || v == nil {
-			continue
-		}
-		var holder int64
-		err := q.QueryRow(ctx, `WITH ins AS (
-				INSERT INTO custom_field_unique (object, name, value, record_id) VALUES ($1, $2, $3, $4)
-				ON CONFLICT DO NOTHING RETURNING record_id)
-			SELECT record_id FROM ins
-			UNION ALL SELECT record_id FROM custom_field_unique WHERE object = $1 AND name = $2 AND value = $3
-			LIMIT 1`, object, d.Name, Cell(v), recordID).Scan(&holder)
-		if err != nil {
-			return err
-		}
-		if holder != recordID {
-			return Duplicate(d.Name, holder)
+		if d.Unique {
+			unique = append(unique, d.Name)
 		}
 	}
-	return nil
+	if len(unique) == 0 {
+		return nil
+	}
+	if _, err := q.Exec(ctx, `DELETE FROM custom_field_unique WHERE object = $1 AND name = ANY($2) AND record_id = $3`,
+		object, unique, recordID); err != nil {
+		return err
+	}
+	_, err := ClaimNew(ctx, q, object, defs, []int64{recordID}, []Values{values})
+	return err
+}
+
+// ClaimNew claims the unique values of records just inserted, which hold
+// no claim yet, inside the caller's write transaction: values[i] is what
+// record ids[i] holds. One INSERT takes every claim, none runs when the
+// records hold no unique value (a create without one costs no statement).
+// A value another record holds (or an earlier record of ids, should two
+// share one) is Duplicate with the holder's id, and at is the index in ids
+// of the first record refused — the first in order, on the first of its
+// unique fields in defs' order, as claiming them one by one would stop —
+// and -1 when the error is no record's.
+func ClaimNew(ctx context.Context, q db.Querier, object string, defs []Definition, ids []int64, values []Values) (at int, err error) {
+	var names, cells []string
+	var records []int64
+	var of []int // index in ids of each claim
+	for i, id := range ids {
+		for _, d := range defs {
+			if !d.Unique {
+				continue
+			}
+			if v, ok := values[i][d.Name]; ok && v != nil {
+				names, cells, records, of = append(names, d.Name), append(cells, Cell(v)), append(records, id), append(of, i)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return -1, nil
+	}
+	rows, err := q.Query(ctx, `INSERT INTO custom_field_unique (object, name, value, record_id)
+		SELECT $1, n, v, r FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u (n, v, r)
+		ON CONFLICT DO NOTHING RETURNING name, value, record_id`, object, names, cells, records)
+	if err != nil {
+		return -1, err
+	}
+	type claim struct {
+		name, value string
+		record      int64
+	}
+	taken := map[claim]bool{}
+	var c claim
+	if _, err := pgx.ForEachRow(rows, []any{&c.name, &c.value, &c.record}, func() error {
+		taken[c] = true
+		return nil
+	}); err != nil {
+		return -1, err
+	}
+	if len(taken) == len(names) {
+		return -1, nil
+	}
+	for j := range names {
+		if taken[claim{names[j], cells[j], records[j]}] {
+			continue
+		}
+		// A statement of its own: it sees the holder that committed
+		// while the INSERT waited on it.
+		var holder int64
+		if err := q.QueryRow(ctx, `SELECT record_id FROM custom_field_unique WHERE object = $1 AND name = $2 AND value = $3`,
+			object, names[j], cells[j]).Scan(&holder); err != nil {
+			return -1, err
+		}
+		return of[j], Duplicate(names[j], holder)
+	}
+	return -1, nil
 }
 
 // Duplicate is the conflict of a unique value another record holds.
@@ -368,6 +422,43 @@ func Lookup(ctx context.Context, q db.Querier, object string, d Definition, valu
 		return 0, false, nil
 	}
 	return id, err == nil, err
+}
+
+// LookupMany is Lookup of many values with one statement: the id of the
+// record holding each value (as Lookup takes it) that one holds; the
+// others, and values d could not hold, are absent.
+func LookupMany(ctx context.Context, q db.Querier, object string, d Definition, values []string) (map[string]int64, error) {
+	found := make(map[string]int64, len(values))
+	cells := make([]string, 0, len(values))
+	cellOf := make(map[string][]string, len(values)) // stored value → the values given for it
+	for _, value := range values {
+		v, msg := Parse(d, value, nil)
+		if msg != "" {
+			continue
+		}
+		c := Cell(v)
+		if _, ok := cellOf[c]; !ok {
+			cells = append(cells, c)
+		}
+		cellOf[c] = append(cellOf[c], value)
+	}
+	if len(cells) == 0 {
+		return found, nil
+	}
+	rows, err := q.Query(ctx, `SELECT value, record_id FROM custom_field_unique WHERE object = $1 AND name = $2 AND value = ANY($3)`,
+		object, d.Name, cells)
+	if err != nil {
+		return nil, err
+	}
+	var cell string
+	var id int64
+	_, err = pgx.ForEachRow(rows, []any{&cell, &id}, func() error {
+		for _, value := range cellOf[cell] {
+			found[value] = id
+		}
+		return nil
+	})
+	return found, err
 }
 
 // IsUnique reports whether name is a unique field among defs.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
@@ -168,6 +169,146 @@ func TestUniqueValuesAreExternalIDs(t *testing.T) {
 	if err := write(t, s, 0, `{"erp_id": 10.5}`); err != nil {
 		t.Errorf("a released value is refused: %v", err)
 	}
+}
+
+// TestClaimsOfNewRecordsAndLookupMany: ClaimNew claims the unique values
+// of records just inserted with one INSERT (none when they hold none),
+// naming the first record refused and the holder; LookupMany answers
+// many external ids as Lookup answers each.
+func TestClaimsOfNewRecordsAndLookupMany(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	erp, err := s.Create(ctx, things, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: "number", Unique: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, things, propertyapi.PropertyInput{Name: "code", Label: "Code", Type: "text", Unique: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, things, propertyapi.PropertyInput{Name: "note", Label: "Note", Type: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := customfield.Definitions(ctx, s.DB, things.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := func() []string {
+		rows, err := s.DB.Query(ctx, `SELECT name || '=' || value || '@' || record_id FROM custom_field_unique ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	type refusal struct {
+		At       int
+		Field    string
+		Existing any
+	}
+	tests := []struct {
+		name   string
+		ids    []int64
+		values []customfield.Values
+		want   *refusal
+		claims []string // afterwards, when committed
+	}{
+		{"no unique value", []int64{1, 2}, []customfield.Values{{"note": "x"}, {}}, nil, nil},
+		{"all free", []int64{3, 4}, []customfield.Values{{"erp_id": "10.5", "code": "a"}, {"erp_id": "7", "note": "y"}}, nil,
+			[]string{"code=a@3", "erp_id=10.5@3", "erp_id=7@4"}},
+		{"held by a stored record", []int64{5, 6, 7}, []customfield.Values{{"code": "b"}, {"erp_id": "8", "code": "a"}, {"erp_id": "7"}},
+			&refusal{At: 1, Field: "custom_fields.code", Existing: int64(3)}, nil},
+		{"two of the batch share one", []int64{8, 9}, []customfield.Values{{"code": "c"}, {"code": "c"}},
+			&refusal{At: 1, Field: "custom_fields.code", Existing: int64(8)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var at int
+			var claimErr error
+			statements := 0
+			err := s.DB.InTx(ctx, func(tx pgx.Tx) error {
+				at, claimErr = customfield.ClaimNew(ctx, countQueries{tx, &statements}, things.Name, defs, tt.ids, tt.values)
+				return claimErr
+			})
+			switch {
+			case tt.want == nil && err != nil:
+				t.Fatalf("ClaimNew: %v", err)
+			case tt.want == nil:
+				if at != -1 {
+					t.Errorf("at = %d, want -1", at)
+				}
+				if diff := cmp.Diff(tt.claims, claims()); diff != "" && tt.claims != nil {
+					t.Errorf("claims (-want +got):\n%s", diff)
+				}
+			default:
+				f := faultOf(t, claimErr)
+				got := refusal{At: at, Existing: f.Extra["existing_id"]}
+				if len(f.Fields) == 1 && f.Kind == fault.KindConflict {
+					got.Field = f.Fields[0].Field
+				}
+				if diff := cmp.Diff(*tt.want, got); diff != "" {
+					t.Errorf("refusal (-want +got):\n%s", diff)
+				}
+			}
+			wantStatements := 1
+			switch {
+			case tt.name == "no unique value":
+				wantStatements = 0
+			case tt.want != nil:
+				wantStatements = 2 // the INSERT, then the holder of the first refused
+			}
+			if statements != wantStatements {
+				t.Errorf("%d statements, want %d", statements, wantStatements)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{"code=a@3", "erp_id=10.5@3", "erp_id=7@4"}, claims()); diff != "" {
+		t.Errorf("claims after the refusals (-want +got):\n%s", diff)
+	}
+
+	got, err := customfield.LookupMany(ctx, s.DB, things.Name, erp, []string{"10.50", "7", "10.5000", "99", "not a number"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int64{"10.50": 3, "7": 4, "10.5000": 3}, got); diff != "" {
+		t.Errorf("LookupMany (-want +got):\n%s", diff)
+	}
+	for _, v := range []string{"10.50", "7", "99", "not a number"} {
+		id, found, err := customfield.Lookup(ctx, s.DB, things.Name, erp, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, ok := got[v]; found != ok || id != want {
+			t.Errorf("Lookup(%q) = %d, %v; LookupMany has %d, %v", v, id, found, want, ok)
+		}
+	}
+	if got, err := customfield.LookupMany(ctx, s.DB, things.Name, erp, nil); err != nil || len(got) != 0 {
+		t.Errorf("LookupMany of nothing = %v, %v", got, err)
+	}
+}
+
+// countQueries counts the statements sent through it.
+type countQueries struct {
+	pgx.Tx
+	n *int
+}
+
+func (c countQueries) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	*c.n++
+	return c.Tx.Exec(ctx, sql, args...)
+}
+
+func (c countQueries) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	*c.n++
+	return c.Tx.Query(ctx, sql, args...)
+}
+
+func (c countQueries) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	*c.n++
+	return c.Tx.QueryRow(ctx, sql, args...)
 }
 
 func TestDefinitionChangesThatValuesContradict(t *testing.T) {

@@ -25,13 +25,16 @@ type Update[In any] struct {
 }
 
 // Writes are the writes of one batch, inside its transaction; each
-// records its event as the single write does. UpdateX reports whether the
-// record changed (an unchanged one is neither written nor published).
+// records its events as the single write does. CreateX writes several
+// records at once (one statement per step for contacts, whatever their
+// number) and answers them in order, or the failure with the index of the
+// record it is about (-1 when none). UpdateX reports whether the record
+// changed (an unchanged one is neither written nor published).
 type Writes interface {
-	CreateContact(c Contact) (Contact, error)
+	CreateContacts(cs []Contact) ([]Contact, int, error)
 	UpdateContact(id int64, apply func(*Contact) error) (Contact, bool, error)
 	DeleteContact(id int64) error
-	CreateCompany(c Company) (Company, error)
+	CreateCompanies(cs []Company) ([]Company, int, error)
 	UpdateCompany(id int64, apply func(*Company) error) (Company, bool, error)
 	DeleteCompany(id int64) error
 }
@@ -45,6 +48,14 @@ type BatchStore interface {
 	// Lookup finds the record of object holding value of the unique
 	// custom field d.
 	Lookup(ctx context.Context, object string, d customfield.Definition, value string) (int64, bool, error)
+	// LookupMany is Lookup of many values at once: the id of the
+	// record holding each value one holds.
+	LookupMany(ctx context.Context, object string, d customfield.Definition, values []string) (map[string]int64, error)
+	// ContactIDsByEmail and CompanyIDsByDomain find at once the ids of
+	// the records holding each of the (lower-cased) own external ids,
+	// ascending.
+	ContactIDsByEmail(ctx context.Context, emails []string) (map[string][]int64, error)
+	CompanyIDsByDomain(ctx context.Context, domains []string) (map[string][]int64, error)
 }
 
 // kind is what the batch rules need of one object (contacts, companies):
@@ -52,20 +63,22 @@ type BatchStore interface {
 type kind[R, In any] struct {
 	object, resource string
 	// own is the record's own external id field (email, domain); ownOf
-	// reads it from an input (normalised, "" when absent) and byOwn finds
-	// the records holding it.
-	own   string
-	ownOf func(In) string
-	byOwn func(ctx context.Context, value string) ([]R, error)
-	get   func(ctx context.Context, id int64) (R, error)
-	idOf  func(R) int64
+	// reads it from an input (normalised, "" when absent), byOwn finds
+	// the records holding it and idsByOwn the ids of those holding each
+	// of many.
+	own      string
+	ownOf    func(In) string
+	byOwn    func(ctx context.Context, value string) ([]R, error)
+	idsByOwn func(ctx context.Context, values []string) (map[string][]int64, error)
+	get      func(ctx context.Context, id int64) (R, error)
+	idOf     func(R) int64
 	// custom is an input's custom_fields; heldOf a record's.
 	custom   func(In) map[string]json.RawMessage
 	heldOf   func(R) map[string]any
 	prepare  func(ctx context.Context, defs []customfield.Definition, cur R, in In) (R, error)
 	apply    func(ctx context.Context, defs []customfield.Definition, in In) func(*R) error
 	writable func(ctx context.Context, id int64) error
-	insert   func(w Writes, r R) (R, error)
+	insert   func(w Writes, rs []R) ([]R, int, error)
 	patch    func(w Writes, id int64, apply func(*R) error) (R, bool, error)
 	drop     func(w Writes, id int64) error
 	run      func(ctx context.Context, key string, request any, fn func(Writes) ([]Result[R], error)) (idempotency.Done[[]Result[R]], error)
@@ -81,6 +94,7 @@ func (s *Service) contactKind() kind[Contact, ContactInput] {
 			return strings.ToLower(strings.TrimSpace(in.Email.Value))
 		},
 		byOwn:    s.store.ContactsByEmail,
+		idsByOwn: s.store.ContactIDsByEmail,
 		get:      s.store.GetContact,
 		idOf:     func(c Contact) int64 { return c.ID },
 		custom:   func(in ContactInput) map[string]json.RawMessage { return in.CustomFields },
@@ -88,7 +102,7 @@ func (s *Service) contactKind() kind[Contact, ContactInput] {
 		prepare:  s.prepareContact,
 		apply:    applyContact,
 		writable: s.ContactWritable,
-		insert:   Writes.CreateContact,
+		insert:   Writes.CreateContacts,
 		patch:    Writes.UpdateContact,
 		drop:     Writes.DeleteContact,
 		run:      s.store.ContactBatch,
@@ -105,6 +119,7 @@ func (s *Service) companyKind() kind[Company, CompanyInput] {
 			return strings.ToLower(strings.TrimSpace(in.Domain.Value))
 		},
 		byOwn:    s.store.CompaniesByDomain,
+		idsByOwn: s.store.CompanyIDsByDomain,
 		get:      s.store.GetCompany,
 		idOf:     func(c Company) int64 { return c.ID },
 		custom:   func(in CompanyInput) map[string]json.RawMessage { return in.CustomFields },
@@ -112,7 +127,7 @@ func (s *Service) companyKind() kind[Company, CompanyInput] {
 		prepare:  s.prepareCompany,
 		apply:    applyCompany,
 		writable: s.companyWritable,
-		insert:   Writes.CreateCompany,
+		insert:   Writes.CreateCompanies,
 		patch:    Writes.UpdateCompany,
 		drop:     Writes.DeleteCompany,
 		run:      s.store.CompanyBatch,
@@ -190,15 +205,38 @@ func (k kind[R, In]) create(ctx context.Context, s *Service, key string, ins []I
 	}
 	return k.run(ctx, key, bulk.Request{Op: "create", Inputs: ins}, func(w Writes) ([]Result[R], error) {
 		out := make([]Result[R], len(recs))
-		for i, r := range recs {
-			created, err := k.insert(w, r)
-			if err != nil {
-				return nil, atInput(i, err)
-			}
-			out[i] = bulk.Of(batchapi.Created, created)
+		all := make([]int, len(recs))
+		for i := range all {
+			all[i] = i
+		}
+		if err := k.created(w, recs, all, out); err != nil {
+			return nil, err
 		}
 		return out, nil
 	})
+}
+
+// created writes the prepared records recs[i] of the inputs i in at with
+// one store call and answers them in out; a failure is its input's.
+func (k kind[R, In]) created(w Writes, recs []R, at []int, out []Result[R]) error {
+	if len(at) == 0 {
+		return nil
+	}
+	rs := make([]R, len(at))
+	for j, i := range at {
+		rs[j] = recs[i]
+	}
+	written, failed, err := k.insert(w, rs)
+	switch {
+	case err != nil && failed >= 0:
+		return atInput(at[failed], err)
+	case err != nil:
+		return err
+	}
+	for j, i := range at {
+		out[i] = bulk.Of(batchapi.Created, written[j])
+	}
+	return nil
 }
 
 // existing checks that the caller may change record id and prepares in
@@ -319,6 +357,46 @@ func (k kind[R, In]) find(ctx context.Context, s *Service, d *customfield.Defini
 	return 0, nil
 }
 
+// findAll is find for each of keys ("" skipped) with one store call: the
+// ids (0 where no record holds the key) and, where several records share
+// an own external id, the input's problem.
+func (k kind[R, In]) findAll(ctx context.Context, s *Service, d *customfield.Definition, keys []string) ([]int64, []error, error) {
+	ids, probs := make([]int64, len(keys)), make([]error, len(keys))
+	values := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if key != "" {
+			values = append(values, key)
+		}
+	}
+	if len(values) == 0 {
+		return ids, probs, nil
+	}
+	if d != nil {
+		found, err := s.store.LookupMany(ctx, k.object, *d, values)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, key := range keys {
+			ids[i] = found[key]
+		}
+		return ids, probs, nil
+	}
+	held, err := k.idsByOwn(ctx, values)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, key := range keys {
+		switch recs := held[key]; {
+		case key == "":
+		case len(recs) > 1:
+			probs[i] = fault.Invalidf(k.own, "matches %d %s: update them by id", len(recs), k.object)
+		case len(recs) == 1:
+			ids[i] = recs[0]
+		}
+	}
+	return ids, probs, nil
+}
+
 func (k kind[R, In]) upsert(ctx context.Context, s *Service, key, idProperty string, ins []In) (idempotency.Done[[]Result[R]], error) {
 	var none idempotency.Done[[]Result[R]]
 	var errs bulk.Errors
@@ -347,15 +425,14 @@ func (k kind[R, In]) upsert(ctx context.Context, s *Service, key, idProperty str
 	}
 	errs.Unique(field, keys)
 	recs, ok := make([]R, len(ins)), make([]bool, len(ins))
-	ids := make([]int64, len(ins))
+	ids, probs, err := k.findAll(ctx, s, d, keys)
+	if err != nil {
+		return none, err
+	}
 	for i, in := range ins {
 		var zero R
-		if keys[i] != "" {
-			id, err := k.find(ctx, s, d, keys[i])
-			if err := errs.Add(i, err); err != nil {
-				return none, err
-			}
-			ids[i] = id
+		if err := errs.Add(i, probs[i]); err != nil {
+			return none, err
 		}
 		if ids[i] != 0 {
 			if recs[i], ok[i], err = k.existing(ctx, &errs, i, defs, ids[i], in); err != nil {
@@ -374,21 +451,27 @@ func (k kind[R, In]) upsert(ctx context.Context, s *Service, key, idProperty str
 		return none, err
 	}
 	return k.run(ctx, key, bulk.Request{Op: "upsert", IDProperty: idProperty, Inputs: ins}, func(w Writes) ([]Result[R], error) {
+		// Each run of creates between updates is one store call; the
+		// writes keep the inputs' order, as one by one.
 		out := make([]Result[R], len(ins))
+		var creates []int
 		for i, in := range ins {
 			if ids[i] == 0 {
-				created, err := k.insert(w, recs[i])
-				if err != nil {
-					return nil, atInput(i, err)
-				}
-				out[i] = bulk.Of(batchapi.Created, created)
+				creates = append(creates, i)
 				continue
 			}
+			if err := k.created(w, recs, creates, out); err != nil {
+				return nil, err
+			}
+			creates = creates[:0]
 			r, changed, err := k.patch(w, ids[i], k.apply(ctx, defs, in))
 			if err != nil {
 				return nil, atInput(i, err)
 			}
 			out[i] = bulk.Of(status(changed), r)
+		}
+		if err := k.created(w, recs, creates, out); err != nil {
+			return nil, err
 		}
 		return out, nil
 	})
@@ -429,15 +512,21 @@ func (k kind[R, In]) read(ctx context.Context, s *Service, in batchapi.Read) ([]
 	if err != nil {
 		return nil, err
 	}
+	keys := make([]string, len(in.Values))
+	for i, v := range in.Values {
+		keys[i] = k.normal(d, v)
+	}
+	ids, probs, err := k.findAll(ctx, s, d, keys)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Result[R], len(in.Values))
 	for i, v := range in.Values {
-		id, err := k.find(ctx, s, d, k.normal(d, v))
-		var f *fault.Error
-		if errors.As(err, &f) && f.Kind == fault.KindInvalid {
-			id, err = k.first(ctx, v)
-		}
-		if err != nil {
-			return nil, err
+		id := ids[i]
+		if probs[i] != nil { // several share the own external id: the earliest
+			if id, err = k.first(ctx, v); err != nil {
+				return nil, err
+			}
 		}
 		if out[i], err = k.one(ctx, id); err != nil {
 			return nil, err

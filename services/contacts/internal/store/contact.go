@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
@@ -57,24 +60,146 @@ func insertContact(ctx context.Context, tx pgx.Tx, c contacts.Contact) (contacts
 	if err != nil {
 		return contacts.Contact{}, err
 	}
-	if err := customfield.Recheck(ctx, defs, nil, contacts.Held(c.CustomFields)); err != nil {
+	created, _, err := insertContacts(ctx, tx, defs, []contacts.Contact{c})
+	if err != nil {
 		return contacts.Contact{}, err
 	}
-	created, err := one(tx, ctx, scanContact, "contact", `INSERT INTO contacts (first_name, last_name, email, phone,
-		mobile, job_title, company_id, address_street, address_city, address_state, address_zip, address_country,
-		notes, tags, status, source, assigned_to, created_by, custom_fields)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-		RETURNING `+contactCols,
-		c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
-		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
-		directory.Caller(ctx), contacts.Held(c.CustomFields))
+	return created[0], nil
+}
+
+// insertContactCols are the columns a create writes, in the order of
+// both inserts' arguments.
+const insertContactCols = `first_name, last_name, email, phone, mobile, job_title, company_id, address_street,
+	address_city, address_state, address_zip, address_country, notes, tags, status, source, assigned_to, created_by,
+	custom_fields`
+
+// insertContacts inserts cs, whose CustomFields are the values each holds
+// (checked again against defs, the definitions the transaction holds),
+// with one statement whatever their number: the table's statement
+// triggers (the counts, the count cubes) fire once per batch, not once
+// per contact. Their unique values are then claimed with one statement
+// (none when they hold none) and their events recorded with one. The
+// answers read as the API shows them, in cs' order. A failure of one
+// contact (a value the held definitions refuse, a company gone, a unique
+// value another record holds) comes with its index in cs, -1 when it is
+// no contact's.
+func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cs []contacts.Contact) ([]contacts.Contact, int, error) {
+	for i, c := range cs {
+		if err := customfield.Recheck(ctx, defs, nil, contacts.Held(c.CustomFields)); err != nil {
+			return nil, i, err
+		}
+	}
+	var rows pgx.Rows
+	var err error
+	if len(cs) == 1 {
+		// A single create: its own plain statement, as before batches.
+		c := cs[0]
+		rows, err = tx.Query(ctx, `INSERT INTO contacts (`+insertContactCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+			RETURNING `+contactCols,
+			c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
+			c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
+			directory.Caller(ctx), contacts.Held(c.CustomFields))
+	} else {
+		if at, err := companiesKept(ctx, tx, cs); err != nil {
+			return nil, at, err
+		}
+		rows, err = insertMany(ctx, tx, cs)
+	}
+	var created []contacts.Contact
+	if err == nil {
+		created, err = pgx.CollectRows(rows, scanContact)
+	}
 	if err != nil {
-		return created, refErr(err)
+		// Only a single create can fail on its company (companiesKept
+		// holds a batch's): the failure is the one contact's.
+		if len(cs) == 1 {
+			return nil, 0, refErr(err)
+		}
+		return nil, -1, err
 	}
-	if err := claimed(ctx, tx, defs, propertyapi.Contacts, created.ID, &created.CustomFields); err != nil {
-		return created, err
+	// The ids were drawn in cs' order (see insertMany); RETURNING's own
+	// order is not promised.
+	slices.SortFunc(created, func(a, b contacts.Contact) int { return cmp.Compare(a.ID, b.ID) })
+	ids := make([]int64, len(created))
+	held := make([]customfield.Values, len(created))
+	for i, c := range created {
+		ids[i], held[i] = c.ID, c.CustomFields
 	}
-	return created, outbox.Add(ctx, tx, Stream, contacts.ContactCreated, idStr(created.ID), created)
+	if at, err := customfield.ClaimNew(ctx, tx, propertyapi.Contacts, defs, ids, held); err != nil {
+		return nil, at, err
+	}
+	events := make([]outbox.Record, len(created))
+	for i := range created {
+		created[i].CustomFields = customfield.Render(defs, created[i].CustomFields)
+		events[i] = outbox.Record{Type: contacts.ContactCreated, AggregateID: idStr(created[i].ID), Data: created[i]}
+	}
+	return created, -1, outbox.AddMany(ctx, tx, Stream, events)
+}
+
+// insertMany is the INSERT of several contacts: one array per column,
+// read back row by row in cs' order (WITH ORDINALITY … ORDER BY n), so
+// the serial ids are drawn in that order.
+func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact) (pgx.Rows, error) {
+	n := len(cs)
+	first, last := make([]string, n), make([]string, n)
+	email, phone, mobile, job := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+	street, city, state, zip, country := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+	notes, tags, source := make([]*string, n), make([]*string, n), make([]*string, n)
+	status, custom := make([]string, n), make([]string, n)
+	company, assigned := make([]*int64, n), make([]*int64, n)
+	for i, c := range cs {
+		raw, err := json.Marshal(contacts.Held(c.CustomFields))
+		if err != nil {
+			return nil, err
+		}
+		first[i], last[i], email[i], phone[i], mobile[i], job[i] = c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle
+		street[i], city[i], state[i], zip[i], country[i] = c.AddressStreet, c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry
+		notes[i], tags[i], status[i], source[i], custom[i] = c.Notes, c.Tags, c.Status, c.Source, string(raw)
+		company[i], assigned[i] = c.CompanyID, c.AssignedTo
+	}
+	return tx.Query(ctx, `INSERT INTO contacts (`+insertContactCols+`)
+		SELECT first_name, last_name, email, phone, mobile, job_title, company_id, address_street, address_city,
+			address_state, address_zip, address_country, notes, tags, status, source, assigned_to, $18, custom_fields::jsonb
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
+			$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
+			$17::bigint[], $19::text[]) WITH ORDINALITY
+			AS u (first_name, last_name, email, phone, mobile, job_title, company_id, address_street, address_city,
+				address_state, address_zip, address_country, notes, tags, status, source, assigned_to, custom_fields, n)
+		ORDER BY n
+		RETURNING `+contactCols,
+		first, last, email, phone, mobile, job, company, street, city, state, zip, country, notes, tags, status, source,
+		assigned, directory.Caller(ctx), custom)
+}
+
+// companiesKept takes the companies cs link to FOR KEY SHARE (the lock
+// the foreign key check takes), so none goes away before commit, and
+// names the first contact whose company does not exist: the failure of
+// a multi-row INSERT's foreign key would not say whose it is.
+func companiesKept(ctx context.Context, tx pgx.Tx, cs []contacts.Contact) (int, error) {
+	var ids []int64
+	for _, c := range cs {
+		if c.CompanyID != nil {
+			ids = append(ids, *c.CompanyID)
+		}
+	}
+	if len(ids) == 0 {
+		return -1, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM companies WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`, ids)
+	if err != nil {
+		return -1, err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return -1, err
+	}
+	for i, c := range cs {
+		if c.CompanyID != nil && !slices.Contains(found, *c.CompanyID) {
+			return i, fault.Invalid("company_id", "does not exist")
+		}
+	}
+	return -1, nil
 }
 
 // CreateContact inserts a contact and its event.
@@ -99,20 +224,22 @@ const lockRow = ` FOR NO KEY UPDATE`
 // committed and writes every field back with its event.
 func (s *Store) UpdateContact(ctx context.Context, id int64, apply func(*contacts.Contact) error) (contacts.Contact, error) {
 	return inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Contact, error) {
-		c, _, err := updateContact(ctx, tx, id, apply, false)
+		defs, err := hold(ctx, tx, propertyapi.Contacts)
+		if err != nil {
+			return contacts.Contact{}, err
+		}
+		c, _, err := updateContact(ctx, tx, defs, id, apply, false)
 		return c, err
 	})
 }
 
-// updateContact is UpdateContact inside tx. apply gets the values the
-// contact holds in CustomFields. With skipUnchanged (a batch), a contact
+// updateContact is UpdateContact inside tx, whose definitions defs are
+// (hold, taken before the row lock). apply gets the values the contact
+// holds in CustomFields. With skipUnchanged (a batch), a contact
 // apply left as it was is neither written nor published and changed is
 // false; a single update always writes, as it always did.
-func updateContact(ctx context.Context, tx pgx.Tx, id int64, apply func(*contacts.Contact) error, skipUnchanged bool) (c contacts.Contact, changed bool, err error) {
-	defs, err := hold(ctx, tx, propertyapi.Contacts)
-	if err != nil {
-		return contacts.Contact{}, false, err
-	}
+func updateContact(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, id int64, apply func(*contacts.Contact) error,
+	skipUnchanged bool) (c contacts.Contact, changed bool, err error) {
 	c, err = one(tx, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`+lockRow, id)
 	if err != nil {
 		return contacts.Contact{}, false, err

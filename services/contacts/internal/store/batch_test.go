@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/testdb"
+	"github.com/opencrm/crm/services/contacts/internal/contacts"
+)
+
+// TestBatchCreatesAreOneStatement: a batch's creates are one INSERT (the
+// count cube's statement trigger adds one key per grain for three
+// contacts, not three), answered in the inputs' order with ascending ids,
+// their claims taken and one event each carrying the record as answered;
+// a unique value held elsewhere or a company gone fails the input it
+// belongs to, and nothing of the batch is written.
+func TestBatchCreatesAreOneStatement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, Schema, Migrate, MigrationSets...)
+	s := &Store{db: d, log: slog.Default()}
+	props := customfield.Store{DB: d, Stream: Stream}
+	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
+	if _, err := props.Create(ctx, obj, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true}); err != nil {
+		t.Fatal(err)
+	}
+	var company int64
+	if err := d.QueryRow(ctx, `INSERT INTO companies (name) VALUES ('Acme') RETURNING id`).Scan(&company); err != nil {
+		t.Fatal(err)
+	}
+	gone := int64(424242)
+	contact := func(last, erp string, companyID *int64) contacts.Contact {
+		c := contacts.Contact{FirstName: "Ada", LastName: last, Status: contacts.StatusActive, CompanyID: companyID,
+			CustomFields: map[string]any{}}
+		if erp != "" {
+			c.CustomFields["erp_id"] = erp
+		}
+		return c
+	}
+	create := func(cs ...contacts.Contact) ([]contacts.Contact, int, error) {
+		var out []contacts.Contact
+		at := -1
+		_, err := s.ContactBatch(ctx, "", nil, func(w contacts.Writes) ([]contacts.Result[contacts.Contact], error) {
+			var err error
+			out, at, err = w.CreateContacts(cs)
+			return nil, err
+		})
+		return out, at, err
+	}
+	count := func(sql string) int {
+		var n int
+		if err := d.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	created, at, err := create(contact("A", "E-1", nil), contact("B", "", &company), contact("C", "E-3", nil))
+	if err != nil || at != -1 {
+		t.Fatalf("create: %v at %d", err, at)
+	}
+	type row struct {
+		Last        string
+		CompanyName *string
+		Custom      map[string]any
+	}
+	acme := "Acme"
+	want := []row{{"A", nil, map[string]any{"erp_id": "E-1"}}, {"B", &acme, map[string]any{"erp_id": nil}}, {"C", nil, map[string]any{"erp_id": "E-3"}}}
+	got := make([]row, len(created))
+	for i, c := range created {
+		got[i] = row{c.LastName, c.CompanyName, c.CustomFields}
+		if i > 0 && c.ID <= created[i-1].ID {
+			t.Errorf("ids %d then %d: not in the inputs' order", created[i-1].ID, c.ID)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("created (-want +got):\n%s", diff)
+	}
+	if n := count(`SELECT count(*) FROM contact_cube WHERE grain = 'a' AND n = 3`); n != 1 {
+		t.Errorf("%d all-time cube keys counting 3 contacts, want 1 (one trigger firing)", n)
+	}
+	rows, err := d.Query(ctx, `SELECT aggregate_id, payload FROM outbox WHERE type = 'contact.created' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type event struct {
+		ID      string
+		Payload json.RawMessage
+	}
+	events, err := pgx.CollectRows(rows, pgx.RowToStructByPos[event])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 3 {
+		t.Fatalf("%d events, want 3", len(events))
+	}
+	for i, e := range events {
+		var payload contacts.Contact
+		if err := json.Unmarshal(e.Payload, &payload); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(created[i], payload); diff != "" || e.ID != idStr(created[i].ID) {
+			t.Errorf("event %d of %s (-answer +payload):\n%s", i, e.ID, diff)
+		}
+	}
+	if n := count(`SELECT count(*) FROM custom_field_unique WHERE object = 'contacts' AND name = 'erp_id'`); n != 2 {
+		t.Errorf("%d erp_id claims, want 2", n)
+	}
+
+	contactsBefore, claimsBefore := count(`SELECT count(*) FROM contacts`), count(`SELECT count(*) FROM custom_field_unique`)
+	tests := []struct {
+		name  string
+		batch []contacts.Contact
+		at    int
+		want  *fault.Error
+	}{
+		{"a unique value held", []contacts.Contact{contact("D", "E-4", nil), contact("E", "E-3", nil)}, 1,
+			customfield.Duplicate("erp_id", created[2].ID).(*fault.Error)},
+		{"a company gone", []contacts.Contact{contact("F", "", &company), contact("G", "E-5", &gone)}, 1,
+			fault.Invalid("company_id", "does not exist")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, at, err := create(tt.batch...)
+			var f *fault.Error
+			if !errors.As(err, &f) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+			if diff := cmp.Diff(tt.want, f); diff != "" || at != tt.at {
+				t.Errorf("at %d, want %d; fault (-want +got):\n%s", at, tt.at, diff)
+			}
+		})
+	}
+	if c, u := count(`SELECT count(*) FROM contacts`), count(`SELECT count(*) FROM custom_field_unique`); c != contactsBefore || u != claimsBefore {
+		t.Errorf("refused batches left %d contacts and %d claims, want %d and %d", c, u, contactsBefore, claimsBefore)
+	}
+}
