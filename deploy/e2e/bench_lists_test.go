@@ -120,7 +120,9 @@ func BenchmarkListCombinations(b *testing.B) {
 		seedContacts(b, c, n)
 		seedContactCustomFields(b, c, benchAdmin(b))
 		adm := benchAdmin(b) // after the seed, which can outlast a token
-		exec1(b, c, `SELECT contacts.contact_cube_compact(), contacts.contact_counts_compact()`)
+		exec1(b, c, `SET search_path = contacts, public`) // the functions name their tables unqualified
+		exec1(b, c, `SELECT contact_cube_compact(), contact_counts_compact()`)
+		exec1(b, c, `RESET search_path`)
 		exec1(b, c, `VACUUM (ANALYZE) contacts.contacts`)
 		from := time.Now().AddDate(0, 0, -120).Format(time.DateOnly)
 		to := time.Now().AddDate(0, 0, -30).Format(time.DateOnly)
@@ -180,8 +182,7 @@ func benchCubeWrites(b *testing.B, c *pgx.Conn, adm *Client) {
 						err = fmt.Errorf("create: %s", r)
 					}
 					if err == nil {
-						id, _ := r.JSON["id"].(float64)
-						r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%.0f", id), map[string]any{"status": "inactive", "source": "event"})
+						r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%d", r.ID()), map[string]any{"status": "inactive", "source": "event"})
 						if err == nil && r.Status != 200 {
 							err = fmt.Errorf("update: %s", r)
 						}
