@@ -10,6 +10,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -235,6 +236,44 @@ func BenchmarkBatchUpsertStatements(b *testing.B) {
 	fmt.Println("  upsert's statements, ms per call (round trip included):")
 	for _, k := range kinds {
 		fmt.Printf("    %6.2f  %s\n", float64(took[k].Microseconds())/1000/float64(calls), k)
+	}
+	// A plain single create without custom values (the installation has
+	// the four fields): its statements and time.
+	single := measure(func() {
+		for range calls {
+			var in contacts.ContactInput
+			if err := json.Unmarshal([]byte(`{"first_name": "Single", "last_name": "Create"}`), &in); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := svc.CreateContact(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	fmt.Printf("  single create without custom values: %s\n", per(single, calls))
+	if os.Getenv("CRM_BENCH_EXPLAIN") != "" {
+		// Where the INSERT of 100 rows spends its time (triggers
+		// included), in a transaction rolled back.
+		err := d.InTx(ctx, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) INSERT INTO contacts (first_name, last_name, email, status, custom_fields)
+				SELECT 'Erp', 'Explain ' || g, 'explain' || g || '@example.test', 'active',
+					jsonb_build_object('erp_id', 'X-' || g, 'erp_tier', 'gold', 'credit_limit', '1000', 'customer_since', '2020-01-01')
+				FROM generate_series(1, 100) g`)
+			if err != nil {
+				return err
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, l := range lines {
+				fmt.Println("    " + l)
+			}
+			return errors.New("rollback")
+		})
+		if err != nil && err.Error() != "rollback" {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(api.statements)/float64(calls), "statements/call")
 	b.ReportMetric(api.wall.Seconds()/rawWall.Seconds(), "x-raw-wall")
