@@ -18,11 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// seedLeads fills leads with n rows once per process, as BenchmarkLeadsList
-// seeds them (its seeding is inline there; "leads export" keeps the two
-// from seeding twice only when run apart).
+// seedLeads fills leads with n rows once per process: 50 owners, four
+// sources and statuses a quarter each, creation days over two years.
 func seedLeads(b *testing.B, c *pgx.Conn, n int) {
-	seedOnce(b, "leads export", func() {
+	seedOnce(b, "leads", func() {
 		exec1(b, c, `SET search_path = leads, public`)
 		exec1(b, c, `INSERT INTO leads.directory_users (id, name, email, role, active, updated_at)
 			SELECT 1000 + g, 'Rep ' || chr(65 + g % 26) || g, 'rep' || g || '@crm.example', 'user', true, now()
@@ -44,35 +43,6 @@ func seedLeads(b *testing.B, c *pgx.Conn, n int) {
 	})
 }
 
-// seedExportContacts seeds contacts as seedContacts does, under the same
-// seedOnce name so the two never both seed one process's table: as
-// committed (bd25042), seedContacts doubles the % of contactFields, an
-// argument Sprintf inserts verbatim, so PostgreSQL reads "g %% 3" and
-// refuses the statement.
-func seedExportContacts(b *testing.B, c *pgx.Conn, n int) {
-	seedOnce(b, "contacts", func() {
-		exec1(b, c, `SET search_path = contacts, public`)
-		exec1(b, c, `INSERT INTO contacts.companies (name, domain) SELECT 'Company ' || g || ' Ltd', 'c' || g || '.example'
-			FROM generate_series(1, 2000) g`)
-		exec1(b, c, fmt.Sprintf(`INSERT INTO contacts.contacts (first_name, last_name, email, phone, company_id, status, source,
-				assigned_to, created_at, custom_fields)
-			SELECT (ARRAY['Ann','Bob','Cid','Dora','Eve','Finn','Gus','Hana','Ivan','Jade'])[1 + g %% 10] || g,
-				(ARRAY['Smith','Jones','Nguyen','Garcia','Müller','Rossi','Kowalski','Tanaka'])[1 + g %% 8],
-				'user' || g || '@mail' || (g %% 100) || '.example',
-				'+1 555 ' || lpad((g %% 10000000)::text, 7, '0'),
-				1 + g %% 2000,
-				CASE WHEN g %% 5 = 0 THEN 'inactive' ELSE 'active' END,
-				(ARRAY['web','referral','event','partner'])[1 + g %% 4],
-				CASE WHEN g %% 3 = 0 THEN NULL ELSE 1 END,
-				now() - (g %% 730) * interval '1 day',
-				%s
-			FROM generate_series(1, %d) g`, contactFields, n))
-		exec1(b, c, `RESET search_path`)
-		exec1(b, c, `VACUUM (ANALYZE) contacts.contacts`)
-		exec1(b, c, `VACUUM (ANALYZE) contacts.companies`)
-	})
-}
-
 // BenchmarkExport: the contact and lead CSV exports of the whole table
 // through the gateway against a raw COPY (SELECT <the same columns> FROM
 // <table> <the same order>) TO STDOUT WITH CSV HEADER of the same rows,
@@ -86,7 +56,7 @@ func BenchmarkExport(b *testing.B) {
 	n := benchRows()
 	c := superuser(b)
 	b.Run("contacts", func(b *testing.B) {
-		seedExportContacts(b, c, n)
+		seedContacts(b, c, n)
 		benchExport(b, c, n, "contacts", "/contacts/export", `COPY (SELECT id, first_name, last_name, email, phone, mobile,
 			job_title, company_name, address_street, address_city, address_state, address_zip, address_country, notes,
 			tags, status, source, created_at, updated_at FROM contacts.contacts ORDER BY sort_name, id) TO STDOUT WITH CSV HEADER`)

@@ -120,7 +120,8 @@ func BenchmarkListCombinations(b *testing.B) {
 		seedContacts(b, c, n)
 		seedContactCustomFields(b, c, benchAdmin(b))
 		adm := benchAdmin(b) // after the seed, which can outlast a token
-		exec1(b, c, `SET search_path = contacts, public`) // the functions name their tables unqualified
+		// The functions name their tables unqualified.
+		exec1(b, c, `SET search_path = contacts, public`)
 		exec1(b, c, `SELECT contact_cube_compact(), contact_counts_compact()`)
 		exec1(b, c, `RESET search_path`)
 		exec1(b, c, `VACUUM (ANALYZE) contacts.contacts`)
@@ -145,6 +146,27 @@ func BenchmarkListCombinations(b *testing.B) {
 		)
 		rows, missed := measureCombinations(b, c, adm, "/contacts", "contacts.contacts", cases)
 		report(b, fmt.Sprintf("Contact list filter combinations through the gateway (%d contacts, 40 requests per case)", n),
+			[]string{"filters", "query", "total", "gateway p95 ms", "floor: count(*) with an index for the predicate, p95 ms", "met (≤ 50 ms)"}, rows)
+		note(fmt.Sprintf("Target: p95 ≤ 50 ms with the exact total. %d of %d cases missed.", missed, len(cases)))
+		b.ReportMetric(float64(missed), "missed")
+	})
+	b.Run("leads", func(b *testing.B) {
+		seedLeads(b, c, n)
+		seedLeadTier(b, c, benchAdmin(b))
+		adm := benchAdmin(b)
+		from := time.Now().AddDate(0, 0, -120).Format(time.DateOnly)
+		to := time.Now().AddDate(0, 0, -30).Format(time.DateOnly)
+		dims := []listDim{
+			{"status=contacted", "status = 'contacted'", "status"},
+			{"source=event", "lower(source) = 'event'", "lower(source)"},
+			{"assigned_to=1007", "assigned_to = 1007", "assigned_to"},
+			{"cf[tier]=gold", "(custom_fields ->> 'tier') = 'gold'", "(custom_fields ->> 'tier')"},
+		}
+		sorts := []string{"sort_by=name", "sort_by=email&sort_dir=desc", "sort_by=created_at&sort_dir=desc",
+			"sort_by=company_name", "sort_by=assigned_to_name", "sort_by=source&sort_dir=desc", "sort_by=updated_at"}
+		cases := combinations(dims, sorts, from, to)
+		rows, missed := measureCombinations(b, c, adm, "/leads", "leads.leads", cases)
+		report(b, fmt.Sprintf("Lead list filter combinations through the gateway (%d leads, 40 requests per case)", n),
 			[]string{"filters", "query", "total", "gateway p95 ms", "floor: count(*) with an index for the predicate, p95 ms", "met (≤ 50 ms)"}, rows)
 		note(fmt.Sprintf("Target: p95 ≤ 50 ms with the exact total. %d of %d cases missed.", missed, len(cases)))
 		b.ReportMetric(float64(missed), "missed")
@@ -218,4 +240,28 @@ func benchCubeWrites(b *testing.B, c *pgx.Conn, adm *Client) {
 		})
 	note(fmt.Sprintf("Target: on/off ≥ 0.9 (%s).", map[bool]string{true: "met", false: "not met"}[ratio >= 0.9]))
 	b.ReportMetric(ratio, "on/off")
+}
+
+// seedLeadTier defines an enum custom field tier on leads and gives the
+// seeded leads its values (gold, silver, bronze, none: a quarter each),
+// written with the triggers off and the count cube recounted after, as
+// no API write could give values to records before their field existed.
+func seedLeadTier(b *testing.B, c *pgx.Conn, adm *Client) {
+	seedOnce(b, "lead tier", func() {
+		opts := []map[string]any{}
+		for _, v := range []string{"gold", "silver", "bronze", "none"} {
+			opts = append(opts, map[string]any{"value": v, "label": v})
+		}
+		if r, err := adm.Do("POST", "/properties/leads", map[string]any{"name": "tier", "label": "Tier", "type": "enum", "options": opts}); err != nil || r.Status != 201 {
+			b.Fatalf("define tier: %v %v", r, err)
+		}
+		exec1(b, c, `BEGIN`)
+		exec1(b, c, `SET LOCAL search_path = leads, public`)
+		exec1(b, c, `ALTER TABLE leads DISABLE TRIGGER USER`)
+		exec1(b, c, `UPDATE leads SET custom_fields = jsonb_build_object('tier', (ARRAY['gold','silver','bronze','none'])[1 + id % 4])`)
+		exec1(b, c, `ALTER TABLE leads ENABLE TRIGGER USER`)
+		exec1(b, c, `SELECT lead_cube_recount()`)
+		exec1(b, c, `COMMIT`)
+		exec1(b, c, `VACUUM (ANALYZE) leads.leads`)
+	})
 }

@@ -180,25 +180,7 @@ func stackAdmin(b *testing.B, s *Stack) *Client {
 func BenchmarkLeadsList(b *testing.B) {
 	n := benchRows()
 	c := superuser(b)
-	seedOnce(b, "leads", func() {
-		exec1(b, c, `SET search_path = leads, public`)
-		exec1(b, c, `INSERT INTO leads.directory_users (id, name, email, role, active, updated_at)
-			SELECT 1000 + g, 'Rep ' || chr(65 + g % 26) || g, 'rep' || g || '@crm.example', 'user', true, now()
-			FROM generate_series(1, 50) g ON CONFLICT DO NOTHING`)
-		exec1(b, c, fmt.Sprintf(`INSERT INTO leads.leads (first_name, last_name, email, phone, company, source, status,
-				assigned_to, assigned_to_name, created_at)
-			SELECT (ARRAY['Ann','Bob','Cid','Dora','Eve','Finn','Gus','Hana','Ivan','Jade'])[1 + g %% 10] || g,
-				(ARRAY['Smith','Jones','Nguyen','Garcia','Müller','Rossi','Kowalski','Tanaka'])[1 + g %% 8],
-				'lead' || g || '@corp' || (g %% 100) || '.example',
-				'+1 555 ' || lpad((g %% 10000000)::text, 7, '0'),
-				'Company ' || (g %% 20000) || ' Ltd',
-				(ARRAY['web','referral','event','partner'])[1 + g %% 4],
-				(ARRAY['new','contacted','qualified','disqualified'])[1 + g %% 4],
-				1001 + g %% 50, 'Rep ' || chr(65 + (1 + g %% 50) %% 26) || (1 + g %% 50),
-				now() - (g %% 730) * interval '1 day'
-			FROM generate_series(1, %d) g`, n))
-		exec1(b, c, `VACUUM (ANALYZE) leads.leads`)
-	})
+	seedLeads(b, c, n)
 	cases := []listCase{
 		{"no filter", "", "SELECT count(*) FROM leads.leads"},
 		{"search name", "search=smith", ""},
