@@ -122,8 +122,7 @@ func benchSearchWrites(b *testing.B, c *pgx.Conn) {
 				err = fmt.Errorf("create: %s", r)
 			}
 			if err == nil {
-				id, _ := r.JSON["id"].(float64)
-				r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%.0f", id), map[string]any{"last_name": fmt.Sprintf("%s-%d-renamed", tag, i)})
+				r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%d", r.ID()), map[string]any{"last_name": fmt.Sprintf("%s-%d-renamed", tag, i)})
 				if err == nil && r.Status != 200 {
 					err = fmt.Errorf("update: %s", r)
 				}
