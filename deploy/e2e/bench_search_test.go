@@ -19,10 +19,10 @@ type searchCase struct{ query, term string }
 // same run: an exact count(*) of the same term over a minimal (id, text)
 // table holding the same search text behind the same trigram index (JIT
 // off). Each side: 40 requests after a warm-up, one of each in turn, p95;
-// target gateway ≤ 1.5
-// × floor. Every total stays exact. contacts also times single writes
-// (create, then update) with the search copy's triggers (migration 010)
-// on and off, alternating rounds; target on/off throughput ≥ 0.9.
+// target gateway ≤ 1.5 × floor. Every total stays exact. contacts also
+// times single writes (create, then update) with the search copy's
+// triggers (migration 010) on and off, alternating rounds; target on/off
+// throughput ≥ 0.9.
 func BenchmarkBroadSearch(b *testing.B) {
 	n := benchRows()
 	c := superuser(b)
