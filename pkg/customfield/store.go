@@ -445,16 +445,24 @@ func LookupMany(ctx context.Context, q db.Querier, object string, d Definition, 
 	if len(cells) == 0 {
 		return found, nil
 	}
-	rows, err := q.Query(ctx, `SELECT value, record_id FROM custom_field_unique WHERE object = $1 AND name = $2 AND value = ANY($3)`,
-		object, d.Name, cells)
+	// One probe of the primary key per value, whatever the statistics:
+	// "value = ANY($3)" was planned, on a table not analyzed yet (a new
+	// installation, a busy server), as a filter over every claim of the
+	// field (30,000 claims: 58–155 ms instead of 0.3 ms per 100 values),
+	// so a sync grew quadratic in the claims it wrote.
+	rows, err := q.Query(ctx, `SELECT v.value, (SELECT record_id FROM custom_field_unique u
+			WHERE u.object = $1 AND u.name = $2 AND u.value = v.value)
+		FROM unnest($3::text[]) AS v (value)`, object, d.Name, cells)
 	if err != nil {
 		return nil, err
 	}
 	var cell string
-	var id int64
+	var id *int64
 	_, err = pgx.ForEachRow(rows, []any{&cell, &id}, func() error {
 		for _, value := range cellOf[cell] {
-			found[value] = id
+			if id != nil {
+				found[value] = *id
+			}
 		}
 		return nil
 	})
