@@ -192,7 +192,10 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 // the unordered matches (bitmap scan of the trigram index); sorting inside
 // it would let the planner walk a whole sort index and filter a million
 // rows. JIT is off: the window's cost estimate crosses jit_above_cost, and
-// compiling costs more than the query.
+// compiling costs more than the query. The statement is unnamed
+// (QueryExecModeExec), planned with the term itself each time: a cached
+// generic plan knows neither how many rows the pattern matches nor the
+// LIMIT.
 func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	w := Where(f)
 	q := f.Query
@@ -212,7 +215,8 @@ func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, i
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+key+` AS sort_key, count(*) OVER () AS total
-			FROM leads `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), w.Args()...)
+			FROM leads `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
+			append([]any{pgx.QueryExecModeExec}, w.Args()...)...)
 		if err != nil {
 			return err
 		}
