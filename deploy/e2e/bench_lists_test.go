@@ -95,7 +95,8 @@ func measureCombinations(b *testing.B, c *pgx.Conn, adm *Client, path, table str
 			_, err := c.Exec(context.Background(), count)
 			return err
 		}), 0.95)
-		exec1(b, c, `DROP INDEX bench_floor`)
+		schema, _, _ := strings.Cut(table, ".")
+		exec1(b, c, `DROP INDEX `+schema+`.bench_floor`)
 
 		verdict := "yes"
 		if p95 > 50*time.Millisecond {
@@ -204,7 +205,8 @@ func benchCubeWrites(b *testing.B, c *pgx.Conn, adm *Client) {
 						err = fmt.Errorf("create: %s", r)
 					}
 					if err == nil {
-						r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%d", r.ID()), map[string]any{"status": "inactive", "source": "event"})
+						r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%d", r.ID()), map[string]any{"first_name": "Cube",
+							"last_name": fmt.Sprintf("%s%d-%d", tag, w, i), "status": "inactive", "source": "event"})
 						if err == nil && r.Status != 200 {
 							err = fmt.Errorf("update: %s", r)
 						}
