@@ -127,7 +127,7 @@ func benchSearchWrites(b *testing.B, c *pgx.Conn) {
 				err = fmt.Errorf("create: %s", r)
 			}
 			if err == nil {
-				r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%d", r.ID()), map[string]any{"last_name": fmt.Sprintf("%s-%d-renamed", tag, i)})
+				r, err = adm.Do("PUT", fmt.Sprintf("/contacts/%d", r.ID()), map[string]any{"first_name": "Search", "last_name": fmt.Sprintf("%s-%d-renamed", tag, i)})
 				if err == nil && r.Status != 200 {
 					err = fmt.Errorf("update: %s", r)
 				}
