@@ -77,11 +77,6 @@ SELECT id, search_text, sort_name, email, phone, company_name, company_id, statu
 FROM contacts;
 
 CREATE INDEX contact_search_trgm ON contact_search USING gin (search_text gin_trgm_ops);
--- The search ORs the trigram matches with the contacts of companies whose
--- name matches (store.searchCond): without an index on company_id that
--- arm has no bitmap, and the planner scans the whole table, evaluating
--- LIKE on every row instead of a BitmapOr.
-CREATE INDEX contact_search_company ON contact_search (company_id);
 
 ---- create above / drop below ----
 
