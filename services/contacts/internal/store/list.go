@@ -283,28 +283,12 @@ func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	})
 }
 
-// searchTable is the table a search of f reads its matches from:
-// contact_search (migration 010), a narrow copy of every column the
-// search, the plain filters and the sort keys name, under the same names,
-// so filter(f) and sortKey(f) apply to it unchanged. A broad term rechecks
-// each trigram candidate's tuple: contacts' wide rows (434 MB at a million
-// contacts, past shared_buffers) made a search 3-10x the count of a
-// minimal (id, text) table, the copy's rows are half as wide. Custom
-// fields are not copied: a search filtered or sorted by one reads
-// contacts.
-func searchTable(f contacts.Filter) string {
-	if len(f.Custom.Filters) > 0 || f.Custom.Sort != nil {
-		return "contacts"
-	}
-	return "contact_search"
-}
-
 // searchContacts answers a search in one pass over the matches: the total
-// is a window count over the unordered matches (bitmap scans of
-// searchTable), computed on the same rows the page's ids are cut from;
-// only (id, sort key) pass through the window, then the page's rows are
-// read from contacts by id. Ordering outside the subquery keeps the
-// planner from walking a whole sort index and filtering every row.
+// is a window count over the unordered matches (bitmap scans), computed on
+// the same rows the page's ids are cut from; only (id, sort key) pass
+// through the window, then the page's rows are read by id. Ordering outside
+// the subquery keeps the planner from walking a whole sort index and
+// filtering every row.
 func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	w := filter(f)
 	q := f.Query
@@ -314,7 +298,7 @@ func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contac
 	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
-			FROM `+searchTable(f)+` `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
+			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
 		if err != nil {
 			return err
 		}
