@@ -3,11 +3,6 @@ package store_test
 import (
 	"context"
 	"testing"
-
-	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
-	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/testdb"
-	"github.com/opencrm/crm/services/leads/internal/store"
 )
 
 // TestCounterStaysExact: the unfiltered total (sum of per-statement deltas)
@@ -15,16 +10,7 @@ import (
 func TestCounterStaysExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
-	_, idc := identityapitest.NewFake("test-internal-secret-0123456789").Start(t)
-	users, err := directory.NewUsers(d, idc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.New(d, users)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, st := newStore(t)
 	check := func(step string) {
 		t.Helper()
 		var sum, count int

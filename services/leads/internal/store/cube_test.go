@@ -9,13 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/list"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
@@ -30,16 +27,7 @@ import (
 func TestCubeTotalsEqualCount(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
-	_, idc := identityapitest.NewFake("test-internal-secret-0123456789").Start(t)
-	users, err := directory.NewUsers(d, idc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.New(d, users)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, st := newStore(t)
 	// Users 1 and 2 share team 10, 3 is alone in team 20, 4 has no team.
 	if _, err := d.Exec(ctx, `INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at)
 		VALUES (1, 'Ann', 'ann@example.com', 'sales_rep', 10, true, now()), (2, 'Bob', 'bob@example.com', 'sales_rep', 10, true, now()),

@@ -8,12 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
-	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/list"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/leads"
-	"github.com/opencrm/crm/services/leads/internal/store"
 )
 
 // TestExportFilters: the export's COPY takes the filters' values as
@@ -23,16 +19,7 @@ import (
 func TestExportFilters(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, "leads", store.Migrate, store.MigrationSets...)
-	_, idc := identityapitest.NewFake("test-internal-secret-0123456789").Start(t)
-	users, err := directory.NewUsers(d, idc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.New(d, users)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, st := newStore(t)
 	const evil = `x'); DROP TABLE leads; --`
 	if _, err := d.Exec(ctx, `INSERT INTO leads (id, first_name, last_name, source, status, assigned_to, created_at) VALUES
 		(1, 'Ada', 'Lovelace', 'web', 'new', 7, '2026-01-10T00:00:00Z'),
