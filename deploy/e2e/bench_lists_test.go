@@ -66,7 +66,11 @@ func measureCombinations(b *testing.B, c *pgx.Conn, adm *Client, path, table str
 	var rows [][]string
 	missed := 0
 	b.ResetTimer()
+	loggedIn := time.Now()
 	for _, cc := range cases {
+		if time.Since(loggedIn) > 5*time.Minute { // a run outlasts an access token
+			adm, loggedIn = benchAdmin(b), time.Now()
+		}
 		var total float64
 		get := func() error {
 			r, err := adm.Do("GET", path+"?"+cc.query, nil)
