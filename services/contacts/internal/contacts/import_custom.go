@@ -164,15 +164,6 @@ func DuplicateCustom(name string, v any, where string) string {
 	return "duplicate " + CustomPrefix + name + " " + customfield.Cell(v) + " (" + where + ")"
 }
 
-// CustomCells appends the custom cells of a record holding values (a
-// record's custom_fields, rendered or as stored) in custom's order.
-func CustomCells(buf []string, custom []CustomColumn, values map[string]any) []string {
-	for _, c := range custom {
-		buf = append(buf, customfield.Cell(values[c.Def.Name]))
-	}
-	return buf
-}
-
 // CSVColumns are the contacts' custom fields as CSV columns, for the
 // template and the export.
 func (s *Service) CSVColumns(ctx context.Context) ([]CustomColumn, error) {
