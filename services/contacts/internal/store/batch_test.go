@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +12,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -26,8 +24,7 @@ import (
 func TestBatchCreatesAreOneStatement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, Schema, Migrate, MigrationSets...)
-	s := &Store{db: d, log: slog.Default()}
+	d, s := newTestStore(t)
 	props := customfield.Store{DB: d, Stream: Stream}
 	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
 	if _, err := props.Create(ctx, obj, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true}); err != nil {

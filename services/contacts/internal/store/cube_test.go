@@ -2,14 +2,12 @@ package store
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/list"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -20,8 +18,7 @@ import (
 func TestCubeTotalsEqualCounting(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, Schema, Migrate, MigrationSets...)
-	s := &Store{db: d, log: slog.Default()}
+	d, s := newTestStore(t)
 	props := customfield.Store{DB: d, Stream: Stream}
 	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
 	defs := map[string]customfield.Definition{}

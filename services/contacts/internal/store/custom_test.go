@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,7 +10,6 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -21,8 +19,7 @@ import (
 func TestWritesRecheckHeldDefinitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, Schema, Migrate, MigrationSets...)
-	s := &Store{db: d, log: slog.Default()}
+	d, s := newTestStore(t)
 	props := customfield.Store{DB: d, Stream: Stream}
 	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
 	if _, err := props.Create(ctx, obj, propertyapi.PropertyInput{Name: "score", Label: "Score", Type: customfield.Number}); err != nil {

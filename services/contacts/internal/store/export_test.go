@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/list"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -23,8 +21,7 @@ import (
 func TestExportContactsFilters(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, Schema, Migrate, MigrationSets...)
-	s := &Store{db: d, log: slog.Default()}
+	d, s := newTestStore(t)
 	const evil = `x'); DROP TABLE contacts; --`
 	if _, err := d.Exec(ctx, `INSERT INTO contacts (id, first_name, last_name, source, status, assigned_to, created_at, updated_at) VALUES
 		(1, 'Ada', 'Lovelace', 'web', 'active', 7, '2026-01-10T00:00:00Z', '2026-01-10T00:00:00Z'),

@@ -3,13 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/fault"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -19,7 +17,7 @@ import (
 func TestStoreFaults(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := &Store{db: testdb.New(t, Schema, Migrate, MigrationSets...), log: slog.Default()}
+	_, s := newTestStore(t)
 	const missing = 424242
 	keep := func(*contacts.Contact) error { return nil }
 	keepCompany := func(*contacts.Company) error { return nil }

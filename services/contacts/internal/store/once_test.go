@@ -5,14 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -23,8 +21,7 @@ import (
 func TestCreateOnceReplaysStoredAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := testdb.New(t, Schema, Migrate, MigrationSets...)
-	s := &Store{db: d, log: slog.Default()}
+	d, s := newTestStore(t)
 	ada := contacts.Contact{FirstName: "Ada", LastName: "Lovelace", Status: contacts.StatusActive}
 
 	// A key as insertOnce stored it before idempotency.Once: the request's
