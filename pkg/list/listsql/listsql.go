@@ -72,6 +72,16 @@ func (s Sorts) Since(w *Where, q list.Query) {
 	w.And("(" + s.Updated + ", " + s.tie() + ") > (" + w.Arg(*q.UpdatedSince) + ", " + w.Arg(*q.AfterID) + ")")
 }
 
+// FewMatches is the most matching rows a list reads in one pass over its
+// matches (found through the filters' own indexes, then sorted) rather
+// than by walking a sort index until a page is full. At a million rows a
+// pass costs a few microseconds per match, so a few thousand stay within
+// tens of milliseconds; a walk costs as many rows as precede the page's
+// last match in sort order, which is short for common matches but, when
+// the filters correlate with the sort key or match nothing, up to the
+// whole index.
+const FewMatches = 5_000
+
 // LimitOffset returns the LIMIT/OFFSET clause of q's page as placeholders added to w.
 func LimitOffset(w *Where, q list.Query) string {
 	return "LIMIT " + w.Arg(q.PerPage) + " OFFSET " + w.Arg(q.Offset())

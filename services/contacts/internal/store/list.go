@@ -211,26 +211,39 @@ func countSQL(f contacts.Filter) (string, []any) {
 }
 
 // ListContacts returns one page and the exact total of matching rows.
-// Searches count in the same pass as the page (a window count over the
-// trigram matches); lists the count cube answers (cubed) sum its rows;
-// any other filter counts on a second pool connection while the page is
-// read.
+// Where the count cube answers the total (cubed) it is read first, and the
+// page follows from it: none when nothing matches or the page is past the
+// end, one pass over the matches when they are few (listsql.FewMatches),
+// a sort-index walk otherwise. Searches and company filters, whose matches
+// are found through their own indexes, count and page in one pass over
+// the matches. Any other filter counts on a second pool connection while
+// the page is read.
 func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
-	if f.Search != "" {
-		return s.searchContacts(ctx, f)
+	if f.Search != "" || f.CompanyID != nil {
+		return s.matched(ctx, f)
 	}
 	total := 0
-	counting := make(chan error, 1)
 	if sql, args, ok := cubed(f); ok {
-		go func() { counting <- s.db.QueryRow(ctx, sql, args...).Scan(&total) }()
-	} else {
-		sql, args := countSQL(f)
-		go func() {
-			counting <- s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
-				return tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total)
-			})
-		}()
+		if err := s.db.QueryRow(ctx, sql, args...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+		switch {
+		case total == 0 || f.Query.Offset() >= total:
+			return []contacts.Contact{}, total, nil
+		case total <= cmp.Or(s.fewMatches, listsql.FewMatches):
+			list, _, err := s.matched(ctx, f)
+			return list, total, err
+		}
+		list, err := s.page(ctx, f)
+		return list, total, err
 	}
+	counting := make(chan error, 1)
+	sql, args := countSQL(f)
+	go func() {
+		counting <- s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total)
+		})
+	}()
 	list, err := s.page(ctx, f)
 	if cerr := <-counting; cerr != nil {
 		return nil, 0, cerr
@@ -283,13 +296,14 @@ func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	})
 }
 
-// searchContacts answers a search in one pass over the matches: the total
-// is a window count over the unordered matches (bitmap scans), computed on
-// the same rows the page's ids are cut from; only (id, sort key) pass
-// through the window, then the page's rows are read by id. Ordering outside
-// the subquery keeps the planner from walking a whole sort index and
-// filtering every row.
-func (s *Store) searchContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
+// matched answers a list in one pass over its matches, found through the
+// filters' own indexes (the trigram index for a search, the company index,
+// the bitmap of several): the total is a window count over the unordered
+// matches, computed on the same rows the page's ids are cut from; only
+// (id, sort key) pass through the window, then the page's rows are read
+// by id. Ordering outside the subquery keeps the planner from walking a
+// whole sort index and filtering every row.
+func (s *Store) matched(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	w := filter(f)
 	q := f.Query
 	expr, dir := sortKey(f)

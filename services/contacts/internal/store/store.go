@@ -30,6 +30,9 @@ type Store struct {
 	// listMode is how the list's statements run, unnamed when zero; only
 	// BenchmarkListStatements sets it (see planned).
 	listMode pgx.QueryExecMode
+	// fewMatches overrides listsql.FewMatches when set; tests use it to
+	// take either page strategy on a small table.
+	fewMatches int
 }
 
 // New wraps a pool opened on the contacts schema; users answers whether an

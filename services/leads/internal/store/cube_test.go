@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
@@ -277,12 +278,33 @@ func checkCube(t *testing.T, d *db.DB, st *store.Store, def map[string]customfie
 		if err := d.QueryRow(ctx, `SELECT count(*) FROM leads `+w.SQL(), w.Args()...).Scan(&want); err != nil {
 			t.Fatalf("%s: %s: %v", step, name, err)
 		}
-		_, got, err := st.List(ctx, f)
+		// The second page, as the ordered query gives it, whichever way
+		// the list reads it: walking the sort index or one pass over the
+		// matches.
+		f.Query.Page = 2
+		rows, err := d.Query(ctx, `SELECT id FROM leads `+w.SQL()+` ORDER BY `+store.Sorts.By[f.Query.SortBy]+`, id LIMIT 5 OFFSET 5`, w.Args()...)
 		if err != nil {
-			t.Fatalf("%s: %s: %v", step, name, err)
+			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: %s: total (-want +got):\n%s", step, name, diff)
+		wantIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, few := range []int{-1, 1 << 20} {
+			page, got, err := st.WithFewMatches(few).List(ctx, f)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", step, name, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: %s: total (-want +got):\n%s", step, name, diff)
+			}
+			gotIDs := []int64{}
+			for _, l := range page {
+				gotIDs = append(gotIDs, l.ID)
+			}
+			if diff := cmp.Diff(append([]int64{}, wantIDs...), gotIDs); diff != "" {
+				t.Errorf("%s: %s, few=%d: page 2 ids (-ordered query +list):\n%s", step, name, few, diff)
+			}
 		}
 	}
 	for _, status := range []string{"", leads.StatusQualified} {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -79,12 +80,15 @@ func Where(f leads.Filter) *listsql.Where {
 }
 
 // List returns one page of leads and the total matching. A search counts
-// in the same pass as its page (listSearch); a filter the count cube
-// answers (cubed) sums its rows, about a millisecond at any table size;
-// any other filter counts the matching leads.
+// in the same pass as its page (matched); a filter the count cube answers
+// (cubed) sums its rows, about a millisecond at any table size; any other
+// filter counts the matching leads. The page follows from the total: none
+// when nothing matches or the page is past the end, one pass over the
+// matches when they are few (listsql.FewMatches), a sort-index walk
+// otherwise.
 func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	if f.Query.Search != "" {
-		return s.listSearch(ctx, f)
+		return s.matched(ctx, f)
 	}
 	w := Where(f)
 	var total int
@@ -98,8 +102,12 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 			return nil, 0, err
 		}
 	}
-	if total == 0 || f.Query.Offset() >= total {
+	switch {
+	case total == 0 || f.Query.Offset() >= total:
 		return []leads.Lead{}, total, nil
+	case total <= cmp.Or(s.fewMatches, listsql.FewMatches):
+		items, _, err := s.matched(ctx, f)
+		return items, total, err
 	}
 	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + orderBy(f) + ` ` + listsql.LimitOffset(w, f.Query)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
@@ -182,9 +190,10 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 	return n, nil
 }
 
-// listSearch answers a search with one pass over the trigram matches: the
-// total is a window count computed on the same rows the page is cut from,
-// instead of a second bitmap scan and recheck for count(*). Only (id, sort
+// matched answers a list with one pass over its matches (for a search,
+// the trigram matches): the total is a window count computed on the same
+// rows the page is cut from, instead of a second bitmap scan and recheck
+// for count(*). Only (id, sort
 // key) pass through the window and the top-N sort, not every column of
 // every match (a broad term matches 125,000 of 1,000,000 leads: carrying
 // whole rows through the window and the sort cost 5x the count itself);
@@ -196,7 +205,7 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 // (QueryExecModeExec), planned with the term itself each time: a cached
 // generic plan knows neither how many rows the pattern matches nor the
 // LIMIT.
-func (s *Store) listSearch(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	w := Where(f)
 	q := f.Query
 	sorts := custom.Sorts(Sorts, f.Custom.Sort)

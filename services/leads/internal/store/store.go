@@ -40,6 +40,9 @@ func Migrate(ctx context.Context, d *db.DB) error {
 type Store struct {
 	db    *db.DB
 	users *directory.Users
+	// fewMatches overrides listsql.FewMatches when set; tests use it to
+	// take either page strategy on a small table.
+	fewMatches int
 }
 
 // New returns a store on d; users answers whether an assignee exists (the
