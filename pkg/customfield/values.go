@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/opencrm/crm/pkg/timestamp"
 	"github.com/opencrm/crm/pkg/validate"
@@ -128,8 +129,8 @@ func decode(d Definition, raw json.RawMessage, held any) (any, string) {
 		}
 		return multiEnum(d, vs, held)
 	case Number:
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := plainString(raw)
+		if !ok && json.Unmarshal(raw, &s) != nil {
 			var n json.Number
 			if json.Unmarshal(raw, &n) != nil {
 				return nil, "must be a decimal number"
@@ -138,11 +139,52 @@ func decode(d Definition, raw json.RawMessage, held any) (any, string) {
 		}
 		return Parse(d, s, held)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := plainString(raw)
+	if !ok && json.Unmarshal(raw, &s) != nil {
 		return nil, "must be a string"
 	}
 	return Parse(d, s, held)
+}
+
+// plainString reads raw as a JSON string that needs no unescaping: a
+// quoted run of valid UTF-8 without backslash, quote or control character,
+// which json.Unmarshal would read into the very same string. Any other raw
+// (escapes, invalid UTF-8, not a string) is not ok: the caller decodes it
+// with encoding/json, which says what it is. Batch writes check thousands
+// of such values; this skips encoding/json's reflection for them.
+func plainString(raw []byte) (string, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : n-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
+
+// jsonValue is json.Marshal(v), written directly for a string json.Marshal
+// would only quote (ASCII without quote, backslash, control or HTML
+// characters, which it escapes).
+func jsonValue(v any) (json.RawMessage, error) {
+	if s, ok := v.(string); ok {
+		plain := true
+		for i := 0; i < len(s) && plain; i++ {
+			c := s[i]
+			plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		}
+		if plain {
+			raw := make([]byte, 0, len(s)+2)
+			return append(append(append(raw, '"'), s...), '"'), nil
+		}
+	}
+	return json.Marshal(v)
 }
 
 // Parse reads a value of d's type from text (a JSON string, a CSV cell):
@@ -222,15 +264,47 @@ func Parse(d Definition, s string, held any) (any, string) {
 	return nil, "has an unknown type"
 }
 
-var (
-	phoneRE  = regexp.MustCompile(`^\+?[0-9 ()\-.]*[0-9][0-9 ()\-.]*$`)
-	numberRE = regexp.MustCompile(`^(-?)([0-9]+)(?:\.([0-9]+))?$`)
-)
+var phoneRE = regexp.MustCompile(`^\+?[0-9 ()\-.]*[0-9][0-9 ()\-.]*$`)
+
+// numberParts splits a decimal as `^(-?)([0-9]+)(?:\.([0-9]+))?$` would:
+// its sign ("-" or ""), whole digits and fractional digits; nil when s is
+// not one. Written out rather than matched: a batch checks thousands.
+func numberParts(s string) []string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	if !digits(whole) || (dot && !digits(frac)) {
+		return nil
+	}
+	return []string{sign + whole + dotIf(dot) + frac, sign, whole, frac}
+}
+
+func dotIf(dot bool) string {
+	if dot {
+		return "."
+	}
+	return ""
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // number canonicalises an exact decimal: no leading zeros, no trailing
 // fractional zeros, no "-0", so equal numbers are equal strings.
 func number(s string) (any, string) {
-	m := numberRE.FindStringSubmatch(s)
+	m := numberParts(s)
 	if m == nil {
 		return nil, "must be a decimal number such as 1250.5"
 	}
@@ -369,7 +443,7 @@ func Recheck(ctx context.Context, defs []Definition, old, values Values) error {
 		in[name] = json.RawMessage("null")
 	}
 	for name, v := range values {
-		raw, err := json.Marshal(v)
+		raw, err := jsonValue(v)
 		if err != nil {
 			return fmt.Errorf("custom field %s: %w", name, err)
 		}
