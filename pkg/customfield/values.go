@@ -39,14 +39,22 @@ func Field(name string) string { return "custom_fields." + name }
 // create and cannot be cleared; an archived option is kept where a record
 // already holds it but refused as a new value.
 func Check(ctx context.Context, defs []Definition, old Values, in Input, users UserExists) (Values, error) {
-	out := Values{}
+	return check(ctx, defs, old, in, users, true)
+}
+
+// check is Check, with the required rule or (Recheck) without it.
+func check(ctx context.Context, defs []Definition, old Values, in Input, users UserExists, required bool) (Values, error) {
+	out := make(Values, len(old)+len(in))
 	for k, v := range old {
 		out[k] = v
 	}
 	var errs validate.Errors
-	byName := make(map[string]Definition, len(defs))
-	for _, d := range defs {
-		byName[d.Name] = d
+	var byName map[string]int // index in defs; searched directly when there are few
+	if len(defs) > 16 {
+		byName = make(map[string]int, len(defs))
+		for i, d := range defs {
+			byName[d.Name] = i
+		}
 	}
 	names := make([]string, 0, len(in))
 	for name := range in {
@@ -55,8 +63,8 @@ func Check(ctx context.Context, defs []Definition, old Values, in Input, users U
 	slices.Sort(names) // errors in a stable order
 	for _, name := range names {
 		raw := in[name]
-		d, ok := byName[name]
-		if !ok {
+		d := definition(defs, byName, name)
+		if d == nil {
 			errs.Add(Field(name), "is not a custom field of this record type")
 			continue
 		}
@@ -74,7 +82,11 @@ func Check(ctx context.Context, defs []Definition, old Values, in Input, users U
 		}
 		out[name] = val
 	}
-	for _, d := range defs {
+	for i := range defs {
+		if !required {
+			break
+		}
+		d := &defs[i]
 		_, given := in[d.Name]
 		if d.Required && out[d.Name] == nil && (old == nil || given) && !errs.Has(Field(d.Name)) {
 			errs.Add(Field(d.Name), "is required")
@@ -84,6 +96,24 @@ func Check(ctx context.Context, defs []Definition, old Values, in Input, users U
 		return nil, err
 	}
 	return out, nil
+}
+
+// definition is the definition of defs named name (the last one, as a map
+// by name keeps), nil when none; byName indexes defs, or is nil and defs
+// are searched.
+func definition(defs []Definition, byName map[string]int, name string) *Definition {
+	if byName != nil {
+		if i, ok := byName[name]; ok {
+			return &defs[i]
+		}
+		return nil
+	}
+	for i := len(defs) - 1; i >= 0; i-- {
+		if defs[i].Name == name {
+			return &defs[i]
+		}
+	}
+	return nil
 }
 
 func checkUser(ctx context.Context, users UserExists, id int64) string {
@@ -108,7 +138,7 @@ func isEmpty(raw json.RawMessage) bool {
 // decode reads one JSON value of d's type into its canonical form, or
 // says why it cannot. held is what the record holds now (an archived
 // option it holds stays valid).
-func decode(d Definition, raw json.RawMessage, held any) (any, string) {
+func decode(d *Definition, raw json.RawMessage, held any) (any, string) {
 	switch d.Type {
 	case Boolean:
 		var b bool
@@ -127,7 +157,7 @@ func decode(d Definition, raw json.RawMessage, held any) (any, string) {
 		if json.Unmarshal(raw, &vs) != nil {
 			return nil, "must be a list of option values"
 		}
-		return multiEnum(d, vs, held)
+		return multiEnum(*d, vs, held)
 	case Number:
 		s, ok := plainString(raw)
 		if !ok && json.Unmarshal(raw, &s) != nil {
@@ -137,13 +167,13 @@ func decode(d Definition, raw json.RawMessage, held any) (any, string) {
 			}
 			s = n.String()
 		}
-		return Parse(d, s, held)
+		return Parse(*d, s, held)
 	}
 	s, ok := plainString(raw)
 	if !ok && json.Unmarshal(raw, &s) != nil {
 		return nil, "must be a string"
 	}
-	return Parse(d, s, held)
+	return Parse(*d, s, held)
 }
 
 // plainString reads raw as a JSON string that needs no unescaping: a
@@ -452,10 +482,6 @@ func Recheck(ctx context.Context, defs []Definition, old, values Values) error {
 	if len(in) == 0 {
 		return nil
 	}
-	optional := slices.Clone(defs)
-	for i := range optional {
-		optional[i].Required = false
-	}
-	_, err := Check(ctx, optional, old, in, nil)
+	_, err := check(ctx, defs, old, in, nil, false)
 	return err
 }
