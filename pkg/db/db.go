@@ -44,7 +44,7 @@ type DB struct {
 // default. Every statement is traced (a span per query, batch and copy,
 // named by its SQL verb and carrying the statement text, never its
 // arguments) when tracing is set up (pkg/tracing); otherwise no hook runs.
-func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) {
+func Open(ctx context.Context, url, schema string, maxConns int32, opts ...Option) (*DB, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("db: invalid schema name %q", schema)
 	}
@@ -66,6 +66,9 @@ func Open(ctx context.Context, url, schema string, maxConns int32) (*DB, error) 
 			// HTTP histograms); otelpgx's would time every statement, and
 			// look the global meter up, for a meter nobody reads.
 			otelpgx.WithMeterProvider(metricnoop.NewMeterProvider()))
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

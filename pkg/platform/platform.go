@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -88,7 +89,7 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 	if err != nil {
 		return nil, err
 	}
-	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns)); err != nil {
+	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns), history.Session()); err != nil {
 		return nil, err
 	}
 	if err := migrate(ctx, rt.DB); err != nil {

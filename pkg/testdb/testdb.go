@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/history"
 )
 
 // DefaultURL is the local server every machine of this project runs.
@@ -125,7 +126,9 @@ func Create(ctx context.Context, schema string, migrate MigrateFunc, fsys ...fs.
 		return nil, "", nil, fmt.Errorf("clone template: %w", err)
 	}
 	dbURL := withDatabase(server, name)
-	d, err := db.Open(ctx, dbURL, schema, 20)
+	// Like a service's pool (platform.Open): triggers see who a request
+	// acts for.
+	d, err := db.Open(ctx, dbURL, schema, 20, history.Session())
 	if err != nil {
 		return nil, "", nil, err
 	}
