@@ -485,3 +485,68 @@ func Recheck(ctx context.Context, defs []Definition, old, values Values) error {
 	_, err := check(ctx, defs, old, in, nil, false)
 	return err
 }
+
+// Encode is json.Marshal(v), the JSON a record's custom_fields column is
+// written with, encoded without reflection for the canonical plain
+// strings that make most values (the same bytes: keys sorted, HTML
+// characters escaped).
+func Encode(v Values) ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]byte, 0, 32*len(v)+2)
+	out = append(out, '{')
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		key, err := jsonValue(k)
+		if err != nil {
+			return nil, err
+		}
+		val, err := jsonValue(v[k])
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(append(out, key...), ':'), val...)
+	}
+	return append(out, '}'), nil
+}
+
+// AsRead is what reading v back from the jsonb column it was written to
+// (as Encode writes it) gives: the same strings and booleans, numbers as
+// float64 and lists as []any, as encoding/json decodes into any. A write
+// that knows what it stored takes this instead of reading the column back.
+func AsRead(v Values) (Values, error) {
+	out := make(Values, len(v))
+	for k, x := range v {
+		switch y := x.(type) {
+		case string, bool, float64:
+			out[k] = y
+		case int64:
+			out[k] = float64(y)
+		case []string:
+			l := make([]any, len(y))
+			for i, s := range y {
+				l[i] = s
+			}
+			out[k] = l
+		default: // not a canonical value: the round trip itself
+			raw, err := json.Marshal(y)
+			if err != nil {
+				return nil, err
+			}
+			var back any
+			if err := json.Unmarshal(raw, &back); err != nil {
+				return nil, err
+			}
+			out[k] = back
+		}
+	}
+	return out, nil
+}

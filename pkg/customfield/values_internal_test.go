@@ -2,6 +2,7 @@ package customfield
 
 import (
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"slices"
 	"testing"
@@ -35,6 +36,31 @@ func TestPlainStringMatchesUnmarshal(t *testing.T) {
 		want, werr := json.Marshal(v)
 		if err != nil || werr != nil || string(got) != string(want) {
 			t.Errorf("jsonValue(%#v) = %s, %v; json.Marshal %s", v, got, err, want)
+		}
+	}
+}
+
+// Encode writes what json.Marshal writes, and AsRead gives what decoding
+// that back gives.
+func TestEncodeAndAsReadMatchJSON(t *testing.T) {
+	for _, v := range []Values{nil, {}, {"erp_id": "ERP-0000001", "erp_tier": "gold", "credit_limit": "1000.5", "customer_since": "2020-01-01"},
+		{"b": true, "a": false, "u": int64(42), "big": int64(1) << 60, "m": []string{"x", "y<z"}, "e": []string{}, "s": "a&b \"q\" é \u2028"},
+		{"f": 1.5, "n": json.Number("12")}} {
+		got, err := Encode(v)
+		want, werr := json.Marshal(v)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Errorf("Encode(%v) = %s, %v; json.Marshal %s", v, got, err, want)
+		}
+		read, err := AsRead(v)
+		var back Values
+		if uerr := json.Unmarshal(want, &back); err != nil || uerr != nil {
+			t.Fatalf("AsRead: %v %v", err, uerr)
+		}
+		if v == nil {
+			continue
+		}
+		if !reflect.DeepEqual(read, back) {
+			t.Errorf("AsRead(%v) = %#v, decoded %#v", v, read, back)
 		}
 	}
 }

@@ -43,6 +43,21 @@ func scanContact(row pgx.CollectableRow) (contacts.Contact, error) {
 	return c, err
 }
 
+// insertedCols are contactCols without custom_fields, which a batch
+// insert does not read back; scanInserted reads them.
+const insertedCols = `id, first_name, last_name, email, phone, mobile, job_title, company_id, company_name,
+	address_street, address_city, address_state, address_zip, address_country, notes, tags, status, source,
+	assigned_to, created_at, updated_at`
+
+func scanInserted(row pgx.CollectableRow) (contacts.Contact, error) {
+	var c contacts.Contact
+	err := row.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Mobile, &c.JobTitle,
+		&c.CompanyID, &c.CompanyName, &c.AddressStreet, &c.AddressCity, &c.AddressState, &c.AddressZip,
+		&c.AddressCountry, &c.Notes, &c.Tags, &c.Status, &c.Source, &c.AssignedTo,
+		&c.CreatedAt.Time, &c.UpdatedAt.Time)
+	return c, err
+}
+
 // GetContact reads one contact.
 func (s *Store) GetContact(ctx context.Context, id int64) (contacts.Contact, error) {
 	c, err := one(s.db, ctx, scanContact, "contact", `SELECT `+contactCols+` FROM contacts WHERE id = $1`, id)
@@ -91,6 +106,8 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 	}
 	var rows pgx.Rows
 	var err error
+	scan := scanContact
+	var held []customfield.Values // what a batch writes in custom_fields
 	if len(cs) == 1 {
 		// A single create: its own plain statement, as before batches.
 		c := cs[0]
@@ -104,11 +121,16 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 		if at, err := companiesKept(ctx, tx, cs); err != nil {
 			return nil, at, err
 		}
-		rows, err = insertMany(ctx, tx, cs)
+		held = make([]customfield.Values, len(cs))
+		for i, c := range cs {
+			held[i] = contacts.Held(c.CustomFields)
+		}
+		rows, err = insertMany(ctx, tx, cs, held)
+		scan = scanInserted
 	}
 	var created []contacts.Contact
 	if err == nil {
-		created, err = pgx.CollectRows(rows, scanContact)
+		created, err = pgx.CollectRows(rows, scan)
 	}
 	if err != nil {
 		// Only a single create can fail on its company (companiesKept
@@ -122,9 +144,18 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 	// order is not promised.
 	slices.SortFunc(created, func(a, b contacts.Contact) int { return cmp.Compare(a.ID, b.ID) })
 	ids := make([]int64, len(created))
-	held := make([]customfield.Values, len(created))
-	for i, c := range created {
-		ids[i], held[i] = c.ID, c.CustomFields
+	for i := range created {
+		if held != nil {
+			// A batch did not read custom_fields back: it holds what
+			// was written, as reading it would give it.
+			if created[i].CustomFields, err = customfield.AsRead(held[i]); err != nil {
+				return nil, -1, err
+			}
+		}
+		ids[i] = created[i].ID
+	}
+	if held == nil {
+		held = []customfield.Values{created[0].CustomFields}
 	}
 	if at, err := customfield.ClaimNew(ctx, tx, propertyapi.Contacts, defs, ids, held); err != nil {
 		return nil, at, err
@@ -140,7 +171,10 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 // insertMany is the INSERT of several contacts: one array per column,
 // read back row by row in cs' order (WITH ORDINALITY … ORDER BY n), so
 // the serial ids are drawn in that order.
-func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact) (pgx.Rows, error) {
+//
+// held[i] is what cs[i] holds in custom_fields. The rows come back without
+// custom_fields (scanInserted): the caller knows what it wrote there.
+func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact, held []customfield.Values) (pgx.Rows, error) {
 	n := len(cs)
 	first, last := make([]string, n), make([]string, n)
 	email, phone, mobile, job := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
@@ -149,7 +183,7 @@ func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact) (pgx.Rows
 	status, custom := make([]string, n), make([]string, n)
 	company, assigned := make([]*int64, n), make([]*int64, n)
 	for i, c := range cs {
-		raw, err := json.Marshal(contacts.Held(c.CustomFields))
+		raw, err := customfield.Encode(held[i])
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +201,7 @@ func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact) (pgx.Rows
 			AS u (first_name, last_name, email, phone, mobile, job_title, company_id, address_street, address_city,
 				address_state, address_zip, address_country, notes, tags, status, source, assigned_to, custom_fields, n)
 		ORDER BY n
-		RETURNING `+contactCols,
+		RETURNING `+insertedCols,
 		first, last, email, phone, mobile, job, company, street, city, state, zip, country, notes, tags, status, source,
 		assigned, directory.Caller(ctx), custom)
 }
