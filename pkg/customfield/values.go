@@ -297,25 +297,18 @@ func Parse(d Definition, s string, held any) (any, string) {
 var phoneRE = regexp.MustCompile(`^\+?[0-9 ()\-.]*[0-9][0-9 ()\-.]*$`)
 
 // numberParts splits a decimal as `^(-?)([0-9]+)(?:\.([0-9]+))?$` would:
-// its sign ("-" or ""), whole digits and fractional digits; nil when s is
-// not one. Written out rather than matched: a batch checks thousands.
-func numberParts(s string) []string {
-	sign := ""
+// its sign ("-" or ""), whole digits and fractional digits; ok is false
+// when s is not one. Written out rather than matched: a batch checks
+// thousands.
+func numberParts(s string) (sign, whole, frac string, ok bool) {
 	if strings.HasPrefix(s, "-") {
 		sign, s = "-", s[1:]
 	}
 	whole, frac, dot := strings.Cut(s, ".")
 	if !digits(whole) || (dot && !digits(frac)) {
-		return nil
+		return "", "", "", false
 	}
-	return []string{sign + whole + dotIf(dot) + frac, sign, whole, frac}
-}
-
-func dotIf(dot bool) string {
-	if dot {
-		return "."
-	}
-	return ""
+	return sign, whole, frac, true
 }
 
 // digits reports whether s is one or more ASCII digits.
@@ -334,13 +327,13 @@ func digits(s string) bool {
 // number canonicalises an exact decimal: no leading zeros, no trailing
 // fractional zeros, no "-0", so equal numbers are equal strings.
 func number(s string) (any, string) {
-	m := numberParts(s)
-	if m == nil {
+	sign, w, f, ok := numberParts(s)
+	if !ok {
 		return nil, "must be a decimal number such as 1250.5"
 	}
-	whole := strings.TrimLeft(m[2], "0")
-	frac := strings.TrimRight(m[3], "0")
-	if len(m[3]) > MaxPlaces && len(frac) > MaxPlaces {
+	whole := strings.TrimLeft(w, "0")
+	frac := strings.TrimRight(f, "0")
+	if len(f) > MaxPlaces && len(frac) > MaxPlaces {
 		return nil, "must have at most 6 decimal places"
 	}
 	if len(whole)+len(frac) > MaxDigits {
@@ -349,11 +342,14 @@ func number(s string) (any, string) {
 	if whole == "" {
 		whole = "0"
 	}
+	if sign == "" && whole == w && frac == f && (frac == "") == !strings.Contains(s, ".") {
+		return s, "" // canonical already: s is whole[.frac]
+	}
 	out := whole
 	if frac != "" {
 		out += "." + frac
 	}
-	if m[1] == "-" && out != "0" {
+	if sign == "-" && out != "0" {
 		out = "-" + out
 	}
 	return out, ""

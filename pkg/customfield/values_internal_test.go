@@ -13,7 +13,11 @@ func TestNumberPartsMatchesPattern(t *testing.T) {
 	re := regexp.MustCompile(`^(-?)([0-9]+)(?:\.([0-9]+))?$`)
 	for _, s := range []string{"", "-", ".", "-.", "0", "-0", "12", "-12", "1.", ".5", "1.5", "-1.50", "001.000",
 		"1.2.3", "1e5", "+1", "--1", "1,5", " 1", "1 ", "١٢", "12345678901234567890.123", "-0.0", "1.-5", "0x1"} {
-		got, want := numberParts(s), re.FindStringSubmatch(s)
+		var got []string
+		if sign, whole, frac, ok := numberParts(s); ok {
+			got = []string{s, sign, whole, frac}
+		}
+		want := re.FindStringSubmatch(s)
 		if !slices.Equal(got, want) {
 			t.Errorf("numberParts(%q) = %q, pattern %q", s, got, want)
 		}
@@ -61,6 +65,22 @@ func TestEncodeAndAsReadMatchJSON(t *testing.T) {
 		}
 		if !reflect.DeepEqual(read, back) {
 			t.Errorf("AsRead(%v) = %#v, decoded %#v", v, read, back)
+		}
+	}
+}
+
+func TestNumberCanonical(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "00": "0", "-0": "0", "-0.0": "0", "1.5": "1.5", "1.50": "1.5", "1.": "",
+		"1.0": "1", "007": "7", "-007.10": "-7.1", "1000.5": "1000.5", "-3": "-3", "0.25": "0.25", ".5": "", "12": "12"} {
+		got, msg := number(in)
+		if want == "" {
+			if msg == "" {
+				t.Errorf("number(%q) = %v, want refused", in, got)
+			}
+			continue
+		}
+		if got != want || msg != "" {
+			t.Errorf("number(%q) = %v %q, want %s", in, got, msg, want)
 		}
 	}
 }
