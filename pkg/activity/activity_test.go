@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -29,7 +30,14 @@ type fixture struct {
 
 func setup(t *testing.T) fixture {
 	t.Helper()
-	d := testdb.New(t, "activitytest", activity.Migrate, activity.Migrations)
+	// The notes and tasks track themselves in the record history.
+	migrate := func(ctx context.Context, d *db.DB) error {
+		if err := history.Migrate(ctx, d); err != nil {
+			return err
+		}
+		return activity.Migrate(ctx, d)
+	}
+	d := testdb.New(t, "activitytest", migrate, history.Migrations, activity.Migrations)
 	iss := authtest.New(t)
 	h, err := activity.New(activity.Config{
 		DB: d, ParentType: activity.Contact,

@@ -12,7 +12,9 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/batchapi"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 )
@@ -108,7 +110,7 @@ func write[R, C, U, B any](ops Ops[R, C, U], rt route.Route, run func(ctx contex
 		if err := httpx.Decode(w, r, &in, rt.Limit()); err != nil {
 			return err
 		}
-		done, err := run(r.Context(), k, in)
+		done, err := run(history.WithVia(r.Context(), historyapi.ViaBatch), k, in)
 		if err != nil {
 			return err
 		}

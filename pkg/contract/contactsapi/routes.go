@@ -6,6 +6,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
@@ -81,14 +82,18 @@ var (
 	// definitions of contacts and companies (admin only).
 	ContactProperties = propertyapi.NewRoutes(Service, propertyapi.Contacts)
 	CompanyProperties = propertyapi.NewRoutes(Service, propertyapi.Companies)
+
+	// ContactHistory and CompanyHistory are a record's change history.
+	ContactHistory = historyapi.NewRoute(Service, Resource, "Contacts", "/contacts", "contact")
+	CompanyHistory = historyapi.NewRoute(Service, Resource, "Companies", "/companies", "company")
 )
 
 // Routes are the public routes contacts serves, in the document's order.
 var Routes = slices.Concat([]route.Route{
-	ListContacts, CreateContact, GetContact, UpdateContact, DeleteContact,
+	ListContacts, CreateContact, GetContact, UpdateContact, DeleteContact, ContactHistory,
 }, ContactActivity.Routes(), ContactBatch.All(), []route.Route{
 	ExportContacts, GetContactTemplate, ImportContacts,
-	ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany,
+	ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany, CompanyHistory,
 }, CompanyBatch.All(), ContactProperties.All(), CompanyProperties.All())
 
 // Activity is the notes and tasks routes of one parent (contacts, leads,

@@ -23,6 +23,7 @@ import (
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/csvx"
@@ -30,6 +31,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list/listparam"
@@ -114,6 +116,12 @@ func New(cfg Config) (http.Handler, error) {
 	guards.Mount(mux, contactsapi.DeleteContact,
 		contactWrite(remove("contact", svc.DeleteContact, contactsapi.DeleteContact)))
 
+	// A record's history is as visible as the record (its GET's 404).
+	guards.Mount(mux, contactsapi.ContactHistory, history.Handler(cfg.DB, "contact", func(ctx context.Context, id int64) error {
+		_, err := svc.GetContact(ctx, id)
+		return err
+	}))
+
 	refs := activity.References{Company: svc.CompanyExists}
 	if cfg.Deals != nil {
 		refs.Deal = cfg.Deals.DealExists
@@ -144,6 +152,10 @@ func New(cfg Config) (http.Handler, error) {
 	// "message"}; 404; 422.
 	guards.Mount(mux, contactsapi.UpdateCompany,
 		companyWrite(update("company", svc.UpdateCompany, contactsapi.UpdateCompany)))
+	guards.Mount(mux, contactsapi.CompanyHistory, history.Handler(cfg.DB, "company", func(ctx context.Context, id int64) error {
+		_, err := svc.GetCompany(ctx, id)
+		return err
+	}))
 	// The company is removed and its contacts are kept, unlinked. 200:
 	// {"success":true,"message"}; 404.
 	guards.Mount(mux, contactsapi.DeleteCompany,
@@ -451,7 +463,7 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return csvx.Invalid("the upload is not a valid multipart form")
 	}
-	res, err := a.importUpload(r, mr)
+	res, err := a.importUpload(r.WithContext(history.WithVia(r.Context(), historyapi.ViaImport)), mr)
 	if err != nil {
 		if isTooLarge(err) {
 			err = tooLarge()

@@ -7,6 +7,7 @@ import (
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/contracts/migrations"
 )
@@ -16,17 +17,18 @@ const Schema = "contracts"
 
 // MigrationSets lists every migration set Migrate applies, for testdb's
 // template fingerprint.
-var MigrationSets = []fs.FS{migrations.FS, activity.Migrations, outbox.Migrations, directory.Migrations}
+var MigrationSets = []fs.FS{migrations.FS, history.Migrations, activity.Migrations, outbox.Migrations, directory.Migrations}
 
 // Migrate applies the contracts schema and the shared components it uses:
-// notes and tasks, the outbox its events are written to, and the users
-// read model that validates task assignees. Each keeps its own version
-// table, so their order is free; the contracts schema goes first as ever.
+// record history, notes and tasks (which track themselves in the history,
+// so they come after it), the outbox its events are written to, and the
+// users read model that validates task assignees. The contracts schema
+// goes first as ever.
 func Migrate(ctx context.Context, d *db.DB) error {
 	if err := db.Migrate(ctx, d, Schema, migrations.FS); err != nil {
 		return err
 	}
-	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate} {
+	for _, m := range []func(context.Context, *db.DB) error{history.Migrate, activity.Migrate, outbox.Migrate, directory.Migrate} {
 		if err := m(ctx, d); err != nil {
 			return err
 		}

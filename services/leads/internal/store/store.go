@@ -11,6 +11,7 @@ import (
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/leads/internal/leads"
@@ -20,13 +21,14 @@ import (
 // MigrationSets lists every migration set the service applies, for test
 // database fingerprints.
 var MigrationSets = []fs.FS{directory.Migrations, outbox.Migrations, idempotency.Migrations,
-	activity.Migrations, customfield.Migrations, migrations.FS}
+	history.Migrations, activity.Migrations, customfield.Migrations, migrations.FS}
 
 // Migrate applies every migration set the service uses, in order: the
-// shared components' tables, then the leads schema.
+// shared components' tables (history before the notes and tasks, which
+// track themselves in it), then the leads schema.
 func Migrate(ctx context.Context, d *db.DB) error {
 	for _, m := range []func(context.Context, *db.DB) error{
-		directory.Migrate, outbox.Migrate, idempotency.Migrate, activity.Migrate, customfield.Migrate,
+		directory.Migrate, outbox.Migrate, idempotency.Migrate, history.Migrate, activity.Migrate, customfield.Migrate,
 		func(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "leads", migrations.FS) },
 	} {
 		if err := m(ctx, d); err != nil {

@@ -1,0 +1,13 @@
+-- Record history (pkg/history, migrated before this set): every change to
+-- a note or a task, created_by left out (the create's actor says who).
+SELECT history_track('notes', 'note', ARRAY['created_by']);
+SELECT history_track('tasks', 'task', ARRAY['created_by']);
+
+---- create above / drop below ----
+
+DROP TRIGGER notes_history_ins ON notes;
+DROP TRIGGER notes_history_upd ON notes;
+DROP TRIGGER notes_history_del ON notes;
+DROP TRIGGER tasks_history_ins ON tasks;
+DROP TRIGGER tasks_history_upd ON tasks;
+DROP TRIGGER tasks_history_del ON tasks;
