@@ -94,8 +94,8 @@ func TestTriggersRecordEveryChange(t *testing.T) {
 	tokenUser := int64(12)
 	want := []struct {
 		action, via, request string
-		actor               historyapi.HistoryActor
-		changes             []change
+		actor                historyapi.HistoryActor
+		changes              []change
 	}{
 		{historyapi.Deleted, historyapi.ViaSystem, "", historyapi.HistoryActor{Type: historyapi.ActorSystem}, []change{
 			{"custom_fields.size", "4", "null"}, {"custom_fields.tier", `"silver"`, "null"},
