@@ -24,6 +24,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/tracing"
@@ -112,6 +113,7 @@ func (c *Client) Do(ctx context.Context, method, path, idemKey string, body, out
 	if idemKey != "" {
 		req.Header.Set("Idempotency-Key", idemKey)
 	}
+	history.Propagate(ctx, req.Header)
 	if id := problem.RequestID(ctx); id != "" {
 		req.Header.Set(httpx.RequestIDHeader, id)
 	}

@@ -177,7 +177,8 @@ func New(cfg Config) (http.Handler, error) {
 		}),
 	})
 
-	internal := auth.RequireInternal(cfg.InternalSecret)
+	// Internal calls act for the caller the calling context names.
+	internal := history.Internal(auth.RequireInternal(cfg.InternalSecret))
 	in := func(h httpx.HandlerFunc) http.Handler { return internal(h) }
 	// The definitions of contacts' and companies' custom fields (admin),
 	// and GET /internal/properties/{object}.

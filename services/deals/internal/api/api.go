@@ -23,6 +23,7 @@ import (
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list/listparam"
@@ -94,7 +95,8 @@ func New(cfg Config) (http.Handler, error) {
 		Read: h.svc.BatchRead, Delete: h.svc.BatchDelete,
 	})
 
-	internal := auth.RequireInternal(cfg.InternalSecret)
+	// Internal calls act for the caller the calling context names.
+	internal := history.Internal(auth.RequireInternal(cfg.InternalSecret))
 	propertyhttp.Mount(mux, guards, dealsapi.DealProperties, cfg.Properties, deals.Object)
 	// The gateway (the typed document) and leads (what a qualified lead
 	// carries to its deal) read the definitions here.

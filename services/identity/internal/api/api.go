@@ -15,6 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/services/identity/internal/identity"
@@ -104,7 +105,8 @@ func (a *API) Routes() http.Handler {
 		guards.Mount(mux, m.route, m.handler)
 	}
 
-	internal := auth.RequireInternal(a.internalSecret)
+	// Internal calls act for the caller the calling context names.
+	internal := history.Internal(auth.RequireInternal(a.internalSecret))
 	mux.Handle(identityapi.RouteUsers, internal(httpx.HandlerFunc(a.internalUsers)))
 	mux.Handle(identityapi.RouteUser, internal(httpx.HandlerFunc(a.internalUser)))
 	mux.Handle(identityapi.RouteVerifyKey, internal(httpx.HandlerFunc(a.verifyAPIKey)))

@@ -20,6 +20,7 @@ import (
 	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/list/listparam"
@@ -63,7 +64,8 @@ func New(cfg Config) (http.Handler, error) {
 		route.JWT:   jwt,
 		route.Admin: func(next http.Handler) http.Handler { return jwt(auth.RequireAdmin(next)) },
 	}
-	internal := auth.RequireInternal(cfg.InternalSecret)
+	// Internal calls act for the caller the calling context names.
+	internal := history.Internal(auth.RequireInternal(cfg.InternalSecret))
 
 	mount := func(r route.Route, h httpx.HandlerFunc) { guards.Mount(mux, r, h) }
 	// Writes to a lead follow the caller's edit scope (403 outside).
