@@ -18,15 +18,19 @@ type Query struct {
 	PerPage int
 }
 
-// List returns a page of object id's history, newest first, and whether
-// older entries follow; one range of the (object, record_id, id) index.
+// List returns a page of object id's history and of the records that
+// belong to it (parent_object, parent_id), newest first, and whether older
+// entries follow: one range of each of the two indexes, merged.
 func List(ctx context.Context, q db.Querier, object string, id int64, p Query) ([]historyapi.HistoryEntry, bool, error) {
 	before := int64(1<<63 - 1)
 	if p.Before != nil {
 		before = *p.Before
 	}
-	rows, err := q.Query(ctx, `SELECT id, at, action, actor, via, request_id, changes FROM history
-		WHERE object = $1 AND record_id = $2 AND id < $3 ORDER BY id DESC LIMIT $4`, object, id, before, p.PerPage+1)
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM (
+			(SELECT `+columns+` FROM history WHERE object = $1 AND record_id = $2 AND id < $3 ORDER BY id DESC LIMIT $4)
+			UNION ALL
+			(SELECT `+columns+` FROM history WHERE parent_object = $1 AND parent_id = $2 AND id < $3 ORDER BY id DESC LIMIT $4)
+		) entries ORDER BY id DESC LIMIT $4`, object, id, before, p.PerPage+1)
 	if err != nil {
 		return nil, false, fmt.Errorf("history: %w", err)
 	}
@@ -52,12 +56,14 @@ func Recorded(ctx context.Context, q db.Querier, object string, id int64) (bool,
 	return ok, nil
 }
 
+const columns = `id, object, record_id, at, action, actor, via, request_id, changes`
+
 func scan(row pgx.CollectableRow) (historyapi.HistoryEntry, error) {
 	var (
 		e              historyapi.HistoryEntry
 		actor, changes []byte
 	)
-	if err := row.Scan(&e.ID, &e.At, &e.Action, &actor, &e.Via, &e.RequestID, &changes); err != nil {
+	if err := row.Scan(&e.ID, &e.Object, &e.RecordID, &e.At, &e.Action, &actor, &e.Via, &e.RequestID, &changes); err != nil {
 		return e, err
 	}
 	if err := json.Unmarshal(actor, &e.Actor); err != nil {

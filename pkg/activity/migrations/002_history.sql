@@ -1,7 +1,9 @@
 -- Record history (pkg/history, migrated before this set): every change to
--- a note or a task, created_by left out (the create's actor says who).
-SELECT history_track('notes', 'note', ARRAY['created_by']);
-SELECT history_track('tasks', 'task', ARRAY['created_by']);
+-- a note or a task, listed in its parent's history too (the parent named
+-- by parent_type and parent_id); created_by left out (the create's actor
+-- says who).
+SELECT history_track('notes', 'note', ARRAY['created_by'], '@parent_type', 'parent_id');
+SELECT history_track('tasks', 'task', ARRAY['created_by'], '@parent_type', 'parent_id');
 
 ---- create above / drop below ----
 

@@ -65,7 +65,12 @@ type HistoryChange struct {
 
 // HistoryEntry is one change of one record.
 type HistoryEntry struct {
-	ID        int64           `json:"id" example:"1042"`
+	ID int64 `json:"id" example:"1042"`
+	// Object and RecordID name the record changed: the record itself, or
+	// one that belongs to it (a note or task of a contact, a quote of a
+	// deal), whose changes its history lists too.
+	Object    string          `json:"object" enum:"contact,company,lead,deal,quote,contract,template,note,task" example:"contact"`
+	RecordID  int64           `json:"record_id" example:"42"`
 	At        timestamp.Time  `json:"at"`
 	Action    string          `json:"action" enum:"created,updated,deleted" example:"updated"`
 	Actor     HistoryActor    `json:"actor"`

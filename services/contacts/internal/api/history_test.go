@@ -12,8 +12,9 @@ import (
 )
 
 // history reads a record's whole history through the API, newest first,
-// as "<action> <via> <actor type>:<actor id> <field>=<from>→<to>,...".
-func (e *env) history(t *testing.T, path, token string) []string {
+// as "<action> <via> <actor type>:<actor id> <field>=<from>→<to> ...",
+// prefixed by the object of a record that belongs to object.
+func (e *env) history(t *testing.T, path, object, token string) []string {
 	t.Helper()
 	r := e.do(t, http.MethodGet, path+"/history?per_page=100", token, nil)
 	wantStatus(t, r, http.StatusOK)
@@ -28,6 +29,9 @@ func (e *env) history(t *testing.T, path, token string) []string {
 			who += fmt.Sprint(":", *en.Actor.ID)
 		}
 		line := fmt.Sprintf("%s %s %s", en.Action, en.Via, who)
+		if en.Object != object { // a record that belongs to this one
+			line = en.Object + " " + line
+		}
 		for _, c := range en.Changes {
 			line += fmt.Sprintf(" %s=%s→%s", c.Field, c.From, c.To)
 		}
@@ -50,20 +54,22 @@ func TestContactHistory(t *testing.T) {
 	path := fmt.Sprint("/contacts/", c)
 	wantStatus(t, e.do(t, http.MethodPut, path, e.admin, map[string]any{"first_name": "Ann", "last_name": "Lee", "company_id": co, "status": "inactive"}), 200)
 	wantStatus(t, e.do(t, http.MethodPut, fmt.Sprint("/companies/", co), e.admin, map[string]any{"name": "Acme Ltd"}), 200)
+	wantStatus(t, e.do(t, http.MethodPost, path+"/notes", e.user, map[string]any{"content": "Call back"}), 201)
 	wantStatus(t, e.do(t, http.MethodPost, "/contacts/batch/update", e.user, map[string]any{
 		"inputs": []map[string]any{{"id": c, "first_name": "Anne", "last_name": "Lee"}}}), 200)
 	wantStatus(t, e.upload(t, e.admin, "file", "c.csv", []byte("first_name,last_name,email\nBo,Day,bo@example.com\n")), 200)
 
 	want := []string{
 		`updated batch user:2 first_name="Ann"→"Anne"`,
+		fmt.Sprintf(`note created api user:2 content=null→"Call back" parent_id=null→%d parent_type=null→"contact"`, c),
 		`updated api user:1 status="active"→"inactive"`,
 		fmt.Sprintf(`created api user:1 company_id=null→%d first_name=null→"Ann" last_name=null→"Lee" status=null→"active"`, co),
 	}
-	if diff := cmp.Diff(want, e.history(t, path, e.user)); diff != "" {
+	if diff := cmp.Diff(want, e.history(t, path, "contact", e.user)); diff != "" {
 		t.Errorf("contact history (-want +got):\n%s", diff)
 	}
 	want = []string{`updated api user:1 name="Acme"→"Acme Ltd"`, `created api user:1 name=null→"Acme"`}
-	if diff := cmp.Diff(want, e.history(t, fmt.Sprint("/companies/", co), e.user)); diff != "" {
+	if diff := cmp.Diff(want, e.history(t, fmt.Sprint("/companies/", co), "company", e.user)); diff != "" {
 		t.Errorf("company history (-want +got):\n%s", diff)
 	}
 	var imported int64
@@ -71,7 +77,7 @@ func TestContactHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []string{`created import user:1 email=null→"bo@example.com" first_name=null→"Bo" last_name=null→"Day" status=null→"active"`}
-	if diff := cmp.Diff(want, e.history(t, fmt.Sprint("/contacts/", imported), e.admin)); diff != "" {
+	if diff := cmp.Diff(want, e.history(t, fmt.Sprint("/contacts/", imported), "contact", e.admin)); diff != "" {
 		t.Errorf("imported contact's history (-want +got):\n%s", diff)
 	}
 
