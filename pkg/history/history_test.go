@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
@@ -210,5 +211,29 @@ func TestHistoryRouteRefusals(t *testing.T) {
 		if diff := cmp.Diff(tt.body, strings.TrimSpace(rec.Body.String())); diff != "" {
 			t.Errorf("%s: body (-want +got):\n%s", tt.path, diff)
 		}
+	}
+}
+
+// TestPruneKeepsWhatIsWithinRetention: entries older than the retention
+// go, newer ones stay; no retention keeps everything.
+func TestPruneKeepsWhatIsWithinRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, "hist", migrate, history.Migrations)
+	if _, err := d.Exec(ctx, `INSERT INTO things (name) SELECT 'T' || g FROM generate_series(1, 3) g`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(ctx, `UPDATE history SET at = now() - interval '40 days' WHERE record_id <= 2`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := history.Prune(ctx, d, 0); err != nil || n != 0 {
+		t.Fatalf("no retention: pruned %d, %v", n, err)
+	}
+	if n, err := history.Prune(ctx, d, 30*24*time.Hour); err != nil || n != 2 {
+		t.Fatalf("30 days: pruned %d, %v; want 2", n, err)
+	}
+	var left int
+	if err := d.QueryRow(ctx, `SELECT count(*) FROM history`).Scan(&left); err != nil || left != 1 {
+		t.Fatalf("%d entries left, %v; want 1", left, err)
 	}
 }

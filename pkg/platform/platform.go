@@ -41,6 +41,23 @@ type Settings struct {
 	Shutdown httpx.Shutdown
 	// Tracing is the OpenTelemetry exporter setting (off when unset).
 	Tracing tracing.Config
+	// HistoryRetention is how long record history is kept; 0 keeps it
+	// until a record's person is erased.
+	HistoryRetention time.Duration `env:"CRM_HISTORY_RETENTION" envDefault:"0s" min:"0s"`
+}
+
+// PruneHistory deletes the record history older than s.HistoryRetention
+// every hour until ctx ends (nothing when it is 0); for platform.Background.
+func (s Settings) PruneHistory(d *db.DB, log *slog.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		if s.HistoryRetention <= 0 {
+			return
+		}
+		Every(ctx, time.Hour, log, "history pruning", func(ctx context.Context) error {
+			_, err := history.Prune(ctx, d, s.HistoryRetention)
+			return err
+		})
+	}
 }
 
 // Validate checks what the tags cannot: the URLs, the log level and the

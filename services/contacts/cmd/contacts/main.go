@@ -68,6 +68,7 @@ func run(ctx context.Context) error {
 			Name: outbox.ConsumerName(), Handle: directory.Handle(d), Log: log}).Run,
 		func(ctx context.Context) { directory.SyncWithRetry(ctx, d, s.IdentityURL, s.InternalSecret, log) },
 		func(ctx context.Context) { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) },
+		s.PruneHistory(d, log),
 		func(ctx context.Context) {
 			platform.Every(ctx, time.Minute, log, "contact counter compaction", st.CompactCounts)
 		},
