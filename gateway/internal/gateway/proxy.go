@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,7 +144,11 @@ func (r *responseBody) Close() error {
 // proxy forwards the request to base (a service URL) with the path without
 // /api and the raw query, and streams the answer back.
 func (g *Gateway) proxy(c *fiber.Ctx, rt *route.Route, path string, st *reqState) error {
-	base, ok := g.cfg.Services[rt.Service]
+	svc := rt.ServiceFor(func(p string) string { return c.Query(p) })
+	if svc == "" {
+		return problem.Invalid(rt.By.Param, "must be one of: "+strings.Join(slices.Sorted(maps.Keys(rt.By.Services)), ", "))
+	}
+	base, ok := g.cfg.Services[svc]
 	if !ok || base == "" {
 		return problem.Unavailable("the service for this route is not configured", 5)
 	}
@@ -217,15 +223,15 @@ func (g *Gateway) proxy(c *fiber.Ctx, rt *route.Route, path string, st *reqState
 	resp, err := g.transport.RoundTrip(req)
 	if err != nil {
 		cancel()
-		g.metrics.upstream.WithLabelValues(rt.Service, "error").Observe(time.Since(start).Seconds())
+		g.metrics.upstream.WithLabelValues(svc, "error").Observe(time.Since(start).Seconds())
 		if body != nil {
 			if _, tooLarge := body.Detach(); tooLarge {
 				return problem.TooLarge(fmt.Sprintf("the request body exceeds %d bytes", rt.Limit()))
 			}
 		}
-		return upstreamError(rt.Service, err)
+		return upstreamError(svc, err)
 	}
-	g.metrics.upstream.WithLabelValues(rt.Service, statusClass(resp.StatusCode)).Observe(time.Since(start).Seconds())
+	g.metrics.upstream.WithLabelValues(svc, statusClass(resp.StatusCode)).Observe(time.Since(start).Seconds())
 
 	res := &c.Response().Header
 	res.SetNoDefaultContentType(true)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/problem/problemtest"
 )
 
 func TestRoutingStripsAPIAndKeepsQuery(t *testing.T) {
@@ -463,4 +464,29 @@ func TestCanonical(t *testing.T) {
 			t.Errorf("Canonical(%q) = %v, want %v", raw, got, want)
 		}
 	}
+}
+
+// TestDispatchByQuery: GET /history goes to the context that owns its
+// object; any other object, or none, is a 422 naming object, and a
+// person without the admin role is refused before any of that.
+func TestDispatchByQuery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	admin := e.iss.Admin(t, 1)
+	for object, svc := range map[string]string{"contact": SvcContacts, "company": SvcContacts, "lead": SvcLeads,
+		"deal": SvcDeals, "quote": SvcDeals, "contract": SvcContracts, "template": SvcContracts} {
+		s := echoed(t, e.do(req{path: "/api/history?object=" + object + "&id=3", token: admin}))
+		if s.Service != svc || s.Path != "/history" || s.Query != "object="+object+"&id=3" {
+			t.Errorf("object %s reached %s %s?%s, want %s", object, s.Service, s.Path, s.Query, svc)
+		}
+	}
+	for _, q := range []string{"?id=3", "?object=note&id=3", "?object=Contact&id=3", "?object="} {
+		r := e.do(req{path: "/api/history" + q, token: admin})
+		b := problemtest.Want(t, r.status, r.header, r.body, http.StatusUnprocessableEntity, "validation_failed", "object")
+		if want := "must be one of: company, contact, contract, deal, lead, quote, template"; len(b.Errors) != 1 || b.Errors[0].Message != want {
+			t.Errorf("%s: errors %+v, want object %q", q, b.Errors, want)
+		}
+	}
+	wantProblem(t, e.do(req{path: "/api/history?object=contact&id=3", token: e.iss.User(t, 2)}), http.StatusForbidden, "forbidden")
+	wantProblem(t, e.do(req{path: "/api/history?object=contact&id=3"}), http.StatusUnauthorized, "unauthenticated")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
@@ -37,7 +38,7 @@ func Routes() []route.Route {
 	var all []route.Route
 	for _, set := range [][]route.Route{
 		identityapi.Routes, contactsapi.Routes, leadsapi.Routes, dealsapi.Routes,
-		contractsapi.Routes, intakeapi.Routes, mailapi.Routes, webhooksapi.Routes,
+		contractsapi.Routes, intakeapi.Routes, mailapi.Routes, webhooksapi.Routes, historyapi.Routes,
 	} {
 		all = append(all, set...)
 	}

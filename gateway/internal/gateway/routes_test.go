@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -97,8 +98,17 @@ func TestDeclarations(t *testing.T) {
 	upstreams := Upstreams{}.byService()
 	for _, r := range Routes() {
 		var problems []string
-		if _, ok := upstreams[r.Service]; !ok {
-			problems = append(problems, "service "+r.Service+" has no upstream")
+		services := []string{r.Service}
+		if r.By != nil {
+			services = slices.Collect(maps.Values(r.By.Services))
+			if r.Service != "" {
+				problems = append(problems, "both a service and a dispatch")
+			}
+		}
+		for _, svc := range services {
+			if _, ok := upstreams[svc]; !ok {
+				problems = append(problems, "service "+svc+" has no upstream")
+			}
 		}
 		if tagDescriptions[r.Tag] == "" {
 			problems = append(problems, "section "+r.Tag+" is not described")

@@ -99,3 +99,28 @@ func NewRoute(service, resource, tag, base, object string) route.Route {
 	return route.Route{Method: http.MethodGet, Path: base + "/{id}/history", Service: service, Auth: route.JWT, Resource: resource,
 		Tag: tag, Summary: "The " + object + "'s change history, newest first", Query: Query, Response: HistoryPage{}}
 }
+
+// Owners are the services holding each object's history, for the admin
+// route's dispatch (the contexts' Service names; this package cannot
+// import their contract packages, which import it).
+var Owners = map[string]string{
+	"contact": "contacts", "company": "contacts", "lead": "leads",
+	"deal": "deals", "quote": "deals", "contract": "contracts", "template": "contracts",
+}
+
+// AdminQuery is the admin history route's parameters.
+var AdminQuery = append([]route.Param{
+	{Name: "object", Type: "string", Desc: "The record's type.", Required: true,
+		Enum: []string{"contact", "company", "lead", "deal", "quote", "contract", "template"}},
+	{Name: "id", Type: "integer", Desc: "The record's id.", Required: true, Min: new(1)},
+}, Query...)
+
+// Admin is GET /history?object=&id=: any record's history, deleted
+// records' too, for admins (scope admin). The gateway sends it to the
+// context that owns object; each such context serves it for its objects.
+var Admin = route.Route{Method: http.MethodGet, Path: "/history", Auth: route.Admin,
+	Tag: "History", Summary: "Any record's change history, deleted records' too (admin)",
+	Query: AdminQuery, Response: HistoryPage{}, By: &route.Dispatch{Param: "object", Services: Owners}}
+
+// Routes are the history routes no single context declares.
+var Routes = []route.Route{Admin}

@@ -118,6 +118,28 @@ type Route struct {
 	// ReadOnly marks a POST that only reads (a batch read, whose ids do
 	// not fit a query string): its scope is <resource>:read.
 	ReadOnly bool
+	// By, when set, chooses the service per request from a query
+	// parameter (a route over every context's records); Service is then
+	// empty.
+	By *Dispatch
+}
+
+// Dispatch routes a request to the service its query parameter Param
+// names through Services (a value → a service); the gateway refuses any
+// other value with a 422 naming Param.
+type Dispatch struct {
+	Param    string
+	Services map[string]string
+}
+
+// ServiceFor is the service that answers a request whose query is
+// query: Service, or the one r.By chooses ("" when the value is not one
+// of its).
+func (r Route) ServiceFor(query func(string) string) string {
+	if r.By == nil {
+		return r.Service
+	}
+	return r.By.Services[query(r.By.Param)]
 }
 
 // Alternative is a success answer besides a route's main one.

@@ -122,6 +122,8 @@ func New(cfg Config) (http.Handler, error) {
 		return err
 	}))
 
+	guards.Mount(mux, historyapi.Admin, history.AdminHandler(cfg.DB, "contact", "company"))
+
 	refs := activity.References{Company: svc.CompanyExists}
 	if cfg.Deals != nil {
 		refs.Deal = cfg.Deals.DealExists

@@ -95,4 +95,20 @@ func TestContactHistory(t *testing.T) {
 	if n := e.count(t, `SELECT count(*) FROM history WHERE object = 'contact' AND record_id = $1 AND action = 'deleted'`, c); n != 1 {
 		t.Errorf("%d deletion entries, want 1", n)
 	}
+
+	// An admin reads any record's history, a deleted one's too.
+	admin := fmt.Sprintf("/history?object=contact&id=%d&per_page=1", c)
+	r := e.do(t, http.MethodGet, admin, e.admin, nil)
+	wantStatus(t, r, http.StatusOK)
+	var page historyapi.HistoryPage
+	if err := json.Unmarshal(r.Raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || page.Data[0].Action != historyapi.Deleted || !page.HasMore || page.NextBefore == nil {
+		t.Errorf("admin history of the deleted contact: %s", r.Raw)
+	}
+	wantProblem(t, e.do(t, http.MethodGet, admin, e.user, nil), 403, "forbidden")
+	wantProblem(t, e.do(t, http.MethodGet, "/history?object=lead&id=1", e.admin, nil), 422, "validation_failed", "object")
+	wantProblem(t, e.do(t, http.MethodGet, "/history?object=contact&id=x&per_page=500", e.admin, nil), 422, "validation_failed", "id", "per_page")
+	wantProblem(t, e.do(t, http.MethodGet, "/history?object=company&id=987654", e.admin, nil), 404, "not_found")
 }
