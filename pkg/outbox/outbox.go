@@ -180,7 +180,12 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		}
 		batch, err := pgx.CollectRows(rows, func(rw pgx.CollectableRow) (row, error) {
 			var x row
-			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &x.ev.Data, &x.ev.OccurredAt, &x.ev.Trace)
+			// The payload as the json column holds it (PostgreSQL
+			// checked it): a []byte scan copies it, a RawMessage one
+			// would decode it again.
+			var data []byte
+			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &data, &x.ev.OccurredAt, &x.ev.Trace)
+			x.ev.Data = data
 			return x, err
 		})
 		if err != nil || len(batch) == 0 {
@@ -191,7 +196,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		minID := strconv.FormatInt(time.Now().Add(-r.retention()).UnixMilli(), 10)
 		streams := map[string]bool{}
 		for i, x := range batch {
-			body, err := json.Marshal(x.ev)
+			body, err := encodeEvent(x.ev)
 			if err != nil {
 				return err
 			}
@@ -216,6 +221,70 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// encodeEvent is json.Marshal(ev), byte for byte. A relay encodes every
+// event, whose data is most of it: encoding/json compacts (and checks)
+// the data's bytes through its scanner, while data that is compact
+// already, without HTML characters it would escape, is its own output —
+// as the events AddMany writes (json.Marshal's output) are. Such data is
+// copied; any other falls back to json.Marshal.
+func encodeEvent(ev Event) ([]byte, error) {
+	if !plainCompact(ev.Data) {
+		return json.Marshal(ev)
+	}
+	typ, err := json.Marshal(ev.Type)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := json.Marshal(ev.AggregateID)
+	if err != nil {
+		return nil, err
+	}
+	at, err := ev.OccurredAt.MarshalJSON()
+	if err != nil {
+		return json.Marshal(ev) // the error json.Marshal gives
+	}
+	out := make([]byte, 0, len(ev.Data)+len(typ)+len(agg)+len(at)+96)
+	out = strconv.AppendInt(append(out, `{"id":`...), ev.ID, 10)
+	out = append(append(out, `,"type":`...), typ...)
+	out = append(append(out, `,"aggregate_id":`...), agg...)
+	out = append(append(out, `,"occurred_at":`...), at...)
+	out = append(append(out, `,"data":`...), ev.Data...)
+	if len(ev.Trace) > 0 {
+		tr, err := json.Marshal(ev.Trace)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `,"trace":`...), tr...)
+	}
+	return append(out, '}'), nil
+}
+
+// plainCompact reports whether data, a JSON text PostgreSQL accepted, is
+// what encoding/json's compaction makes of it: no white space outside
+// strings and nothing it escapes (<, >, &, U+2028, U+2029). Empty data
+// is not (json.Marshal refuses it).
+func plainCompact(data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9):
+			return false
+		case in && c == '\\':
+			i++ // the escaped character, a quote included
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return !in
 }
 
 // Handler processes one event; returning an error leaves it pending for a retry.
