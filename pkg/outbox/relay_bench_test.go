@@ -42,7 +42,7 @@ func BenchmarkRelay(b *testing.B) {
 	data := map[string]any{"id": 1, "first_name": "Erp1", "last_name": "Customer1", "email": "batch1@bench.test",
 		"phone": "+1 888 0000001", "status": "active", "source": "erp", "notes": strings.Repeat("n", 300),
 		"custom_fields": map[string]any{"erp_id": "ERP-0000001", "erp_tier": "gold", "credit_limit": "1000.5", "customer_since": "2020-01-01"},
-		"created_at": "2026-11-28T01:00:00.000000Z", "updated_at": "2026-11-28T01:00:00.000000Z"}
+		"created_at":    "2026-11-28T01:00:00.000000Z", "updated_at": "2026-11-28T01:00:00.000000Z"}
 	for done := 0; done < b.N; done += 100 {
 		recs := make([]outbox.Record, min(100, b.N-done))
 		for i := range recs {
