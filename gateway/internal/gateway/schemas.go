@@ -124,6 +124,15 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 		// Typed per installation when served (customFieldsDoc).
 		p.PropertySchema.WithExtraPropertiesItem(customFieldsExt, object)
 	}
+	if p.Field.Type == reflect.TypeFor[json.RawMessage]() {
+		// Any JSON value, passed through as stored (a history entry's
+		// before and after): no type, so null, numbers and objects alike.
+		p.PropertySchema.Type = nil
+		var ex any
+		if json.Unmarshal([]byte(p.Field.Tag.Get("example")), &ex) == nil {
+			p.PropertySchema.Examples = []any{ex}
+		}
+	}
 	if mt := p.Field.Tag.Get("contentMediaType"); mt != "" {
 		p.PropertySchema.WithContentMediaType(mt)
 	}
