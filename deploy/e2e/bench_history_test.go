@@ -11,10 +11,11 @@ import (
 //
 //   - contact creates and updates through the gateway with the history
 //     triggers on and off, alternating rounds: target on/off ≥ 0.9;
+//
 //   - the newest page of a contact with 10,000 history entries against a
 //     plain list page (GET /contacts?per_page=25), same run: target ≤ 2×.
 //
-//	CRM_BENCH_OUT=/tmp/history.md go test -count=1 -run '^$' -bench '^BenchmarkHistory$' -benchtime 1x -timeout 60m ./deploy/e2e/
+//     CRM_BENCH_OUT=/tmp/history.md go test -count=1 -run '^$' -bench '^BenchmarkHistory$' -benchtime 1x -timeout 60m ./deploy/e2e/
 func BenchmarkHistory(b *testing.B) {
 	c := superuser(b)
 	seedContacts(b, c, benchRows())
