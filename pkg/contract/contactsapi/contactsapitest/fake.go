@@ -27,6 +27,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -43,12 +44,21 @@ type Fake struct {
 	companies map[int64]map[string]any
 	nextID    int64
 	defs      map[string][]propertyapi.Property // by object
+	callers   map[string]map[int64]Caller       // by route path, then record id
+}
+
+// Caller is who a create's request said it acted for: its X-Crm-Actor and
+// X-Crm-Via headers (pkg/history) as sent, empty when absent.
+type Caller struct{ Actor, Via string }
+
+func callerOf(r *http.Request) Caller {
+	return Caller{Actor: r.Header.Get(history.ActorHeader), Via: r.Header.Get(history.ViaHeader)}
 }
 
 // NewFake answers callers presenting the internal secret.
 func NewFake(secret string) *Fake {
 	f := &Fake{secret: secret, contacts: map[int64]map[string]any{}, companies: map[int64]map[string]any{}, nextID: 100,
-		defs: map[string][]propertyapi.Property{}}
+		defs: map[string][]propertyapi.Property{}, callers: map[string]map[int64]Caller{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(contactsapi.RouteCreateContact, f.create(contactsapi.PathContacts, propertyapi.Contacts, f.contacts, contactsapi.FieldFirstName, contactsapi.FieldLastName))
 	mux.HandleFunc(contactsapi.RouteCreateCompany, f.create(contactsapi.PathCompanies, propertyapi.Companies, f.companies, contactsapi.FieldCompanyName))
@@ -153,6 +163,10 @@ func (f *Fake) create(scope, object string, m map[int64]map[string]any, required
 			f.nextID++
 			rec["id"] = f.nextID
 			m[f.nextID] = rec
+			if f.callers[scope] == nil {
+				f.callers[scope] = map[int64]Caller{}
+			}
+			f.callers[scope][f.nextID] = callerOf(r)
 			return http.StatusCreated, map[string]any{"data": rec}, nil
 		})
 	}
@@ -292,6 +306,15 @@ func (f *Fake) PutContact(id int64, rec map[string]any) {
 	c["id"] = id
 	f.contacts[id] = c
 	f.nextID = max(f.nextID, id)
+}
+
+// CreatedBy is the caller of the request that created record id on the
+// route of path (contactsapi.PathContacts or PathCompanies); a replay
+// leaves it as the first request set it.
+func (f *Fake) CreatedBy(path string, id int64) Caller {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.callers[path][id]
 }
 
 // HasContact tells whether contact id exists.

@@ -28,6 +28,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -49,10 +50,15 @@ type Fake struct {
 	refs   References
 	idem   fakeidem.Store
 
-	mu    sync.Mutex
-	deals map[int64]map[string]any
-	defs  []propertyapi.Property
+	mu      sync.Mutex
+	deals   map[int64]map[string]any
+	defs    []propertyapi.Property
+	callers map[int64]Caller // by deal
 }
+
+// Caller is who a create's request said it acted for: its X-Crm-Actor and
+// X-Crm-Via headers (pkg/history) as sent, empty when absent.
+type Caller struct{ Actor, Via string }
 
 // NewFake answers callers presenting the internal secret; a nil reference
 // check accepts every positive id.
@@ -63,7 +69,7 @@ func NewFake(secret string, refs References) *Fake {
 			*c = all
 		}
 	}
-	f := &Fake{secret: secret, refs: refs, deals: map[int64]map[string]any{}}
+	f := &Fake{secret: secret, refs: refs, deals: map[int64]map[string]any{}, callers: map[int64]Caller{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(dealsapi.RouteCreateDeal, f.create)
 	mux.HandleFunc(dealsapi.RouteDeal, f.get(false))
@@ -215,6 +221,7 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 		rec["id"] = id
 		rec["custom_fields"] = custom
 		f.deals[id] = rec
+		f.callers[id] = Caller{Actor: r.Header.Get(history.ActorHeader), Via: r.Header.Get(history.ViaHeader)}
 		return http.StatusCreated, map[string]any{"success": true, "data": rec, "message": "Deal created"}, nil
 	})
 }
@@ -252,6 +259,14 @@ func (f *Fake) Count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.deals)
+}
+
+// CreatedBy is the caller of the request that created deal id; a replay
+// leaves it as the first request set it.
+func (f *Fake) CreatedBy(id int64) Caller {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.callers[id]
 }
 
 // Deal returns a copy of deal id's stored body (nil when absent).

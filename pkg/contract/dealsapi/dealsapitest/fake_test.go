@@ -1,11 +1,15 @@
 package dealsapitest_test
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi/dealsapitest"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/svcclient"
 )
 
@@ -32,4 +36,23 @@ func TestFakeKeepsTheContract(t *testing.T) {
 	f := dealsapitest.NewFake(secret, dealsapitest.References{Company: is(100), Contact: is(500), Lead: is(7)})
 	srv, c := f.Start(t)
 	dealsapitest.Run(t, fakeBackend{f, c, srv.URL})
+}
+
+// TestFakeRecordsTheCaller: a create keeps who its request acted for and
+// how (the headers svcclient sends from the caller's context).
+func TestFakeRecordsTheCaller(t *testing.T) {
+	t.Parallel()
+	f := dealsapitest.NewFake(secret, dealsapitest.References{})
+	_, c := f.Start(t)
+	seven := int64(7)
+	ctx := history.WithVia(history.WithActor(context.Background(),
+		historyapi.HistoryActor{Type: historyapi.ActorUser, ID: &seven, Name: "Uma User"}), historyapi.ViaQualification)
+	id, err := c.SendDeal(ctx, "k1", json.RawMessage(`{"title":"Acme deal","value":"10"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dealsapitest.Caller{Actor: `{"type":"user","id":7,"name":"Uma User"}`, Via: "qualification"}
+	if got := f.CreatedBy(id); got != want {
+		t.Errorf("deal created by %+v, want %+v", got, want)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/internal/fakeidem"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/validate"
@@ -29,12 +30,18 @@ type Fake struct {
 	leads map[int64]map[string]any
 	order []int64 // created by batch, in order
 	keys  []string
-	next  int64
+	// callers are the leads' creating requests' callers, by lead.
+	callers map[int64]Caller
+	next    int64
 }
+
+// Caller is who a create's request said it acted for: its X-Crm-Actor and
+// X-Crm-Via headers (pkg/history) as sent, empty when absent.
+type Caller struct{ Actor, Via string }
 
 // NewFake answers callers presenting the internal secret.
 func NewFake(secret string) *Fake {
-	f := &Fake{leads: map[int64]map[string]any{}, next: 1000}
+	f := &Fake{leads: map[int64]map[string]any{}, callers: map[int64]Caller{}, next: 1000}
 	mux := http.NewServeMux()
 	mux.HandleFunc(leadsapi.RouteLead, f.lead)
 	mux.HandleFunc(leadsapi.RouteBatch, f.batch)
@@ -104,6 +111,9 @@ func (f *Fake) batch(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, leadsapi.PathLeads, nil).WithContext(r.Context())
 		req.Header.Set("Idempotency-Key", it.Key)
+		for _, h := range []string{history.ActorHeader, history.ViaHeader} {
+			req.Header.Set(h, r.Header.Get(h))
+		}
 		f.createOne(rec, req, it.Key, it.Lead)
 		out[i] = leadsapi.BatchResult{Status: rec.Code, Body: rec.Body.Bytes(), Replayed: rec.Header().Get("Idempotent-Replayed") == "true"}
 		if rec.Code == http.StatusCreated {
@@ -140,8 +150,17 @@ func (f *Fake) createOne(w http.ResponseWriter, r *http.Request, key string, raw
 		f.leads[f.next] = lead
 		f.order = append(f.order, f.next)
 		f.keys = append(f.keys, key)
+		f.callers[f.next] = Caller{Actor: r.Header.Get(history.ActorHeader), Via: r.Header.Get(history.ViaHeader)}
 		return http.StatusCreated, map[string]any{"success": true, "data": lead, "message": "Lead created"}, nil
 	})
+}
+
+// CreatedBy is the caller of the batch request that created lead id; a
+// replay leaves it as the first request set it.
+func (f *Fake) CreatedBy(id int64) Caller {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.callers[id]
 }
 
 // Created returns the leads created through the batch route, in order,
