@@ -7,6 +7,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
@@ -66,6 +67,10 @@ var (
 		Description: envelope.ImportNote, Request: envelope.ImportForm{}, Accepts: route.Form,
 		Response: envelope.ImportResult{}, Message: "Imported 98 leads, skipped 2"}
 
+	// LeadHistory is a lead's change history (its notes' and tasks'
+	// changes included), as visible as the lead.
+	LeadHistory = historyapi.NewRoute(Service, Resource, "Leads", "/leads", "lead")
+
 	// LeadActivity is the notes and tasks of a lead.
 	LeadActivity = contactsapi.NewActivity(Service, Resource, "Leads", "/leads", "lead")
 
@@ -78,7 +83,7 @@ var (
 
 // Routes are the public routes leads serves, in the document's order.
 var Routes = slices.Concat([]route.Route{
-	ListLeads, CreateLead, GetLead, UpdateLead, DeleteLead, QualifyLead, DisqualifyLead,
+	ListLeads, CreateLead, GetLead, UpdateLead, DeleteLead, QualifyLead, DisqualifyLead, LeadHistory,
 }, LeadActivity.Routes(), LeadBatch.All(), []route.Route{
 	ExportLeads, GetLeadTemplate, MatchCompany, MatchContact, ImportLeads,
 }, LeadProperties.All())

@@ -78,6 +78,12 @@ func New(cfg Config) (http.Handler, error) {
 	mountWrite(leadsapi.DeleteLead, h.delete)
 	mountWrite(leadsapi.QualifyLead, h.qualify)
 	mountWrite(leadsapi.DisqualifyLead, h.disqualify)
+	// A lead's history is as visible as the lead: its GET's rule (any
+	// caller the route lets in; 404 for a lead that is not there).
+	mount(leadsapi.LeadHistory, history.Handler(cfg.DB, "lead", func(ctx context.Context, id int64) error {
+		_, err := cfg.Service.Get(ctx, id)
+		return err
+	}))
 	// Batches are keyed per caller and created by the caller.
 	bulkhttp.Mount(mux, guards, leadsapi.LeadBatch, bulkhttp.Ops[leads.Lead, leads.Input, leads.UpdateInput]{
 		Create: bulkhttp.Owned(cfg.Service.BatchCreate), Update: cfg.Service.BatchUpdate, Upsert: bulkhttp.OwnedUpsert(cfg.Service.BatchUpsert),

@@ -15,10 +15,12 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/patch"
 	"github.com/opencrm/crm/pkg/problem"
@@ -132,7 +134,8 @@ func exportHeader(custom []customColumn) []string {
 // rows go to the database as they are read, and only the first MaxImportErrors
 // messages are kept.
 func (c *LeadCSV) Import(w http.ResponseWriter, r *http.Request) error {
-	res, err := c.importFile(w, r)
+	// The import runs in the request: its leads are the caller's, via import.
+	res, err := c.importFile(w, r.WithContext(history.WithVia(r.Context(), historyapi.ViaImport)))
 	if err != nil {
 		return err
 	}

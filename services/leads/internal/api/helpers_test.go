@@ -23,6 +23,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/dealsapi/dealsapitest"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/problem"
@@ -40,6 +41,7 @@ const secret = "test-internal-secret-123"
 type env struct {
 	t        testing.TB
 	h        http.Handler
+	db       *db.DB
 	store    *store.Store
 	issuer   *authtest.Issuer
 	contacts *fakeContacts
@@ -99,7 +101,7 @@ func newEnv(t testing.TB) *env {
 		}
 	}
 	return &env{
-		t: t, h: ops.Handler(h), store: st, issuer: iss, contacts: fc, deals: fd, identity: idf,
+		t: t, h: ops.Handler(h), db: d, store: st, issuer: iss, contacts: fc, deals: fd, identity: idf,
 		user: iss.Token(t, 1, "user", &team), admin: iss.Admin(t, 2),
 	}
 }
@@ -196,6 +198,7 @@ type fakeDeals struct {
 	mu   sync.Mutex
 	sent []string // every create body received, in order
 	lose int      // answers to lose after creating: 504 instead
+	fail int      // creates to answer 503 without creating
 	srv  *http.Server
 }
 
@@ -231,11 +234,18 @@ func (f *fakeDeals) start(addr string) {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		f.mu.Lock()
 		f.sent = append(f.sent, string(raw))
-		lose := f.lose > 0
+		lose, fail := f.lose > 0, f.fail > 0 && f.lose == 0
 		if lose {
 			f.lose--
 		}
+		if fail {
+			f.fail--
+		}
 		f.mu.Unlock()
+		if fail {
+			problem.Write(w, r, problem.Unavailable("deals is unavailable", 1))
+			return
+		}
 		if !lose {
 			f.fake.ServeHTTP(w, r)
 			return
@@ -273,6 +283,14 @@ func (f *fakeDeals) loseNextAnswer() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lose++
+}
+
+// failNextCreate makes the next creating call answer 503 without creating
+// the deal, as a deals that went down after the stage was checked.
+func (f *fakeDeals) failNextCreate() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail++
 }
 
 // bodies returns every body POSTed so far, in order.

@@ -12,9 +12,11 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/validate"
 )
 
@@ -186,7 +188,13 @@ func QualificationPending(earlier QualifyInput) error {
 // part-way (503/504/502) leaves the lead unqualified and a retry with the
 // same parameters finishes without duplicates; a retry with other
 // parameters is a 409 qualification_pending.
+//
+// Every record it creates or changes (the company, contact and deal, by
+// the calls to contacts and deals, and the lead's own status) is recorded
+// in their history as the caller's, via qualification. A retry is a new
+// request: its caller is the actor of what that attempt creates.
 func (s *Service) Qualify(ctx context.Context, id int64, in QualifyInput) (Qualified, error) {
+	ctx = history.WithVia(ctx, historyapi.ViaQualification)
 	l, err := s.store.Get(ctx, id)
 	if err != nil {
 		return Qualified{}, err
