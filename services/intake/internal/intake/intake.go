@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
@@ -95,8 +96,23 @@ func Validate(in Input) error {
 // IsSpam reports a filled honeypot.
 func IsSpam(in Input) bool { return in.Website != "" }
 
-// Submission is one entry of the durable log.
-type Submission = intakeapi.Submission
+// Submission is one entry of the durable log: the admin view
+// (intakeapi.Submission) and the name its API key had when it was
+// submitted, which with the key's id is who creates its lead (Actor), not
+// shown in the admin view.
+type Submission struct {
+	intakeapi.Submission
+	APIKeyName string `json:"-"`
+}
+
+// Actor is who a submission's lead is created by in leads' record history:
+// the API key it was submitted with, as the key was named then. It is
+// stored with the submission, so the retry job delivering it later, with
+// no request around, creates the lead as the same actor.
+func Actor(s Submission) historyapi.HistoryActor {
+	id := s.APIKeyID
+	return historyapi.HistoryActor{Type: historyapi.ActorAPIKey, ID: &id, Name: s.APIKeyName}
+}
 
 // LeadOf is the lead forwarded to leads. It is built from the stored
 // submission only, so every retry asks for the same lead and leads'
@@ -118,9 +134,11 @@ func unlessEmpty(v string) patch.Field[string] {
 // NewSubmission is what Accept stores.
 type NewSubmission struct {
 	APIKeyID int64
-	Status   string
-	Input    Input
-	Origin   string
+	// APIKeyName is the key's name (Submission.APIKeyName).
+	APIKeyName string
+	Status     string
+	Input      Input
+	Origin     string
 	// Lease delays the retry job while the request itself forwards the
 	// submission, so the two do not race.
 	Lease time.Duration

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/patch"
@@ -20,16 +21,16 @@ func TestReceiptFor(t *testing.T) {
 	lead := int64(88)
 	tests := []struct {
 		name string
-		sub  Submission
+		sub  intakeapi.Submission
 		want Receipt
 	}{
-		{"spam looks created", Submission{ID: 5, Status: StatusSpam}, Receipt{LeadID: 5}},
-		{"delivered is its lead", Submission{ID: 6, Status: StatusDelivered, LeadID: &lead}, Receipt{LeadID: 88}},
-		{"pending is queued", Submission{ID: 7, Status: StatusPending}, Receipt{QueuedID: 7}},
-		{"failed is queued", Submission{ID: 8, Status: StatusFailed}, Receipt{QueuedID: 8}},
+		{"spam looks created", intakeapi.Submission{ID: 5, Status: StatusSpam}, Receipt{LeadID: 5}},
+		{"delivered is its lead", intakeapi.Submission{ID: 6, Status: StatusDelivered, LeadID: &lead}, Receipt{LeadID: 88}},
+		{"pending is queued", intakeapi.Submission{ID: 7, Status: StatusPending}, Receipt{QueuedID: 7}},
+		{"failed is queued", intakeapi.Submission{ID: 8, Status: StatusFailed}, Receipt{QueuedID: 8}},
 	}
 	for _, tc := range tests {
-		if diff := cmp.Diff(tc.want, receiptFor(tc.sub)); diff != "" {
+		if diff := cmp.Diff(tc.want, receiptFor(Submission{Submission: tc.sub})); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
@@ -83,7 +84,7 @@ func TestRefusalAndLastError(t *testing.T) {
 // submission alone, empty optional fields left out.
 func TestLeadIsTheSubmission(t *testing.T) {
 	t.Parallel()
-	s := Submission{FirstName: "Ada", LastName: "L", Email: "a@b.example", Company: "Analytical", Source: DefaultSource}
+	s := Submission{Submission: intakeapi.Submission{FirstName: "Ada", LastName: "L", Email: "a@b.example", Company: "Analytical", Source: DefaultSource}}
 	want := leadsapi.LeadInput{FirstName: "Ada", LastName: "L", Email: patch.Of("a@b.example"),
 		Company: patch.Of("Analytical"), Source: patch.Of(DefaultSource)}
 	if diff := cmp.Diff(want, LeadOf(s)); diff != "" {

@@ -11,13 +11,16 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/opencrm/crm/pkg/batch"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 )
 
 // Config tunes forwarding and the retry job. The tagged fields are read
@@ -130,7 +133,17 @@ type Service struct {
 	// to leads (see pkg/batch): at load, one commit and one call serve
 	// many submissions; alone, a request goes straight through.
 	accepts  *batch.Batcher[NewSubmission, Submission]
-	forwards *batch.Batcher[leadsapi.NewLead, leadsapi.CreatedLead]
+	forwards *batch.Batcher[delivery, leadsapi.CreatedLead]
+}
+
+// delivery is a submission's lead on its way to leads and who creates it.
+type delivery struct {
+	lead  leadsapi.NewLead
+	actor historyapi.HistoryActor
+}
+
+func deliveryOf(sub Submission) delivery {
+	return delivery{lead: leadsapi.NewLead{Key: IdemKeyFor(sub.ID), Lead: LeadOf(sub)}, actor: Actor(sub)}
 }
 
 // NewService wires the use cases; every dependency is required.
@@ -149,7 +162,7 @@ func NewService(store Store, leads Leads, cfg Config, m *Metrics, log *slog.Logg
 	if s.accepts, err = batch.New(store.AcceptMany, cfg.BatchSize, cfg.Flushers, acceptTimeout); err != nil {
 		return nil, err
 	}
-	if s.forwards, err = batch.New(leads.CreateLeads, cfg.BatchSize, cfg.Flushers, cfg.ForwardTimeout); err != nil {
+	if s.forwards, err = batch.New(s.deliver, cfg.BatchSize, cfg.Flushers, cfg.ForwardTimeout); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -191,7 +204,7 @@ func (s *Service) Submit(ctx context.Context, key Key, in Input, origin, idemKey
 	if IsSpam(in) {
 		status = StatusSpam
 	}
-	n := NewSubmission{APIKeyID: key.ID, Status: status, Input: in, Origin: origin, Lease: s.cfg.Lease}
+	n := NewSubmission{APIKeyID: key.ID, APIKeyName: key.Name, Status: status, Input: in, Origin: origin, Lease: s.cfg.Lease}
 	var acc Accepted
 	var err error
 	if idem == nil {
@@ -315,15 +328,65 @@ func (s *Service) flush(batch []Outcome) {
 func (s *Service) attempt(ctx context.Context, sub Submission, path string) (Outcome, Receipt) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
 	defer cancel()
-	res, err := s.forwards.Do(ctx, newLead(sub))
+	res, err := s.forwards.Do(ctx, deliveryOf(sub))
 	if err == nil {
 		err = res.Err
 	}
 	return s.outcome(ctx, sub, path, res.ID, err)
 }
 
-func newLead(sub Submission) leadsapi.NewLead {
-	return leadsapi.NewLead{Key: IdemKeyFor(sub.ID), Lead: LeadOf(sub)}
+// deliver creates ds' leads: one call to leads per actor (API key), since
+// a call names one actor for all its leads (X-Crm-Actor, which svcclient
+// sends from the context), and leads records each lead's creation as that
+// key's, via intake. The calls of several keys run at once. The error of
+// a call is each of its leads' Err, so deliver itself never fails.
+func (s *Service) deliver(ctx context.Context, ds []delivery) ([]leadsapi.CreatedLead, error) {
+	type who struct {
+		id   int64
+		name string
+	}
+	var order []who
+	groups := map[who][]int{}
+	for i, d := range ds {
+		var k who
+		if d.actor.ID != nil {
+			k.id = *d.actor.ID
+		}
+		k.name = d.actor.Name
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	out := make([]leadsapi.CreatedLead, len(ds))
+	send := func(idx []int) {
+		leads := make([]leadsapi.NewLead, len(idx))
+		for j, i := range idx {
+			leads[j] = ds[i].lead
+		}
+		actx := history.WithVia(history.WithActor(ctx, ds[idx[0]].actor), historyapi.ViaIntake)
+		res, err := s.leads.CreateLeads(actx, leads)
+		if err == nil && len(res) != len(leads) {
+			err = fmt.Errorf("intake: leads answered %d of %d leads", len(res), len(leads))
+		}
+		for j, i := range idx {
+			if err != nil {
+				out[i].Err = err
+			} else {
+				out[i] = res[j]
+			}
+		}
+	}
+	if len(order) == 1 {
+		send(groups[order[0]])
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	for _, k := range order {
+		wg.Go(func() { send(groups[k]) })
+	}
+	wg.Wait()
+	return out, nil
 }
 
 // refusal is leads' refusal of the lead itself (a malformed, invalid or
@@ -420,28 +483,24 @@ func lastError(err error) string {
 }
 
 // RetryDue runs one pass of the retry job: it claims due submissions and
-// sends them to leads in one call. It returns how many it claimed and how
-// many of those it delivered.
+// sends them to leads, one call per API key (deliver), so each lead is
+// created as its key's, as when the key's request delivers it. It returns
+// how many it claimed and how many of those it delivered.
 func (s *Service) RetryDue(ctx context.Context) (claimed, delivered int, err error) {
 	subs, err := s.store.ClaimDue(ctx, s.cfg.Batch, s.cfg.Lease)
 	if err != nil || len(subs) == 0 {
 		return 0, 0, err
 	}
-	calls := make([]leadsapi.NewLead, len(subs))
+	calls := make([]delivery, len(subs))
 	for i, sub := range subs {
-		calls[i] = newLead(sub)
+		calls[i] = deliveryOf(sub)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.ForwardTimeout)
-	results, callErr := s.leads.CreateLeads(callCtx, calls)
+	results, _ := s.deliver(callCtx, calls) // a failed call is each of its leads' Err
 	cancel()
 	outs := make([]Outcome, len(subs))
 	for i, sub := range subs {
-		var r leadsapi.CreatedLead
-		if callErr != nil {
-			r.Err = callErr
-		} else {
-			r = results[i]
-		}
+		r := results[i]
 		outs[i], _ = s.outcome(ctx, sub, "retry", r.ID, r.Err)
 		if outs[i].Status == StatusDelivered {
 			delivered++

@@ -44,14 +44,14 @@ func New(d *db.DB, opts Options) (*Store, error) {
 var _ intake.Store = (*Store)(nil)
 
 const columns = `id, api_key_id, status, first_name, last_name, email, phone, company, job_title,
-	source, notes, origin, lead_id, attempts, next_attempt_at, last_error, created_at, updated_at, delivered_at`
+	source, notes, origin, lead_id, attempts, next_attempt_at, last_error, created_at, updated_at, delivered_at, api_key_name`
 
 func scan(row pgx.CollectableRow) (intake.Submission, error) {
 	var s intake.Submission
 	var next time.Time
 	err := row.Scan(&s.ID, &s.APIKeyID, &s.Status, &s.FirstName, &s.LastName, &s.Email, &s.Phone,
 		&s.Company, &s.JobTitle, &s.Source, &s.Notes, &s.Origin, &s.LeadID, &s.Attempts, &next,
-		&s.LastError, &s.CreatedAt, &s.UpdatedAt, &s.DeliveredAt)
+		&s.LastError, &s.CreatedAt, &s.UpdatedAt, &s.DeliveredAt, &s.APIKeyName)
 	if s.Status == intake.StatusPending {
 		s.NextAttemptAt = timestamp.Ptr(&next)
 	}
@@ -65,11 +65,11 @@ var (
 )
 
 const insertValues = `api_key_id, status, first_name, last_name, email, phone, company, job_title, source,
-	notes, origin, attempts, next_attempt_at`
+	notes, origin, attempts, next_attempt_at, api_key_name`
 
 // insertSQL stores a submission in one autocommit statement.
 const insertSQL = `INSERT INTO submissions (` + insertValues + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval, $14)
 	RETURNING ` + columns
 
 // reserveInsertSQL reserves an Idempotency-Key and stores the submission
@@ -79,11 +79,11 @@ const insertSQL = `INSERT INTO submissions (` + insertValues + `)
 const reserveInsertSQL = `WITH next AS (SELECT nextval(pg_get_serial_sequence('submissions', 'id')) AS id),
 	r AS (
 		INSERT INTO idempotency_requests (api_key_id, key, request_hash, state, submission_id)
-		SELECT $14, $15, $16, 'in_flight', next.id FROM next
+		SELECT $15, $16, $17, 'in_flight', next.id FROM next
 		ON CONFLICT DO NOTHING
 		RETURNING submission_id)
 	INSERT INTO submissions (id, ` + insertValues + `) OVERRIDING SYSTEM VALUE
-	SELECT r.submission_id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval FROM r
+	SELECT r.submission_id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13::interval, $14 FROM r
 	RETURNING ` + columns
 
 func insertArgs(n intake.NewSubmission) []any {
@@ -93,7 +93,7 @@ func insertArgs(n intake.NewSubmission) []any {
 	}
 	in := n.Input
 	return []any{n.APIKeyID, n.Status, in.FirstName, in.LastName, in.Email, in.Phone, in.Company, in.JobTitle,
-		in.Source, in.Notes, n.Origin, attempts, n.Lease}
+		in.Source, in.Notes, n.Origin, attempts, n.Lease, n.APIKeyName}
 }
 
 // Accept implements intake.Store. The common cases (no key, or a key seen
@@ -144,13 +144,13 @@ func (s *Store) Accept(ctx context.Context, n intake.NewSubmission, idem *intake
 const acceptManySQL = `WITH input AS (
 		SELECT nextval(pg_get_serial_sequence('submissions', 'id')) AS id, u.*
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-			$8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::interval[]) WITH ORDINALITY
+			$8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::interval[], $14::text[]) WITH ORDINALITY
 			AS u (api_key_id, status, first_name, last_name, email, phone, company, job_title, source, notes,
-				origin, attempts, lease, n)),
+				origin, attempts, lease, api_key_name, n)),
 	ins AS (
 		INSERT INTO submissions (id, ` + insertValues + `) OVERRIDING SYSTEM VALUE
 		SELECT id, api_key_id, status, first_name, last_name, email, phone, company, job_title, source, notes,
-			origin, attempts, now() + lease
+			origin, attempts, now() + lease, api_key_name
 		FROM input ORDER BY n
 		RETURNING ` + columns + `)
 	SELECT ins.* FROM ins JOIN input USING (id) ORDER BY input.n`
@@ -158,7 +158,7 @@ const acceptManySQL = `WITH input AS (
 // AcceptMany implements intake.Store: one statement and one commit for
 // all, so concurrent submissions share the cost of a durable commit.
 func (s *Store) AcceptMany(ctx context.Context, ns []intake.NewSubmission) ([]intake.Submission, error) {
-	cols := make([][]any, 13)
+	cols := make([][]any, 14)
 	for _, n := range ns {
 		for i, v := range insertArgs(n) {
 			cols[i] = append(cols[i], v)
