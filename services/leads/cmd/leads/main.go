@@ -86,6 +86,7 @@ func run(ctx context.Context) error {
 			Name: outbox.ConsumerName(), Handle: st.IdentityHandler(), Log: log,
 		}).Run,
 		func(ctx context.Context) { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) },
+		s.PruneHistory(d, log),
 		func(ctx context.Context) {
 			platform.Every(ctx, time.Minute, log, "lead counter compaction", st.CompactCounts)
 		},

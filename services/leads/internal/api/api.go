@@ -14,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/customfield"
@@ -84,6 +85,7 @@ func New(cfg Config) (http.Handler, error) {
 		_, err := cfg.Service.Get(ctx, id)
 		return err
 	}))
+	mount(historyapi.Admin, history.AdminHandler(cfg.DB, "lead"))
 	// Batches are keyed per caller and created by the caller.
 	bulkhttp.Mount(mux, guards, leadsapi.LeadBatch, bulkhttp.Ops[leads.Lead, leads.Input, leads.UpdateInput]{
 		Create: bulkhttp.Owned(cfg.Service.BatchCreate), Update: cfg.Service.BatchUpdate, Upsert: bulkhttp.OwnedUpsert(cfg.Service.BatchUpsert),

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,6 +219,18 @@ func TestLeadHistory(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("deletion entries (-want +got):\n%s", diff)
+	}
+	// An admin reads it through GET /history.
+	adminPath := fmt.Sprintf("/history?object=lead&id=%d&per_page=2", id)
+	r = e.do(http.MethodGet, adminPath, e.admin, nil)
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"action":"deleted"`) || !strings.Contains(string(r.body), `"has_more":true`) {
+		t.Errorf("admin history of the deleted lead: %d %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodGet, adminPath, uma, nil); r.status != http.StatusForbidden {
+		t.Errorf("a user's GET /history: %d %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodGet, "/history?object=lead&id=987654", e.admin, nil); r.status != http.StatusNotFound {
+		t.Errorf("a lead that never existed: %d %s", r.status, r.body)
 	}
 }
 
