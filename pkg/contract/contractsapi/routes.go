@@ -5,6 +5,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
 
@@ -70,11 +71,16 @@ var (
 
 	// ContractActivity is the notes and tasks of a contract.
 	ContractActivity = contactsapi.NewActivity(Service, Resource, "Contracts", "/contracts", "contract")
+
+	// ContractHistory is a contract's change history, its notes' and
+	// tasks' included. Templates have no route of their own: an admin
+	// reads a template's history through historyapi.Admin.
+	ContractHistory = historyapi.NewRoute(Service, Resource, "Contracts", "/contracts", "contract")
 )
 
 // Routes are the public routes contracts serves, in the document's order.
 var Routes = append(append([]route.Route{
-	ListContracts, CreateContract, GetContract, UpdateContract, DeleteContract,
+	ListContracts, CreateContract, GetContract, UpdateContract, DeleteContract, ContractHistory,
 	GetContractPDF, GetContractDOCX, RegenerateContract,
 }, ContractActivity.Routes()...),
 	UploadExecuted, GetExecuted, DeleteExecuted,

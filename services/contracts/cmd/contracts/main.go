@@ -76,7 +76,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(svc, rt.Verifier, act)
+	h, err := api.New(svc, rt.Verifier, act, d)
 	if err != nil {
 		return err
 	}
@@ -90,6 +90,11 @@ func run(ctx context.Context) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return job.Run(gctx) })
+	// Record history older than CRM_HISTORY_RETENTION (none when 0).
+	g.Go(func() error {
+		s.PruneHistory(d, log)(gctx)
+		return nil
+	})
 	// Task assignees are validated against the users read model.
 	g.Go(func() error {
 		directory.SyncWithRetry(gctx, d, s.IdentityURL, s.InternalSecret, log)

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +19,11 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/contractsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/list/listparam"
 	"github.com/opencrm/crm/pkg/problem"
@@ -37,10 +41,11 @@ type API struct {
 // require the admin role. Replacing a signed copy and deleting a contract
 // that has one are open to every user by route but admin-only in fact:
 // the service decides (403) on the locked contract, since only then is it
-// known whether a copy exists.
-func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers) (http.Handler, error) {
-	if svc == nil || verifier == nil || act == nil {
-		return nil, errors.New("api: service, verifier and activity handlers are required")
+// known whether a copy exists. Record history (contracts' and templates')
+// is read from d.
+func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers, d db.Querier) (http.Handler, error) {
+	if svc == nil || verifier == nil || act == nil || d == nil {
+		return nil, errors.New("api: service, verifier, activity handlers and database are required")
 	}
 	a := &API{svc: svc}
 	mux := http.NewServeMux()
@@ -73,6 +78,16 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 		{contractsapi.UploadExecuted, writable(httpx.HandlerFunc(a.uploadExecuted))},
 		{contractsapi.GetExecuted, httpx.HandlerFunc(a.downloadExecuted)},
 		{contractsapi.DeleteExecuted, httpx.HandlerFunc(a.deleteExecuted)},
+
+		// A contract's history is as visible as the contract: its GET's
+		// answer (any signed-in caller; 404 for none).
+		{contractsapi.ContractHistory, history.Handler(d, "contract", func(ctx context.Context, id int64) error {
+			_, err := svc.GetContract(ctx, id)
+			return err
+		})},
+		// Any contract's or template's history, deleted ones' too (admin;
+		// the gateway sends object=contract and object=template here).
+		{historyapi.Admin, history.AdminHandler(d, "contract", "template")},
 	} {
 		guards.Mount(mux, m.route, m.handler)
 	}

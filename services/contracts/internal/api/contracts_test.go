@@ -115,7 +115,7 @@ func TestCreateContractDealsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(svc, e.iss.Verifier(t), mustActivity(t, e))
+	h, err := api.New(svc, e.iss.Verifier(t), mustActivity(t, e), e.db)
 	if err != nil {
 		t.Fatal(err)
 	}

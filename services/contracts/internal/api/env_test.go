@@ -139,7 +139,7 @@ func newEnvAt(t testing.TB, now func() time.Time) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(svc, iss.Verifier(t), act)
+	h, err := api.New(svc, iss.Verifier(t), act, d)
 	if err != nil {
 		t.Fatal(err)
 	}

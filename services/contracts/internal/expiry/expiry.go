@@ -14,6 +14,9 @@
 //     retries the day's task (after 1, 2, 3… × LockedRetryDelay, at most
 //     MaxRetry times; a contract still locked then is caught up the next
 //     day, with the same dates).
+//
+// A run's changes are recorded in the record history as the system's
+// (actor {type: system}) via expiry.
 package expiry
 
 import (
@@ -28,6 +31,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/opencrm/crm/pkg/contract/historyapi"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/tracing"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
 )
@@ -121,6 +126,9 @@ func (j *Job) Handle(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
+	// The run's changes (a status, a termination date, the system notes)
+	// are the system's, made by the expiry, in the record history.
+	ctx = history.WithVia(history.WithActor(ctx, historyapi.HistoryActor{Type: historyapi.ActorSystem}), historyapi.ViaExpiry)
 	res, err := j.run.RunExpiry(ctx, day)
 	if errors.Is(err, contracts.ErrDueLocked) {
 		// The rest is done; asynq retries the day for the locked rows.

@@ -20,15 +20,18 @@ const Schema = "contracts"
 var MigrationSets = []fs.FS{migrations.FS, history.Migrations, activity.Migrations, outbox.Migrations, directory.Migrations}
 
 // Migrate applies the contracts schema and the shared components it uses:
-// record history, notes and tasks (which track themselves in the history,
-// so they come after it), the outbox its events are written to, and the
-// users read model that validates task assignees. The contracts schema
-// goes first as ever.
+// record history first (migration 003 tracks contracts and templates, and
+// notes and tasks track themselves in it), then the contracts schema,
+// notes and tasks, the outbox its events are written to, and the users
+// read model that validates task assignees.
 func Migrate(ctx context.Context, d *db.DB) error {
+	if err := history.Migrate(ctx, d); err != nil {
+		return err
+	}
 	if err := db.Migrate(ctx, d, Schema, migrations.FS); err != nil {
 		return err
 	}
-	for _, m := range []func(context.Context, *db.DB) error{history.Migrate, activity.Migrate, outbox.Migrate, directory.Migrate} {
+	for _, m := range []func(context.Context, *db.DB) error{activity.Migrate, outbox.Migrate, directory.Migrate} {
 		if err := m(ctx, d); err != nil {
 			return err
 		}
