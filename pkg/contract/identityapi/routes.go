@@ -88,4 +88,5 @@ var Routes = []route.Route{
 	ListTeams, CreateTeam, GetTeam, UpdateTeam, DeleteTeam,
 	ListAPIKeys, CreateAPIKey, RevokeAPIKey,
 	ListAccessTokens, CreateAccessToken, RevokeAccessToken,
+	ListAuditLog, VerifyAuditLog,
 }

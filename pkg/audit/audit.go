@@ -1,0 +1,100 @@
+// Package audit records an entry of the audit log from any context: Record
+// writes it into the calling context's outbox, on identityapi.AuditStream,
+// in the caller's transaction, so the entry exists exactly when the action
+// committed. Identity, which keeps the log, consumes the stream and
+// appends each entry once (its source is unique). The stream is not one of
+// the crm:events:* streams, so no entry reaches the webhooks or the events
+// feed. Identity's own actions append to the log directly.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/opencrm/crm/pkg/contract/historyapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/history"
+	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/problem"
+)
+
+// Entry is what a context records: the action (one of
+// identityapi.AuditActions), what it was done to, and its details (any
+// value encoding to a JSON object: the filters and row count of an export,
+// the fields of a definition). Who acted and the request come from ctx.
+type Entry struct {
+	Action string
+	// Object and ID name the target ("contact", "42"); both empty for none.
+	Object, ID string
+	Details    any
+}
+
+// Client is the caller's address and user agent, as the context saw them.
+type Client struct {
+	IP, UserAgent string
+}
+
+type clientKey struct{}
+
+// WithClient makes c the client of ctx's entries.
+func WithClient(ctx context.Context, c Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// ClientOf is the client WithClient set (zero when none).
+func ClientOf(ctx context.Context) Client {
+	c, _ := ctx.Value(clientKey{}).(Client)
+	return c
+}
+
+// ActorOf is who ctx acts for, as the audit log names it: the actor of
+// record history (the caller, or the one history.WithActor set), else the
+// system.
+func ActorOf(ctx context.Context) identityapi.AuditActor {
+	a, ok := history.ActorOf(ctx)
+	if !ok {
+		return identityapi.AuditActor{Type: historyapi.ActorSystem}
+	}
+	return identityapi.AuditActor{Type: a.Type, ID: a.ID, Name: a.Name}
+}
+
+// Message is the message Record sends for e, stamped now with ctx's actor,
+// client and request id and a fresh source id.
+func Message(ctx context.Context, context string, e Entry) (identityapi.AuditMessage, error) {
+	m := identityapi.AuditMessage{
+		Context: context, Source: uuid.NewString(), At: time.Now().UTC().Truncate(time.Microsecond),
+		Actor: ActorOf(ctx), Action: e.Action, RequestID: problem.RequestID(ctx),
+	}
+	if e.Object != "" || e.ID != "" {
+		m.Target = &identityapi.AuditTarget{Object: e.Object, ID: e.ID}
+	}
+	c := ClientOf(ctx)
+	m.IP, m.UserAgent = c.IP, c.UserAgent
+	if e.Details != nil {
+		raw, err := json.Marshal(e.Details)
+		if err != nil {
+			return m, fmt.Errorf("audit: encode %s details: %w", e.Action, err)
+		}
+		if len(raw) == 0 || raw[0] != '{' {
+			return m, fmt.Errorf("audit: %s details must be a JSON object, not %.20s", e.Action, raw)
+		}
+		m.Details = raw
+	}
+	return m, nil
+}
+
+// Record writes e into the outbox of context (its name: "contacts") with
+// q, the transaction of the action, on identityapi.AuditStream. The
+// context's outbox relay publishes it; identity appends it to the log.
+func Record(ctx context.Context, q db.Querier, context string, e Entry) error {
+	m, err := Message(ctx, context, e)
+	if err != nil {
+		return err
+	}
+	return outbox.Add(ctx, q, identityapi.AuditStream, identityapi.AuditEventType, m.Source, m)
+}
