@@ -13,6 +13,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -28,6 +29,9 @@ const schema = "identity"
 
 // redisPrefix namespaces identity's Redis keys (login throttling).
 const redisPrefix = "crm:identity:"
+
+// auditGroup is the consumer group identity reads the audit stream in.
+const auditGroup = "identity-audit"
 
 // throttleWindow is the login-failure window of every CRM_LOGIN_FAILURES_*
 // count; a count never blocks longer than one window.
@@ -110,6 +114,9 @@ func run(ctx context.Context) error {
 		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
 		func(ctx context.Context) { purgeLoop(ctx, st, log) },
 		func(ctx context.Context) { publishAccessLoop(ctx, st, rdb, log) },
+		// The other contexts' audit entries, appended once each.
+		(&outbox.Consumer{Redis: rdb, Stream: identityapi.AuditStream, Group: auditGroup, Name: outbox.ConsumerName(),
+			HandleBatch: svc.AppendAudit, Log: log}).Run,
 	)
 	defer stop()
 

@@ -101,6 +101,9 @@ func (a *API) Routes() http.Handler {
 		{identityapi.ListAccessTokens, a.listAccessTokens},
 		{identityapi.CreateAccessToken, a.createAccessToken},
 		{identityapi.RevokeAccessToken, a.revokeAccessToken},
+
+		{identityapi.ListAuditLog, a.listAuditLog},
+		{identityapi.VerifyAuditLog, a.verifyAuditLog},
 	} {
 		guards.Mount(mux, m.route, m.handler)
 	}
@@ -112,7 +115,7 @@ func (a *API) Routes() http.Handler {
 	mux.Handle(identityapi.RouteVerifyKey, internal(httpx.HandlerFunc(a.verifyAPIKey)))
 	mux.Handle(identityapi.RouteVerifyAccessToken, internal(httpx.HandlerFunc(a.verifyAccessToken)))
 
-	return httpx.Routes(mux)
+	return a.withClient(httpx.Routes(mux))
 }
 
 // created answers op's 201 with the record and its Location, the URL a

@@ -29,7 +29,8 @@ type fuzzWrite struct {
 	unique, format string
 	// refusalWrites names the tables a refusal may still change: a
 	// refresh token used twice is a 401 that revokes its whole family,
-	// which is the point of reuse detection.
+	// which is the point of reuse detection, and the audit log records
+	// that revocation and every refused login.
 	refusalWrites []string
 }
 
@@ -50,9 +51,10 @@ func FuzzWriteBodies(f *testing.F) {
 		f.Fatalf("refresh: %d %s", rec.Code, rec.Body)
 	}
 	writes := []fuzzWrite{
-		{method: http.MethodPost, path: "/auth/login", valid: map[string]any{"email": targetEmail, "password": "target-password-1"}},
+		{method: http.MethodPost, path: "/auth/login", valid: map[string]any{"email": targetEmail, "password": "target-password-1"},
+			refusalWrites: []string{"audit_log", "audit_head"}},
 		{method: http.MethodPost, path: "/auth/refresh", valid: map[string]any{"refresh_token": refresh},
-			refusalWrites: []string{"refresh_tokens"}},
+			refusalWrites: []string{"refresh_tokens", "audit_log", "audit_head"}},
 		{method: http.MethodPost, path: "/auth/logout", valid: map[string]any{"refresh_token": spent}},
 		{method: http.MethodPost, path: "/users", token: e.admin, valid: map[string]any{"name": "Grace",
 			"email": "grace@example.com", "password": "long-enough-1", "role": "user", "team_id": team, "edit_scope": "team"},

@@ -193,6 +193,7 @@ type Store interface {
 	APIKeys
 	AccessTokens
 	SigningKeys
+	AuditLog
 }
 
 // Throttle counts login attempts under opaque keys in fixed windows.

@@ -42,6 +42,10 @@ func (fakeStore) CredentialsByEmail(context.Context, string) (identity.Credentia
 	return identity.Credentials{}, identity.ErrUserNotFound
 }
 
+// LoginFailed records nothing: the rules tests check answers, the audit
+// log has its own tests on PostgreSQL.
+func (fakeStore) LoginFailed(context.Context, identity.FailedLogin) error { return nil }
+
 // fakeKeys keeps signing keys in memory.
 type fakeKeys struct {
 	mu   sync.Mutex

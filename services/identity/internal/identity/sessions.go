@@ -29,7 +29,11 @@ type LoginInput = identityapi.LoginRequest
 // Login checks the password and opens a session. Unknown email, wrong
 // password and deactivated account all give the same error after the same
 // argon2 work; attempts are throttled per (email, client IP), per email
-// and per client IP (Limits).
+// and per client IP (Limits). Each refused attempt whose password was
+// checked is in the audit log (login.failed, with the client's address
+// and user agent); a malformed email or a throttled attempt is not, so
+// a flood of them cannot flood the log. A success is logged by
+// StartSession, in its transaction.
 func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
 	var v validate.Errors
 	v.Required("email", in.Email)
@@ -55,21 +59,27 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 			return Session{}, err
 		}
 	}
-	creds, err := s.store.CredentialsByEmail(ctx, strings.TrimSpace(in.Email))
+	email := strings.TrimSpace(in.Email)
+	creds, err := s.store.CredentialsByEmail(ctx, email)
 	ok := false
+	failed := FailedLogin{Email: email, Reason: FailedUnknownAccount}
 	switch {
 	case errors.Is(err, ErrUserNotFound):
 		s.hasher.Burn(ctx, in.Password)
 	case err != nil:
 		return Session{}, err
 	default:
+		failed.UserID, failed.Reason = &creds.User.ID, FailedWrongPassword
 		ok, err = s.hasher.Verify(ctx, in.Password, creds.PasswordHash)
 		if err != nil {
 			return Session{}, err
 		}
+		if ok && !creds.User.Active {
+			failed.Reason = FailedInactive
+		}
 	}
 	if !ok || !creds.User.Active {
-		return Session{}, ErrInvalidCredentials
+		return Session{}, s.loginFailed(ctx, failed)
 	}
 	refresh, err := randomSecret(32)
 	if err != nil {
@@ -82,6 +92,10 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 	u, err := s.store.StartSession(ctx, creds.PasswordHash, RefreshToken{
 		Hash: HashSecret(refresh), FamilyID: uuid.NewString(), UserID: creds.User.ID, ExpiresAt: s.now().Add(s.cfg.RefreshTTL),
 	})
+	if errors.Is(err, ErrInvalidCredentials) {
+		failed.Reason = FailedChanged
+		return Session{}, s.loginFailed(ctx, failed)
+	}
 	if err != nil {
 		return Session{}, err
 	}
@@ -89,6 +103,16 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 		s.settle(ctx, keys, emailCounted)
 	}
 	return s.session(ctx, u, refresh)
+}
+
+// loginFailed records a refused login in the audit log and answers
+// ErrInvalidCredentials, or the error of a log that cannot be written (a
+// refused login is not answered as if it were recorded).
+func (s *Service) loginFailed(ctx context.Context, f FailedLogin) error {
+	if err := s.store.LoginFailed(ctx, f); err != nil {
+		return err
+	}
+	return ErrInvalidCredentials
 }
 
 func (s *Service) session(ctx context.Context, u User, refresh string) (Session, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -47,7 +48,10 @@ func (s *Store) CreateAccessToken(ctx context.Context, t identity.NewAccessToken
 		if err != nil {
 			return fmt.Errorf("create access token: %w", err)
 		}
-		return nil
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditTokenCreated, "token", out.ID, map[string]any{
+			"name": out.Name, "prefix": out.Prefix, "scopes": out.Scopes, "role": out.Role, "user_id": out.UserID,
+			"expires_at": out.ExpiresAt}))
+		return err
 	})
 	return out, err
 }
@@ -70,8 +74,11 @@ func (s *Store) ListAccessTokens(ctx context.Context) ([]identity.AccessToken, e
 func (s *Store) RevokeAccessToken(ctx context.Context, id int64) error {
 	return s.db.InTx(ctx, func(tx pgx.Tx) error {
 		var userID int64
+		var name, prefix string
+		var fresh bool
+		// revoked_at = now() only when this transaction set it.
 		err := tx.QueryRow(ctx, `UPDATE access_tokens SET revoked_at = coalesce(revoked_at, now())
-			WHERE id = $1 RETURNING user_id`, id).Scan(&userID)
+			WHERE id = $1 RETURNING user_id, name, prefix, revoked_at = now()`, id).Scan(&userID, &name, &prefix, &fresh)
 		if db.IsNoRows(err) {
 			return identity.ErrAccessTokenNotFound
 		}
@@ -92,7 +99,12 @@ func (s *Store) RevokeAccessToken(ctx context.Context, id int64) error {
 				return err
 			}
 		}
-		return nil
+		if !fresh {
+			return nil
+		}
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditTokenRevoked, "token", id,
+			map[string]any{"name": name, "prefix": prefix, "user_id": userID}))
+		return err
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -25,13 +26,22 @@ func collectKeys(rows pgx.Rows) ([]identity.APIKey, error) {
 
 // CreateAPIKey stores a key's hash and settings.
 func (s *Store) CreateAPIKey(ctx context.Context, k identity.NewAPIKey) (identity.APIKey, error) {
-	rows, err := s.db.Query(ctx, `INSERT INTO api_keys (name, prefix, key_hash, rate_limit_per_minute, allowed_origins, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+apiKeyCols,
-		k.Name, k.Prefix, k.Hash, k.RateLimitPerMinute, k.AllowedOrigins, k.CreatedBy)
-	if err != nil {
-		return identity.APIKey{}, fmt.Errorf("create api key: %w", err)
-	}
-	key, err := pgx.CollectExactlyOneRow(rows, apiKeyRow)
+	var key identity.APIKey
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `INSERT INTO api_keys (name, prefix, key_hash, rate_limit_per_minute, allowed_origins, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+apiKeyCols,
+			k.Name, k.Prefix, k.Hash, k.RateLimitPerMinute, k.AllowedOrigins, k.CreatedBy)
+		if err != nil {
+			return err
+		}
+		if key, err = pgx.CollectExactlyOneRow(rows, apiKeyRow); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditAPIKeyCreated, "api_key", key.ID, map[string]any{
+			"name": key.Name, "prefix": key.Prefix, "rate_limit_per_minute": key.RateLimitPerMinute,
+			"allowed_origins": key.AllowedOrigins}))
+		return err
+	})
 	if err != nil {
 		return identity.APIKey{}, fmt.Errorf("create api key: %w", err)
 	}
@@ -51,16 +61,29 @@ func (s *Store) ListAPIKeys(ctx context.Context) ([]identity.APIKey, error) {
 	return keys, nil
 }
 
-// RevokeAPIKey marks a key revoked; revoking twice keeps the first time.
+// RevokeAPIKey marks a key revoked; revoking twice keeps the first time
+// (and its audit entry: api_key.revoked is recorded once).
 func (s *Store) RevokeAPIKey(ctx context.Context, id int64) error {
-	tag, err := s.db.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, id)
-	if err != nil {
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var name, prefix string
+		var fresh bool
+		// revoked_at = now() only when this transaction set it.
+		err := tx.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+			RETURNING name, prefix, revoked_at = now()`, id).Scan(&name, &prefix, &fresh)
+		if db.IsNoRows(err) {
+			return identity.ErrAPIKeyNotFound
+		}
+		if err != nil || !fresh {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditAPIKeyRevoked, "api_key", id,
+			map[string]string{"name": name, "prefix": prefix}))
+		return err
+	})
+	if err != nil && err != identity.ErrAPIKeyNotFound {
 		return fmt.Errorf("revoke api key: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return identity.ErrAPIKeyNotFound
-	}
-	return nil
+	return err
 }
 
 // ActiveAPIKeyByHash finds an unrevoked key by its hash.

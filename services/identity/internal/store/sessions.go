@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -51,7 +52,9 @@ func (s *Store) StartSession(ctx context.Context, verifiedHash string, t identit
 			return err
 		}
 		valid = true
-		return nil
+		_, err = appendAudit(ctx, tx, as(own(ctx, identityapi.AuditLoginSucceeded, "user", u.ID,
+			map[string]string{"family": t.FamilyID}), u))
+		return err
 	})
 	if err != nil {
 		return identity.User{}, fmt.Errorf("start session: %w", err)
@@ -110,13 +113,15 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next fun
 			if err != nil {
 				return err
 			}
-			return revokeFamily(ctx, tx, family) // reuse of a spent token
+			// Reuse of a spent token: whoever presented it may have
+			// stolen it.
+			return revokeFamily(ctx, tx, family, userID, "reuse", identityapi.AuditActor{Type: identityapi.AuditActorAnonymous})
 		}
 		if err != nil {
 			return err
 		}
 		if !u.Active {
-			return revokeFamily(ctx, tx, family)
+			return revokeFamily(ctx, tx, family, userID, "inactive", identityapi.AuditActor{Type: "system"})
 		}
 		if err := insertRefreshToken(ctx, tx, next(userID, family)); err != nil {
 			return err
@@ -133,15 +138,36 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next fun
 	return u, nil
 }
 
-func revokeFamily(ctx context.Context, q db.Querier, family string) error {
-	_, err := q.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now() WHERE family_id = $1::uuid AND revoked_at IS NULL`, family)
+// revokeFamily revokes the family of user's tokens and, when it had a
+// token still unrevoked, records session.revoked by actor for reason
+// (logout, reuse, inactive).
+func revokeFamily(ctx context.Context, tx pgx.Tx, family string, user int64, reason string, actor identityapi.AuditActor) error {
+	tag, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now() WHERE family_id = $1::uuid AND revoked_at IS NULL`, family)
+	if err != nil || tag.RowsAffected() == 0 {
+		return err
+	}
+	m := own(ctx, identityapi.AuditSessionRevoked, "user", user, map[string]string{"family": family, "reason": reason})
+	m.Actor = actor
+	_, err = appendAudit(ctx, tx, m)
 	return err
 }
 
-// RevokeFamily revokes every token of the family that hash belongs to.
+// RevokeFamily revokes every token of the family that hash belongs to (a
+// logout, by the holder of the token: the user's).
 func (s *Store) RevokeFamily(ctx context.Context, hash []byte) error {
-	_, err := s.db.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now()
-		WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) AND revoked_at IS NULL`, hash)
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var family string
+		var user identity.User
+		err := tx.QueryRow(ctx, `SELECT t.family_id::text, u.id, u.name FROM refresh_tokens t JOIN users u ON u.id = t.user_id
+			WHERE t.token_hash = $1`, hash).Scan(&family, &user.ID, &user.Name)
+		if db.IsNoRows(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return revokeFamily(ctx, tx, family, user.ID, "logout", as(identityapi.AuditMessage{}, user).Actor)
+	})
 	if err != nil {
 		return fmt.Errorf("revoke refresh family: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -64,6 +65,10 @@ func (s *Store) RotateKey(ctx context.Context, k identity.StoredKey) error {
 		if _, err := tx.Exec(ctx, `UPDATE signing_keys SET retired_at = now() WHERE retired_at IS NULL`); err != nil {
 			return err
 		}
-		return insertKey(ctx, tx, k)
+		if err := insertKey(ctx, tx, k); err != nil {
+			return err
+		}
+		_, err := appendAudit(ctx, tx, own(ctx, identityapi.AuditSigningKeyRotated, "", 0, map[string]string{"kid": k.Kid}))
+		return err
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/outbox"
@@ -56,7 +57,11 @@ func (s *Store) CreateTeam(ctx context.Context, name string) (identity.Team, err
 		if t, err = oneTeam(rows, err); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, directory.Stream, directory.TeamCreated, fmt.Sprint(t.ID), identity.TeamEvent(t))
+		if err := outbox.Add(ctx, tx, directory.Stream, directory.TeamCreated, fmt.Sprint(t.ID), identity.TeamEvent(t)); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditTeamCreated, "team", t.ID, map[string]string{"name": t.Name}))
+		return err
 	})
 	return t, err
 }
@@ -65,11 +70,27 @@ func (s *Store) CreateTeam(ctx context.Context, name string) (identity.Team, err
 func (s *Store) UpdateTeam(ctx context.Context, id int64, name string) (identity.Team, error) {
 	var t identity.Team
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var old string
+		err := tx.QueryRow(ctx, `SELECT name FROM teams WHERE id = $1 FOR UPDATE`, id).Scan(&old)
+		if db.IsNoRows(err) {
+			return identity.ErrTeamNotFound
+		}
+		if err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `UPDATE teams SET name = $2, updated_at = now() WHERE id = $1 RETURNING `+teamCols, id, name)
 		if t, err = oneTeam(rows, err); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, directory.Stream, directory.TeamUpdated, fmt.Sprint(t.ID), identity.TeamEvent(t))
+		if err := outbox.Add(ctx, tx, directory.Stream, directory.TeamUpdated, fmt.Sprint(t.ID), identity.TeamEvent(t)); err != nil {
+			return err
+		}
+		if old == t.Name {
+			return nil
+		}
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditTeamUpdated, "team", t.ID,
+			map[string]any{"changes": []change{{"name", old, t.Name}}}))
+		return err
 	})
 	return t, err
 }
@@ -98,6 +119,11 @@ func (s *Store) DeleteTeam(ctx context.Context, id int64) error {
 			}
 		}
 		t.UpdatedAt = timestamp.Now()
-		return outbox.Add(ctx, tx, directory.Stream, directory.TeamDeleted, fmt.Sprint(t.ID), identity.TeamEvent(t))
+		if err := outbox.Add(ctx, tx, directory.Stream, directory.TeamDeleted, fmt.Sprint(t.ID), identity.TeamEvent(t)); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditTeamDeleted, "team", t.ID,
+			map[string]any{"name": t.Name, "members_unassigned": len(members)}))
+		return err
 	})
 }

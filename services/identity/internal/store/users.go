@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -142,7 +143,9 @@ func insertUser(ctx context.Context, tx pgx.Tx, u identity.NewUser) (identity.Us
 	if err := outbox.Add(ctx, tx, directory.Stream, directory.UserCreated, fmt.Sprint(created.ID), identity.DirectoryEntry(created)); err != nil {
 		return created, err
 	}
-	return created, nil
+	_, err = appendAudit(ctx, tx, own(ctx, identityapi.AuditUserCreated, "user", created.ID, map[string]any{
+		"name": created.Name, "email": created.Email, "role": created.Role, "team_id": created.TeamID, "edit_scope": created.EditScope}))
+	return created, err
 }
 
 // CreateUser inserts an account and its user.created event.
@@ -241,15 +244,75 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c identity.UserChange)
 		if err != nil {
 			return userWriteErr(err)
 		}
+		var revoked int64
 		if c.PasswordHash != nil || deactivated {
-			if _, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now()
-				WHERE user_id = $1 AND revoked_at IS NULL`, id); err != nil {
+			tag, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = now()
+				WHERE user_id = $1 AND revoked_at IS NULL`, id)
+			if err != nil {
 				return err
 			}
+			revoked = tag.RowsAffected()
 		}
-		return outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(id), identity.DirectoryEntry(updated))
+		if err := outbox.Add(ctx, tx, directory.Stream, directory.UserUpdated, fmt.Sprint(id), identity.DirectoryEntry(updated)); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, userChanges(ctx, cur, updated, c.PasswordHash != nil, revoked)...)
+		return err
 	})
 	return updated, err
+}
+
+// userChanges are the audit entries of a user's update from cur to next:
+// role.changed, edit_scope.changed, user.deactivated (with the sessions
+// it revoked) and user.updated for the other fields, each with the
+// fields it changed; none when nothing changed.
+func userChanges(ctx context.Context, cur, next identity.User, password bool, revoked int64) []identityapi.AuditMessage {
+	var out []identityapi.AuditMessage
+	entry := func(action string, changes []change, more map[string]any) {
+		d := map[string]any{"changes": changes}
+		for k, v := range more {
+			d[k] = v
+		}
+		out = append(out, own(ctx, action, "user", cur.ID, d))
+	}
+	if cur.Role != next.Role {
+		entry(identityapi.AuditRoleChanged, []change{{"role", cur.Role, next.Role}}, nil)
+	}
+	if cur.EditScope != next.EditScope {
+		entry(identityapi.AuditEditScopeChanged, []change{{"edit_scope", cur.EditScope, next.EditScope}}, nil)
+	}
+	deactivated := cur.Active && !next.Active
+	if deactivated {
+		entry(identityapi.AuditUserDeactivated, []change{{"active", true, false}}, map[string]any{"sessions_revoked": revoked})
+	}
+	var other []change
+	if cur.Name != next.Name {
+		other = append(other, change{"name", cur.Name, next.Name})
+	}
+	if cur.Email != next.Email {
+		other = append(other, change{"email", cur.Email, next.Email})
+	}
+	if !equalTeam(cur.TeamID, next.TeamID) {
+		other = append(other, change{"team_id", cur.TeamID, next.TeamID})
+	}
+	if !cur.Active && next.Active {
+		other = append(other, change{"active", false, true})
+	}
+	if password {
+		other = append(other, change{Field: "password"})
+	}
+	if len(other) > 0 {
+		more := map[string]any{}
+		if password && !deactivated {
+			more["sessions_revoked"] = revoked
+		}
+		entry(identityapi.AuditUserUpdated, other, more)
+	}
+	return out
+}
+
+func equalTeam(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // AccessChanges returns the current state of every user whose access was
