@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield/migrations"
 	"github.com/opencrm/crm/pkg/db"
@@ -110,7 +111,9 @@ func (s Store) inObject(ctx context.Context, object string, fn func(tx pgx.Tx) e
 	})
 }
 
-// Create defines a custom field and publishes property.created.
+// Create defines a custom field and publishes property.created. Create,
+// Update and Delete record their audit entry (custom_field.*) in the same
+// transaction.
 func (s Store) Create(ctx context.Context, obj Object, in propertyapi.PropertyInput) (Definition, error) {
 	var d Definition
 	err := s.inObject(ctx, obj.Name, func(tx pgx.Tx) error {
@@ -135,7 +138,11 @@ func (s Store) Create(ctx context.Context, obj Object, in propertyapi.PropertyIn
 		if d, err = pgx.CollectExactlyOneRow(rows, scanDef); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, s.Stream, EventCreated, obj.Name+"."+d.Name, d)
+		if err := outbox.Add(ctx, tx, s.Stream, EventCreated, obj.Name+"."+d.Name, d); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, identityapi.AuditFieldCreated, d, map[string]any{"label": d.Label, "type": d.Type,
+			"options": d.Options, "required": d.Required, "unique": d.Unique})
 	})
 	return d, err
 }
@@ -171,7 +178,10 @@ func (s Store) Update(ctx context.Context, obj Object, name string, in propertya
 		if d, err = pgx.CollectExactlyOneRow(rows, scanDef); err != nil {
 			return err
 		}
-		return outbox.Add(ctx, tx, s.Stream, EventUpdated, obj.Name+"."+d.Name, d)
+		if err := outbox.Add(ctx, tx, s.Stream, EventUpdated, obj.Name+"."+d.Name, d); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, identityapi.AuditFieldUpdated, d, map[string]any{"changes": changes(old, d)})
 	})
 	return d, err
 }
@@ -294,8 +304,9 @@ func (s Store) Delete(ctx context.Context, obj Object, name string) error {
 		// Values first: the record table's triggers still see the
 		// definition, so a count cube keyed by enum values (custom_field_enums)
 		// moves the records out of the value's keys.
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET custom_fields = custom_fields - $1 WHERE custom_fields ? $1`,
-			pgx.Identifier{obj.Table}.Sanitize()), name); err != nil {
+		removed, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET custom_fields = custom_fields - $1 WHERE custom_fields ? $1`,
+			pgx.Identifier{obj.Table}.Sanitize()), name)
+		if err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM custom_field_definitions WHERE object = $1 AND name = $2`, obj.Name, name); err != nil {
@@ -305,7 +316,11 @@ func (s Store) Delete(ctx context.Context, obj Object, name string) error {
 			return err
 		}
 		d.UpdatedAt = timestamp.Now()
-		return outbox.Add(ctx, tx, s.Stream, EventDeleted, obj.Name+"."+name, d)
+		if err := outbox.Add(ctx, tx, s.Stream, EventDeleted, obj.Name+"."+name, d); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, identityapi.AuditFieldDeleted, d, map[string]any{"label": d.Label, "type": d.Type,
+			"values_removed": removed.RowsAffected()})
 	})
 }
 

@@ -357,7 +357,7 @@ func TestDefinitionChangesThatValuesContradict(t *testing.T) {
 		t.Errorf("deleting a definition left %d values (%v)", held, err)
 	}
 	var events []string
-	rows, err := s.DB.Query(ctx, `SELECT type FROM outbox ORDER BY id`)
+	rows, err := s.DB.Query(ctx, `SELECT type FROM outbox WHERE stream = $1 ORDER BY id`, s.Stream)
 	if err == nil {
 		events, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
