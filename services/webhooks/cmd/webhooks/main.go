@@ -45,7 +45,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 	rt, err := platform.Open(ctx, "webhooks", "webhooks", c.Settings, func(ctx context.Context, d *db.DB) error {
-		return db.Migrate(ctx, d, "webhooks", migrations.FS)
+		if err := db.Migrate(ctx, d, "webhooks", migrations.FS); err != nil {
+			return err
+		}
+		// The outbox carries the audit entries of subscription changes
+		// (crm:audit) to identity; webhooks publishes no events.
+		return outbox.Migrate(ctx, d)
 	})
 	if err != nil {
 		return err
@@ -121,6 +126,7 @@ func run(ctx context.Context) error {
 			platform.Every(ctx, time.Hour, log, "webhook secret fingerprints", backfill)
 		},
 		owners.Consumer(rdb, directory.Stream, outbox.ConsumerName()).Run,
+		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
 	}
 	for _, c := range in.Consumers(rdb, outbox.ConsumerName(), log) {
 		jobs = append(jobs, c.Run)

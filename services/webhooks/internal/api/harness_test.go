@@ -49,7 +49,10 @@ func TestMain(m *testing.M) {
 }
 
 func migrate(ctx context.Context, d *db.DB) error {
-	return db.Migrate(ctx, d, "webhooks", migrations.FS)
+	if err := db.Migrate(ctx, d, "webhooks", migrations.FS); err != nil {
+		return err
+	}
+	return outbox.Migrate(ctx, d)
 }
 
 // dns is a resolver whose answers a test changes.
@@ -129,7 +132,7 @@ func newEnv(t testing.TB, opts ...opt) *env {
 	for _, o := range opts {
 		o(&c)
 	}
-	d := testdb.New(t, "webhooks", migrate, migrations.FS)
+	d := testdb.New(t, "webhooks", migrate, migrations.FS, outbox.Migrations)
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
 		t.Fatal(err)

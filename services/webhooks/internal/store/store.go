@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/list/listsql"
@@ -137,7 +138,10 @@ func (s *Store) Create(ctx context.Context, n NewSubscription, max int) (Subscri
 				secret_fingerprint, created_by, owner_scopes)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+subColumns,
 			n.URL, n.Events, n.Description, n.Active, n.Secret, webhooksapi.SecretPrefix, n.Fingerprint, n.CreatedBy, n.OwnerScopes))
-		return err
+		if err != nil {
+			return err
+		}
+		return record(ctx, tx, identityapi.AuditWebhookCreated, out.ID, subscribed(out))
 	})
 	return out, err
 }
@@ -195,31 +199,45 @@ func (s *Store) Update(ctx context.Context, cur Subscription, in webhooksapi.Web
 			disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason ELSE NULL END,
 			updated_at = now()
 			WHERE id = $1 RETURNING `+subColumns, cur.ID, in.URL, events, in.Description, in.Active))
-		return err
+		if err != nil {
+			return err
+		}
+		if changes := subscriptionChanges(cur, out); len(changes) > 0 {
+			return record(ctx, tx, identityapi.AuditWebhookUpdated, out.ID, map[string]any{"changes": changes})
+		}
+		return nil
 	})
 	return out, err
 }
 
 // Delete removes a subscription and its deliveries.
 func (s *Store) Delete(ctx context.Context, id int64) error {
-	tag, err := s.db.Exec(ctx, `DELETE FROM subscriptions WHERE id = $1`, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return webhooks.ErrNotFound
-	}
-	return nil
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		gone, err := one(tx.Query(ctx, `DELETE FROM subscriptions WHERE id = $1 RETURNING `+subColumns, id))
+		if err != nil {
+			return err
+		}
+		return record(ctx, tx, identityapi.AuditWebhookDeleted, id, subscribed(gone))
+	})
 }
 
 // Rotate makes sealed the current secret; the current one becomes the
 // previous, signing alongside for grace.
 func (s *Store) Rotate(ctx context.Context, id int64, sealed []byte, fingerprint string, grace time.Duration) (Subscription, error) {
-	rows, err := s.db.Query(ctx, `UPDATE subscriptions SET previous_secret = secret,
-		previous_secret_expires_at = now() + make_interval(secs => $4), secret = $2, secret_prefix = $5,
-		secret_fingerprint = $3, updated_at = now()
-		WHERE id = $1 RETURNING `+subColumns, id, sealed, fingerprint, grace.Seconds(), webhooksapi.SecretPrefix)
-	return one(rows, err)
+	var out Subscription
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = one(tx.Query(ctx, `UPDATE subscriptions SET previous_secret = secret,
+			previous_secret_expires_at = now() + make_interval(secs => $4), secret = $2, secret_prefix = $5,
+			secret_fingerprint = $3, updated_at = now()
+			WHERE id = $1 RETURNING `+subColumns, id, sealed, fingerprint, grace.Seconds(), webhooksapi.SecretPrefix))
+		if err != nil {
+			return err
+		}
+		return record(ctx, tx, identityapi.AuditWebhookRotated, id, map[string]any{"fingerprint": out.SecretFingerprint,
+			"grace_seconds": grace.Seconds()})
+	})
+	return out, err
 }
 
 // BackfillFingerprints gives every subscription without a fingerprint

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
 	"github.com/opencrm/crm/services/webhooks/migrations"
@@ -16,8 +17,11 @@ import (
 func newStore(t *testing.T) (*store.Store, *db.DB) {
 	t.Helper()
 	d := testdb.New(t, "webhooks", func(ctx context.Context, d *db.DB) error {
-		return db.Migrate(ctx, d, "webhooks", migrations.FS)
-	}, migrations.FS)
+		if err := db.Migrate(ctx, d, "webhooks", migrations.FS); err != nil {
+			return err
+		}
+		return outbox.Migrate(ctx, d)
+	}, migrations.FS, outbox.Migrations)
 	st, err := store.New(d)
 	if err != nil {
 		t.Fatal(err)
