@@ -19,11 +19,13 @@ import (
 	"time"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/audit"
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/csvx"
@@ -61,8 +63,9 @@ type Deals interface {
 
 // API serves the contacts context.
 type API struct {
-	svc *contacts.Service
-	now func() time.Time
+	svc   *contacts.Service
+	now   func() time.Time
+	audit auditor
 }
 
 // New builds the route table. Unmatched routes answer a problem+json 404.
@@ -73,7 +76,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err := auth.CheckInternalSecret(cfg.InternalSecret); err != nil {
 		return nil, errors.New("api: internal secret " + err.Error())
 	}
-	a := &API{svc: cfg.Service, now: cfg.Now}
+	a := &API{svc: cfg.Service, now: cfg.Now, audit: auditor{db: cfg.DB}}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -114,7 +117,7 @@ func New(cfg Config) (http.Handler, error) {
 	// The contact, its notes and its tasks are removed permanently. 200:
 	// {"success":true,"message"}; 404.
 	guards.Mount(mux, contactsapi.DeleteContact,
-		contactWrite(remove("contact", svc.DeleteContact, contactsapi.DeleteContact)))
+		contactWrite(remove("contact", a.audit.deleted("contact", svc.DeleteContact), contactsapi.DeleteContact)))
 
 	// A record's history is as visible as the record (its GET's 404).
 	guards.Mount(mux, contactsapi.ContactHistory, history.Handler(cfg.DB, "contact", func(ctx context.Context, id int64) error {
@@ -161,7 +164,7 @@ func New(cfg Config) (http.Handler, error) {
 	// The company is removed and its contacts are kept, unlinked. 200:
 	// {"success":true,"message"}; 404.
 	guards.Mount(mux, contactsapi.DeleteCompany,
-		companyWrite(remove("company", svc.DeleteCompany, contactsapi.DeleteCompany)))
+		companyWrite(remove("company", a.audit.deleted("company", svc.DeleteCompany), contactsapi.DeleteCompany)))
 
 	// Batches: up to 100 inputs checked whole, then written in one
 	// transaction under the Idempotency-Key. 200 {"success":true,
@@ -415,7 +418,8 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 		fields[i] = c.Def.Name
 	}
 	dl := csvx.NewDownload(w, "contacts-"+a.now().UTC().Format("20060102")+".csv", ExportHeader(custom))
-	if err := a.svc.ExportContacts(r.Context(), f, fields, dl); err != nil {
+	rows := &rowCounter{w: dl}
+	if err := a.svc.ExportContacts(r.Context(), f, fields, rows); err != nil {
 		if !dl.Started() {
 			return err
 		}
@@ -427,6 +431,8 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 	if err := dl.Start(); err == nil {
 		dl.Flush()
 	}
+	a.audit.record(r.Context(), audit.Entry{Action: identityapi.AuditExportRan, Object: "contact",
+		Details: map[string]any{"object": "contact", "filters": filters(r.URL.Query()), "rows": rows.rows}})
 	return nil
 }
 
@@ -472,6 +478,10 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 			err = tooLarge()
 		}
 		return err
+	}
+	if !res.DryRun {
+		a.audit.record(r.Context(), audit.Entry{Action: identityapi.AuditImportRan, Object: "contact",
+			Details: map[string]any{"object": "contact", "imported": res.Imported, "skipped": res.Skipped}})
 	}
 	httpx.JSON(w, http.StatusOK, importAnswer(res))
 	return nil
