@@ -122,6 +122,8 @@ var tagDescriptions = map[string]string{
 		"Records carry them in custom_fields; lists filter and sort by them (cf[name]=...); this document types them with the current definitions.",
 	"History": "Who changed what, when and how: each record's field-level history is under the record (GET /contacts/{id}/history...); " +
 		"this route answers for any record, deleted ones too (admin; integration tokens need scope admin).",
+	"Audit log": "The append-only, hash-chained log of logins, session revocations, access changes, keys and tokens, exports, imports, " +
+		"deletes and definition changes of every context (admin; integration tokens need scope admin).",
 	"Webhooks": "Subscriptions that push every change to an integration's URL, signed (Standard Webhooks), retried for 3 days; " +
 		"their delivery log; and the events feed to catch up without a receiver. The bodies are listed under Webhooks. " +
 		"A person needs the admin role; an integration token needs webhooks:read or webhooks:write.",
