@@ -1,9 +1,13 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -56,19 +60,94 @@ func Recorded(ctx context.Context, q db.Querier, object string, id int64) (bool,
 	return ok, nil
 }
 
-const columns = `id, object, record_id, at, action, actor, via, request_id, changes`
+const columns = `id, object, record_id, at, action, actor, via, request_id, before, after`
 
 func scan(row pgx.CollectableRow) (historyapi.HistoryEntry, error) {
 	var (
-		e              historyapi.HistoryEntry
-		actor, changes []byte
+		e                    historyapi.HistoryEntry
+		actor, before, after []byte
 	)
-	if err := row.Scan(&e.ID, &e.Object, &e.RecordID, &e.At, &e.Action, &actor, &e.Via, &e.RequestID, &changes); err != nil {
+	if err := row.Scan(&e.ID, &e.Object, &e.RecordID, &e.At, &e.Action, &actor, &e.Via, &e.RequestID, &before, &after); err != nil {
 		return e, err
 	}
 	if err := json.Unmarshal(actor, &e.Actor); err != nil {
 		return e, err
 	}
-	e.Changes = []historyapi.HistoryChange{}
-	return e, json.Unmarshal(changes, &e.Changes)
+	var err error
+	e.Changes, err = changes(before, after)
+	return e, err
+}
+
+// changes lists the fields whose values differ between the stored before
+// and after (objects of the changed columns; nil for none), sorted by
+// field, a custom field as custom_fields.<name>: the trigger compares
+// columns, so a changed custom_fields is compared here value by value.
+// Values are PostgreSQL's jsonb text, so equal values are equal bytes.
+func changes(before, after []byte) ([]historyapi.HistoryChange, error) {
+	b, a, err := objects(before, after)
+	if err != nil {
+		return nil, err
+	}
+	out := []historyapi.HistoryChange{}
+	for _, k := range keys(b, a) {
+		if k == customFields {
+			cb, ca, err := objects(b[k], a[k])
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range keys(cb, ca) {
+				out = appendChange(out, customFields+"."+f, cb[f], ca[f])
+			}
+			continue
+		}
+		out = appendChange(out, k, b[k], a[k])
+	}
+	slices.SortFunc(out, func(x, y historyapi.HistoryChange) int { return strings.Compare(x.Field, y.Field) })
+	return out, nil
+}
+
+const customFields = "custom_fields"
+
+var null = json.RawMessage("null")
+
+// appendChange adds field's change unless its values are the same (null
+// and absent alike).
+func appendChange(out []historyapi.HistoryChange, field string, from, to json.RawMessage) []historyapi.HistoryChange {
+	if from == nil {
+		from = null
+	}
+	if to == nil {
+		to = null
+	}
+	if bytes.Equal(from, to) {
+		return out
+	}
+	return append(out, historyapi.HistoryChange{Field: field, From: from, To: to})
+}
+
+// objects decodes two JSON objects (nil or null: empty).
+func objects(x, y []byte) (map[string]json.RawMessage, map[string]json.RawMessage, error) {
+	var mx, my map[string]json.RawMessage
+	if len(x) > 0 {
+		if err := json.Unmarshal(x, &mx); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(y) > 0 {
+		if err := json.Unmarshal(y, &my); err != nil {
+			return nil, nil, err
+		}
+	}
+	return mx, my, nil
+}
+
+// keys is the union of x's and y's keys.
+func keys(x, y map[string]json.RawMessage) []string {
+	ks := slices.Collect(maps.Keys(x))
+	for k := range y {
+		if _, ok := x[k]; !ok {
+			ks = append(ks, k)
+		}
+	}
+	return ks
 }

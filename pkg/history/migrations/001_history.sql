@@ -16,33 +16,17 @@ CREATE TABLE history (
     actor      jsonb       NOT NULL,
     via        text        NOT NULL,
     request_id text        NOT NULL DEFAULT '',
-    -- [{"field", "from", "to"}], custom fields as "custom_fields.<name>"
-    changes    jsonb       NOT NULL
+    -- The changed fields' values before and after (a create has no
+    -- before, a delete no after; the fields without a value are left
+    -- out): the reader lists them field by field, custom fields one by
+    -- one. Comparing top-level values here and the custom fields when
+    -- read keeps the trigger to one pass over each row's columns.
+    before     jsonb,
+    after      jsonb
 );
 -- A record's entries newest first, from a cursor: one index range.
 CREATE INDEX history_record ON history (object, record_id, id);
 CREATE INDEX history_parent ON history (parent_object, parent_id, id) WHERE parent_id IS NOT NULL;
-
--- history_changes lists the fields whose values differ between two row
--- images (to_jsonb of the row; NULL for none), custom fields one by one,
--- leaving out the ignored columns. JSON null and an absent value are the
--- same: a create lists the fields it set, a delete the fields it cleared.
-CREATE FUNCTION history_changes(old jsonb, new jsonb, ignored text[]) RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT coalesce(jsonb_agg(jsonb_build_object('field', field, 'from', coalesce(o, 'null'), 'to', coalesce(n, 'null'))
-        ORDER BY field), '[]')
-    FROM (
-        SELECT coalesce(a.key, b.key) AS field, nullif(a.value, 'null') AS o, nullif(b.value, 'null') AS n
-        FROM jsonb_each(coalesce(old, '{}') - ignored - 'custom_fields') a
-        FULL JOIN jsonb_each(coalesce(new, '{}') - ignored - 'custom_fields') b ON a.key = b.key
-        UNION ALL
-        SELECT 'custom_fields.' || coalesce(a.key, b.key), nullif(a.value, 'null'), nullif(b.value, 'null')
-        FROM jsonb_each(CASE jsonb_typeof(old -> 'custom_fields') WHEN 'object' THEN old -> 'custom_fields' ELSE '{}' END) a
-        FULL JOIN jsonb_each(CASE jsonb_typeof(new -> 'custom_fields') WHEN 'object' THEN new -> 'custom_fields' ELSE '{}' END) b
-            ON a.key = b.key
-    ) c
-    WHERE o IS DISTINCT FROM n
-$$;
 
 -- history_capture is the statement-level trigger of a tracked table
 -- (history_track): TG_ARGV[0] is the object name, TG_ARGV[1] the ignored
@@ -50,7 +34,10 @@ $$;
 -- come from the session settings the service sets when a connection is
 -- taken for a request (pkg/history): crm.actor, crm.via, crm.request_id;
 -- without them the change is the system's.
-CREATE FUNCTION history_capture() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION history_capture() RETURNS trigger LANGUAGE plpgsql
+-- Transition tables have no statistics: a guessed plan is cheap enough,
+-- JIT compilation of it is not.
+SET jit = off AS $$
 DECLARE
     v_object  text   := TG_ARGV[0];
     v_ignored text[] := TG_ARGV[1]::text[];
@@ -60,34 +47,40 @@ DECLARE
     v_via     text   := coalesce(nullif(current_setting('crm.via', true), ''), 'system');
     v_request text   := coalesce(current_setting('crm.request_id', true), '');
 BEGIN
+    -- Each row image is computed once (OFFSET 0 keeps the planner from
+    -- inlining to_jsonb into every use of it).
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO history (object, record_id, parent_object, parent_id, action, actor, via, request_id, changes)
-        SELECT v_object, (r.j ->> 'id')::bigint, p.object, p.id, 'created', v_actor, v_via, v_request, history_changes(NULL, r.j, v_ignored)
-        FROM (SELECT to_jsonb(n) AS j FROM new_rows n) r, history_parent(r.j, v_pobject, v_pcolumn) p
-        ORDER BY 2;
+        INSERT INTO history (object, record_id, parent_object, parent_id, action, actor, via, request_id, after)
+        SELECT v_object, r.id, history_parent_object(r.j, v_pobject), (r.j ->> v_pcolumn)::bigint,
+            'created', v_actor, v_via, v_request, jsonb_strip_nulls(r.j - v_ignored)
+        FROM (SELECT n.id, to_jsonb(n) AS j FROM new_rows n OFFSET 0) r
+        ORDER BY r.id;
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO history (object, record_id, parent_object, parent_id, action, actor, via, request_id, changes)
-        SELECT v_object, (r.j ->> 'id')::bigint, p.object, p.id, 'deleted', v_actor, v_via, v_request, history_changes(r.j, NULL, v_ignored)
-        FROM (SELECT to_jsonb(o) AS j FROM old_rows o) r, history_parent(r.j, v_pobject, v_pcolumn) p
-        ORDER BY 2;
+        INSERT INTO history (object, record_id, parent_object, parent_id, action, actor, via, request_id, before)
+        SELECT v_object, r.id, history_parent_object(r.j, v_pobject), (r.j ->> v_pcolumn)::bigint,
+            'deleted', v_actor, v_via, v_request, jsonb_strip_nulls(r.j - v_ignored)
+        FROM (SELECT o.id, to_jsonb(o) AS j FROM old_rows o OFFSET 0) r
+        ORDER BY r.id;
     ELSE
-        INSERT INTO history (object, record_id, parent_object, parent_id, action, actor, via, request_id, changes)
-        SELECT v_object, n.id, p.object, p.id, 'updated', v_actor, v_via, v_request, c.changes
-        FROM new_rows n JOIN old_rows o ON o.id = n.id,
-            LATERAL (SELECT history_changes(to_jsonb(o), to_jsonb(n), v_ignored) AS changes) c,
-            history_parent(to_jsonb(n), v_pobject, v_pcolumn) p
-        WHERE c.changes <> '[]'
-        ORDER BY 2;
+        INSERT INTO history (object, record_id, parent_object, parent_id, action, actor, via, request_id, before, after)
+        SELECT v_object, r.id, history_parent_object(r.nj, v_pobject), (r.nj ->> v_pcolumn)::bigint,
+            'updated', v_actor, v_via, v_request, d.before, d.after
+        FROM (SELECT n.id, to_jsonb(o) AS oj, to_jsonb(n) AS nj FROM new_rows n JOIN old_rows o ON o.id = n.id OFFSET 0) r,
+            LATERAL (SELECT jsonb_object_agg(e.key, r.oj -> e.key) AS before, jsonb_object_agg(e.key, e.value) AS after
+                FROM jsonb_each(r.nj - v_ignored) e WHERE (r.oj -> e.key) IS DISTINCT FROM e.value) d
+        WHERE d.after IS NOT NULL
+        ORDER BY r.id;
     END IF;
     RETURN NULL;
 END
 $$;
 
--- history_parent is a row image's parent: the object named (or, written
--- '@column', the one that column of the row names) and the id in column.
-CREATE FUNCTION history_parent(j jsonb, named text, id_column text, OUT object text, OUT id bigint)
+-- history_parent_object is a row image's parent object: the one named,
+-- or, written '@column', the one that column of the row names (NULL:
+-- none). A parent's id is the row's value of the parent column.
+CREATE FUNCTION history_parent_object(j jsonb, named text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN $2 LIKE '@%' THEN $1 ->> substr($2, 2) ELSE $2 END, ($1 ->> $3)::bigint
+    SELECT CASE WHEN named LIKE '@%' THEN j ->> substr(named, 2) ELSE named END
 $$;
 
 -- history_track records every insert, update and delete of tbl (which has
@@ -117,6 +110,5 @@ $$;
 
 DROP FUNCTION history_track(regclass, text, text[], text, text);
 DROP FUNCTION history_capture() CASCADE;
-DROP FUNCTION history_parent(jsonb, text, text);
-DROP FUNCTION history_changes(jsonb, jsonb, text[]);
+DROP FUNCTION history_parent_object(jsonb, text);
 DROP TABLE history;
