@@ -19,6 +19,7 @@ import (
 func BenchmarkHistory(b *testing.B) {
 	c := superuser(b)
 	seedContacts(b, c, benchRows())
+	seedContactCustomFields(b, c, benchAdmin(b)) // the writes set cf tier
 	adm := benchAdmin(b)
 	ratio := benchTriggerWrites(b, c, adm, "record history's triggers",
 		[]string{"contacts_history_ins", "contacts_history_upd", "contacts_history_del"})
