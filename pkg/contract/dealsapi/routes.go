@@ -6,6 +6,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
@@ -73,12 +74,17 @@ var (
 
 	// DealProperties is the custom-field definitions of deals.
 	DealProperties = propertyapi.NewRoutes(Service, propertyapi.Deals)
+
+	// DealHistory is a deal's change history, its quotes' included (a stage
+	// move is a change of its stage_id). Quotes have no route of their
+	// own: an admin reads a quote's through historyapi.Admin.
+	DealHistory = historyapi.NewRoute(Service, Resource, "Deals", "/deals", "deal")
 )
 
 // Routes are the public routes deals serves, in the document's order.
 var Routes = slices.Concat([]route.Route{
 	ListStages, GetStage, CreateStage, UpdateStage, DeleteStage,
-	ListDeals, CreateDeal, GetDeal, UpdateDeal, DeleteDeal,
+	ListDeals, CreateDeal, GetDeal, UpdateDeal, DeleteDeal, DealHistory,
 }, DealBatch.All(), []route.Route{
 	ListQuotes, CreateQuote, GetQuote, UpdateQuote, DeleteQuote,
 }, DealProperties.All())

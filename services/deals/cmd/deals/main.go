@@ -58,7 +58,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	h, err := api.New(api.Config{Service: svc, Verifier: rt.Verifier, InternalSecret: cfg.InternalSecret,
-		Properties: customfield.Store{DB: pool, Stream: store.Stream}})
+		Properties: customfield.Store{DB: pool, Stream: store.Stream}, DB: pool})
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,8 @@ func run(ctx context.Context) error {
 			directory.SyncWithRetry(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log)
 		},
 		func(ctx context.Context) { idempotency.PurgeEvery(ctx, pool, time.Hour, 24*time.Hour, log) },
+		// Record history older than CRM_HISTORY_RETENTION (none when 0).
+		cfg.PruneHistory(pool, log),
 	)
 	defer stop()
 

@@ -19,9 +19,11 @@ import (
 	"github.com/opencrm/crm/pkg/bulk/bulkhttp"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
+	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
+	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -38,6 +40,8 @@ type Config struct {
 	// changes go on the deals stream).
 	Properties     customfield.Store
 	InternalSecret string
+	// DB is where the record history of deals and quotes is read.
+	DB db.Querier
 }
 
 type handlers struct {
@@ -49,8 +53,8 @@ type handlers struct {
 // ones on dealsapi's internal patterns behind the shared secret; unmatched
 // paths answer problem+json 404.
 func New(cfg Config) (http.Handler, error) {
-	if cfg.Service == nil || cfg.Verifier == nil || cfg.Properties.DB == nil {
-		return nil, errors.New("api: service, verifier and properties are required")
+	if cfg.Service == nil || cfg.Verifier == nil || cfg.Properties.DB == nil || cfg.DB == nil {
+		return nil, errors.New("api: service, verifier, properties and database are required")
 	}
 	if err := auth.CheckInternalSecret(cfg.InternalSecret); err != nil {
 		return nil, errors.New("api: internal secret " + err.Error())
@@ -80,6 +84,15 @@ func New(cfg Config) (http.Handler, error) {
 		{dealsapi.GetDeal, bulkhttp.ByIDProperty(read(sent(h.svc.GetDeal)), sentBy(h.svc.GetDealBy))},
 		{dealsapi.UpdateDeal, dealWrite(update(dealsapi.UpdateDeal, sentAfter(h.svc.UpdateDeal)))},
 		{dealsapi.DeleteDeal, dealWrite(remove(dealsapi.DeleteDeal, h.svc.DeleteDeal))},
+		// A deal's history (its quotes' included) is as visible as the
+		// deal: its GET's answer (any signed-in caller; 404 for none).
+		{dealsapi.DealHistory, history.Handler(cfg.DB, "deal", func(ctx context.Context, id int64) error {
+			_, err := h.svc.GetDeal(ctx, id)
+			return err
+		})},
+		// Any deal's or quote's history, deleted ones' too (admin; the
+		// gateway sends object=deal and object=quote here).
+		{historyapi.Admin, history.AdminHandler(cfg.DB, "deal", "quote")},
 
 		{dealsapi.ListQuotes, read(sentAll(h.svc.ListQuotes))},
 		{dealsapi.CreateQuote, dealWrite(httpx.HandlerFunc(h.createQuote))},

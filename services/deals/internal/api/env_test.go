@@ -98,7 +98,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	}
 	iss := authtest.New(t)
 	h, err := api.New(api.Config{Service: svc, Verifier: iss.Verifier(t), InternalSecret: secret,
-		Properties: customfield.Store{DB: d, Stream: store.Stream}})
+		Properties: customfield.Store{DB: d, Stream: store.Stream}, DB: d})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,18 +150,43 @@ func declineOthers(ctx context.Context, tx pgx.Tx, dealID, except int64, status 
 	return err
 }
 
-func insertItems(ctx context.Context, tx pgx.Tx, quoteID int64, items []deals.LineItem) error {
+// lines are a quote's lines as arrays of text (numerics as their exact
+// text), in position order: the parameters of insertItems and linesJSON.
+type lines struct{ desc, qty, price, amount []string }
+
+func linesOf(items []deals.LineItem) lines {
+	var l lines
+	for _, it := range items {
+		l.desc = append(l.desc, it.Description)
+		l.qty = append(l.qty, it.Quantity.String())
+		l.price = append(l.price, it.UnitPrice.Amount.String())
+		l.amount = append(l.amount, it.Amount.Amount.String())
+	}
+	return l
+}
+
+func (l lines) args() []any { return []any{l.desc, l.qty, l.price, l.amount} }
+
+// linesJSON is the quote's line_items column (migration 007: what its
+// history records of the lines) for lines passed as $n…$n+3: each line's
+// values as quote_line_items stores them, in position order.
+func linesJSON(n int) string {
+	return fmt.Sprintf(`(SELECT coalesce(jsonb_agg(jsonb_build_object('description', d, 'quantity', q::numeric(19,4),
+			'unit_price', p::numeric(19,4), 'amount', a::numeric(19,4)) ORDER BY i), '[]')
+		FROM unnest($%d::text[], $%d::text[], $%d::text[], $%d::text[]) WITH ORDINALITY AS l(d, q, p, a, i))`, n, n+1, n+2, n+3)
+}
+
+// insertItems replaces the quote's lines with l, in one statement (numerics
+// travel as text casts: exact).
+func insertItems(ctx context.Context, tx pgx.Tx, quoteID int64, l lines) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM quote_line_items WHERE quote_id = $1`, quoteID); err != nil {
 		return err
 	}
-	// One batch, one round trip; numerics travel as text casts (exact).
-	b := &pgx.Batch{}
-	for i, it := range items {
-		b.Queue(`INSERT INTO quote_line_items (quote_id, position, description, quantity, unit_price, amount)
-			VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::numeric)`,
-			quoteID, i+1, it.Description, it.Quantity.String(), it.UnitPrice.Amount.String(), it.Amount.Amount.String())
-	}
-	return tx.SendBatch(ctx, b).Close()
+	_, err := tx.Exec(ctx, `INSERT INTO quote_line_items (quote_id, position, description, quantity, unit_price, amount)
+		SELECT $1, i, d, q::numeric, p::numeric, a::numeric
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS l(d, q, p, a, i)`,
+		append([]any{quoteID}, l.args()...)...)
+	return err
 }
 
 // CreateQuote takes the next number of the year from the counter row in
@@ -183,14 +208,16 @@ func (s *Store) CreateQuote(ctx context.Context, dealID int64, r deals.QuoteReco
 			return err
 		}
 		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO quotes (deal_id, quote_number, status, currency, valid_until, subtotal, tax_rate, tax, total)
-			VALUES ($1, $2, $3, $4, $5::date, $6::numeric, $7::numeric, $8::numeric, $9::numeric) RETURNING id`,
-			dealID, fmt.Sprintf("Q-%d-%05d", year, n), r.Status, r.Currency, r.ValidUntil,
-			r.Subtotal.String(), r.TaxRate.String(), r.Tax.String(), r.Total.String()).Scan(&id)
+		l := linesOf(r.LineItems)
+		err := tx.QueryRow(ctx, `INSERT INTO quotes (deal_id, quote_number, status, currency, valid_until, subtotal, tax_rate, tax, total,
+				line_items)
+			VALUES ($1, $2, $3, $4, $5::date, $6::numeric, $7::numeric, $8::numeric, $9::numeric, `+linesJSON(10)+`) RETURNING id`,
+			append([]any{dealID, fmt.Sprintf("Q-%d-%05d", year, n), r.Status, r.Currency, r.ValidUntil,
+				r.Subtotal.String(), r.TaxRate.String(), r.Tax.String(), r.Total.String()}, l.args()...)...).Scan(&id)
 		if err != nil {
 			return err
 		}
-		if err := insertItems(ctx, tx, id, r.LineItems); err != nil {
+		if err := insertItems(ctx, tx, id, l); err != nil {
 			return err
 		}
 		q, err = getQuote(ctx, tx, id)
@@ -229,9 +256,14 @@ func (s *Store) UpdateQuote(ctx context.Context, id int64,
 		if err := declineOthers(ctx, tx, dealID, id, r.Status); err != nil {
 			return err
 		}
+		// New lines are written to the quote's row in the same statement
+		// as its totals (one history entry for the write).
+		l := linesOf(r.LineItems)
 		tag, err := tx.Exec(ctx, `UPDATE quotes SET status = $2, valid_until = $3::date, subtotal = $4::numeric,
-				tax_rate = $5::numeric, tax = $6::numeric, total = $7::numeric, updated_at = now()
-			WHERE id = $1`, id, r.Status, r.ValidUntil, r.Subtotal.String(), r.TaxRate.String(), r.Tax.String(), r.Total.String())
+				tax_rate = $5::numeric, tax = $6::numeric, total = $7::numeric,
+				line_items = CASE WHEN $8 THEN `+linesJSON(9)+` ELSE line_items END, updated_at = now()
+			WHERE id = $1`, append([]any{id, r.Status, r.ValidUntil, r.Subtotal.String(), r.TaxRate.String(), r.Tax.String(), r.Total.String(),
+			replaceItems}, l.args()...)...)
 		if err != nil {
 			return err
 		}
@@ -239,7 +271,7 @@ func (s *Store) UpdateQuote(ctx context.Context, id int64,
 			return fault.NotFound("quote")
 		}
 		if replaceItems {
-			if err := insertItems(ctx, tx, id, r.LineItems); err != nil {
+			if err := insertItems(ctx, tx, id, l); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
+	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/deals/internal/deals"
@@ -25,13 +26,15 @@ import (
 // MigrationSets lists every migration set the service applies, for test
 // database fingerprints.
 var MigrationSets = []fs.FS{migrations.FS, outbox.Migrations, directory.Migrations,
-	idempotency.Migrations, customfield.Migrations}
+	idempotency.Migrations, customfield.Migrations, history.Migrations}
 
-// Migrate applies every migration set the service uses, in order: the
-// deals schema, then the shared components' tables. The binary and the
-// test databases share it, so they never drift apart.
+// Migrate applies every migration set the service uses, in order: record
+// history first (migration 007 tracks deals and quotes), the deals schema,
+// then the shared components' tables. The binary and the test databases
+// share it, so they never drift apart.
 func Migrate(ctx context.Context, d *db.DB) error {
 	for _, m := range []func(context.Context, *db.DB) error{
+		history.Migrate,
 		func(ctx context.Context, d *db.DB) error { return db.Migrate(ctx, d, "deals", migrations.FS) },
 		outbox.Migrate, directory.Migrate, idempotency.Migrate, customfield.Migrate,
 	} {
