@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
@@ -106,7 +108,8 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	// The download starts with the first row (or at the end, for none), so
 	// an error before it is still a problem answer.
 	dl := csvx.NewDownload(w, "leads-"+time.Now().UTC().Format("20060102")+".csv", exportHeader(custom))
-	if err := c.store.Export(r.Context(), f, fields, dl); err != nil {
+	rows := &rowCounter{w: dl}
+	if err := c.store.Export(r.Context(), f, fields, rows); err != nil {
 		if !dl.Started() {
 			return err
 		}
@@ -116,6 +119,7 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	if err := dl.Start(); err == nil {
 		dl.Flush()
 	}
+	recordExport(r.Context(), c.db, r.URL.Query(), rows.rows)
 	return nil
 }
 
@@ -234,6 +238,10 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 		DryRun:      up.DryRun,
 		MaxSkips:    MaxImportErrors,
 		Definitions: defs,
+		// Every row was read (and counted) before the import writes.
+		Audit: func(ctx context.Context, tx pgx.Tx, out store.ImportOutcome) error {
+			return recordImport(ctx, tx, out.Imported, invalid+out.Skipped)
+		},
 		BeforeWrite: func() error {
 			if err := up.Rest(); err != nil {
 				return tooLargeBody(err)

@@ -53,6 +53,10 @@ type ImportOptions struct {
 	// Definitions are the custom fields of leads the rows were read
 	// with; the import refuses to write when they changed meanwhile.
 	Definitions []customfield.Definition
+	// Audit, when set, runs last in the import's transaction (not in a
+	// dry run), after the leads were written, with what was written: the
+	// audit log's entry is recorded exactly when the import commits.
+	Audit func(ctx context.Context, tx pgx.Tx, out ImportOutcome) error
 }
 
 // importChunk is how many created leads are read back at a time for
@@ -124,10 +128,18 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 		if out.Skips, err = pgx.CollectRows(rows, pgx.RowToStructByPos[ImportSkip]); err != nil {
 			return fmt.Errorf("import leads: skips: %w", err)
 		}
-		if opt.DryRun || out.Imported == 0 {
+		if opt.DryRun {
 			return nil
 		}
-		return insertStaged(ctx, tx, defs)
+		if out.Imported > 0 {
+			if err := insertStaged(ctx, tx, defs); err != nil {
+				return err
+			}
+		}
+		if opt.Audit != nil {
+			return opt.Audit(ctx, tx, out)
+		}
+		return nil
 	})
 	if err != nil {
 		return ImportOutcome{}, err

@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/audit"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
@@ -279,7 +283,8 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 }
 
 // remove deletes a lead with its notes, tasks and unique values and
-// records lead.deleted.
+// records lead.deleted and, in the same transaction, the audit log's
+// record.deleted (a single delete and each lead of a batch delete).
 func remove(ctx context.Context, tx db.Querier, id int64) error {
 	old, err := one(ctx, tx, "delete lead", `DELETE FROM leads WHERE id = $1 RETURNING `+Columns, id)
 	if err != nil {
@@ -291,5 +296,9 @@ func remove(ctx context.Context, tx db.Querier, id int64) error {
 	if err := customfield.Release(ctx, tx, propertyapi.Leads, id); err != nil {
 		return fmt.Errorf("delete lead: release unique values: %w", err)
 	}
-	return outbox.Add(ctx, tx, leads.Stream, leads.EventDeleted, fmt.Sprint(old.ID), outbox.Tombstone(old.ID))
+	if err := outbox.Add(ctx, tx, leads.Stream, leads.EventDeleted, fmt.Sprint(old.ID), outbox.Tombstone(old.ID)); err != nil {
+		return err
+	}
+	return audit.Record(ctx, tx, leadsapi.Service, audit.Entry{Action: identityapi.AuditRecordDeleted,
+		Object: "lead", ID: strconv.FormatInt(old.ID, 10), Details: map[string]string{"object": "lead"}})
 }
