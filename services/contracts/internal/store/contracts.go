@@ -9,6 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/audit"
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/fault"
@@ -202,7 +205,8 @@ func (s *Store) save(ctx context.Context, tx pgx.Tx, c contracts.Contract) error
 }
 
 // DeleteContract removes the contract, its notes, tasks and signed copy,
-// if allow agrees, and records contract.deleted with only its id. The
+// if allow agrees, and records contract.deleted with only its id and the
+// audit log's record.deleted. The
 // contract row is locked first, the lock every change of the signed copy
 // takes (modify), and the copy is looked for by a later statement: under
 // READ COMMITTED that statement's snapshot includes every upload committed
@@ -231,8 +235,12 @@ func (s *Store) DeleteContract(ctx context.Context, id int64, allow func(hasSign
 		if err := activity.DeleteAll(ctx, tx, activity.Contract, id); err != nil {
 			return err
 		}
-		return addEvents(ctx, tx, []outbox.Record{{Type: contracts.EventDeleted,
-			AggregateID: strconv.FormatInt(id, 10), Data: outbox.Tombstone(id)}})
+		if err := addEvents(ctx, tx, []outbox.Record{{Type: contracts.EventDeleted,
+			AggregateID: strconv.FormatInt(id, 10), Data: outbox.Tombstone(id)}}); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, contractsapi.Service, audit.Entry{Action: identityapi.AuditRecordDeleted,
+			Object: "contract", ID: strconv.FormatInt(id, 10), Details: map[string]string{"object": "contract"}})
 	})
 }
 

@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/audit"
+	"github.com/opencrm/crm/pkg/contract/contractsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/services/contracts/internal/contracts"
@@ -48,48 +52,121 @@ func (s *Store) getTemplate(ctx context.Context, q db.Querier, id int64) (contra
 	return one(ctx, q, scanTemplate, "template", `SELECT `+templateColumns+` FROM templates t WHERE t.id = $1`, id)
 }
 
-// CreateTemplate inserts t.
+// CreateTemplate inserts t and records template.created (its name) in
+// the audit log, in the same transaction.
 func (s *Store) CreateTemplate(ctx context.Context, t contracts.Template) (contracts.Template, error) {
-	var id int64
-	err := s.db.QueryRow(ctx, `INSERT INTO templates (name, content, number_prefix, default_term_months,
-		header_left, header_center, header_right, footer_left, footer_center, footer_right, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-		t.Name, t.Content, t.NumberPrefix, t.DefaultTermMonths, t.HeaderLeft, t.HeaderCenter, t.HeaderRight,
-		t.FooterLeft, t.FooterCenter, t.FooterRight, t.CreatedBy).Scan(&id)
-	if err != nil {
-		return contracts.Template{}, fmt.Errorf("create template: %w", err)
-	}
-	return s.GetTemplate(ctx, id)
+	var out contracts.Template
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO templates (name, content, number_prefix, default_term_months,
+			header_left, header_center, header_right, footer_left, footer_center, footer_right, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+			t.Name, t.Content, t.NumberPrefix, t.DefaultTermMonths, t.HeaderLeft, t.HeaderCenter, t.HeaderRight,
+			t.FooterLeft, t.FooterCenter, t.FooterRight, t.CreatedBy).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("create template: %w", err)
+		}
+		if out, err = s.getTemplate(ctx, tx, id); err != nil {
+			return err
+		}
+		return auditTemplate(ctx, tx, identityapi.AuditTemplateCreated, out.ID, map[string]any{"name": out.Name})
+	})
+	return out, err
 }
 
-// UpdateTemplate saves t.
+// UpdateTemplate saves t and, when a field changed, records
+// template.updated (its name and the names of the fields changed, without
+// their values) in the audit log, in the same transaction. The row is
+// locked and read first, so the fields are those this write changed.
 func (s *Store) UpdateTemplate(ctx context.Context, t contracts.Template) (contracts.Template, error) {
-	tag, err := s.db.Exec(ctx, `UPDATE templates SET name = $2, content = $3, number_prefix = $4,
-		default_term_months = $5, header_left = $6, header_center = $7, header_right = $8,
-		footer_left = $9, footer_center = $10, footer_right = $11, updated_at = now() WHERE id = $1`,
-		t.ID, t.Name, t.Content, t.NumberPrefix, t.DefaultTermMonths, t.HeaderLeft, t.HeaderCenter, t.HeaderRight,
-		t.FooterLeft, t.FooterCenter, t.FooterRight)
-	if err != nil {
-		return contracts.Template{}, fmt.Errorf("update template: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return contracts.Template{}, fault.NotFound("template")
-	}
-	return s.GetTemplate(ctx, t.ID)
+	var out contracts.Template
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var old contracts.Template
+		err := tx.QueryRow(ctx, `SELECT name, content, number_prefix, default_term_months, header_left, header_center,
+			header_right, footer_left, footer_center, footer_right FROM templates WHERE id = $1 FOR UPDATE`, t.ID).Scan(
+			&old.Name, &old.Content, &old.NumberPrefix, &old.DefaultTermMonths, &old.HeaderLeft, &old.HeaderCenter,
+			&old.HeaderRight, &old.FooterLeft, &old.FooterCenter, &old.FooterRight)
+		if db.IsNoRows(err) {
+			return fault.NotFound("template")
+		}
+		if err != nil {
+			return fmt.Errorf("update template: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE templates SET name = $2, content = $3, number_prefix = $4,
+			default_term_months = $5, header_left = $6, header_center = $7, header_right = $8,
+			footer_left = $9, footer_center = $10, footer_right = $11, updated_at = now() WHERE id = $1`,
+			t.ID, t.Name, t.Content, t.NumberPrefix, t.DefaultTermMonths, t.HeaderLeft, t.HeaderCenter, t.HeaderRight,
+			t.FooterLeft, t.FooterCenter, t.FooterRight); err != nil {
+			return fmt.Errorf("update template: %w", err)
+		}
+		if out, err = s.getTemplate(ctx, tx, t.ID); err != nil {
+			return err
+		}
+		changes := templateChanges(old, out)
+		if len(changes) == 0 {
+			return nil
+		}
+		return auditTemplate(ctx, tx, identityapi.AuditTemplateUpdated, out.ID, map[string]any{"name": out.Name, "changes": changes})
+	})
+	return out, err
 }
 
-// DeleteTemplate removes an unused template. The foreign key is the
-// guarantee; the explicit check only gives the common case a clear answer.
+// DeleteTemplate removes an unused template and records template.deleted
+// (its name) in the audit log, in the same transaction. The foreign key
+// is the guarantee; the explicit check only gives the common case a clear
+// answer.
 func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
-	tag, err := s.db.Exec(ctx, `DELETE FROM templates WHERE id = $1`, id)
-	if db.IsForeignKeyViolation(err, "") {
-		return contracts.ErrTemplateInUse()
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		var name string
+		err := tx.QueryRow(ctx, `DELETE FROM templates WHERE id = $1 RETURNING name`, id).Scan(&name)
+		if db.IsForeignKeyViolation(err, "") {
+			return contracts.ErrTemplateInUse()
+		}
+		if db.IsNoRows(err) {
+			return fault.NotFound("template")
+		}
+		if err != nil {
+			return fmt.Errorf("delete template: %w", err)
+		}
+		return auditTemplate(ctx, tx, identityapi.AuditTemplateDeleted, id, map[string]any{"name": name})
+	})
+}
+
+// templateChange names a field an update changed; its values are left
+// out (a template's content is large), as identity lists a password
+// change.
+type templateChange struct {
+	Field string `json:"field"`
+}
+
+// templateChanges are the editable fields old and t differ in, in the
+// body's order.
+func templateChanges(old, t contracts.Template) []templateChange {
+	var out []templateChange
+	for _, f := range []struct {
+		name string
+		same bool
+	}{
+		{"name", old.Name == t.Name},
+		{"content", old.Content == t.Content},
+		{"number_prefix", old.NumberPrefix == t.NumberPrefix},
+		{"default_term_months", old.DefaultTermMonths == t.DefaultTermMonths},
+		{"header_left", old.HeaderLeft == t.HeaderLeft},
+		{"header_center", old.HeaderCenter == t.HeaderCenter},
+		{"header_right", old.HeaderRight == t.HeaderRight},
+		{"footer_left", old.FooterLeft == t.FooterLeft},
+		{"footer_center", old.FooterCenter == t.FooterCenter},
+		{"footer_right", old.FooterRight == t.FooterRight},
+	} {
+		if !f.same {
+			out = append(out, templateChange{Field: f.name})
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("delete template: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fault.NotFound("template")
-	}
-	return nil
+	return out
+}
+
+// auditTemplate records a template's audit entry with tx.
+func auditTemplate(ctx context.Context, tx pgx.Tx, action string, id int64, details map[string]any) error {
+	return audit.Record(ctx, tx, contractsapi.Service, audit.Entry{Action: action, Object: "template",
+		ID: strconv.FormatInt(id, 10), Details: details})
 }
