@@ -7,7 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/audit"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
@@ -280,7 +282,8 @@ func (s *Store) DeleteDeal(ctx context.Context, id int64) error {
 }
 
 // removeDeal deletes a deal (quotes cascade) with its unique values and
-// records deal.deleted.
+// records deal.deleted and, in the same transaction, the audit log's
+// record.deleted (a single delete and each deal of a batch delete).
 func removeDeal(ctx context.Context, tx pgx.Tx, id int64) error {
 	var gone int64
 	err := tx.QueryRow(ctx, `DELETE FROM deals WHERE id = $1 RETURNING id`, id).Scan(&gone)
@@ -293,7 +296,17 @@ func removeDeal(ctx context.Context, tx pgx.Tx, id int64) error {
 	if err := customfield.Release(ctx, tx, propertyapi.Deals, id); err != nil {
 		return err
 	}
-	return outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), outbox.Tombstone(gone))
+	if err := outbox.Add(ctx, tx, Stream, deals.EventDealDeleted, strconv.FormatInt(id, 10), outbox.Tombstone(gone)); err != nil {
+		return err
+	}
+	return auditDeleted(ctx, tx, "deal", gone)
+}
+
+// auditDeleted records the audit log's record.deleted of object id in
+// tx, the deletion's transaction.
+func auditDeleted(ctx context.Context, tx pgx.Tx, object string, id int64) error {
+	return audit.Record(ctx, tx, dealsapi.Service, audit.Entry{Action: identityapi.AuditRecordDeleted,
+		Object: object, ID: strconv.FormatInt(id, 10), Details: map[string]string{"object": object}})
 }
 
 // RefreshCompany keeps the denormalised company name current (fed by

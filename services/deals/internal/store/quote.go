@@ -283,14 +283,16 @@ func (s *Store) UpdateQuote(ctx context.Context, id int64,
 
 // DeleteQuote removes a quote and its lines.
 func (s *Store) DeleteQuote(ctx context.Context, id int64) error {
-	tag, err := s.db.Exec(ctx, `DELETE FROM quotes WHERE id = $1`, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return fault.NotFound("quote")
-	}
-	return nil
+	return s.db.InTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM quotes WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fault.NotFound("quote")
+		}
+		return auditDeleted(ctx, tx, "quote", id)
+	})
 }
 
 // MergeQuote returns the accepted quote, else the newest, else nil.
