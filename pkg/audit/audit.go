@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,4 +98,19 @@ func Record(ctx context.Context, q db.Querier, context string, e Entry) error {
 		return err
 	}
 	return outbox.Add(ctx, q, identityapi.AuditStream, identityapi.AuditEventType, m.Source, m)
+}
+
+// Filters are a request's query parameters as an entry's details record
+// them (an export's filters): a parameter given once as its value, one
+// given more often as the list.
+func Filters(v url.Values) map[string]any {
+	out := map[string]any{}
+	for k, vs := range v {
+		if len(vs) == 1 {
+			out[k] = vs[0]
+		} else {
+			out[k] = vs
+		}
+	}
+	return out
 }

@@ -418,7 +418,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 		fields[i] = c.Def.Name
 	}
 	dl := csvx.NewDownload(w, "contacts-"+a.now().UTC().Format("20060102")+".csv", ExportHeader(custom))
-	rows := &rowCounter{w: dl}
+	rows := &csvx.RowCounter{W: dl}
 	if err := a.svc.ExportContacts(r.Context(), f, fields, rows); err != nil {
 		if !dl.Started() {
 			return err
@@ -432,7 +432,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 		dl.Flush()
 	}
 	a.audit.record(r.Context(), audit.Entry{Action: identityapi.AuditExportRan, Object: "contact",
-		Details: map[string]any{"object": "contact", "filters": filters(r.URL.Query()), "rows": rows.rows}})
+		Details: map[string]any{"object": "contact", "filters": audit.Filters(r.URL.Query()), "rows": rows.Rows}})
 	return nil
 }
 

@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/opencrm/crm/pkg/audit"
@@ -42,43 +40,3 @@ func (a auditor) deleted(object string, del func(context.Context, int64) error) 
 	}
 }
 
-// filters are an export's query parameters as its entry records them.
-func filters(v url.Values) map[string]any {
-	out := map[string]any{}
-	for k, vs := range v {
-		if len(vs) == 1 {
-			out[k] = vs[0]
-		} else {
-			out[k] = vs
-		}
-	}
-	return out
-}
-
-// rowCounter counts the CSV rows written through it: line ends outside
-// quoted fields (a quoted field may hold line breaks; an escaped quote
-// "" toggles twice).
-type rowCounter struct {
-	w      interface{ Write([]byte) (int, error) }
-	rows   int
-	quoted bool
-}
-
-func (c *rowCounter) Write(p []byte) (int, error) {
-	for _, b := range p {
-		switch {
-		case b == '"':
-			c.quoted = !c.quoted
-		case b == '\n' && !c.quoted:
-			c.rows++
-		}
-	}
-	return c.w.Write(p)
-}
-
-// Flush flushes the download underneath, as the export flushes it.
-func (c *rowCounter) Flush() {
-	if f, ok := c.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}

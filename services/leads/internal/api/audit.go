@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"net/url"
 
 	"github.com/opencrm/crm/pkg/audit"
@@ -24,7 +23,7 @@ import (
 // rows sent.
 func recordExport(ctx context.Context, d *db.DB, query url.Values, rows int) {
 	e := audit.Entry{Action: identityapi.AuditExportRan, Object: "lead",
-		Details: map[string]any{"object": "lead", "filters": filters(query), "rows": rows}}
+		Details: map[string]any{"object": "lead", "filters": audit.Filters(query), "rows": rows}}
 	if err := audit.Record(ctx, d, leadsapi.Service, e); err != nil {
 		slog.ErrorContext(ctx, "audit entry not recorded", "action", e.Action, "error", err.Error())
 	}
@@ -36,44 +35,3 @@ func recordImport(ctx context.Context, q db.Querier, imported, skipped int) erro
 		Details: map[string]any{"object": "lead", "imported": imported, "skipped": skipped}})
 }
 
-// filters are an export's query parameters as its entry records them: a
-// parameter given once as its value, one given more often as the list.
-func filters(v url.Values) map[string]any {
-	out := map[string]any{}
-	for k, vs := range v {
-		if len(vs) == 1 {
-			out[k] = vs[0]
-		} else {
-			out[k] = vs
-		}
-	}
-	return out
-}
-
-// rowCounter counts the CSV rows written through it: line ends outside
-// quoted fields (a quoted field may hold line breaks; an escaped quote ""
-// toggles twice). The export writes no header through it.
-type rowCounter struct {
-	w      interface{ Write([]byte) (int, error) }
-	rows   int
-	quoted bool
-}
-
-func (c *rowCounter) Write(p []byte) (int, error) {
-	for _, b := range p {
-		switch {
-		case b == '"':
-			c.quoted = !c.quoted
-		case b == '\n' && !c.quoted:
-			c.rows++
-		}
-	}
-	return c.w.Write(p)
-}
-
-// Flush flushes the download underneath, as the export flushes it.
-func (c *rowCounter) Flush() {
-	if f, ok := c.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}

@@ -108,7 +108,7 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	// The download starts with the first row (or at the end, for none), so
 	// an error before it is still a problem answer.
 	dl := csvx.NewDownload(w, "leads-"+time.Now().UTC().Format("20060102")+".csv", exportHeader(custom))
-	rows := &rowCounter{w: dl}
+	rows := &csvx.RowCounter{W: dl}
 	if err := c.store.Export(r.Context(), f, fields, rows); err != nil {
 		if !dl.Started() {
 			return err
@@ -119,7 +119,7 @@ func (c *LeadCSV) Export(w http.ResponseWriter, r *http.Request) error {
 	if err := dl.Start(); err == nil {
 		dl.Flush()
 	}
-	recordExport(r.Context(), c.db, r.URL.Query(), rows.rows)
+	recordExport(r.Context(), c.db, r.URL.Query(), rows.Rows)
 	return nil
 }
 
