@@ -39,4 +39,3 @@ func (a auditor) deleted(object string, del func(context.Context, int64) error) 
 		return nil
 	}
 }
-

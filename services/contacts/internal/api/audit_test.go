@@ -6,40 +6,12 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/audit/audittest"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
-
-// auditEntries are the contacts outbox's audit messages (crm:audit), in
-// order, with what the test can predict.
-func (e *env) auditEntries(t *testing.T) []identityapi.AuditMessage {
-	t.Helper()
-	rows, err := e.db.Query(context.Background(), `SELECT payload::text FROM outbox WHERE stream = $1 ORDER BY id`,
-		identityapi.AuditStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payloads, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]identityapi.AuditMessage, len(payloads))
-	for i, p := range payloads {
-		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
-			t.Fatal(err)
-		}
-		if out[i].Source == "" || out[i].At.IsZero() || out[i].RequestID == "" {
-			t.Errorf("entry %d without source, time or request id: %s", i, p)
-		}
-		out[i].Source, out[i].RequestID = "", ""
-		out[i].At = time.Time{}
-	}
-	return out
-}
 
 // TestExportImportDeleteAreAudited: an export (its filters and row
 // count), an import (its counts; a dry run records nothing) and a delete
@@ -84,7 +56,7 @@ func TestExportImportDeleteAreAudited(t *testing.T) {
 		{Context: "contacts", Actor: actor, Action: "record.deleted", Target: &identityapi.AuditTarget{Object: "contact", ID: strconv.FormatInt(id, 10)},
 			Details: raw(`{"object":"contact"}`)},
 	}
-	got := e.auditEntries(t)
+	got := audittest.Entries(t, e.db)
 	for i := range got {
 		got[i].Actor.Name = "" // the test issuer's
 	}

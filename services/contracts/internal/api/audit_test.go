@@ -1,52 +1,22 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/audit/audittest"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 )
-
-// auditEntries are the contracts outbox's audit messages (crm:audit), in
-// order, with what the test can predict (the actor's name is the test
-// issuer's).
-func (e *env) auditEntries(t *testing.T) []identityapi.AuditMessage {
-	t.Helper()
-	rows, err := e.db.Query(context.Background(), `SELECT payload::text FROM outbox WHERE stream = $1 ORDER BY id`,
-		identityapi.AuditStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payloads, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]identityapi.AuditMessage, len(payloads))
-	for i, p := range payloads {
-		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
-			t.Fatal(err)
-		}
-		if out[i].Source == "" || out[i].At.IsZero() || out[i].RequestID == "" {
-			t.Errorf("entry %d without source, time or request id: %s", i, p)
-		}
-		out[i].Source, out[i].RequestID, out[i].Actor.Name = "", "", ""
-		out[i].At = time.Time{}
-	}
-	return out
-}
 
 // wantAudit checks every audit entry written so far.
 func (e *env) wantAudit(t *testing.T, want ...identityapi.AuditMessage) {
 	t.Helper()
-	if diff := cmp.Diff(want, e.auditEntries(t), cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(want, audittest.Entries(t, e.db), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("audit entries (-want +got):\n%s", diff)
 	}
 }

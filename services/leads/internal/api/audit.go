@@ -34,4 +34,3 @@ func recordImport(ctx context.Context, q db.Querier, imported, skipped int) erro
 	return audit.Record(ctx, q, leadsapi.Service, audit.Entry{Action: identityapi.AuditImportRan, Object: "lead",
 		Details: map[string]any{"object": "lead", "imported": imported, "skipped": skipped}})
 }
-
