@@ -17,7 +17,6 @@ import (
 	"github.com/opencrm/crm/pkg/audit"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/list/listsql"
-	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
 
@@ -87,20 +86,18 @@ func clean(s string, max int) string {
 	return s[:max]
 }
 
-// own is an entry of identity's own action, stamped now with ctx's actor,
-// client and request id. details is a value encoding to a JSON object
-// (nil for none).
+// own is an entry of identity's own action, stamped as audit.Message
+// stamps another context's (now, ctx's actor, client and request id),
+// without a source: it is appended here, not consumed from a stream.
+// details is a value encoding to a JSON object (nil for none): the store's
+// own maps and structs, so encoding cannot fail.
 func own(ctx context.Context, action, object string, id int64, details any) identityapi.AuditMessage {
-	m := identityapi.AuditMessage{Context: Context, At: time.Now(), Actor: audit.ActorOf(ctx), Action: action,
-		RequestID: problem.RequestID(ctx)}
+	e := audit.Entry{Action: action, Details: details}
 	if object != "" {
-		m.Target = &identityapi.AuditTarget{Object: object, ID: strconv.FormatInt(id, 10)}
+		e.Object, e.ID = object, strconv.FormatInt(id, 10)
 	}
-	c := audit.ClientOf(ctx)
-	m.IP, m.UserAgent = c.IP, c.UserAgent
-	if details != nil {
-		m.Details, _ = json.Marshal(details) // the store's own maps and structs
-	}
+	m, _ := audit.Message(ctx, Context, e)
+	m.Source = ""
 	return m
 }
 
