@@ -167,31 +167,26 @@ func sortKey(f contacts.Filter) (expr, dir string) {
 	return sorts(f).By[f.SortBy], dir
 }
 
-// ordered returns "SELECT <cols> FROM contacts <where> <order>" for f, as a
-// merge of one ordered branch per status when perStatus. With a page (pp
-// rows after off), each branch stops at off+pp rows.
-func ordered(f contacts.Filter, w *listsql.Where, cols string, paged bool) string {
+// pageIDs returns "SELECT id FROM contacts <where> <order> <page>" for f,
+// as a merge of one ordered branch per status when perStatus, each branch
+// stopping at off+pp rows (the page is pp rows after off).
+func pageIDs(f contacts.Filter, w *listsql.Where) string {
 	q := f.Query
 	expr, dir := sortKey(f)
 	order := " ORDER BY " + expr + " " + dir + ", id " + dir
-	limit, branchLimit := "", ""
-	if paged {
-		// Typed: PostgreSQL cannot infer a parameter's type in a sublink's LIMIT.
-		limit = " LIMIT " + w.Arg(q.PerPage) + "::int OFFSET " + w.Arg(q.Offset()) + "::int"
-		if perStatus(f) {
-			branchLimit = " LIMIT " + w.Arg(q.Offset()+q.PerPage) + "::int"
-		}
-	}
+	// Typed: PostgreSQL cannot infer a parameter's type in a sublink's LIMIT.
+	limit := " LIMIT " + w.Arg(q.PerPage) + "::int OFFSET " + w.Arg(q.Offset()) + "::int"
 	if !perStatus(f) {
-		return `SELECT ` + cols + ` FROM contacts ` + w.SQL() + order + limit
+		return `SELECT id FROM contacts ` + w.SQL() + order + limit
 	}
+	branchLimit := " LIMIT " + w.Arg(q.Offset()+q.PerPage) + "::int"
 	branches := make([]string, len(statuses))
 	for i, st := range statuses {
-		branches[i] = `(SELECT ` + cols + `, ` + expr + ` AS sort_key FROM contacts ` + and(w, "status = "+w.Arg(st)) +
+		branches[i] = `(SELECT id, ` + expr + ` AS sort_key FROM contacts ` + and(w, "status = "+w.Arg(st)) +
 			order + branchLimit + `)`
 	}
-	// The outer columns are named, not *, so sort_key stays inside.
-	return `SELECT ` + cols + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) merged ORDER BY sort_key ` + dir +
+	// The outer column is named, not *, so sort_key stays inside.
+	return `SELECT id FROM (` + strings.Join(branches, " UNION ALL ") + `) merged ORDER BY sort_key ` + dir +
 		`, id ` + dir + limit
 }
 
@@ -260,7 +255,7 @@ func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts
 func (s *Store) page(ctx context.Context, f contacts.Filter) ([]contacts.Contact, error) {
 	w := filter(f)
 	q := f.Query
-	ids := ordered(f, w, "id", true)
+	ids := pageIDs(f, w)
 	rows, err := s.db.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY(ARRAY(`+ids+`)) `+sorts(f).OrderBy(q),
 		s.planned(w.Args())...)
 	if err != nil {
