@@ -37,7 +37,26 @@ var settings = []string{"crm.actor", "crm.via", "crm.request_id"}
 // Session is the pool option that gives the triggers who and how: every
 // connection taken for a request carries its actor, channel and request
 // id (db.WithSession).
-func Session() db.Option { return db.WithSession(settings, values) }
+func Session() db.Option { return SessionIf(func() bool { return true }) }
+
+// SessionIf is Session while tracked answers true: a pool whose schema
+// has no history (known only once it is migrated) sets nothing, and so
+// costs no round trip when a request takes a connection.
+func SessionIf(tracked func() bool) db.Option {
+	return db.WithSession(settings, func(ctx context.Context) []string {
+		if !tracked() {
+			return nil
+		}
+		return values(ctx)
+	})
+}
+
+// Tracked reports whether q's schema holds record history.
+func Tracked(ctx context.Context, q db.Querier) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT to_regclass('history') IS NOT NULL`).Scan(&ok)
+	return ok, err
+}
 
 type actorKey struct{}
 type viaKey struct{}

@@ -237,3 +237,28 @@ func TestPruneKeepsWhatIsWithinRetention(t *testing.T) {
 		t.Fatalf("%d entries left, %v; want 1", left, err)
 	}
 }
+
+// TestSessionIfUntracked: a pool whose schema holds no history sets no
+// session settings for a request.
+func TestSessionIfUntracked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, "hist", migrate, history.Migrations)
+	off, err := db.Open(ctx, d.Config().ConnString(), "hist", 2, history.SessionIf(func() bool { return false }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	claims := &auth.Claims{RegisteredClaims: jwt.RegisteredClaims{Subject: "7"}, Role: auth.RoleUser}
+	req := problem.WithRequestID(auth.WithClaims(ctx, claims), "req-10")
+	var actor string
+	if err := off.QueryRow(req, `SELECT coalesce(current_setting('crm.actor', true), '')`).Scan(&actor); err != nil {
+		t.Fatal(err)
+	}
+	if actor != "" {
+		t.Errorf("crm.actor %q, want none", actor)
+	}
+	if ok, err := history.Tracked(ctx, d); err != nil || !ok {
+		t.Errorf("a migrated schema: tracked %v, %v", ok, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -106,13 +107,20 @@ func Open(ctx context.Context, service, schema string, s Settings, migrate func(
 	if err != nil {
 		return nil, err
 	}
-	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns), history.Session()); err != nil {
+	var tracked atomic.Bool // whether the schema holds record history, known once migrated
+	if rt.DB, err = db.Open(ctx, s.DatabaseURL, schema, int32(s.DBMaxConns), history.SessionIf(tracked.Load)); err != nil {
 		return nil, err
 	}
 	if err := migrate(ctx, rt.DB); err != nil {
 		rt.Close()
 		return nil, err
 	}
+	ok, err := history.Tracked(ctx, rt.DB)
+	if err != nil {
+		rt.Close()
+		return nil, fmt.Errorf("look up record history: %w", err)
+	}
+	tracked.Store(ok)
 	opt, err := redis.ParseURL(s.RedisURL)
 	if err != nil {
 		rt.Close()
