@@ -259,6 +259,10 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 				s.Close()
 				return nil, err
 			}
+			if err := s.hardenAudit(ctx); err != nil {
+				s.Close()
+				return nil, err
+			}
 		}
 	}
 	for _, n := range all {
@@ -309,6 +313,32 @@ func (s *Stack) createDatabase(ctx context.Context) error {
 		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+s.database+" WITH (FORCE)")
 	}
 	return nil
+}
+
+// hardenAudit runs deploy/postgres/harden.sql once identity has migrated,
+// as the crm-db-harden Job does in Kubernetes: every stack runs with the
+// audit log owned by a role identity does not log in as. Stacks start
+// concurrently and the role is cluster-wide, so a lost race creating it
+// is retried.
+func (s *Stack) hardenAudit(ctx context.Context) error {
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	sql, err := os.ReadFile(filepath.Join(root, "deploy", "postgres", "harden.sql"))
+	if err != nil {
+		return err
+	}
+	c, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	for attempt := 0; ; attempt++ {
+		if _, err = c.Exec(ctx, string(sql)); err == nil || attempt == 2 {
+			return err
+		}
+	}
 }
 
 func (s *Stack) roleURL(service string) string {

@@ -120,6 +120,11 @@ wait_ready() { # name
 STARTED=()
 start identity
 [[ " ${STARTED[*]} " == *" identity "* ]] && wait_ready identity
+# Identity has migrated: hand its audit log to a role nobody logs in as,
+# as the Kubernetes bootstrap Job does.
+if [ "$PER_ROLE" = 1 ] && [[ " ${STARTED[*]} " == *" identity "* ]]; then
+	psql "$DATABASE_URL" -q -v ON_ERROR_STOP=1 -f deploy/postgres/harden.sql >/dev/null && log "audit log owned by crm_audit_owner"
+fi
 for s in contacts deals leads contracts intake mail webhooks; do start "$s"; done
 if command -v "${CHROME_PATH:-chromium}" >/dev/null 2>&1; then
 	start render
