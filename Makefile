@@ -15,7 +15,7 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 12m
 # pkg/testdb starts a container instead (built in only with this tag).
 TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker info >/dev/null 2>&1 && echo testcontainers))
 
-.PHONY: help build run test test-short test-faults bench fuzz load lint tidy clean images images-push
+.PHONY: help build run test test-e2e test-short test-faults bench fuzz load lint tidy clean images images-push
 
 # Container images: `make images` builds one per process with
 # deploy/Dockerfile (gateway and context services) and deploy/render/Dockerfile,
@@ -30,7 +30,8 @@ IMAGES := $(foreach s,$(IMAGE_SERVICES),$(firstword $(subst :, ,$(s)))) render
 
 help:
 	@echo "make run    build everything and start the whole stack (gateway on :8080)"
-	@echo "make test   run every test of every module against real PostgreSQL, Redis and Chromium"
+	@echo "make test   run every test of every module against real PostgreSQL, Redis and Chromium, but the end-to-end suite"
+	@echo "make test-e2e  the end-to-end suite: the real binaries as one stack (.ci/run runs it after make test)"
 	@echo "make build  build all binaries into bin/"
 	@echo "make bench  run the benchmarks (see docs/benchmarks.md)"
 	@echo "make test-faults  every fault-injection test, the long ones too (see docs/reliability.md)"
@@ -49,10 +50,16 @@ build:
 run: build
 	@deploy/scripts/run.sh
 
-# All packages of all modules in one go test invocation, so the scheduler
-# overlaps compilation and tests across modules.
+# All packages of all modules but the end-to-end suite, in one go test
+# invocation, so the scheduler overlaps compilation and tests across
+# modules. The end-to-end suite (deploy/e2e: the real binaries as one
+# stack) has its own target, test-e2e; .ci/run runs both.
+UNIT_MODULES := $(filter-out deploy/e2e,$(MODULES))
 test:
-	$(GO) test $(GOTEST_FLAGS) $(if $(TEST_TAGS),-tags $(TEST_TAGS)) $(foreach m,$(MODULES),./$(m)/...)
+	$(GO) test $(GOTEST_FLAGS) $(if $(TEST_TAGS),-tags $(TEST_TAGS)) $(foreach m,$(UNIT_MODULES),./$(m)/...)
+
+test-e2e:
+	$(GO) test -race -count=1 -timeout 25m $(if $(TEST_TAGS),-tags $(TEST_TAGS)) ./deploy/e2e/...
 
 bench:
 	@deploy/scripts/bench.sh
