@@ -207,6 +207,10 @@ func New(cfg Config) (http.Handler, error) {
 	// "primary_contact":contact|null}} where the primary contact is the
 	// company's earliest-created contact; 404.
 	mux.Handle(contactsapi.RouteCompany, in(read("company", svc.CompanyWithPrimary, data)))
+	// A person's export and erasure (privacy.go).
+	if err := mountPrivacy(mux, internal, cfg.DB, svc); err != nil {
+		return nil, err
+	}
 
 	return httpx.Routes(mux), nil
 }
