@@ -127,10 +127,11 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (conta
 	if err != nil {
 		return done, err
 	}
-	if done.ContactIDs, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(done.ContactIDs) == 0 {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(ids) == 0 {
 		return done, err
 	}
-	ids := done.ContactIDs
+	done.ContactIDs = ids
 	if err := tx.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM notes WHERE parent_type = $1 AND parent_id = ANY($2)),
 			(SELECT count(*) FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2))`,

@@ -1,0 +1,305 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/services/contacts/internal/contacts"
+)
+
+// person is a database with a person (ann@example.com) held by two
+// contacts, one written in capitals, with notes, tasks, a unique custom
+// value, history and relayed events; and two other contacts, one with
+// notes and tasks of its own.
+type person struct {
+	d                  *db.DB
+	s                  *Store
+	ann, annToo, bob   int64
+	nobody             int64
+	annNotes, bobNotes []int64
+}
+
+func newPerson(t *testing.T) person {
+	t.Helper()
+	ctx := context.Background()
+	d, s := newTestStore(t)
+	props := customfield.Store{DB: d, Stream: Stream}
+	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
+	if _, err := props.Create(ctx, obj, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(first, email, status string, custom map[string]any) int64 {
+		t.Helper()
+		c := contacts.Contact{FirstName: first, LastName: "Smith", Status: status, CustomFields: custom}
+		if email != "" {
+			c.Email = &email
+		}
+		if source := "web"; first != "Nobody" {
+			c.Source = &source
+		}
+		created, err := s.CreateContact(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return created.ID
+	}
+	p := person{d: d, s: s,
+		ann:    create("Ann", "ann@example.com", contacts.StatusActive, map[string]any{"erp_id": "E-1"}),
+		annToo: create("Annie", "ANN@Example.COM", contacts.StatusInactive, nil),
+		bob:    create("Bob", "bob@example.com", contacts.StatusActive, map[string]any{"erp_id": "E-2"}),
+		nobody: create("Nobody", "", contacts.StatusActive, nil),
+	}
+	if _, err := s.UpdateContact(ctx, p.ann, func(c *contacts.Contact) error {
+		phone := "+1 555 0100"
+		c.Phone = &phone
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	note := func(parent int64, content string) int64 {
+		t.Helper()
+		n, err := activity.AddNote(ctx, d, activity.Contact, parent, content, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.ID
+	}
+	p.annNotes = []int64{note(p.ann, "Ann likes tea"), note(p.ann, "Ann moved to Lyon")}
+	p.bobNotes = []int64{note(p.bob, "Bob likes coffee")}
+	for _, parent := range []int64{p.ann, p.annToo, p.bob} {
+		if _, err := d.Exec(ctx, `INSERT INTO tasks (parent_type, parent_id, title, contact_id) VALUES ('contact', $1, 'Call back', $1)`,
+			parent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every event so far has been relayed; one more for Bob is not yet.
+	if _, err := d.Exec(ctx, `UPDATE outbox SET published_at = now()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateContact(ctx, p.bob, func(c *contacts.Contact) error {
+		title := "Buyer"
+		c.JobTitle = &title
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p person) count(t *testing.T, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := p.d.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%v\n%s", err, sql)
+	}
+	return n
+}
+
+func (p person) erase(t *testing.T, email string) contacts.PersonErasure {
+	t.Helper()
+	var done contacts.PersonErasure
+	err := p.d.InTx(context.Background(), func(tx pgx.Tx) error {
+		var err error
+		done, err = p.s.ErasePerson(context.Background(), tx, email)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
+// TestPersonExport: the export finds the person's contacts by address
+// ignoring case, with their custom fields, notes, tasks and history, and
+// nothing of anyone else.
+func TestPersonExport(t *testing.T) {
+	t.Parallel()
+	p := newPerson(t)
+	ctx := context.Background()
+	got, err := p.s.Person(ctx, "Ann@EXAMPLE.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, c := range got.Contacts {
+		ids = append(ids, c.ID)
+	}
+	if diff := cmp.Diff([]int64{p.ann, p.annToo}, ids); diff != "" {
+		t.Errorf("contacts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-1"}, got.Contacts[0].CustomFields); diff != "" {
+		t.Errorf("custom fields (-want +got):\n%s", diff)
+	}
+	if got.Contacts[0].Phone == nil || *got.Contacts[0].Phone != "+1 555 0100" {
+		t.Errorf("contact as read: %+v", got.Contacts[0])
+	}
+	type noteOf struct {
+		Contact, ID int64
+		Content     string
+	}
+	var notes []noteOf
+	for _, n := range got.Notes {
+		notes = append(notes, noteOf{n.ContactID, n.ID, n.Content})
+	}
+	wantNotes := []noteOf{{p.ann, p.annNotes[0], "Ann likes tea"}, {p.ann, p.annNotes[1], "Ann moved to Lyon"}}
+	if diff := cmp.Diff(wantNotes, notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	var taskOf []int64
+	for _, task := range got.Tasks {
+		taskOf = append(taskOf, *task.ContactID)
+	}
+	if diff := cmp.Diff([]int64{p.ann, p.annToo}, taskOf); diff != "" {
+		t.Errorf("tasks' contacts (-want +got):\n%s", diff)
+	}
+	// History: both contacts' entries and their notes' and tasks', every
+	// one the table holds about them.
+	want := p.count(t, `SELECT count(*) FROM history WHERE (object = 'contact' AND record_id = ANY($1))
+		OR (parent_object = 'contact' AND parent_id = ANY($1))`, []int64{p.ann, p.annToo})
+	if int64(len(got.History)) != want || want != 7 { // 2 creates, 1 update, 2 notes, 2 tasks
+		t.Errorf("history: %d entries, the table holds %d", len(got.History), want)
+	}
+	kinds := map[string]int{}
+	for _, e := range got.History {
+		kinds[e.Object+"."+e.Action]++
+	}
+	if diff := cmp.Diff(map[string]int{"contact.created": 2, "contact.updated": 1, "note.created": 2, "task.created": 2}, kinds); diff != "" {
+		t.Errorf("history entries (-want +got):\n%s", diff)
+	}
+	raw, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") {
+		t.Errorf("the export holds someone else's data: %s", s)
+	}
+	for _, key := range []string{`"contacts":`, `"notes":`, `"tasks":`, `"history":`} {
+		if !strings.Contains(string(raw), key) {
+			t.Errorf("the export has no %s: %s", key, raw)
+		}
+	}
+
+	none, err := p.s.Person(ctx, "nobody@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = json.Marshal(none)
+	if diff := cmp.Diff(`{"contacts":[],"notes":[],"tasks":[],"history":[]}`, string(raw)); diff != "" {
+		t.Errorf("an address held nowhere (-want +got):\n%s", diff)
+	}
+}
+
+// notThePerson selects the history entries not about contacts $1.
+const notThePerson = `((object = 'contact' AND record_id = ANY($1))
+	OR (parent_object = 'contact' AND parent_id = ANY($1))) IS NOT TRUE`
+
+// TestErasePerson: the erasure deletes the person's contacts (any case of
+// the address) with their notes, tasks and unique values, publishes
+// contact.deleted with the id alone, redacts their history and relayed
+// events, keeps the list totals right and leaves everyone else alone; a
+// second run finds nothing and changes nothing.
+func TestErasePerson(t *testing.T) {
+	t.Parallel()
+	p := newPerson(t)
+	ctx := context.Background()
+	ids := []int64{p.ann, p.annToo}
+	relayed := p.count(t, `SELECT count(*) FROM outbox WHERE stream = $1 AND type IN ('contact.created', 'contact.updated')
+		AND aggregate_id = ANY($2) AND published_at IS NOT NULL`, Stream, []string{idStr(p.ann), idStr(p.annToo)})
+	otherHistory := p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson, ids)
+	if otherHistory != 5 { // Bob's create, update, note and task, Nobody's create
+		t.Fatalf("%d history entries of others, want 5", otherHistory)
+	}
+
+	done := p.erase(t, "ann@example.COM")
+	// What the history holds of them now: 7 entries and the 6 deletes
+	// (2 contacts, 2 notes, 2 tasks), every one redacted.
+	want := contacts.PersonErasure{ContactIDs: ids, Notes: 2, Tasks: 2, History: 13, Events: relayed}
+	if diff := cmp.Diff(want, done); diff != "" {
+		t.Errorf("erasure (-want +got):\n%s", diff)
+	}
+	if relayed != 3 { // 2 creates, 1 update
+		t.Errorf("%d relayed events of the person, want 3", relayed)
+	}
+	for name, n := range map[string]int64{
+		"contacts":      p.count(t, `SELECT count(*) FROM contacts WHERE id = ANY($1)`, ids),
+		"notes":         p.count(t, `SELECT count(*) FROM notes WHERE parent_type = 'contact' AND parent_id = ANY($1)`, ids),
+		"tasks":         p.count(t, `SELECT count(*) FROM tasks WHERE parent_type = 'contact' AND parent_id = ANY($1)`, ids),
+		"unique values": p.count(t, `SELECT count(*) FROM custom_field_unique WHERE object = 'contacts' AND record_id = ANY($1)`, ids),
+		// A value left unerased: any string but "[erased]" under a key
+		// that is no id or timestamp.
+		"history values": p.count(t, `SELECT count(*) FROM history h,
+				LATERAL (SELECT * FROM jsonb_each(coalesce(h.before, '{}')) UNION ALL SELECT * FROM jsonb_each(coalesce(h.after, '{}'))) e
+			WHERE ((h.object = 'contact' AND h.record_id = ANY($1)) OR (h.parent_object = 'contact' AND h.parent_id = ANY($1)))
+				AND NOT (e.key = 'id' OR e.key LIKE '%\_id' OR e.key IN ('created_at', 'updated_at'))
+				AND e.value <> 'null' AND e.value <> '"[erased]"'`, ids),
+		"address in history": p.count(t, `SELECT count(*) FROM history WHERE before::text ILIKE '%ann%' OR after::text ILIKE '%ann%'`),
+		"address in events":  p.count(t, `SELECT count(*) FROM outbox WHERE payload::text ILIKE '%ann%'`),
+	} {
+		if n != 0 {
+			t.Errorf("%s of the person left: %d", name, n)
+		}
+	}
+	var deleted []string
+	rows, err := p.d.Query(ctx, `SELECT payload::text FROM outbox WHERE stream = $1 AND type = 'contact.deleted' ORDER BY id`, Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`{"id":` + idStr(p.ann) + `}`, `{"id":` + idStr(p.annToo) + `}`}, deleted); diff != "" {
+		t.Errorf("contact.deleted payloads (-want +got):\n%s", diff)
+	}
+
+	// Everyone else: untouched.
+	for name, got := range map[string][2]int64{
+		"contacts":      {2, p.count(t, `SELECT count(*) FROM contacts`)},
+		"bob's notes":   {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
+		"bob's tasks":   {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
+		"bob's value":   {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
+		"other history": {otherHistory, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
+			AND concat(before::text, after::text) NOT LIKE '%[erased]%'`, ids)},
+		"bob's history": {3, p.count(t, `SELECT count(*) FROM history WHERE (object = 'contact' AND record_id = $1 OR parent_id = $1)
+			AND (before::text LIKE '%Bob%' OR after::text LIKE '%Bob%' OR after::text LIKE '%Call back%')`, p.bob)},
+		"bob's events":  {2, p.count(t, `SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND payload::text LIKE '%bob@example.com%'`, idStr(p.bob))},
+	} {
+		if got[0] != got[1] {
+			t.Errorf("%s: %d, want %d", name, got[1], got[0])
+		}
+	}
+	// The erased unique value is free again.
+	if _, ok, err := p.s.Lookup(ctx, propertyapi.Contacts, customfield.Definition{Name: "erp_id"}, "E-1"); err != nil || ok {
+		t.Errorf("E-1 still held (%t, %v)", ok, err)
+	}
+	// The list totals the counts and the cube answer are the table's.
+	for name, f := range map[string]contacts.Filter{"none": {}, "active": {Status: "active"}, "inactive": {Status: "inactive"},
+		"source": {Source: "web"}} {
+		f.Query.Page, f.Query.PerPage, f.Query.SortBy = 1, 5, contacts.DefaultSort
+		_, total, err := p.s.ListContacts(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := filter(f)
+		if want := p.count(t, `SELECT count(*) FROM contacts `+w.SQL(), w.Args()...); int64(total) != want {
+			t.Errorf("%s: total %d, counting %d", name, total, want)
+		}
+	}
+
+	// Again: nothing left to find, nothing changes.
+	before := p.count(t, `SELECT count(*) FROM outbox`)
+	if diff := cmp.Diff(contacts.PersonErasure{}, p.erase(t, "ann@example.com")); diff != "" {
+		t.Errorf("second erasure (-want +got):\n%s", diff)
+	}
+	if after := p.count(t, `SELECT count(*) FROM outbox`); after != before {
+		t.Errorf("the second erasure recorded %d events", after-before)
+	}
+}
