@@ -262,15 +262,15 @@ func TestErasePerson(t *testing.T) {
 
 	// Everyone else: untouched.
 	for name, got := range map[string][2]int64{
-		"contacts":      {2, p.count(t, `SELECT count(*) FROM contacts`)},
-		"bob's notes":   {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
-		"bob's tasks":   {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
-		"bob's value":   {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
+		"contacts":    {2, p.count(t, `SELECT count(*) FROM contacts`)},
+		"bob's notes": {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
+		"bob's tasks": {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
+		"bob's value": {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
 		"other history": {otherHistory, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
 			AND concat(before::text, after::text) NOT LIKE '%[erased]%'`, ids)},
 		"bob's history": {3, p.count(t, `SELECT count(*) FROM history WHERE (object = 'contact' AND record_id = $1 OR parent_id = $1)
 			AND (before::text LIKE '%Bob%' OR after::text LIKE '%Bob%' OR after::text LIKE '%Call back%')`, p.bob)},
-		"bob's events":  {2, p.count(t, `SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND payload::text LIKE '%bob@example.com%'`, idStr(p.bob))},
+		"bob's events": {2, p.count(t, `SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND payload::text LIKE '%bob@example.com%'`, idStr(p.bob))},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s: %d, want %d", name, got[1], got[0])
