@@ -57,8 +57,13 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	priv, err := store.NewPrivacy(pool)
+	if err != nil {
+		return err
+	}
 	h, err := api.New(api.Config{Service: svc, Verifier: rt.Verifier, InternalSecret: cfg.InternalSecret,
-		Properties: customfield.Store{DB: pool, Stream: store.Stream}, DB: pool})
+		Properties: customfield.Store{DB: pool, Stream: store.Stream}, DB: pool,
+		Privacy: api.Privacy{DB: pool, Part: priv}})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ type Config struct {
 	InternalSecret string
 	// DB is where the record history of deals and quotes is read.
 	DB db.Querier
+	// Privacy is deals' part of privacy requests (internal routes).
+	Privacy Privacy
 }
 
 type handlers struct {
@@ -118,6 +120,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
 	mux.Handle(dealsapi.RouteDeal, internal(read(sent(h.svc.GetDeal))))
 	mux.Handle(dealsapi.RouteMerge, internal(read(h.svc.Merge)))
+	mountPrivacy(mux, internal, cfg.Privacy)
 
 	return httpx.Routes(mux), nil
 }
