@@ -21,7 +21,6 @@ import (
 	"github.com/opencrm/crm/services/mail/internal/jobs"
 	"github.com/opencrm/crm/services/mail/internal/mail"
 	"github.com/opencrm/crm/services/mail/internal/store"
-	"github.com/opencrm/crm/services/mail/migrations"
 )
 
 func main() {
@@ -39,7 +38,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	rt, err := platform.Open(ctx, "mail", "mail", s.Settings, func(ctx context.Context, d *db.DB) error {
-		return db.Migrate(ctx, d, "mail", migrations.FS)
+		return store.Migrate(ctx, d)
 	})
 	if err != nil {
 		return err
@@ -65,7 +64,8 @@ func run(ctx context.Context) error {
 		if queue, err = jobs.NewQueue(rdb, s.Jobs); err != nil {
 			return err
 		}
-		syncer, err := imapsync.New(st, sealer, s.Sync, log)
+		// The sync skips a message a privacy erasure deleted.
+		syncer, err := imapsync.New(st.ForSync(), sealer, s.Sync, log)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Deps{Service: svc, Verifier: rt.Verifier})
+	h, err := api.New(api.Deps{Service: svc, Verifier: rt.Verifier,
+		Privacy: &api.Privacy{Part: st, DB: d, InternalSecret: s.InternalSecret}})
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ import (
 type Deps struct {
 	Service  *mail.Service
 	Verifier *auth.Verifier
+	// Privacy serves the internal routes of a person's export and
+	// erasure; they are not mounted when it is nil.
+	Privacy *Privacy
 }
 
 type handler struct{ svc *mail.Service }
@@ -54,6 +57,9 @@ func New(d Deps) (http.Handler, error) {
 		{mailapi.SyncMailbox, h.syncMailbox},
 	} {
 		guards.Mount(mux, m.route, m.handler)
+	}
+	if err := mountPrivacy(mux, d.Privacy); err != nil {
+		return nil, err
 	}
 	return httpx.Routes(mux), nil
 }
