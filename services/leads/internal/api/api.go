@@ -119,6 +119,10 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(leadsapi.RouteCreateLead, internal(httpx.HandlerFunc(h.internalCreate)))
 	mux.Handle(leadsapi.RouteBatch, internal(httpx.HandlerFunc(h.internalCreateBatch)))
 	mux.Handle(leadsapi.RouteLead, internal(httpx.HandlerFunc(h.getByID)))
+	// A person's export and erasure (privacy.go).
+	if err := mountPrivacy(mux, internal, cfg.DB, cfg.Service); err != nil {
+		return nil, err
+	}
 	return httpx.Routes(mux), nil
 }
 
