@@ -76,7 +76,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(svc, rt.Verifier, act, d)
+	priv, err := store.NewPrivacy(d)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(svc, rt.Verifier, act, d, api.Privacy{InternalSecret: s.InternalSecret, DB: d, Part: priv})
 	if err != nil {
 		return err
 	}

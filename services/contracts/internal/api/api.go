@@ -42,8 +42,9 @@ type API struct {
 // that has one are open to every user by route but admin-only in fact:
 // the service decides (403) on the locked contract, since only then is it
 // known whether a copy exists. Record history (contracts' and templates')
-// is read from d.
-func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers, d db.Querier) (http.Handler, error) {
+// is read from d. A Privacy, when given, serves contracts' part of privacy
+// requests on the internal routes.
+func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers, d db.Querier, internal ...Privacy) (http.Handler, error) {
 	if svc == nil || verifier == nil || act == nil || d == nil {
 		return nil, errors.New("api: service, verifier, activity handlers and database are required")
 	}
@@ -92,6 +93,9 @@ func New(svc *contracts.Service, verifier *auth.Verifier, act *activity.Handlers
 		guards.Mount(mux, m.route, m.handler)
 	}
 	act.Mount(mux, contractsapi.ContractActivity, guards)
+	if err := mountPrivacy(mux, internal); err != nil {
+		return nil, err
+	}
 
 	return httpx.Routes(mux), nil
 }
