@@ -60,6 +60,14 @@ const (
 	AuditFieldDeleted      = "custom_field.deleted"
 )
 
+// A person's export or erasure was asked for (pkg/contract/privacyapi);
+// the entry names the request and the address's keyed hash, never the
+// address.
+const (
+	AuditPersonExportRequested  = "person.export_requested"
+	AuditPersonErasureRequested = "person.erasure_requested"
+)
+
 // AuditActions is every action, in the document's order: the values the
 // action filter accepts.
 var AuditActions = []string{
@@ -68,6 +76,7 @@ var AuditActions = []string{
 	AuditTeamCreated, AuditTeamUpdated, AuditTeamDeleted,
 	AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditTokenCreated, AuditTokenRevoked, AuditSigningKeyRotated,
 	AuditExportRan, AuditImportRan, AuditRecordDeleted, AuditRecordsMerged, AuditPersonErased,
+	AuditPersonExportRequested, AuditPersonErasureRequested,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookRotated,
 	AuditTemplateCreated, AuditTemplateUpdated, AuditTemplateDeleted,
 	AuditFieldCreated, AuditFieldUpdated, AuditFieldDeleted,

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime"
 	"time"
 
+	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/validate"
 	"github.com/opencrm/crm/services/identity/internal/api"
@@ -36,6 +40,28 @@ type settings struct {
 	// TrustedProxies lists the peers whose X-Forwarded-For is believed;
 	// unset is loopback only. Validate parses it into proxies.
 	TrustedProxies string `env:"CRM_TRUSTED_PROXIES"`
+
+	// The contexts a person's export or erasure visits
+	// (privacyapi.Contexts), each at its internal API.
+	ContactsURL  config.URL `env:"CONTACTS_URL" envDefault:"http://localhost:8082"`
+	LeadsURL     config.URL `env:"LEADS_URL" envDefault:"http://localhost:8083"`
+	DealsURL     config.URL `env:"DEALS_URL" envDefault:"http://localhost:8084"`
+	ContractsURL config.URL `env:"CONTRACTS_URL" envDefault:"http://localhost:8085"`
+	IntakeURL    config.URL `env:"INTAKE_URL" envDefault:"http://localhost:8086"`
+	MailURL      config.URL `env:"MAIL_URL" envDefault:"http://localhost:8087"`
+	WebhooksURL  config.URL `env:"WEBHOOKS_URL" envDefault:"http://localhost:8089"`
+	// PrivacyHashKey keys the HMAC-SHA256 a person's privacy requests are
+	// found by once their address is forgotten (a second erasure of the
+	// address answers the first). Unset, it is derived from
+	// CRM_INTERNAL_SECRET; set it (at least 32 characters) so that
+	// rotating the internal secret keeps finding earlier erasures.
+	PrivacyHashKey string `env:"CRM_PRIVACY_HASH_KEY"`
+	// The privacy runner: how often it looks for due requests, the longest
+	// wait before asking a context that failed again, and how long a call
+	// to a context may take.
+	PrivacyPoll        time.Duration `env:"CRM_PRIVACY_POLL" envDefault:"5s" min:"100ms" max:"10m"`
+	PrivacyRetryMax    time.Duration `env:"CRM_PRIVACY_RETRY_MAX" envDefault:"30s" min:"100ms" max:"1h"`
+	PrivacyCallTimeout time.Duration `env:"CRM_PRIVACY_CALL_TIMEOUT" envDefault:"60s" min:"1s" max:"30m"`
 
 	proxies *api.ClientIP
 }
@@ -68,6 +94,9 @@ func (c *settings) Validate() error {
 	case c.AdminPassword != "":
 		fail("CRM_ADMIN_EMAIL", "is required when CRM_ADMIN_PASSWORD is set")
 	}
+	if c.PrivacyHashKey != "" && len(c.PrivacyHashKey) < identity.MinPrivacyHashKey {
+		fail("CRM_PRIVACY_HASH_KEY", "must be at least %d characters", identity.MinPrivacyHashKey)
+	}
 	if c.RefreshTTL <= c.AccessTTL {
 		fail("CRM_REFRESH_TTL", "must be longer than CRM_ACCESS_TTL")
 	}
@@ -82,4 +111,36 @@ func (c *settings) Validate() error {
 // loginLimits are the throttle's limits as the core takes them.
 func (c settings) loginLimits() identity.Limits {
 	return identity.Limits{PerEmailIP: c.FailuresPerEmailIP, PerEmail: c.FailuresPerEmail, PerIP: c.FailuresPerIP}
+}
+
+// privacyHashKeyLabel derives the default privacy hash key from the
+// internal secret.
+const privacyHashKeyLabel = "crm privacy request hash key v1"
+
+// privacy is the privacy runner's tuning: CRM_PRIVACY_HASH_KEY, or
+// HMAC-SHA256(CRM_INTERNAL_SECRET, privacyHashKeyLabel) when unset.
+func (c settings) privacy() identity.PrivacyConfig {
+	p := identity.DefaultPrivacyConfig()
+	p.Poll, p.RetryMax = c.PrivacyPoll, c.PrivacyRetryMax
+	p.RetryBase = min(p.RetryBase, p.RetryMax)
+	// A lease outlasts a phase's calls (they run at once) with room.
+	p.Lease = max(p.Lease, 3*c.PrivacyCallTimeout)
+	if c.PrivacyHashKey != "" {
+		p.HashKey = []byte(c.PrivacyHashKey)
+	} else {
+		m := hmac.New(sha256.New, []byte(c.InternalSecret))
+		m.Write([]byte(privacyHashKeyLabel))
+		p.HashKey = m.Sum(nil)
+	}
+	return p
+}
+
+// privacyURLs are the contexts' base URLs by name.
+func (c settings) privacyURLs() map[string]string {
+	return map[string]string{
+		privacyapi.Contacts: c.ContactsURL.String(), privacyapi.Leads: c.LeadsURL.String(),
+		privacyapi.Deals: c.DealsURL.String(), privacyapi.Contracts: c.ContractsURL.String(),
+		privacyapi.Intake: c.IntakeURL.String(), privacyapi.Mail: c.MailURL.String(),
+		privacyapi.Webhooks: c.WebhooksURL.String(),
+	}
 }

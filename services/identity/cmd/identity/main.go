@@ -14,10 +14,12 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
+	"github.com/opencrm/crm/pkg/svcclient"
 	"github.com/opencrm/crm/services/identity/internal/api"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 	"github.com/opencrm/crm/services/identity/internal/store"
@@ -106,14 +108,29 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	parts := map[string]identity.PrivacyPart{}
+	for name, url := range c.privacyURLs() {
+		sc := svcclient.New(name, url, c.InternalSecret)
+		sc.Timeout = c.PrivacyCallTimeout
+		if parts[name], err = privacyapi.NewClient(sc); err != nil {
+			return err
+		}
+	}
+	privacy, err := identity.NewPrivacy(st, parts, c.privacy(), log)
+	if err != nil {
+		return err
+	}
 	handlers, err := api.New(svc, verifier, c.InternalSecret, c.proxies)
 	if err != nil {
 		return err
 	}
+	handlers.WithPrivacy(privacy)
 	stop := platform.Background(ctx,
 		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
 		func(ctx context.Context) { purgeLoop(ctx, st, log) },
 		func(ctx context.Context) { publishAccessLoop(ctx, st, rdb, log) },
+		// A person's exports and erasures, across the contexts.
+		privacy.Run,
 		// The other contexts' audit entries, appended once each.
 		(&outbox.Consumer{Redis: rdb, Stream: identityapi.AuditStream, Group: auditGroup, Name: outbox.ConsumerName(),
 			HandleBatch: svc.AppendAudit, Log: log}).Run,

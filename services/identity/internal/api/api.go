@@ -30,6 +30,8 @@ type API struct {
 	verifier       *auth.Verifier
 	internalSecret string
 	proxies        *ClientIP
+	// privacy serves privacyapi.Routes when set (WithPrivacy).
+	privacy *identity.Privacy
 }
 
 // New wires the handlers. The verifier checks tokens against the service's
@@ -106,6 +108,9 @@ func (a *API) Routes() http.Handler {
 		{identityapi.VerifyAuditLog, a.verifyAuditLog},
 	} {
 		guards.Mount(mux, m.route, m.handler)
+	}
+	for r, h := range a.privacyRoutes() {
+		guards.Mount(mux, *r, h)
 	}
 
 	// Internal calls act for the caller the calling context names.
