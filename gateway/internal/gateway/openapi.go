@@ -124,6 +124,9 @@ var tagDescriptions = map[string]string{
 		"this route answers for any record, deleted ones too (admin; integration tokens need scope admin).",
 	"Audit log": "The append-only, hash-chained log of logins, session revocations, access changes, keys and tokens, exports, imports, " +
 		"deletes and definition changes of every context (admin; integration tokens need scope admin).",
+	"Privacy": "A person's rights over their data (GDPR Art. 15, 17 and 20): export everything every context holds about an e-mail address, " +
+		"or erase it everywhere, each as a job identity runs across the contexts (admin; integration tokens need scope admin). " +
+		"An erasure's receipt says per context what was erased, redacted, or kept and why.",
 	"Webhooks": "Subscriptions that push every change to an integration's URL, signed (Standard Webhooks), retried for 3 days; " +
 		"their delivery log; and the events feed to catch up without a receiver. The bodies are listed under Webhooks. " +
 		"A person needs the admin role; an integration token needs webhooks:read or webhooks:write.",

@@ -14,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/intakeapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/contract/mailapi"
+	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/contract/webhooksapi"
 	"github.com/opencrm/crm/pkg/httpx"
@@ -38,7 +39,7 @@ func Routes() []route.Route {
 	var all []route.Route
 	for _, set := range [][]route.Route{
 		identityapi.Routes, contactsapi.Routes, leadsapi.Routes, dealsapi.Routes,
-		contractsapi.Routes, intakeapi.Routes, mailapi.Routes, webhooksapi.Routes, historyapi.Routes,
+		contractsapi.Routes, intakeapi.Routes, mailapi.Routes, webhooksapi.Routes, historyapi.Routes, privacyapi.Routes,
 	} {
 		all = append(all, set...)
 	}
