@@ -13,7 +13,6 @@ import (
 	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
-	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/services/intake/internal/api"
@@ -21,7 +20,6 @@ import (
 	"github.com/opencrm/crm/services/intake/internal/intake"
 	"github.com/opencrm/crm/services/intake/internal/ratelimit"
 	"github.com/opencrm/crm/services/intake/internal/store"
-	"github.com/opencrm/crm/services/intake/migrations"
 )
 
 func main() {
@@ -38,9 +36,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := platform.Open(ctx, "intake", "intake", s.Settings, func(ctx context.Context, d *db.DB) error {
-		return db.Migrate(ctx, d, "intake", migrations.FS)
-	})
+	rt, err := platform.Open(ctx, "intake", store.Schema, s.Settings, store.Migrate)
 	if err != nil {
 		return err
 	}
@@ -68,9 +64,14 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	priv, err := store.NewPrivacy(d)
+	if err != nil {
+		return err
+	}
 	h, err := api.New(api.Deps{
 		Service: svc, Store: st, Keys: keys, Limiter: limiter, Verifier: rt.Verifier,
 		CORSOrigins: s.CORSOrigins, Log: log,
+		Privacy: api.Privacy{InternalSecret: s.InternalSecret, DB: d, Part: priv},
 	})
 	if err != nil {
 		return err

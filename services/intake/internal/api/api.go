@@ -40,6 +40,8 @@ type Deps struct {
 	// CORSOrigins are allowed for every key (CRM_CORS_ORIGINS); "*" allows any.
 	CORSOrigins []string
 	Log         *slog.Logger
+	// Privacy is intake's part of privacy requests (internal routes).
+	Privacy Privacy
 }
 
 type handler struct{ Deps }
@@ -62,6 +64,9 @@ func New(d Deps) (http.Handler, error) {
 	mux.Handle(http.MethodOptions+" "+intakeapi.SubmitLead.Path, httpx.HandlerFunc(h.preflight))
 	guards.Mount(mux, intakeapi.ListSubmissions, httpx.HandlerFunc(h.list))
 	guards.Mount(mux, intakeapi.GetSubmission, httpx.HandlerFunc(h.get))
+	if err := mountPrivacy(mux, d.Privacy); err != nil {
+		return nil, err
+	}
 	return httpx.Routes(mux), nil
 }
 
