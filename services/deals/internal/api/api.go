@@ -20,6 +20,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
+	"github.com/opencrm/crm/pkg/contract/mergeapi/mergehttp"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
@@ -120,6 +121,8 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(dealsapi.RouteStage, internal(read(h.svc.GetStage)))
 	mux.Handle(dealsapi.RouteDeal, internal(read(sent(h.svc.GetDeal))))
 	mux.Handle(dealsapi.RouteMerge, internal(read(h.svc.Merge)))
+	// Contacts' merges move deals to the surviving contact or company.
+	mergehttp.Mount(mux, internal, h.svc.Move)
 	mountPrivacy(mux, internal, cfg.Privacy)
 
 	return httpx.Routes(mux), nil

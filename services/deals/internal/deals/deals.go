@@ -249,6 +249,8 @@ type Store interface {
 	// Lookup finds the deal holding value of the unique field d.
 	Lookup(ctx context.Context, d customfield.Definition, value string) (id int64, found bool, err error)
 	Batcher
+	// Mover repoints deals for a merge of contacts or companies.
+	Mover
 
 	UserExists(ctx context.Context, id int64) (bool, error)
 	UserName(ctx context.Context, id int64) (*string, error)
