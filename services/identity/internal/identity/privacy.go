@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -392,17 +393,21 @@ func (p *Privacy) work(ctx context.Context, j PrivacyJob) error {
 		if err != nil {
 			return err
 		}
+		var todo []string
+		for _, c := range privacyapi.Phases[j.Phase] {
+			if _, done := j.Parts[c]; !done {
+				todo = append(todo, c)
+			}
+		}
 		var mu sync.Mutex
 		var failed []error
+		answered := map[string]json.RawMessage{}
 		var wg sync.WaitGroup
-		for _, c := range privacyapi.Phases[j.Phase] {
-			if _, done := j.Parts[c]; done {
-				continue
-			}
+		for _, c := range todo {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				raw, err := p.ask(ctx, j, c, s)
+				raw, err := p.ask(ctx, j.Kind, j.ID, c, s)
 				if err == nil {
 					err = p.store.SavePrivacyPart(ctx, j.Kind, j.ID, c, raw, p.cfg.Lease)
 				}
@@ -412,10 +417,11 @@ func (p *Privacy) work(ctx context.Context, j PrivacyJob) error {
 					failed = append(failed, fmt.Errorf("%s: %w", c, err))
 					return
 				}
-				j.Parts[c] = raw
+				answered[c] = raw
 			}()
 		}
 		wg.Wait()
+		maps.Copy(j.Parts, answered)
 		if err := errors.Join(failed...); err != nil {
 			if slices.ContainsFunc(failed, func(e error) bool { return errors.Is(e, ErrPrivacyGone) }) {
 				return nil
@@ -444,12 +450,12 @@ func (p *Privacy) work(ctx context.Context, j PrivacyJob) error {
 	return err
 }
 
-// ask calls context c for j's part.
-func (p *Privacy) ask(ctx context.Context, j PrivacyJob, c string, s privacyapi.Subject) (json.RawMessage, error) {
+// ask calls context c for its part of request id.
+func (p *Privacy) ask(ctx context.Context, kind string, id int64, c string, s privacyapi.Subject) (json.RawMessage, error) {
 	var part any
 	var err error
-	if j.Kind == KindErasure {
-		part, err = p.parts[c].Erase(ctx, j.ID, s)
+	if kind == KindErasure {
+		part, err = p.parts[c].Erase(ctx, id, s)
 	} else {
 		var ep privacyapi.ExportPart
 		ep, err = p.parts[c].Export(ctx, s)
