@@ -27,7 +27,6 @@ import (
 	"github.com/opencrm/crm/services/webhooks/internal/ingest"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
 	"github.com/opencrm/crm/services/webhooks/internal/webhooks"
-	"github.com/opencrm/crm/services/webhooks/migrations"
 )
 
 func main() {
@@ -45,12 +44,9 @@ func run(ctx context.Context) error {
 		return err
 	}
 	rt, err := platform.Open(ctx, "webhooks", "webhooks", c.Settings, func(ctx context.Context, d *db.DB) error {
-		if err := db.Migrate(ctx, d, "webhooks", migrations.FS); err != nil {
-			return err
-		}
-		// The outbox carries the audit entries of subscription changes
-		// (crm:audit) to identity; webhooks publishes no events.
-		return outbox.Migrate(ctx, d)
+		// The schema, the outbox (the audit entries of subscription
+		// changes) and the idempotency keys (privacy erasures).
+		return store.Migrate(ctx, d)
 	})
 	if err != nil {
 		return err
@@ -91,7 +87,8 @@ func run(ctx context.Context) error {
 	}
 	h, err := api.New(api.Deps{
 		Store: st, Pinger: engine, Sealer: box, Verifier: rt.Verifier, Grace: c.Grace, MaxPerOwner: c.MaxPerOwner,
-		Policy: webhooks.URLPolicy{AllowHTTP: c.AllowHTTP, AllowPrivate: !c.BlockPrivate, Exempt: c.exempt},
+		InternalSecret: c.InternalSecret,
+		Policy:         webhooks.URLPolicy{AllowHTTP: c.AllowHTTP, AllowPrivate: !c.BlockPrivate, Exempt: c.exempt},
 	})
 	if err != nil {
 		return err

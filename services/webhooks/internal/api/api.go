@@ -70,6 +70,9 @@ type Deps struct {
 	// MaxPerOwner caps the subscriptions of one owner (default
 	// DefaultMaxPerOwner).
 	MaxPerOwner int
+	// InternalSecret guards the internal routes (a person's export and
+	// erasure); without it they refuse every call.
+	InternalSecret string
 }
 
 type handler struct{ Deps }
@@ -98,6 +101,7 @@ func New(d Deps) (http.Handler, error) {
 	mount(webhooksapi.ListDeliveries, h.deliveries)
 	mount(webhooksapi.RetryDelivery, h.retry)
 	mount(webhooksapi.ListEvents, h.feed)
+	mountPrivacy(mux, d.Store, d.InternalSecret)
 	return httpx.Routes(mux), nil
 }
 
