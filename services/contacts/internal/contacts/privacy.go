@@ -18,7 +18,10 @@ import (
 // contacts are those whose email equals the request's address ignoring
 // case. An export answers them with their notes, tasks and history; an
 // erasure deletes them with their notes and tasks and redacts their
-// history. Companies are not personal data: an erasure leaves them.
+// history. Other contacts holding the address in a custom field of type
+// email keep their record: the erasure clears the value (and redacts it
+// in their history). Companies are not personal data: an erasure leaves
+// them.
 
 // Person is everything the contacts context holds about one person: the
 // data of the context's part of an export.
@@ -33,6 +36,16 @@ type Person struct {
 	// History is every entry of the contacts' history and of their notes'
 	// and tasks', by contact, newest first.
 	History []historyapi.HistoryEntry `json:"history"`
+	// CustomFieldValues are the other contacts holding the address in a
+	// custom field of type email, and which field.
+	CustomFieldValues []HeldValue `json:"custom_field_values"`
+}
+
+// HeldValue names a custom field of another contact that holds the
+// person's address.
+type HeldValue struct {
+	ContactID int64  `json:"contact_id"`
+	Field     string `json:"field"`
 }
 
 // PersonNote is a note with the contact it belongs to.
@@ -42,10 +55,12 @@ type PersonNote struct {
 }
 
 // PersonErasure is what an erasure did: the contacts it deleted and how
-// many notes, tasks and history entries went with them, and how many
+// many notes, tasks and history entries went with them, the other
+// contacts whose custom fields it cleared of the address, and how many
 // relayed events it redacted.
 type PersonErasure struct {
 	ContactIDs []int64
+	Cleared    []int64
 	Notes      int64
 	Tasks      int64
 	History    int64
@@ -57,8 +72,9 @@ type PersonStore interface {
 	// Person reads what is held about the person with email.
 	Person(ctx context.Context, email string) (Person, error)
 	// ErasePerson deletes the person's contacts with their notes and
-	// tasks, publishing contact.deleted with nothing but the id, and
-	// redacts their history and their relayed events, inside tx.
+	// tasks, publishing contact.deleted with nothing but the id, clears
+	// the address from other contacts' custom fields, and redacts the
+	// history and the relayed events that held it, inside tx.
 	ErasePerson(ctx context.Context, tx pgx.Tx, email string) (PersonErasure, error)
 }
 
@@ -109,9 +125,10 @@ func (p *Privacy) Export(ctx context.Context, s privacyapi.Subject) (privacyapi.
 	return privacyapi.ExportPart{Found: privacyapi.Found{ContactIDs: ids}, Data: data}, nil
 }
 
-// Erase deletes the subject's contacts with their notes and tasks and
-// redacts their history inside tx, and answers the receipt: erased
-// contacts, notes and tasks; redacted history entries and events.
+// Erase deletes the subject's contacts with their notes and tasks, clears
+// the address from other contacts and redacts the history inside tx, and
+// answers the receipt: erased contacts, notes and tasks; redacted (other)
+// contacts, history entries and events.
 func (p *Privacy) Erase(ctx context.Context, tx pgx.Tx, s privacyapi.Subject) (privacyapi.ErasePart, error) {
 	email, err := address(s)
 	if err != nil {
@@ -125,7 +142,7 @@ func (p *Privacy) Erase(ctx context.Context, tx pgx.Tx, s privacyapi.Subject) (p
 		Found: privacyapi.Found{ContactIDs: done.ContactIDs},
 		Receipt: privacyapi.Receipt{
 			Erased:   map[string]int64{"contacts": int64(len(done.ContactIDs)), "notes": done.Notes, "tasks": done.Tasks},
-			Redacted: map[string]int64{"history": done.History, "events": done.Events},
+			Redacted: map[string]int64{"contacts": int64(len(done.Cleared)), "history": done.History, "events": done.Events},
 		},
 	}, nil
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -10,8 +12,10 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/history"
+	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -53,7 +57,14 @@ func (s *Store) Person(ctx context.Context, email string) (contacts.Person, erro
 		if p.Tasks, err = personTasks(ctx, tx, ids); err != nil {
 			return err
 		}
-		p.History, err = personHistory(ctx, tx, ids)
+		if p.History, err = personHistory(ctx, tx, ids); err != nil {
+			return err
+		}
+		defs, err := customfield.Definitions(ctx, tx, propertyapi.Contacts)
+		if err != nil {
+			return err
+		}
+		p.CustomFieldValues, err = heldValues(ctx, tx, defs, email, ids, "")
 		return err
 	})
 	if err != nil {
@@ -123,13 +134,34 @@ func personHistory(ctx context.Context, q db.Querier, ids []int64) ([]historyapi
 // about them the outbox still keeps after relaying them.
 func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (contacts.PersonErasure, error) {
 	var done contacts.PersonErasure
+	// The definitions first, as every write takes them before its rows.
+	defs, err := hold(ctx, tx, propertyapi.Contacts)
+	if err != nil {
+		return done, err
+	}
 	rows, err := tx.Query(ctx, `SELECT id FROM contacts WHERE `+personWhere+` ORDER BY id FOR UPDATE`, email)
 	if err != nil {
 		return done, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return done, err
+	}
+	held, err := heldValues(ctx, tx, defs, email, ids, lockRow)
+	if err != nil {
+		return done, err
+	}
+	if done.Cleared, err = clearValues(ctx, tx, defs, email, held); err != nil {
+		return done, err
+	}
+	if done.History, err = redactValues(ctx, tx, email, held); err != nil {
+		return done, err
+	}
+	if done.Events, err = redactEvents(ctx, tx, ids, done.Cleared, email); err != nil {
+		return done, err
+	}
+	if len(ids) == 0 {
+		return done, nil
 	}
 	done.ContactIDs = ids
 	if err := tx.QueryRow(ctx, `SELECT
@@ -143,27 +175,153 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (conta
 			return done, err
 		}
 	}
-	if done.History, err = history.Redact(ctx, tx, "contact", ids); err != nil {
-		return done, err
-	}
-	done.Events, err = redactEvents(ctx, tx, ids)
+	redacted, err := history.Redact(ctx, tx, "contact", ids)
+	done.History += redacted
 	return done, err
 }
 
 // redactEvents replaces the data of the relayed contact.created and
-// contact.updated events of contacts ids that the outbox keeps (until its
-// retention) with the id alone; events not yet relayed go out as they
+// contact.updated events that the outbox keeps (until its retention) of
+// the person's contacts ids, and those of the contacts cleared that carry
+// the address, with the id alone; events not yet relayed go out as they
 // are, to the events feed an erasure redacts afterwards.
-func redactEvents(ctx context.Context, tx pgx.Tx, ids []int64) (int64, error) {
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = idStr(id)
+func redactEvents(ctx context.Context, tx pgx.Tx, ids, cleared []int64, email string) (int64, error) {
+	if len(ids) == 0 && len(cleared) == 0 {
+		return 0, nil
 	}
 	tag, err := tx.Exec(ctx, `UPDATE outbox SET payload = json_build_object('id', aggregate_id::bigint)
-		WHERE stream = $1 AND type = ANY($2) AND aggregate_id = ANY($3) AND published_at IS NOT NULL`,
-		Stream, []string{contacts.ContactCreated, contacts.ContactUpdated}, keys)
+		WHERE stream = $1 AND type = ANY($2) AND published_at IS NOT NULL
+			AND (aggregate_id = ANY($3) OR (aggregate_id = ANY($4) AND strpos(lower(payload::text), $5) > 0))`,
+		Stream, []string{contacts.ContactCreated, contacts.ContactUpdated}, idStrs(ids), idStrs(cleared), emailValue(email))
 	if err != nil {
 		return 0, fmt.Errorf("redact events: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+func idStrs(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = idStr(id)
+	}
+	return out
+}
+
+// emailValue is the address as a custom field of type email holds it
+// (customfield stores those lower-cased and trimmed).
+func emailValue(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// emailFields are the names of the custom fields of type email among defs.
+func emailFields(defs []customfield.Definition) []string {
+	var names []string
+	for _, d := range defs {
+		if d.Type == customfield.Email {
+			names = append(names, d.Name)
+		}
+	}
+	return names
+}
+
+// heldValues are the custom fields of type email holding the address on
+// contacts other than ids (the person's), by contact and field, with the
+// definitions defs; lock
+// locks their rows (lockRow) or not ("").
+func heldValues(ctx context.Context, q db.Querier, defs []customfield.Definition, email string, ids []int64,
+	lock string) ([]contacts.HeldValue, error) {
+	names := emailFields(defs)
+	out := []contacts.HeldValue{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	value := emailValue(email)
+	objects := make([]string, len(names))
+	for i, n := range names {
+		raw, err := json.Marshal(map[string]string{n: value})
+		if err != nil {
+			return nil, err
+		}
+		objects[i] = string(raw)
+	}
+	// No index answers this: it reads the table, once per erasure or
+	// export, and only where contacts have custom fields of type email.
+	rows, err := q.Query(ctx, `SELECT id, custom_fields FROM contacts
+		WHERE custom_fields @> ANY($1::text[]::jsonb[]) AND id <> ALL(coalesce($2::bigint[], '{}')) ORDER BY id`+lock, objects, ids)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		ID     int64
+		Values map[string]any
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range found {
+		for _, n := range names {
+			if v, ok := r.Values[n].(string); ok && v == value {
+				out = append(out, contacts.HeldValue{ContactID: r.ID, Field: n})
+			}
+		}
+	}
+	return out, nil
+}
+
+// clearValues removes the held values from their contacts (a value an
+// erasure takes away, even of a required field), releases them where
+// unique and publishes each contact's contact.updated; it answers the
+// contacts changed.
+func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, email string, held []contacts.HeldValue) ([]int64, error) {
+	var ids []int64
+	fields := map[int64][]string{}
+	for _, h := range held {
+		if fields[h.ContactID] == nil {
+			ids = append(ids, h.ContactID)
+		}
+		fields[h.ContactID] = append(fields[h.ContactID], h.Field)
+	}
+	for _, id := range ids {
+		c, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET custom_fields = custom_fields - $2::text[], updated_at = now()
+			WHERE id = $1 RETURNING `+contactCols, id, fields[id])
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM custom_field_unique WHERE object = $1 AND record_id = $2 AND name = ANY($3)`,
+			propertyapi.Contacts, id, fields[id]); err != nil {
+			return nil, err
+		}
+		c.CustomFields = customfield.Render(defs, c.CustomFields)
+		if err := outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(id), c); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// redactValues replaces the address in the history of the held values'
+// contacts (each field's value before and after) with "[erased]",
+// leaving the rest of their history; it answers the entries changed.
+func redactValues(ctx context.Context, tx pgx.Tx, email string, held []contacts.HeldValue) (int64, error) {
+	changed := map[int64]bool{}
+	for _, h := range held {
+		rows, err := tx.Query(ctx, `UPDATE history SET
+				before = CASE WHEN before -> 'custom_fields' ->> $2 = $3
+					THEN jsonb_set(before, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE before END,
+				after = CASE WHEN after -> 'custom_fields' ->> $2 = $3
+					THEN jsonb_set(after, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE after END
+			WHERE object = 'contact' AND record_id = $1
+				AND (before -> 'custom_fields' ->> $2 = $3 OR after -> 'custom_fields' ->> $2 = $3)
+			RETURNING id`, h.ContactID, h.Field, emailValue(email), history.Erased)
+		if err != nil {
+			return 0, fmt.Errorf("redact history values: %w", err)
+		}
+		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return 0, fmt.Errorf("redact history values: %w", err)
+		}
+		for _, e := range entries {
+			changed[e] = true
+		}
+	}
+	return int64(len(changed)), nil
 }

@@ -19,7 +19,8 @@ import (
 // person is a database with a person (ann@example.com) held by two
 // contacts, one written in capitals, with notes, tasks, a unique custom
 // value, history and relayed events; and two other contacts, one with
-// notes and tasks of its own.
+// notes and tasks of its own and the address in a custom field of type
+// email (as Ann's assistant), the other another address there.
 type person struct {
 	d                  *db.DB
 	s                  *Store
@@ -34,8 +35,11 @@ func newPerson(t *testing.T) person {
 	d, s := newTestStore(t)
 	props := customfield.Store{DB: d, Stream: Stream}
 	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
-	if _, err := props.Create(ctx, obj, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true}); err != nil {
-		t.Fatal(err)
+	for _, in := range []propertyapi.PropertyInput{{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true},
+		{Name: "assistant_of", Label: "Assistant of", Type: customfield.Email}} {
+		if _, err := props.Create(ctx, obj, in); err != nil {
+			t.Fatal(err)
+		}
 	}
 	create := func(first, email, status string, custom map[string]any) int64 {
 		t.Helper()
@@ -55,8 +59,8 @@ func newPerson(t *testing.T) person {
 	p := person{d: d, s: s,
 		ann:    create("Ann", "ann@example.com", contacts.StatusActive, map[string]any{"erp_id": "E-1"}),
 		annToo: create("Annie", "ANN@Example.COM", contacts.StatusInactive, nil),
-		bob:    create("Bob", "bob@example.com", contacts.StatusActive, map[string]any{"erp_id": "E-2"}),
-		nobody: create("Nobody", "", contacts.StatusActive, nil),
+		bob:    create("Bob", "bob@example.com", contacts.StatusActive, map[string]any{"erp_id": "E-2", "assistant_of": "ann@example.com"}),
+		nobody: create("Nobody", "", contacts.StatusActive, map[string]any{"assistant_of": "annabel@example.com"}),
 	}
 	if _, err := s.UpdateContact(ctx, p.ann, func(c *contacts.Contact) error {
 		phone := "+1 555 0100"
@@ -136,7 +140,7 @@ func TestPersonExport(t *testing.T) {
 	if diff := cmp.Diff([]int64{p.ann, p.annToo}, ids); diff != "" {
 		t.Errorf("contacts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]any{"erp_id": "E-1"}, got.Contacts[0].CustomFields); diff != "" {
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-1", "assistant_of": nil}, got.Contacts[0].CustomFields); diff != "" {
 		t.Errorf("custom fields (-want +got):\n%s", diff)
 	}
 	if got.Contacts[0].Phone == nil || *got.Contacts[0].Phone != "+1 555 0100" {
@@ -175,11 +179,15 @@ func TestPersonExport(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"contact.created": 2, "contact.updated": 1, "note.created": 2, "task.created": 2}, kinds); diff != "" {
 		t.Errorf("history entries (-want +got):\n%s", diff)
 	}
+	// Bob's record holds the address: which field, not what else it holds.
+	if diff := cmp.Diff([]contacts.HeldValue{{ContactID: p.bob, Field: "assistant_of"}}, got.CustomFieldValues); diff != "" {
+		t.Errorf("custom field values (-want +got):\n%s", diff)
+	}
 	raw, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") {
+	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") || strings.Contains(s, "annabel") {
 		t.Errorf("the export holds someone else's data: %s", s)
 	}
 	for _, key := range []string{`"contacts":`, `"notes":`, `"tasks":`, `"history":`} {
@@ -193,7 +201,7 @@ func TestPersonExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ = json.Marshal(none)
-	if diff := cmp.Diff(`{"contacts":[],"notes":[],"tasks":[],"history":[]}`, string(raw)); diff != "" {
+	if diff := cmp.Diff(`{"contacts":[],"notes":[],"tasks":[],"history":[],"custom_field_values":[]}`, string(raw)); diff != "" {
 		t.Errorf("an address held nowhere (-want +got):\n%s", diff)
 	}
 }
@@ -205,8 +213,10 @@ const notThePerson = `((object = 'contact' AND record_id = ANY($1))
 // TestErasePerson: the erasure deletes the person's contacts (any case of
 // the address) with their notes, tasks and unique values, publishes
 // contact.deleted with the id alone, redacts their history and relayed
-// events, keeps the list totals right and leaves everyone else alone; a
-// second run finds nothing and changes nothing.
+// events, clears the address from another contact's custom field (and
+// its history and relayed events), keeps the list totals right and
+// leaves everything else alone; a second run finds nothing and changes
+// nothing.
 func TestErasePerson(t *testing.T) {
 	t.Parallel()
 	p := newPerson(t)
@@ -219,10 +229,16 @@ func TestErasePerson(t *testing.T) {
 		t.Fatalf("%d history entries of others, want 5", otherHistory)
 	}
 
+	// A required field is cleared all the same: the erasure is owed.
+	if _, err := p.d.Exec(ctx, `UPDATE custom_field_definitions SET required = true WHERE name = 'assistant_of'`); err != nil {
+		t.Fatal(err)
+	}
 	done := p.erase(t, "ann@example.COM")
 	// What the history holds of them now: 7 entries and the 6 deletes
-	// (2 contacts, 2 notes, 2 tasks), every one redacted.
-	want := contacts.PersonErasure{ContactIDs: ids, Notes: 2, Tasks: 2, History: 13, Events: relayed}
+	// (2 contacts, 2 notes, 2 tasks), every one redacted; and Bob's
+	// create and the clearing of his field. The events: the person's and
+	// Bob's create.
+	want := contacts.PersonErasure{ContactIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 15, Events: relayed + 1}
 	if diff := cmp.Diff(want, done); diff != "" {
 		t.Errorf("erasure (-want +got):\n%s", diff)
 	}
@@ -241,8 +257,9 @@ func TestErasePerson(t *testing.T) {
 			WHERE ((h.object = 'contact' AND h.record_id = ANY($1)) OR (h.parent_object = 'contact' AND h.parent_id = ANY($1)))
 				AND NOT (e.key = 'id' OR e.key LIKE '%\_id' OR e.key IN ('created_at', 'updated_at'))
 				AND e.value <> 'null' AND e.value <> '"[erased]"'`, ids),
-		"address in history": p.count(t, `SELECT count(*) FROM history WHERE before::text ILIKE '%ann%' OR after::text ILIKE '%ann%'`),
-		"address in events":  p.count(t, `SELECT count(*) FROM outbox WHERE payload::text ILIKE '%ann%'`),
+		"address in history": p.count(t, `SELECT count(*) FROM history WHERE concat(before::text, after::text) ILIKE '%ann@example.com%'`),
+		"relayed events":     p.count(t, `SELECT count(*) FROM outbox WHERE published_at IS NOT NULL AND payload::text ILIKE '%ann@example.com%'`),
+		"names in events":    p.count(t, `SELECT count(*) FROM outbox WHERE payload::text LIKE '%"Ann%'`),
 	} {
 		if n != 0 {
 			t.Errorf("%s of the person left: %d", name, n)
@@ -260,17 +277,35 @@ func TestErasePerson(t *testing.T) {
 		t.Errorf("contact.deleted payloads (-want +got):\n%s", diff)
 	}
 
-	// Everyone else: untouched.
+	// Bob keeps his record, without the address; everyone else and
+	// everything else is untouched.
+	bob, err := p.s.GetContact(ctx, p.bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-2", "assistant_of": nil}, bob.CustomFields); diff != "" {
+		t.Errorf("Bob's custom fields (-want +got):\n%s", diff)
+	}
 	for name, got := range map[string][2]int64{
 		"contacts":    {2, p.count(t, `SELECT count(*) FROM contacts`)},
 		"bob's notes": {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
 		"bob's tasks": {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
 		"bob's value": {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
-		"other history": {otherHistory, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
-			AND concat(before::text, after::text) NOT LIKE '%[erased]%'`, ids)},
-		"bob's history": {3, p.count(t, `SELECT count(*) FROM history WHERE (object = 'contact' AND record_id = $1 OR parent_id = $1)
-			AND (before::text LIKE '%Bob%' OR after::text LIKE '%Bob%' OR after::text LIKE '%Call back%')`, p.bob)},
+		// Bob's create and the clearing name the field erased, and
+		// nothing else is.
+		"other history erased": {2, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
+			AND concat(before::text, after::text) LIKE '%"assistant_of": "[erased]"%'`, ids)},
+		"other history": {otherHistory + 1, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson, ids)},
+		"bob's create kept": {1, p.count(t, `SELECT count(*) FROM history WHERE object = 'contact' AND record_id = $1 AND action = 'created'
+			AND after::text LIKE '%"first_name": "Bob"%' AND after::text LIKE '%"erp_id": "E-2"%'`, p.bob)},
+		"others unredacted": {4, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
+			AND concat(before::text, after::text) NOT LIKE '%"[erased]"%'`, ids)},
+		"annabel": {1, p.count(t, `SELECT count(*) FROM history WHERE after::text LIKE '%annabel@example.com%'`)},
+		// Bob's relayed create went with the address; his update not yet
+		// relayed goes out as it is (the events feed is redacted after);
+		// the clearing's carries none.
 		"bob's events": {2, p.count(t, `SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND payload::text LIKE '%bob@example.com%'`, idStr(p.bob))},
+		"unrelayed":    {1, p.count(t, `SELECT count(*) FROM outbox WHERE published_at IS NULL AND payload::text LIKE '%ann@example.com%'`)},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s: %d, want %d", name, got[1], got[0])
