@@ -141,7 +141,7 @@ func TestPrivacyExportAndErase(t *testing.T) {
 	// The erasure: 2 leads and a note; their 3 entries and the 3 deletes'
 	// redacted.
 	receipt := fmt.Sprintf(`{"data":{"lead_ids":[%d,%d],"receipt":{"context":"leads","status":"completed",`+
-		`"erased":{"leads":2,"notes":1,"tasks":0},"redacted":{"events":0,"history":6},"kept":[]}}}`+"\n", ann, annToo)
+		`"erased":{"leads":2,"notes":1,"tasks":0},"redacted":{"events":0,"history":6,"leads":0},"kept":[]}}}`+"\n", ann, annToo)
 	exactly(t, e.privacyCall(privacyapi.ErasurePath(7), privacyapi.Subject{Email: "ann@example.com"}), http.StatusOK, receipt)
 	history, events := e.count(`SELECT count(*) FROM history`), e.count(`SELECT count(*) FROM outbox`)
 	if n := e.count(`SELECT count(*) FROM history WHERE via = 'erasure' AND action = 'deleted'`); n != 3 {
@@ -161,13 +161,13 @@ func TestPrivacyExportAndErase(t *testing.T) {
 
 	// Held nowhere (now): zeros, and an export without data.
 	zeros := `{"data":{"receipt":{"context":"leads","status":"completed",` +
-		`"erased":{"leads":0,"notes":0,"tasks":0},"redacted":{"events":0,"history":0},"kept":[]}}}` + "\n"
+		`"erased":{"leads":0,"notes":0,"tasks":0},"redacted":{"events":0,"history":0,"leads":0},"kept":[]}}}` + "\n"
 	for _, c := range []struct {
 		id    int64
 		email string
 	}{{8, "ann@example.com"}, {9, "nobody@example.com"}} {
 		exactly(t, e.privacyCall(privacyapi.ErasurePath(c.id), privacyapi.Subject{Email: c.email}), http.StatusOK, zeros)
 		exactly(t, e.privacyCall(privacyapi.PathExport, privacyapi.Subject{Email: c.email}), http.StatusOK,
-			`{"data":{"data":{"leads":[],"notes":[],"tasks":[],"history":[]}}}`+"\n")
+			`{"data":{"data":{"leads":[],"notes":[],"tasks":[],"history":[],"custom_field_values":[]}}}`+"\n")
 	}
 }

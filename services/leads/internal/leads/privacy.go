@@ -18,7 +18,9 @@ import (
 // leads are those whose email equals the request's address ignoring case.
 // An export answers them with their notes, tasks and history; an erasure
 // deletes them with their notes, tasks and qualification progress and
-// redacts their history.
+// redacts their history. Other leads holding the address in a custom
+// field of type email keep their record: the erasure clears the value
+// (and redacts it in their history).
 
 // Person is everything the leads context holds about one person: the data
 // of the context's part of an export.
@@ -33,6 +35,16 @@ type Person struct {
 	// History is every entry of the leads' history and of their notes'
 	// and tasks', by lead, newest first.
 	History []historyapi.HistoryEntry `json:"history"`
+	// CustomFieldValues are the other leads holding the address in a
+	// custom field of type email, and which field.
+	CustomFieldValues []HeldValue `json:"custom_field_values"`
+}
+
+// HeldValue names a custom field of another lead that holds the person's
+// address.
+type HeldValue struct {
+	LeadID int64  `json:"lead_id"`
+	Field  string `json:"field"`
 }
 
 // PersonNote is a note with the lead it belongs to.
@@ -42,10 +54,12 @@ type PersonNote struct {
 }
 
 // PersonErasure is what an erasure did: the leads it deleted and how many
-// notes, tasks and history entries went with them, and how many relayed
-// events it redacted.
+// notes, tasks and history entries went with them, the other leads whose
+// custom fields it cleared of the address, and how many relayed events it
+// redacted.
 type PersonErasure struct {
 	LeadIDs []int64
+	Cleared []int64
 	Notes   int64
 	Tasks   int64
 	History int64
@@ -57,8 +71,9 @@ type PersonStore interface {
 	// Person reads what is held about the person with email.
 	Person(ctx context.Context, email string) (Person, error)
 	// ErasePerson deletes the person's leads with their notes and tasks,
-	// publishing lead.deleted with nothing but the id, and redacts their
-	// history and their relayed events, inside tx.
+	// publishing lead.deleted with nothing but the id, clears the address
+	// from other leads' custom fields, and redacts the history and the
+	// relayed events that held it, inside tx.
 	ErasePerson(ctx context.Context, tx pgx.Tx, email string) (PersonErasure, error)
 }
 
@@ -109,9 +124,10 @@ func (p *Privacy) Export(ctx context.Context, s privacyapi.Subject) (privacyapi.
 	return privacyapi.ExportPart{Found: privacyapi.Found{LeadIDs: ids}, Data: data}, nil
 }
 
-// Erase deletes the subject's leads with their notes and tasks and
-// redacts their history inside tx, and answers the receipt: erased leads,
-// notes and tasks; redacted history entries and events.
+// Erase deletes the subject's leads with their notes and tasks, clears the
+// address from other leads and redacts the history inside tx, and answers
+// the receipt: erased leads, notes and tasks; redacted (other) leads,
+// history entries and events.
 func (p *Privacy) Erase(ctx context.Context, tx pgx.Tx, s privacyapi.Subject) (privacyapi.ErasePart, error) {
 	email, err := address(s)
 	if err != nil {
@@ -125,7 +141,7 @@ func (p *Privacy) Erase(ctx context.Context, tx pgx.Tx, s privacyapi.Subject) (p
 		Found: privacyapi.Found{LeadIDs: done.LeadIDs},
 		Receipt: privacyapi.Receipt{
 			Erased:   map[string]int64{"leads": int64(len(done.LeadIDs)), "notes": done.Notes, "tasks": done.Tasks},
-			Redacted: map[string]int64{"history": done.History, "events": done.Events},
+			Redacted: map[string]int64{"leads": int64(len(done.Cleared)), "history": done.History, "events": done.Events},
 		},
 	}, nil
 }

@@ -2,14 +2,18 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
+	"github.com/opencrm/crm/pkg/contract/propertyapi"
+	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/services/leads/internal/leads"
@@ -56,7 +60,10 @@ func (s *Store) Person(ctx context.Context, email string) (leads.Person, error) 
 		if p.Tasks, err = personTasks(ctx, tx, ids); err != nil {
 			return err
 		}
-		p.History, err = personHistory(ctx, tx, ids)
+		if p.History, err = personHistory(ctx, tx, ids); err != nil {
+			return err
+		}
+		p.CustomFieldValues, err = heldValues(ctx, tx, defs, email, ids, "")
 		return err
 	})
 	if err != nil {
@@ -135,13 +142,34 @@ func personHistory(ctx context.Context, q db.Querier, ids []int64) ([]historyapi
 // them the outbox still keeps after relaying them.
 func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads.PersonErasure, error) {
 	var done leads.PersonErasure
+	// The definitions first, as every write takes them before its rows.
+	defs, err := hold(ctx, tx)
+	if err != nil {
+		return done, err
+	}
 	rows, err := tx.Query(ctx, `SELECT id FROM leads WHERE `+personWhere+` ORDER BY id FOR UPDATE`, email)
 	if err != nil {
 		return done, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return done, err
+	}
+	held, err := heldValues(ctx, tx, defs, email, ids, ` FOR NO KEY UPDATE`)
+	if err != nil {
+		return done, err
+	}
+	if done.Cleared, err = clearValues(ctx, tx, defs, held); err != nil {
+		return done, err
+	}
+	if done.History, err = redactValues(ctx, tx, email, held); err != nil {
+		return done, err
+	}
+	if done.Events, err = redactEvents(ctx, tx, ids, done.Cleared, email); err != nil {
+		return done, err
+	}
+	if len(ids) == 0 {
+		return done, nil
 	}
 	done.LeadIDs = ids
 	if err := tx.QueryRow(ctx, `SELECT
@@ -155,27 +183,147 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads
 			return done, err
 		}
 	}
-	if done.History, err = history.Redact(ctx, tx, "lead", ids); err != nil {
-		return done, err
-	}
-	done.Events, err = redactEvents(ctx, tx, ids)
+	redacted, err := history.Redact(ctx, tx, "lead", ids)
+	done.History += redacted
 	return done, err
 }
 
-// redactEvents replaces the data of the relayed events of leads ids that
-// carry the lead (every type but lead.deleted) and that the outbox keeps
-// (until its retention) with the id alone; events not yet relayed go out
-// as they are, to the events feed an erasure redacts afterwards.
-func redactEvents(ctx context.Context, tx pgx.Tx, ids []int64) (int64, error) {
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = strconv.FormatInt(id, 10)
+// redactEvents replaces the data of the relayed events that carry a lead
+// (every type but lead.deleted) that the outbox keeps (until its
+// retention) of the person's leads ids, and those of the leads cleared
+// that carry the address, with the id alone; events not yet relayed go
+// out as they are, to the events feed an erasure redacts afterwards.
+func redactEvents(ctx context.Context, tx pgx.Tx, ids, cleared []int64, email string) (int64, error) {
+	if len(ids) == 0 && len(cleared) == 0 {
+		return 0, nil
 	}
 	tag, err := tx.Exec(ctx, `UPDATE outbox SET payload = json_build_object('id', aggregate_id::bigint)
-		WHERE stream = $1 AND type = ANY($2) AND aggregate_id = ANY($3) AND published_at IS NOT NULL`,
-		leads.Stream, []string{leads.EventCreated, leads.EventUpdated, leads.EventQualified, leads.EventDisqualified}, keys)
+		WHERE stream = $1 AND type = ANY($2) AND published_at IS NOT NULL
+			AND (aggregate_id = ANY($3) OR (aggregate_id = ANY($4) AND strpos(lower(payload::text), $5) > 0))`,
+		leads.Stream, []string{leads.EventCreated, leads.EventUpdated, leads.EventQualified, leads.EventDisqualified},
+		idStrs(ids), idStrs(cleared), emailValue(email))
 	if err != nil {
 		return 0, fmt.Errorf("redact events: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+func idStrs(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.FormatInt(id, 10)
+	}
+	return out
+}
+
+// emailValue is the address as a custom field of type email holds it
+// (customfield stores those lower-cased and trimmed).
+func emailValue(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// heldValues are the custom fields of type email (among defs) holding the
+// address on leads other than ids (the person's), by lead and field; lock
+// locks their rows or is "".
+func heldValues(ctx context.Context, q db.Querier, defs []customfield.Definition, email string, ids []int64,
+	lock string) ([]leads.HeldValue, error) {
+	var names []string
+	for _, d := range defs {
+		if d.Type == customfield.Email {
+			names = append(names, d.Name)
+		}
+	}
+	out := []leads.HeldValue{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	value := emailValue(email)
+	objects := make([]string, len(names))
+	for i, n := range names {
+		raw, err := json.Marshal(map[string]string{n: value})
+		if err != nil {
+			return nil, err
+		}
+		objects[i] = string(raw)
+	}
+	// No index answers this: it reads the table, once per erasure or
+	// export, and only where leads have custom fields of type email.
+	rows, err := q.Query(ctx, `SELECT id, custom_fields FROM leads
+		WHERE custom_fields @> ANY($1::text[]::jsonb[]) AND id <> ALL(coalesce($2::bigint[], '{}')) ORDER BY id`+lock, objects, ids)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		ID     int64
+		Values map[string]any
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range found {
+		for _, n := range names {
+			if v, ok := r.Values[n].(string); ok && v == value {
+				out = append(out, leads.HeldValue{LeadID: r.ID, Field: n})
+			}
+		}
+	}
+	return out, nil
+}
+
+// clearValues removes the held values from their leads (a value an
+// erasure takes away, even of a required field), releases them where
+// unique and publishes each lead's lead.updated; it answers the leads
+// changed.
+func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, held []leads.HeldValue) ([]int64, error) {
+	var ids []int64
+	fields := map[int64][]string{}
+	for _, h := range held {
+		if fields[h.LeadID] == nil {
+			ids = append(ids, h.LeadID)
+		}
+		fields[h.LeadID] = append(fields[h.LeadID], h.Field)
+	}
+	for _, id := range ids {
+		l, err := one(ctx, tx, "clear lead values", `UPDATE leads SET custom_fields = custom_fields - $2::text[], updated_at = now()
+			WHERE id = $1 RETURNING `+Columns, id, fields[id])
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM custom_field_unique WHERE object = $1 AND record_id = $2 AND name = ANY($3)`,
+			propertyapi.Leads, id, fields[id]); err != nil {
+			return nil, err
+		}
+		render(defs, &l)
+		if err := event(ctx, tx, leads.EventUpdated, l); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// redactValues replaces the address in the history of the held values'
+// leads (each field's value before and after) with "[erased]", leaving
+// the rest of their history; it answers the entries changed.
+func redactValues(ctx context.Context, tx pgx.Tx, email string, held []leads.HeldValue) (int64, error) {
+	changed := map[int64]bool{}
+	for _, h := range held {
+		rows, err := tx.Query(ctx, `UPDATE history SET
+				before = CASE WHEN before -> 'custom_fields' ->> $2 = $3
+					THEN jsonb_set(before, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE before END,
+				after = CASE WHEN after -> 'custom_fields' ->> $2 = $3
+					THEN jsonb_set(after, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE after END
+			WHERE object = 'lead' AND record_id = $1
+				AND (before -> 'custom_fields' ->> $2 = $3 OR after -> 'custom_fields' ->> $2 = $3)
+			RETURNING id`, h.LeadID, h.Field, emailValue(email), history.Erased)
+		if err != nil {
+			return 0, fmt.Errorf("redact history values: %w", err)
+		}
+		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return 0, fmt.Errorf("redact history values: %w", err)
+		}
+		for _, e := range entries {
+			changed[e] = true
+		}
+	}
+	return int64(len(changed)), nil
 }

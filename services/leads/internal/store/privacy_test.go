@@ -21,7 +21,8 @@ import (
 // person is a database with a person (ann@example.com) held by two leads,
 // one written in capitals and in qualification, with notes, tasks, a
 // unique custom value, history and relayed events; and two other leads,
-// one with a note and a task of its own.
+// one with a note and a task of its own and the address in a custom field
+// of type email (as Ann's assistant), the other another address there.
 type person struct {
 	d                *db.DB
 	s                *store.Store
@@ -35,8 +36,11 @@ func newPerson(t *testing.T) person {
 	ctx := context.Background()
 	d, s := newStore(t)
 	props := customfield.Store{DB: d, Stream: leads.Stream}
-	if _, err := props.Create(ctx, leads.Object, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true}); err != nil {
-		t.Fatal(err)
+	for _, in := range []propertyapi.PropertyInput{{Name: "erp_id", Label: "ERP id", Type: customfield.Text, Unique: true},
+		{Name: "assistant_of", Label: "Assistant of", Type: customfield.Email}} {
+		if _, err := props.Create(ctx, leads.Object, in); err != nil {
+			t.Fatal(err)
+		}
 	}
 	create := func(first, email, status string, custom map[string]any) int64 {
 		t.Helper()
@@ -56,8 +60,8 @@ func newPerson(t *testing.T) person {
 	p := person{d: d, s: s,
 		ann:    create("Ann", "ann@example.com", leads.StatusNew, map[string]any{"erp_id": "E-1"}),
 		annToo: create("Annie", "ANN@Example.COM", leads.StatusContacted, nil),
-		bob:    create("Bob", "bob@example.com", leads.StatusNew, map[string]any{"erp_id": "E-2"}),
-		nobody: create("Nobody", "", leads.StatusNew, nil),
+		bob:    create("Bob", "bob@example.com", leads.StatusNew, map[string]any{"erp_id": "E-2", "assistant_of": "ann@example.com"}),
+		nobody: create("Nobody", "", leads.StatusNew, map[string]any{"assistant_of": "annabel@example.com"}),
 	}
 	if _, err := s.Update(ctx, p.ann, func(l *leads.Lead) error {
 		phone := "+1 555 0100"
@@ -140,10 +144,10 @@ func TestPersonExport(t *testing.T) {
 	if diff := cmp.Diff([]int64{p.ann, p.annToo}, ids); diff != "" {
 		t.Fatalf("leads (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]any{"erp_id": "E-1"}, got.Leads[0].CustomFields); diff != "" {
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-1", "assistant_of": nil}, got.Leads[0].CustomFields); diff != "" {
 		t.Errorf("custom fields (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]any{"erp_id": nil}, got.Leads[1].CustomFields); diff != "" {
+	if diff := cmp.Diff(map[string]any{"erp_id": nil, "assistant_of": nil}, got.Leads[1].CustomFields); diff != "" {
 		t.Errorf("custom fields of a lead holding none (-want +got):\n%s", diff)
 	}
 	if got.Leads[0].Phone == nil || *got.Leads[0].Phone != "+1 555 0100" {
@@ -174,11 +178,15 @@ func TestPersonExport(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"lead.created": 2, "lead.updated": 1, "note.created": 2, "task.created": 2}, kinds); diff != "" {
 		t.Errorf("history entries (-want +got):\n%s", diff)
 	}
+	// Bob's lead holds the address: which field, not what else it holds.
+	if diff := cmp.Diff([]leads.HeldValue{{LeadID: p.bob, Field: "assistant_of"}}, got.CustomFieldValues); diff != "" {
+		t.Errorf("custom field values (-want +got):\n%s", diff)
+	}
 	raw, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") {
+	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") || strings.Contains(s, "annabel") {
 		t.Errorf("the export holds someone else's data: %s", s)
 	}
 
@@ -187,7 +195,7 @@ func TestPersonExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ = json.Marshal(none)
-	if diff := cmp.Diff(`{"leads":[],"notes":[],"tasks":[],"history":[]}`, string(raw)); diff != "" {
+	if diff := cmp.Diff(`{"leads":[],"notes":[],"tasks":[],"history":[],"custom_field_values":[]}`, string(raw)); diff != "" {
 		t.Errorf("an address held nowhere (-want +got):\n%s", diff)
 	}
 }
@@ -199,8 +207,10 @@ const notThePerson = `((object = 'lead' AND record_id = ANY($1))
 // TestErasePerson: the erasure deletes the person's leads (any case of
 // the address) with their notes, tasks, qualification progress and unique
 // values, publishes lead.deleted with the id alone, redacts their history
-// and relayed events, keeps the list totals right and leaves everyone
-// else alone; a second run finds nothing and changes nothing.
+// and relayed events, clears the address from another lead's custom field
+// (and its history and relayed events), keeps the list totals right and
+// leaves everything else alone; a second run finds nothing and changes
+// nothing.
 func TestErasePerson(t *testing.T) {
 	t.Parallel()
 	p := newPerson(t)
@@ -216,10 +226,16 @@ func TestErasePerson(t *testing.T) {
 		t.Fatalf("%d history entries of others, want 5", otherHistory)
 	}
 
+	// A required field is cleared all the same: the erasure is owed.
+	if _, err := p.d.Exec(ctx, `UPDATE custom_field_definitions SET required = true WHERE name = 'assistant_of'`); err != nil {
+		t.Fatal(err)
+	}
 	done := p.erase(t, "ann@example.COM")
 	// The history of them: 7 entries and the 6 deletes (2 leads, 2
-	// notes, 2 tasks), every one redacted.
-	if diff := cmp.Diff(leads.PersonErasure{LeadIDs: ids, Notes: 2, Tasks: 2, History: 13, Events: 3}, done); diff != "" {
+	// notes, 2 tasks), every one redacted; and Bob's create and the
+	// clearing of his field. The events: the person's 3 and Bob's create.
+	want := leads.PersonErasure{LeadIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 15, Events: 4}
+	if diff := cmp.Diff(want, done); diff != "" {
 		t.Errorf("erasure (-want +got):\n%s", diff)
 	}
 	for name, n := range map[string]int64{
@@ -233,8 +249,9 @@ func TestErasePerson(t *testing.T) {
 			WHERE ((h.object = 'lead' AND h.record_id = ANY($1)) OR (h.parent_object = 'lead' AND h.parent_id = ANY($1)))
 				AND NOT (e.key = 'id' OR e.key LIKE '%\_id' OR e.key IN ('created_at', 'updated_at'))
 				AND e.value <> 'null' AND e.value <> '"[erased]"'`, ids),
-		"address in history": p.count(t, `SELECT count(*) FROM history WHERE before::text ILIKE '%ann%' OR after::text ILIKE '%ann%'`),
-		"address in events":  p.count(t, `SELECT count(*) FROM outbox WHERE payload::text ILIKE '%ann%'`),
+		"address in history": p.count(t, `SELECT count(*) FROM history WHERE concat(before::text, after::text) ILIKE '%ann@example.com%'`),
+		"relayed events":     p.count(t, `SELECT count(*) FROM outbox WHERE published_at IS NOT NULL AND payload::text ILIKE '%ann@example.com%'`),
+		"names in events":    p.count(t, `SELECT count(*) FROM outbox WHERE payload::text LIKE '%"Ann%'`),
 	} {
 		if n != 0 {
 			t.Errorf("%s of the person left: %d", name, n)
@@ -252,15 +269,35 @@ func TestErasePerson(t *testing.T) {
 		t.Errorf("lead.deleted payloads (-want +got):\n%s", diff)
 	}
 
-	// Everyone else: untouched.
+	// Bob keeps his lead, without the address; everyone else and
+	// everything else is untouched.
+	bob, err := p.s.Get(ctx, p.bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"erp_id": "E-2", "assistant_of": nil}, bob.CustomFields); diff != "" {
+		t.Errorf("Bob's custom fields (-want +got):\n%s", diff)
+	}
 	for name, got := range map[string][2]int64{
 		"leads":       {2, p.count(t, `SELECT count(*) FROM leads`)},
 		"bob's notes": {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
 		"bob's tasks": {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
 		"bob's value": {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
-		"other history": {otherHistory, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
-			AND concat(before::text, after::text) NOT LIKE '%[erased]%'`, ids)},
+		// Bob's create and the clearing name the field erased, and
+		// nothing else is.
+		"other history erased": {2, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
+			AND concat(before::text, after::text) LIKE '%"assistant_of": "[erased]"%'`, ids)},
+		"other history": {otherHistory + 1, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson, ids)},
+		"bob's create kept": {1, p.count(t, `SELECT count(*) FROM history WHERE object = 'lead' AND record_id = $1 AND action = 'created'
+			AND after::text LIKE '%"first_name": "Bob"%' AND after::text LIKE '%"erp_id": "E-2"%'`, p.bob)},
+		"others unredacted": {4, p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson+`
+			AND concat(before::text, after::text) NOT LIKE '%"[erased]"%'`, ids)},
+		"annabel": {1, p.count(t, `SELECT count(*) FROM history WHERE after::text LIKE '%annabel@example.com%'`)},
+		// Bob's relayed create went with the address; his
+		// disqualification not yet relayed goes out as it is (the events
+		// feed is redacted after); the clearing's carries none.
 		"bob's events": {2, p.count(t, `SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND payload::text LIKE '%bob@example.com%'`, str(p.bob))},
+		"unrelayed":    {1, p.count(t, `SELECT count(*) FROM outbox WHERE published_at IS NULL AND payload::text LIKE '%ann@example.com%'`)},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s: %d, want %d", name, got[1], got[0])
