@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/contract/mergeapi/mergehttp"
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/customfield/propertyhttp"
@@ -119,6 +120,8 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(leadsapi.RouteCreateLead, internal(httpx.HandlerFunc(h.internalCreate)))
 	mux.Handle(leadsapi.RouteBatch, internal(httpx.HandlerFunc(h.internalCreateBatch)))
 	mux.Handle(leadsapi.RouteLead, internal(httpx.HandlerFunc(h.getByID)))
+	// Contacts' merges move leads to the surviving contact or company.
+	mergehttp.Mount(mux, internal, cfg.Service.Move)
 	// A person's export and erasure (privacy.go).
 	if err := mountPrivacy(mux, internal, cfg.DB, cfg.Service); err != nil {
 		return nil, err

@@ -50,6 +50,8 @@ type Store interface {
 	// Lookup finds the lead holding value of the unique field d.
 	Lookup(ctx context.Context, d customfield.Definition, value string) (id int64, found bool, err error)
 	Batcher
+	// Mover repoints leads for a merge of contacts or companies.
+	Mover
 
 	// BeginQualification takes the lead's saga lease (409 while another
 	// attempt holds it) and returns the progress of earlier attempts.
