@@ -74,7 +74,12 @@ func Mount(mux *http.ServeMux, internal func(http.Handler) http.Handler, d *db.D
 // in history via erasure.
 func Erase(ctx context.Context, d *db.DB, context string, id int64, s privacyapi.Subject, p Part) (privacyapi.ErasePart, error) {
 	ctx = history.WithVia(ctx, historyapi.ViaErasure)
-	done, err := idempotency.Once(ctx, d, privacyapi.ErasureKey(id), s, func(tx pgx.Tx) (privacyapi.ErasePart, error) {
+	// The call is fingerprinted by the ids alone: a hash of the address
+	// stored beside the answer would be the person's data kept by a
+	// hash anyone can recompute from a guess. Identity asks one erasure
+	// id for one address only.
+	fingerprint := privacyapi.Found{ContactIDs: s.ContactIDs, LeadIDs: s.LeadIDs, DealIDs: s.DealIDs}
+	done, err := idempotency.Once(ctx, d, privacyapi.ErasureKey(id), fingerprint, func(tx pgx.Tx) (privacyapi.ErasePart, error) {
 		part, err := p.Erase(ctx, tx, s)
 		if err != nil {
 			return privacyapi.ErasePart{}, err
