@@ -63,8 +63,8 @@ func TestFake(t *testing.T) {
 	if part, err := c.Erase(ctx, 9, s); err != nil || part.Receipt.Erased["contacts"] != 1 {
 		t.Errorf("a repeated erasure answers the first part: %+v, %v", part, err)
 	}
-	if _, err := c.Erase(ctx, 9, privacyapi.Subject{Email: "other@example.com"}); fault.KindOf(err) != fault.KindConflict {
-		t.Errorf("another subject under one erasure id: %v, want a conflict", err)
+	if _, err := c.Erase(ctx, 9, privacyapi.Subject{Email: s.Email, LeadIDs: []int64{2}}); fault.KindOf(err) != fault.KindConflict {
+		t.Errorf("other ids under one erasure id: %v, want a conflict", err)
 	}
 
 	f.FailNext(1)
