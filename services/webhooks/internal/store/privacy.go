@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -137,126 +136,56 @@ func (s *Store) Export(ctx context.Context, sub privacyapi.Subject) (privacyapi.
 }
 
 // Erase redacts the person's events: every value of their payload but
-// ids and timestamps becomes "[erased]" (Redact), so the feed and every
-// delivery still to be sent carry none of it; and the response bodies
-// their deliveries stored (a receiver may echo what it was sent) become
-// "[erased]". It answers Redacted{"events", "deliveries"}: the events and
+// ids and timestamps becomes "[erased]" (privacy_redact, migration 006),
+// so the feed and every delivery still to be sent carry none of it; and
+// the response bodies their deliveries stored (a receiver may echo what it
+// was sent) become "[erased]". It keeps the person's contact and lead ids
+// (erased_records), so an event about them still on its way is stored
+// redacted. It answers Redacted{"events", "deliveries"}: the events and
 // deliveries it changed, so a second erasure answers zeros.
 func (s *Store) Erase(ctx context.Context, tx pgx.Tx, sub privacyapi.Subject) (privacyapi.ErasePart, error) {
-	rows, err := tx.Query(ctx, `SELECT seq, data `+personEvents+` ORDER BY seq FOR UPDATE`, personArgs(sub)...)
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO erased_records (object, record_id)
+		SELECT 'contact', unnest($1::text[]) UNION SELECT 'lead', unnest($2::text[])
+		ON CONFLICT DO NOTHING`, texts(sub.ContactIDs), texts(sub.LeadIDs)); err != nil {
+		return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: records: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT seq `+personEvents+` ORDER BY seq FOR UPDATE`, personArgs(sub)...)
 	if err != nil {
 		return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: %w", err)
 	}
-	type event struct {
-		seq  int64
-		data []byte
-	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (event, error) {
-		var e event
-		err := row.Scan(&e.seq, &e.data)
-		return e, err
-	})
+	seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: %w", err)
 	}
-	seqs := make([]int64, len(evs))
-	var changed []int64
-	var payloads []string
-	for i, e := range evs {
-		seqs[i] = e.seq
-		red, diff, err := Redact(e.data)
-		if err != nil {
-			return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: event %d: %w", e.seq, err)
-		}
-		if diff {
-			changed, payloads = append(changed, e.seq), append(payloads, string(red))
-		}
+	if len(seqs) == 0 {
+		return privacyapi.ErasePart{Receipt: privacyapi.Receipt{
+			Redacted: map[string]int64{"events": 0, "deliveries": 0},
+		}}, nil
 	}
-	if len(changed) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE events e SET data = u.data
-			FROM unnest($1::bigint[], $2::jsonb[]) AS u (seq, data) WHERE e.seq = u.seq`, changed, payloads); err != nil {
-			return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: events: %w", err)
-		}
+	// A payload redacted before is left alone, and not counted.
+	tag, err := tx.Exec(ctx, `UPDATE events SET data = privacy_redact(data)
+		WHERE seq = ANY($1) AND data <> privacy_redact(data)`, seqs)
+	if err != nil {
+		return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: events: %w", err)
 	}
 	var deliveries int64
-	if len(seqs) > 0 {
-		if err := tx.QueryRow(ctx, `
-			WITH d AS (
-				UPDATE deliveries SET response_body = $2
-				WHERE event_seq = ANY($1) AND response_body <> '' AND response_body <> $2
-				RETURNING id
-			), a AS (
-				UPDATE delivery_attempts SET response_body = $2
-				WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_seq = ANY($1))
-					AND response_body <> '' AND response_body <> $2
-				RETURNING delivery_id
-			)
-			SELECT count(*) FROM (SELECT id FROM d UNION SELECT delivery_id FROM a) changed`,
-			seqs, privacyapi.Erased).Scan(&deliveries); err != nil {
-			return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: deliveries: %w", err)
-		}
+	if err := tx.QueryRow(ctx, `
+		WITH d AS (
+			UPDATE deliveries SET response_body = $2
+			WHERE event_seq = ANY($1) AND response_body <> '' AND response_body <> $2
+			RETURNING id
+		), a AS (
+			UPDATE delivery_attempts SET response_body = $2
+			WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_seq = ANY($1))
+				AND response_body <> '' AND response_body <> $2
+			RETURNING delivery_id
+		)
+		SELECT count(*) FROM (SELECT id FROM d UNION SELECT delivery_id FROM a) changed`,
+		seqs, privacyapi.Erased).Scan(&deliveries); err != nil {
+		return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: deliveries: %w", err)
 	}
 	return privacyapi.ErasePart{Receipt: privacyapi.Receipt{
-		Redacted: map[string]int64{"events": int64(len(changed)), "deliveries": deliveries},
+		Redacted: map[string]int64{"events": tag.RowsAffected(), "deliveries": deliveries},
 	}}, nil
-}
-
-// Redact replaces every value of the JSON document payload with
-// "[erased]" but those of ids and timestamps (keys "id", "…_id",
-// "created_at", "updated_at", "occurred_at") and nulls, in nested objects
-// and arrays too; changed reports whether anything was replaced (a
-// payload redacted before is not).
-func Redact(payload []byte) (out []byte, changed bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber() // ids stay exact
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false, err
-	}
-	v, changed = redactValue(v)
-	if !changed {
-		return payload, false, nil
-	}
-	out, err = json.Marshal(v)
-	return out, true, err
-}
-
-func redactValue(v any) (any, bool) {
-	switch x := v.(type) {
-	case nil:
-		return nil, false
-	case map[string]any:
-		changed := false
-		for k, e := range x {
-			if keepKey(k) {
-				continue
-			}
-			var c bool
-			x[k], c = redactValue(e)
-			changed = changed || c
-		}
-		return x, changed
-	case []any:
-		changed := false
-		for i, e := range x {
-			var c bool
-			x[i], c = redactValue(e)
-			changed = changed || c
-		}
-		return x, changed
-	case string:
-		return privacyapi.Erased, x != privacyapi.Erased
-	default:
-		return privacyapi.Erased, true
-	}
-}
-
-// keepKey reports whether a key's value is an id or a timestamp, which a
-// redaction keeps.
-func keepKey(k string) bool {
-	switch k {
-	case "id", "created_at", "updated_at", "occurred_at":
-		return true
-	}
-	return strings.HasSuffix(k, "_id")
 }
