@@ -18,10 +18,11 @@ import (
 // contacts are those whose email equals the request's address ignoring
 // case. An export answers them with their notes, tasks and history; an
 // erasure deletes them with their notes and tasks and redacts their
-// history. Other contacts holding the address in a custom field of type
-// email keep their record: the erasure clears the value (and redacts it
-// in their history). Companies are not personal data: an erasure leaves
-// them.
+// history, and that of the person's contacts deleted before. Other
+// contacts holding the address in a custom field of type email, or whose
+// email was the address once, keep their record: the erasure clears the
+// value and redacts the address in their history. Companies are not
+// personal data: an erasure leaves them.
 
 // Person is everything the contacts context holds about one person: the
 // data of the context's part of an export.
@@ -34,7 +35,8 @@ type Person struct {
 	Notes []PersonNote       `json:"notes"`
 	Tasks []contactsapi.Task `json:"tasks"`
 	// History is every entry of the contacts' history and of their notes'
-	// and tasks', by contact, newest first.
+	// and tasks', and of the person's contacts deleted before (which the
+	// history keeps until its retention), by contact, newest first.
 	History []historyapi.HistoryEntry `json:"history"`
 	// CustomFieldValues are the other contacts holding the address in a
 	// custom field of type email, and which field.
@@ -74,7 +76,9 @@ type PersonStore interface {
 	// ErasePerson deletes the person's contacts with their notes and
 	// tasks, publishing contact.deleted with nothing but the id, clears
 	// the address from other contacts' custom fields, and redacts the
-	// history and the relayed events that held it, inside tx.
+	// history (of the person's contacts, present and past, and the address
+	// wherever else it holds it) and the relayed events that held it,
+	// inside tx.
 	ErasePerson(ctx context.Context, tx pgx.Tx, email string) (PersonErasure, error)
 }
 

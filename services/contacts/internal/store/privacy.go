@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -31,7 +32,9 @@ const personWhere = `lower(email) = lower($1) AND ` + anyStatus
 const historyPage = 500
 
 // Person reads the person's contacts (rendered as the API reads them),
-// their notes, tasks and history, in one snapshot.
+// their notes, tasks and history (and the history of the person's
+// contacts deleted before), and the other contacts' custom fields holding
+// the address, in one snapshot.
 func (s *Store) Person(ctx context.Context, email string) (contacts.Person, error) {
 	var p contacts.Person
 	snapshot := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
@@ -57,7 +60,11 @@ func (s *Store) Person(ctx context.Context, email string) (contacts.Person, erro
 		if p.Tasks, err = personTasks(ctx, tx, ids); err != nil {
 			return err
 		}
-		if p.History, err = personHistory(ctx, tx, ids); err != nil {
+		past, err := pastContacts(ctx, tx, email, ids)
+		if err != nil {
+			return err
+		}
+		if p.History, err = personHistory(ctx, tx, append(slices.Clone(ids), past...)); err != nil {
 			return err
 		}
 		defs, err := customfield.Definitions(ctx, tx, propertyapi.Contacts)
@@ -129,9 +136,12 @@ func personHistory(ctx context.Context, q db.Querier, ids []int64) ([]historyapi
 
 // ErasePerson deletes the person's contacts inside tx, each as a delete
 // does (its notes and tasks, its unique custom values, contact.deleted
-// carrying the id alone; the counts and cubes follow by trigger), then
-// redacts their history (the deletes' entries included) and the events
-// about them the outbox still keeps after relaying them.
+// carrying the id alone; the counts and cubes follow by trigger), and
+// clears the address from other contacts' custom fields of type email.
+// It then redacts the history of the person's contacts, present and
+// deleted before (the deletes' entries included), the address wherever
+// else the history holds it (a contact's email changed since, another
+// contact's custom field), and the relayed events that carry either.
 func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (contacts.PersonErasure, error) {
 	var done contacts.PersonErasure
 	// The definitions first, as every write takes them before its rows.
@@ -147,52 +157,74 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (conta
 	if err != nil {
 		return done, err
 	}
+	past, err := pastContacts(ctx, tx, email, ids)
+	if err != nil {
+		return done, err
+	}
 	held, err := heldValues(ctx, tx, defs, email, ids, lockRow)
 	if err != nil {
 		return done, err
 	}
-	if done.Cleared, err = clearValues(ctx, tx, defs, email, held); err != nil {
+	if done.Cleared, err = clearValues(ctx, tx, defs, held); err != nil {
 		return done, err
 	}
-	if done.History, err = redactValues(ctx, tx, email, held); err != nil {
-		return done, err
-	}
-	if done.Events, err = redactEvents(ctx, tx, ids, done.Cleared, email); err != nil {
-		return done, err
-	}
-	if len(ids) == 0 {
-		return done, nil
-	}
-	done.ContactIDs = ids
-	if err := tx.QueryRow(ctx, `SELECT
-			(SELECT count(*) FROM notes WHERE parent_type = $1 AND parent_id = ANY($2)),
-			(SELECT count(*) FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2))`,
-		activity.Contact, ids).Scan(&done.Notes, &done.Tasks); err != nil {
-		return done, err
-	}
-	for _, id := range ids {
-		if err := deleteContact(ctx, tx, id); err != nil {
+	if len(ids) > 0 {
+		done.ContactIDs = ids
+		if err := tx.QueryRow(ctx, `SELECT
+				(SELECT count(*) FROM notes WHERE parent_type = $1 AND parent_id = ANY($2)),
+				(SELECT count(*) FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2))`,
+			activity.Contact, ids).Scan(&done.Notes, &done.Tasks); err != nil {
 			return done, err
 		}
+		for _, id := range ids {
+			if err := deleteContact(ctx, tx, id); err != nil {
+				return done, err
+			}
+		}
 	}
-	redacted, err := history.Redact(ctx, tx, "contact", ids)
-	done.History += redacted
+	if done.History, err = history.Redact(ctx, tx, "contact", append(slices.Clone(ids), past...)); err != nil {
+		return done, err
+	}
+	values, err := redactValues(ctx, tx, email, held)
+	if err != nil {
+		return done, err
+	}
+	done.History += values
+	done.Events, err = redactEvents(ctx, tx, ids, email)
 	return done, err
+}
+
+// pastContacts are the contacts deleted before, not among ids, whose
+// deletion the history recorded with the address as their email: the
+// person's contacts of the past, whose history outlives them (until its
+// retention). No index answers it: it reads the history table, once per
+// erasure or export.
+func pastContacts(ctx context.Context, q db.Querier, email string, ids []int64) ([]int64, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT record_id FROM history
+		WHERE object = 'contact' AND action = 'deleted' AND lower(before ->> 'email') = lower($1)
+			AND record_id <> ALL(coalesce($2::bigint[], '{}'))
+		ORDER BY record_id`, email, ids)
+	if err != nil {
+		return nil, fmt.Errorf("past contacts: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
 // redactEvents replaces the data of the relayed contact.created and
 // contact.updated events that the outbox keeps (until its retention) of
-// the person's contacts ids, and those of the contacts cleared that carry
-// the address, with the id alone; events not yet relayed go out as they
-// are, to the events feed an erasure redacts afterwards.
-func redactEvents(ctx context.Context, tx pgx.Tx, ids, cleared []int64, email string) (int64, error) {
-	if len(ids) == 0 && len(cleared) == 0 {
-		return 0, nil
+// the person's contacts ids, and of any contact carrying the address (as
+// its email or in a custom field), with the id alone; events not yet
+// relayed go out as they are, to the events feed an erasure redacts
+// afterwards. No index answers the address: it reads the outbox.
+func redactEvents(ctx context.Context, tx pgx.Tx, ids []int64, email string) (int64, error) {
+	quoted, err := json.Marshal(emailValue(email))
+	if err != nil {
+		return 0, err
 	}
 	tag, err := tx.Exec(ctx, `UPDATE outbox SET payload = json_build_object('id', aggregate_id::bigint)
 		WHERE stream = $1 AND type = ANY($2) AND published_at IS NOT NULL
-			AND (aggregate_id = ANY($3) OR (aggregate_id = ANY($4) AND strpos(lower(payload::text), $5) > 0))`,
-		Stream, []string{contacts.ContactCreated, contacts.ContactUpdated}, idStrs(ids), idStrs(cleared), emailValue(email))
+			AND (aggregate_id = ANY($3) OR strpos(lower(payload::text), $4) > 0)`,
+		Stream, []string{contacts.ContactCreated, contacts.ContactUpdated}, idStrs(ids), string(quoted))
 	if err != nil {
 		return 0, fmt.Errorf("redact events: %w", err)
 	}
@@ -271,7 +303,7 @@ func heldValues(ctx context.Context, q db.Querier, defs []customfield.Definition
 // erasure takes away, even of a required field), releases them where
 // unique and publishes each contact's contact.updated; it answers the
 // contacts changed.
-func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, email string, held []contacts.HeldValue) ([]int64, error) {
+func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, held []contacts.HeldValue) ([]int64, error) {
 	var ids []int64
 	fields := map[int64][]string{}
 	for _, h := range held {
@@ -298,29 +330,44 @@ func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, 
 	return ids, nil
 }
 
-// redactValues replaces the address in the history of the held values'
-// contacts (each field's value before and after) with "[erased]",
-// leaving the rest of their history; it answers the entries changed.
+// redactValues replaces the address in the history of contacts the
+// erasure keeps with "[erased]": where it was a contact's email (changed
+// since) and in the held custom fields, before and after; the rest of
+// their history stays. It answers the entries changed.
 func redactValues(ctx context.Context, tx pgx.Tx, email string, held []contacts.HeldValue) (int64, error) {
 	changed := map[int64]bool{}
+	collect := func(rows pgx.Rows, err error) error {
+		if err != nil {
+			return fmt.Errorf("redact history values: %w", err)
+		}
+		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("redact history values: %w", err)
+		}
+		for _, e := range entries {
+			changed[e] = true
+		}
+		return nil
+	}
+	if err := collect(tx.Query(ctx, `UPDATE history SET
+			before = CASE WHEN lower(before ->> 'email') = lower($1)
+				THEN jsonb_set(before, '{email}', to_jsonb($2::text)) ELSE before END,
+			after = CASE WHEN lower(after ->> 'email') = lower($1)
+				THEN jsonb_set(after, '{email}', to_jsonb($2::text)) ELSE after END
+		WHERE object = 'contact' AND (lower(before ->> 'email') = lower($1) OR lower(after ->> 'email') = lower($1))
+		RETURNING id`, email, history.Erased)); err != nil {
+		return 0, err
+	}
 	for _, h := range held {
-		rows, err := tx.Query(ctx, `UPDATE history SET
+		if err := collect(tx.Query(ctx, `UPDATE history SET
 				before = CASE WHEN before -> 'custom_fields' ->> $2 = $3
 					THEN jsonb_set(before, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE before END,
 				after = CASE WHEN after -> 'custom_fields' ->> $2 = $3
 					THEN jsonb_set(after, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE after END
 			WHERE object = 'contact' AND record_id = $1
 				AND (before -> 'custom_fields' ->> $2 = $3 OR after -> 'custom_fields' ->> $2 = $3)
-			RETURNING id`, h.ContactID, h.Field, emailValue(email), history.Erased)
-		if err != nil {
-			return 0, fmt.Errorf("redact history values: %w", err)
-		}
-		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return 0, fmt.Errorf("redact history values: %w", err)
-		}
-		for _, e := range entries {
-			changed[e] = true
+			RETURNING id`, h.ContactID, h.Field, emailValue(email), history.Erased)); err != nil {
+			return 0, err
 		}
 	}
 	return int64(len(changed)), nil

@@ -20,12 +20,15 @@ import (
 // contacts, one written in capitals, with notes, tasks, a unique custom
 // value, history and relayed events; and two other contacts, one with
 // notes and tasks of its own and the address in a custom field of type
-// email (as Ann's assistant), the other another address there.
+// email (as Ann's assistant), the other another address there. Two more
+// held the address once: one deleted since (with a note), one whose email
+// changed since.
 type person struct {
 	d                  *db.DB
 	s                  *Store
 	ann, annToo, bob   int64
-	nobody             int64
+	nobody, past       int64
+	moved              int64
 	annNotes, bobNotes []int64
 }
 
@@ -79,6 +82,19 @@ func newPerson(t *testing.T) person {
 	}
 	p.annNotes = []int64{note(p.ann, "Ann likes tea"), note(p.ann, "Ann moved to Lyon")}
 	p.bobNotes = []int64{note(p.bob, "Bob likes coffee")}
+	p.past = create("Past", "Ann@example.com", contacts.StatusActive, nil)
+	note(p.past, "Left the company")
+	if err := s.DeleteContact(ctx, p.past); err != nil {
+		t.Fatal(err)
+	}
+	p.moved = create("Moved", "ann@example.com", contacts.StatusActive, nil)
+	if _, err := s.UpdateContact(ctx, p.moved, func(c *contacts.Contact) error {
+		email := "moved@example.net"
+		c.Email = &email
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	for _, parent := range []int64{p.ann, p.annToo, p.bob} {
 		if _, err := d.Exec(ctx, `INSERT INTO tasks (parent_type, parent_id, title, contact_id) VALUES ('contact', $1, 'Call back', $1)`,
 			parent); err != nil {
@@ -165,18 +181,20 @@ func TestPersonExport(t *testing.T) {
 	if diff := cmp.Diff([]int64{p.ann, p.annToo}, taskOf); diff != "" {
 		t.Errorf("tasks' contacts (-want +got):\n%s", diff)
 	}
-	// History: both contacts' entries and their notes' and tasks', every
-	// one the table holds about them.
+	// History: both contacts' entries and their notes' and tasks', and
+	// those of the contact deleted before, every one the table holds about
+	// them.
 	want := p.count(t, `SELECT count(*) FROM history WHERE (object = 'contact' AND record_id = ANY($1))
-		OR (parent_object = 'contact' AND parent_id = ANY($1))`, []int64{p.ann, p.annToo})
-	if int64(len(got.History)) != want || want != 7 { // 2 creates, 1 update, 2 notes, 2 tasks
+		OR (parent_object = 'contact' AND parent_id = ANY($1))`, []int64{p.ann, p.annToo, p.past})
+	if int64(len(got.History)) != want || want != 11 { // 3 creates, 1 update, 3 notes, 2 tasks, 2 deletes
 		t.Errorf("history: %d entries, the table holds %d", len(got.History), want)
 	}
 	kinds := map[string]int{}
 	for _, e := range got.History {
 		kinds[e.Object+"."+e.Action]++
 	}
-	if diff := cmp.Diff(map[string]int{"contact.created": 2, "contact.updated": 1, "note.created": 2, "task.created": 2}, kinds); diff != "" {
+	if diff := cmp.Diff(map[string]int{"contact.created": 3, "contact.updated": 1, "note.created": 3, "task.created": 2,
+		"contact.deleted": 1, "note.deleted": 1}, kinds); diff != "" {
 		t.Errorf("history entries (-want +got):\n%s", diff)
 	}
 	// Bob's record holds the address: which field, not what else it holds.
@@ -187,7 +205,8 @@ func TestPersonExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") || strings.Contains(s, "annabel") {
+	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") || strings.Contains(s, "annabel") ||
+		strings.Contains(s, "Moved") {
 		t.Errorf("the export holds someone else's data: %s", s)
 	}
 	for _, key := range []string{`"contacts":`, `"notes":`, `"tasks":`, `"history":`} {
@@ -225,8 +244,11 @@ func TestErasePerson(t *testing.T) {
 	relayed := p.count(t, `SELECT count(*) FROM outbox WHERE stream = $1 AND type IN ('contact.created', 'contact.updated')
 		AND aggregate_id = ANY($2) AND published_at IS NOT NULL`, Stream, []string{idStr(p.ann), idStr(p.annToo)})
 	otherHistory := p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson, ids)
-	if otherHistory != 5 { // Bob's create, update, note and task, Nobody's create
-		t.Fatalf("%d history entries of others, want 5", otherHistory)
+	// Bob's create, update, note and task, Nobody's create; the past
+	// contact's create, note, and their deletes; the moved one's create
+	// and update.
+	if otherHistory != 11 {
+		t.Fatalf("%d history entries of others, want 11", otherHistory)
 	}
 
 	// A required field is cleared all the same: the erasure is owed.
@@ -235,10 +257,11 @@ func TestErasePerson(t *testing.T) {
 	}
 	done := p.erase(t, "ann@example.COM")
 	// What the history holds of them now: 7 entries and the 6 deletes
-	// (2 contacts, 2 notes, 2 tasks), every one redacted; and Bob's
-	// create and the clearing of his field. The events: the person's and
-	// Bob's create.
-	want := contacts.PersonErasure{ContactIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 15, Events: relayed + 1}
+	// (2 contacts, 2 notes, 2 tasks), every one redacted; the past
+	// contact's 4; Bob's create and the clearing of his field; the moved
+	// contact's create and update. The events: the person's, and the
+	// creates of Bob, the past and the moved contact.
+	want := contacts.PersonErasure{ContactIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 21, Events: relayed + 3}
 	if diff := cmp.Diff(want, done); diff != "" {
 		t.Errorf("erasure (-want +got):\n%s", diff)
 	}
@@ -266,7 +289,8 @@ func TestErasePerson(t *testing.T) {
 		}
 	}
 	var deleted []string
-	rows, err := p.d.Query(ctx, `SELECT payload::text FROM outbox WHERE stream = $1 AND type = 'contact.deleted' ORDER BY id`, Stream)
+	rows, err := p.d.Query(ctx, `SELECT payload::text FROM outbox WHERE stream = $1 AND type = 'contact.deleted'
+		AND aggregate_id = ANY($2) ORDER BY id`, Stream, []string{idStr(p.ann), idStr(p.annToo)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +311,12 @@ func TestErasePerson(t *testing.T) {
 		t.Errorf("Bob's custom fields (-want +got):\n%s", diff)
 	}
 	for name, got := range map[string][2]int64{
-		"contacts":    {2, p.count(t, `SELECT count(*) FROM contacts`)},
+		"contacts": {3, p.count(t, `SELECT count(*) FROM contacts`)},
+		"past erased": {4, p.count(t, `SELECT count(*) FROM history WHERE (record_id = $1 OR parent_id = $1)
+			AND concat(before::text, after::text) LIKE '%"[erased]"%' AND concat(before::text, after::text) NOT LIKE '%Past%'`, p.past)},
+		"moved kept": {2, p.count(t, `SELECT count(*) FROM history WHERE object = 'contact' AND record_id = $1
+			AND concat(before::text, after::text) LIKE '%"email": "[erased]"%'
+			AND (after::text LIKE '%"first_name": "Moved"%' OR after::text LIKE '%moved@example.net%')`, p.moved)},
 		"bob's notes": {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
 		"bob's tasks": {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
 		"bob's value": {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
