@@ -170,9 +170,10 @@ func jsonValue(t *testing.T, s string) any {
 
 // TestPrivacyEraseRoute: the export lists the person's events; an erasure
 // redacts them, and the feed serves them redacted. It runs once per id:
-// its repeat answers the first receipt and changes nothing (an event of
-// the person stored since stays as it is); a new id redacts what is there
-// now.
+// its repeat answers the first receipt and changes nothing (an event
+// quoting the person's address stored since stays as it is); a new id
+// redacts what is there now. An event about their contact stored after
+// the erasure is stored redacted.
 func TestPrivacyEraseRoute(t *testing.T) {
 	t.Parallel()
 	e := newPrivacyEnv(t)
@@ -205,11 +206,15 @@ func TestPrivacyEraseRoute(t *testing.T) {
 	}
 	wantJSON(t, e.internal(privacyapi.ErasurePath(4), privacySecret, ann), http.StatusOK, receipt(1))
 	redacted := jsonValue(t, `{"id":5,"email":"[erased]","first_name":"[erased]","created_at":"2026-03-01T10:00:00Z"}`)
-	later := e.ingestEvent(3, "contact.updated", "5", `{"id":5,"email":"ann@example.com"}`)
+	// Stored after the erasure: an event about the erased contact is
+	// stored redacted; one quoting the address is the next erasure's.
+	onItsWay := e.ingestEvent(3, "contact.updated", "5", `{"id":5,"email":"ann@example.com"}`)
+	later := e.ingestEvent(4, "deal.updated", "100", `{"id":100,"title":"Retrofit for ann@example.com"}`)
 	want := map[string]any{
-		contact: redacted,
-		other:   jsonValue(t, `{"id":6,"email":"bob@example.com","first_name":"Bob"}`),
-		later:   jsonValue(t, `{"id":5,"email":"ann@example.com"}`),
+		contact:  redacted,
+		other:    jsonValue(t, `{"id":6,"email":"bob@example.com","first_name":"Bob"}`),
+		onItsWay: jsonValue(t, `{"id":5,"email":"[erased]"}`),
+		later:    jsonValue(t, `{"id":100,"title":"Retrofit for ann@example.com"}`),
 	}
 	if diff := cmp.Diff(want, e.feedData()); diff != "" {
 		t.Errorf("feed after the erasure (-want +got):\n%s", diff)
@@ -221,7 +226,7 @@ func TestPrivacyEraseRoute(t *testing.T) {
 	}
 
 	wantJSON(t, e.internal(privacyapi.ErasurePath(5), privacySecret, ann), http.StatusOK, receipt(1))
-	want[later] = jsonValue(t, `{"id":5,"email":"[erased]"}`)
+	want[later] = jsonValue(t, `{"id":100,"title":"[erased]"}`)
 	if diff := cmp.Diff(want, e.feedData()); diff != "" {
 		t.Errorf("feed after a new erasure (-want +got):\n%s", diff)
 	}
