@@ -18,9 +18,10 @@ import (
 // leads are those whose email equals the request's address ignoring case.
 // An export answers them with their notes, tasks and history; an erasure
 // deletes them with their notes, tasks and qualification progress and
-// redacts their history. Other leads holding the address in a custom
-// field of type email keep their record: the erasure clears the value
-// (and redacts it in their history).
+// redacts their history, and that of the person's leads deleted before.
+// Other leads holding the address in a custom field of type email, or
+// whose email was the address once, keep their record: the erasure clears
+// the value and redacts the address in their history.
 
 // Person is everything the leads context holds about one person: the data
 // of the context's part of an export.
@@ -33,7 +34,8 @@ type Person struct {
 	Notes []PersonNote       `json:"notes"`
 	Tasks []contactsapi.Task `json:"tasks"`
 	// History is every entry of the leads' history and of their notes'
-	// and tasks', by lead, newest first.
+	// and tasks', and of the person's leads deleted before (which the
+	// history keeps until its retention), by lead, newest first.
 	History []historyapi.HistoryEntry `json:"history"`
 	// CustomFieldValues are the other leads holding the address in a
 	// custom field of type email, and which field.
@@ -72,8 +74,9 @@ type PersonStore interface {
 	Person(ctx context.Context, email string) (Person, error)
 	// ErasePerson deletes the person's leads with their notes and tasks,
 	// publishing lead.deleted with nothing but the id, clears the address
-	// from other leads' custom fields, and redacts the history and the
-	// relayed events that held it, inside tx.
+	// from other leads' custom fields, and redacts the history (of the
+	// person's leads, present and past, and the address wherever else it
+	// holds it) and the relayed events that held it, inside tx.
 	ErasePerson(ctx context.Context, tx pgx.Tx, email string) (PersonErasure, error)
 }
 

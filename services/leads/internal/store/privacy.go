@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,9 @@ const personWhere = `lower(email) = lower($1)`
 const historyPage = 500
 
 // Person reads the person's leads (rendered as the API reads them), their
-// notes, tasks and history, in one snapshot.
+// notes, tasks and history (and the history of the person's leads
+// deleted before), and the other leads' custom fields holding the
+// address, in one snapshot.
 func (s *Store) Person(ctx context.Context, email string) (leads.Person, error) {
 	var p leads.Person
 	snapshot := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
@@ -60,7 +63,11 @@ func (s *Store) Person(ctx context.Context, email string) (leads.Person, error) 
 		if p.Tasks, err = personTasks(ctx, tx, ids); err != nil {
 			return err
 		}
-		if p.History, err = personHistory(ctx, tx, ids); err != nil {
+		past, err := pastLeads(ctx, tx, email, ids)
+		if err != nil {
+			return err
+		}
+		if p.History, err = personHistory(ctx, tx, append(slices.Clone(ids), past...)); err != nil {
 			return err
 		}
 		p.CustomFieldValues, err = heldValues(ctx, tx, defs, email, ids, "")
@@ -137,9 +144,12 @@ func personHistory(ctx context.Context, q db.Querier, ids []int64) ([]historyapi
 // ErasePerson deletes the person's leads inside tx, each as a delete does
 // (its notes and tasks, its qualification progress by cascade, its unique
 // custom values, lead.deleted carrying the id alone and the audit log's
-// record.deleted; the counts and cubes follow by trigger), then redacts
-// their history (the deletes' entries included) and the events about
-// them the outbox still keeps after relaying them.
+// record.deleted; the counts and cubes follow by trigger), and clears the
+// address from other leads' custom fields of type email. It then redacts
+// the history of the person's leads, present and deleted before (the
+// deletes' entries included), the address wherever else the history holds
+// it (a lead's email changed since, another lead's custom field), and the
+// relayed events that carry either.
 func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads.PersonErasure, error) {
 	var done leads.PersonErasure
 	// The definitions first, as every write takes them before its rows.
@@ -155,6 +165,10 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads
 	if err != nil {
 		return done, err
 	}
+	past, err := pastLeads(ctx, tx, email, ids)
+	if err != nil {
+		return done, err
+	}
 	held, err := heldValues(ctx, tx, defs, email, ids, ` FOR NO KEY UPDATE`)
 	if err != nil {
 		return done, err
@@ -162,46 +176,64 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads
 	if done.Cleared, err = clearValues(ctx, tx, defs, held); err != nil {
 		return done, err
 	}
-	if done.History, err = redactValues(ctx, tx, email, held); err != nil {
-		return done, err
-	}
-	if done.Events, err = redactEvents(ctx, tx, ids, done.Cleared, email); err != nil {
-		return done, err
-	}
-	if len(ids) == 0 {
-		return done, nil
-	}
-	done.LeadIDs = ids
-	if err := tx.QueryRow(ctx, `SELECT
-			(SELECT count(*) FROM notes WHERE parent_type = $1 AND parent_id = ANY($2)),
-			(SELECT count(*) FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2))`,
-		activity.Lead, ids).Scan(&done.Notes, &done.Tasks); err != nil {
-		return done, err
-	}
-	for _, id := range ids {
-		if err := remove(ctx, tx, id); err != nil {
+	if len(ids) > 0 {
+		done.LeadIDs = ids
+		if err := tx.QueryRow(ctx, `SELECT
+				(SELECT count(*) FROM notes WHERE parent_type = $1 AND parent_id = ANY($2)),
+				(SELECT count(*) FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2))`,
+			activity.Lead, ids).Scan(&done.Notes, &done.Tasks); err != nil {
 			return done, err
 		}
+		for _, id := range ids {
+			if err := remove(ctx, tx, id); err != nil {
+				return done, err
+			}
+		}
 	}
-	redacted, err := history.Redact(ctx, tx, "lead", ids)
-	done.History += redacted
+	if done.History, err = history.Redact(ctx, tx, "lead", append(slices.Clone(ids), past...)); err != nil {
+		return done, err
+	}
+	values, err := redactValues(ctx, tx, email, held)
+	if err != nil {
+		return done, err
+	}
+	done.History += values
+	done.Events, err = redactEvents(ctx, tx, ids, email)
 	return done, err
+}
+
+// pastLeads are the leads deleted before, not among ids, whose deletion
+// the history recorded with the address as their email: the person's
+// leads of the past, whose history outlives them (until its retention).
+// No index answers it: it reads the history table, once per erasure or
+// export.
+func pastLeads(ctx context.Context, q db.Querier, email string, ids []int64) ([]int64, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT record_id FROM history
+		WHERE object = 'lead' AND action = 'deleted' AND lower(before ->> 'email') = lower($1)
+			AND record_id <> ALL(coalesce($2::bigint[], '{}'))
+		ORDER BY record_id`, email, ids)
+	if err != nil {
+		return nil, fmt.Errorf("past leads: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
 // redactEvents replaces the data of the relayed events that carry a lead
 // (every type but lead.deleted) that the outbox keeps (until its
-// retention) of the person's leads ids, and those of the leads cleared
-// that carry the address, with the id alone; events not yet relayed go
-// out as they are, to the events feed an erasure redacts afterwards.
-func redactEvents(ctx context.Context, tx pgx.Tx, ids, cleared []int64, email string) (int64, error) {
-	if len(ids) == 0 && len(cleared) == 0 {
-		return 0, nil
+// retention) of the person's leads ids, and of any lead carrying the
+// address (as its email or in a custom field), with the id alone; events
+// not yet relayed go out as they are, to the events feed an erasure
+// redacts afterwards. No index answers the address: it reads the outbox.
+func redactEvents(ctx context.Context, tx pgx.Tx, ids []int64, email string) (int64, error) {
+	quoted, err := json.Marshal(emailValue(email))
+	if err != nil {
+		return 0, err
 	}
 	tag, err := tx.Exec(ctx, `UPDATE outbox SET payload = json_build_object('id', aggregate_id::bigint)
 		WHERE stream = $1 AND type = ANY($2) AND published_at IS NOT NULL
-			AND (aggregate_id = ANY($3) OR (aggregate_id = ANY($4) AND strpos(lower(payload::text), $5) > 0))`,
+			AND (aggregate_id = ANY($3) OR strpos(lower(payload::text), $4) > 0)`,
 		leads.Stream, []string{leads.EventCreated, leads.EventUpdated, leads.EventQualified, leads.EventDisqualified},
-		idStrs(ids), idStrs(cleared), emailValue(email))
+		idStrs(ids), string(quoted))
 	if err != nil {
 		return 0, fmt.Errorf("redact events: %w", err)
 	}
@@ -300,29 +332,44 @@ func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, 
 	return ids, nil
 }
 
-// redactValues replaces the address in the history of the held values'
-// leads (each field's value before and after) with "[erased]", leaving
-// the rest of their history; it answers the entries changed.
+// redactValues replaces the address in the history of leads the erasure
+// keeps with "[erased]": where it was a lead's email (changed since) and
+// in the held custom fields, before and after; the rest of their history
+// stays. It answers the entries changed.
 func redactValues(ctx context.Context, tx pgx.Tx, email string, held []leads.HeldValue) (int64, error) {
 	changed := map[int64]bool{}
+	collect := func(rows pgx.Rows, err error) error {
+		if err != nil {
+			return fmt.Errorf("redact history values: %w", err)
+		}
+		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("redact history values: %w", err)
+		}
+		for _, e := range entries {
+			changed[e] = true
+		}
+		return nil
+	}
+	if err := collect(tx.Query(ctx, `UPDATE history SET
+			before = CASE WHEN lower(before ->> 'email') = lower($1)
+				THEN jsonb_set(before, '{email}', to_jsonb($2::text)) ELSE before END,
+			after = CASE WHEN lower(after ->> 'email') = lower($1)
+				THEN jsonb_set(after, '{email}', to_jsonb($2::text)) ELSE after END
+		WHERE object = 'lead' AND (lower(before ->> 'email') = lower($1) OR lower(after ->> 'email') = lower($1))
+		RETURNING id`, email, history.Erased)); err != nil {
+		return 0, err
+	}
 	for _, h := range held {
-		rows, err := tx.Query(ctx, `UPDATE history SET
+		if err := collect(tx.Query(ctx, `UPDATE history SET
 				before = CASE WHEN before -> 'custom_fields' ->> $2 = $3
 					THEN jsonb_set(before, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE before END,
 				after = CASE WHEN after -> 'custom_fields' ->> $2 = $3
 					THEN jsonb_set(after, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE after END
 			WHERE object = 'lead' AND record_id = $1
 				AND (before -> 'custom_fields' ->> $2 = $3 OR after -> 'custom_fields' ->> $2 = $3)
-			RETURNING id`, h.LeadID, h.Field, emailValue(email), history.Erased)
-		if err != nil {
-			return 0, fmt.Errorf("redact history values: %w", err)
-		}
-		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return 0, fmt.Errorf("redact history values: %w", err)
-		}
-		for _, e := range entries {
-			changed[e] = true
+			RETURNING id`, h.LeadID, h.Field, emailValue(email), history.Erased)); err != nil {
+			return 0, err
 		}
 	}
 	return int64(len(changed)), nil

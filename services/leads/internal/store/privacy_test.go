@@ -22,12 +22,15 @@ import (
 // one written in capitals and in qualification, with notes, tasks, a
 // unique custom value, history and relayed events; and two other leads,
 // one with a note and a task of its own and the address in a custom field
-// of type email (as Ann's assistant), the other another address there.
+// of type email (as Ann's assistant), the other another address there. Two
+// more held the address once: one deleted since (with a note), one whose
+// email changed since.
 type person struct {
 	d                *db.DB
 	s                *store.Store
 	ann, annToo, bob int64
-	nobody           int64
+	nobody, past     int64
+	moved            int64
 	annNotes         []int64
 }
 
@@ -80,6 +83,19 @@ func newPerson(t *testing.T) person {
 	}
 	p.annNotes = []int64{note(p.ann, "Ann likes tea"), note(p.ann, "Ann moved to Lyon")}
 	note(p.bob, "Bob likes coffee")
+	p.past = create("Past", "Ann@example.com", leads.StatusNew, nil)
+	note(p.past, "Left the company")
+	if err := s.Delete(ctx, p.past); err != nil {
+		t.Fatal(err)
+	}
+	p.moved = create("Moved", "ann@example.com", leads.StatusNew, nil)
+	if _, err := s.Update(ctx, p.moved, func(l *leads.Lead) error {
+		email := "moved@example.net"
+		l.Email = &email
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	for _, parent := range []int64{p.ann, p.annToo, p.bob} {
 		if _, err := d.Exec(ctx, `INSERT INTO tasks (parent_type, parent_id, title, lead_id) VALUES ('lead', $1, 'Call back', $1)`,
 			parent); err != nil {
@@ -175,7 +191,8 @@ func TestPersonExport(t *testing.T) {
 	for _, e := range got.History {
 		kinds[e.Object+"."+e.Action]++
 	}
-	if diff := cmp.Diff(map[string]int{"lead.created": 2, "lead.updated": 1, "note.created": 2, "task.created": 2}, kinds); diff != "" {
+	if diff := cmp.Diff(map[string]int{"lead.created": 3, "lead.updated": 1, "note.created": 3, "task.created": 2,
+		"lead.deleted": 1, "note.deleted": 1}, kinds); diff != "" {
 		t.Errorf("history entries (-want +got):\n%s", diff)
 	}
 	// Bob's lead holds the address: which field, not what else it holds.
@@ -186,7 +203,8 @@ func TestPersonExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") || strings.Contains(s, "annabel") {
+	if s := string(raw); strings.Contains(s, "bob") || strings.Contains(s, "Bob") || strings.Contains(s, "Nobody") || strings.Contains(s, "annabel") ||
+		strings.Contains(s, "Moved") {
 		t.Errorf("the export holds someone else's data: %s", s)
 	}
 
@@ -222,8 +240,11 @@ func TestErasePerson(t *testing.T) {
 		t.Fatalf("%d relayed events of the person, want 3", relayed)
 	}
 	otherHistory := p.count(t, `SELECT count(*) FROM history WHERE `+notThePerson, ids)
-	if otherHistory != 5 { // Bob's create, disqualification, note and task, Nobody's create
-		t.Fatalf("%d history entries of others, want 5", otherHistory)
+	// Bob's create, disqualification, note and task, Nobody's create; the
+	// past lead's create, note, and their deletes; the moved one's create
+	// and update.
+	if otherHistory != 11 {
+		t.Fatalf("%d history entries of others, want 11", otherHistory)
 	}
 
 	// A required field is cleared all the same: the erasure is owed.
@@ -233,8 +254,10 @@ func TestErasePerson(t *testing.T) {
 	done := p.erase(t, "ann@example.COM")
 	// The history of them: 7 entries and the 6 deletes (2 leads, 2
 	// notes, 2 tasks), every one redacted; and Bob's create and the
-	// clearing of his field. The events: the person's 3 and Bob's create.
-	want := leads.PersonErasure{LeadIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 15, Events: 4}
+	// clearing of his field; the past lead's 4; the moved lead's create
+	// and update. The events: the person's 3, and the creates of Bob, the
+	// past and the moved lead.
+	want := leads.PersonErasure{LeadIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 21, Events: 6}
 	if diff := cmp.Diff(want, done); diff != "" {
 		t.Errorf("erasure (-want +got):\n%s", diff)
 	}
@@ -257,7 +280,8 @@ func TestErasePerson(t *testing.T) {
 			t.Errorf("%s of the person left: %d", name, n)
 		}
 	}
-	rows, err := p.d.Query(ctx, `SELECT payload::text FROM outbox WHERE stream = $1 AND type = 'lead.deleted' ORDER BY id`, leads.Stream)
+	rows, err := p.d.Query(ctx, `SELECT payload::text FROM outbox WHERE stream = $1 AND type = 'lead.deleted'
+		AND aggregate_id = ANY($2) ORDER BY id`, leads.Stream, []string{str(p.ann), str(p.annToo)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +303,12 @@ func TestErasePerson(t *testing.T) {
 		t.Errorf("Bob's custom fields (-want +got):\n%s", diff)
 	}
 	for name, got := range map[string][2]int64{
-		"leads":       {2, p.count(t, `SELECT count(*) FROM leads`)},
+		"leads": {3, p.count(t, `SELECT count(*) FROM leads`)},
+		"past erased": {4, p.count(t, `SELECT count(*) FROM history WHERE (record_id = $1 OR parent_id = $1)
+			AND concat(before::text, after::text) LIKE '%"[erased]"%' AND concat(before::text, after::text) NOT LIKE '%Past%'`, p.past)},
+		"moved kept": {2, p.count(t, `SELECT count(*) FROM history WHERE object = 'lead' AND record_id = $1
+			AND concat(before::text, after::text) LIKE '%"email": "[erased]"%'
+			AND (after::text LIKE '%"first_name": "Moved"%' OR after::text LIKE '%moved@example.net%')`, p.moved)},
 		"bob's notes": {1, p.count(t, `SELECT count(*) FROM notes WHERE parent_id = $1`, p.bob)},
 		"bob's tasks": {1, p.count(t, `SELECT count(*) FROM tasks WHERE parent_id = $1`, p.bob)},
 		"bob's value": {1, p.count(t, `SELECT count(*) FROM custom_field_unique WHERE record_id = $1`, p.bob)},
