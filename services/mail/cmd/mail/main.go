@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/services/mail/internal/api"
 	"github.com/opencrm/crm/services/mail/internal/imapsync"
@@ -105,6 +107,12 @@ func run(ctx context.Context) error {
 		}
 	})
 	defer stopJobs()
+	// A privacy erasure's stored part (its request's hash, its counts)
+	// goes after a day, as in the other contexts.
+	stopPurge := platform.Background(context.WithoutCancel(ctx), func(ctx context.Context) {
+		idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log)
+	})
+	defer stopPurge()
 	log.Info("mail listening", "addr", s.Addr)
 	return httpx.Serve(ctx, s.Addr, rt.Ops.Handler(h), s.Shutdown, nil)
 }

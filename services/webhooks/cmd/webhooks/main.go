@@ -19,6 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
+	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/pkg/sealbox"
@@ -124,6 +125,9 @@ func run(ctx context.Context) error {
 		},
 		owners.Consumer(rdb, directory.Stream, outbox.ConsumerName()).Run,
 		(&outbox.Relay{DB: d, Redis: rdb, Log: log}).Run,
+		// A privacy erasure's stored part (its request's hash, its counts)
+		// goes after a day, as in the other contexts.
+		func(ctx context.Context) { idempotency.PurgeEvery(ctx, d, time.Hour, 24*time.Hour, log) },
 	}
 	for _, c := range in.Consumers(rdb, outbox.ConsumerName(), log) {
 		jobs = append(jobs, c.Run)
