@@ -46,6 +46,27 @@ func Run(t *testing.T, b Backend) {
 		t.Errorf("Lead(unknown): %v, want ErrNotFound", err)
 	}
 	runBatch(t, c)
+	runDuplicates(t, b, id)
+}
+
+// runDuplicates: an address a lead holds (any case) names the oldest such
+// lead; an unknown one names nothing; a blank one is a 422 on email.
+func runDuplicates(t *testing.T, b Backend, ada int64) {
+	ctx := context.Background()
+	c := b.Client()
+	b.CreateLead(t, "Ada", "Again", "ada@example.com")
+	got, err := c.DuplicateOf(ctx, " ADA@Example.com ")
+	if err != nil || got == nil || *got != (leadsapi.DuplicateOf{LeadID: ada}) {
+		t.Errorf("DuplicateOf(ada) = %+v, %v; want lead %d", got, err, ada)
+	}
+	if got, err := c.DuplicateOf(ctx, "nobody@example.com"); err != nil || got != nil {
+		t.Errorf("DuplicateOf(nobody) = %+v, %v; want nil", got, err)
+	}
+	var p *problem.Error
+	if _, err := c.DuplicateOf(ctx, " "); !errors.As(err, &p) || p.Status != http.StatusUnprocessableEntity ||
+		len(p.Errors) != 1 || p.Errors[0].Field != "email" {
+		t.Errorf("DuplicateOf(blank): %v, want 422 on email", err)
+	}
 }
 
 // runBatch: each item is answered as its single create would be, in

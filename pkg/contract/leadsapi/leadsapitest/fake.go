@@ -33,6 +33,11 @@ type Fake struct {
 	// callers are the leads' creating requests' callers, by lead.
 	callers map[int64]Caller
 	next    int64
+	// contacts are the contacts' addresses (lower-cased) the duplicate
+	// lookup finds, as contacts would answer them.
+	contacts map[string]int64
+	// duplicatesDown makes the duplicate lookup answer 503.
+	duplicatesDown bool
 }
 
 // Caller is who a create's request said it acted for: its X-Crm-Actor and
@@ -45,6 +50,7 @@ func NewFake(secret string) *Fake {
 	mux := http.NewServeMux()
 	mux.HandleFunc(leadsapi.RouteLead, f.lead)
 	mux.HandleFunc(leadsapi.RouteBatch, f.batch)
+	mux.HandleFunc(leadsapi.RouteDuplicates, f.duplicates)
 	f.h = auth.RequireInternal(secret)(mux)
 	return f
 }

@@ -122,6 +122,8 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(leadsapi.RouteLead, internal(httpx.HandlerFunc(h.getByID)))
 	// Contacts' merges move leads to the surviving contact or company.
 	mergehttp.Mount(mux, internal, cfg.Service.Move)
+	// Intake's question: which record a submitted address repeats.
+	mux.Handle(leadsapi.RouteDuplicates, internal(httpx.HandlerFunc(h.duplicates)))
 	// A person's export and erasure (privacy.go).
 	if err := mountPrivacy(mux, internal, cfg.DB, cfg.Service); err != nil {
 		return nil, err

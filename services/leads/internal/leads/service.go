@@ -52,6 +52,8 @@ type Store interface {
 	Batcher
 	// Mover repoints leads for a merge of contacts or companies.
 	Mover
+	// Matcher finds the lead an address repeats.
+	Matcher
 
 	// BeginQualification takes the lead's saga lease (409 while another
 	// attempt holds it) and returns the progress of earlier attempts.
