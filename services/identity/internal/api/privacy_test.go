@@ -215,11 +215,12 @@ func TestPrivacyBadInput(t *testing.T) {
 		{"export empty email", "POST", "/privacy/exports", e.admin, `{"email":" "}`, invalid("email", "is required")},
 		{"export not an email", "POST", "/privacy/exports", e.admin, `{"email":"ann"}`, invalid("email", "must be a valid email address")},
 		{"erasure without email", "POST", "/privacy/erasures", e.admin, `{"reason":"x"}`, invalid("email", "is required")},
-		{"erasure not an email", "POST", "/privacy/erasures", e.admin, `{"email":"ann@"}`, invalid("email", "must be a valid email address")},
+		{"erasure not an email", "POST", "/privacy/erasures", e.admin, `{"email":"ann@","reason":"x"}`, invalid("email", "must be a valid email address")},
+		{"erasure without reason", "POST", "/privacy/erasures", e.admin, `{"email":"ann@example.com"}`, invalid("reason", "is required")},
 		{"erasure long reason", "POST", "/privacy/erasures", e.admin, `{"email":"ann@example.com","reason":"` + strings.Repeat("r", 256) + `"}`,
 			invalid("reason", "must be at most 255 characters")},
 		{"export as a user", "POST", "/privacy/exports", user, `{"email":"ann@example.com"}`, forbidden},
-		{"erasure as a user", "POST", "/privacy/erasures", user, `{"email":"ann@example.com"}`, forbidden},
+		{"erasure as a user", "POST", "/privacy/erasures", user, `{"email":"ann@example.com","reason":"x"}`, forbidden},
 		{"export read as a user", "GET", "/privacy/exports/1", user, "", forbidden},
 		{"erasure read as a user", "GET", "/privacy/erasures/" + strconv.FormatInt(running.ID, 10), user, "", forbidden},
 		{"unknown export", "GET", "/privacy/exports/999999", e.admin, "", notFound("export")},
@@ -259,7 +260,7 @@ func TestPrivacyConcurrentErasures(t *testing.T) {
 	statuses := make([]int, n)
 	concurrently(n, func(i int) {
 		rec := e.do(req{method: "POST", path: "/privacy/erasures", token: e.admin,
-			body: mustJSON(privacyapi.ErasureRequest{Email: []string{"once@example.com", "ONCE@example.com"}[i%2]})})
+			body: mustJSON(privacyapi.ErasureRequest{Email: []string{"once@example.com", "ONCE@example.com"}[i%2], Reason: "asked"})})
 		statuses[i] = rec.Code
 		var out erasureOut
 		_ = json.Unmarshal(rec.Body.Bytes(), &out)

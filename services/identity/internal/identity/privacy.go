@@ -223,8 +223,12 @@ func (p *Privacy) RequestExport(ctx context.Context, in privacyapi.ExportRequest
 func (p *Privacy) RequestErasure(ctx context.Context, in privacyapi.ErasureRequest) (privacyapi.Erasure, error) {
 	var v validate.Errors
 	email := checkAddress(&v, in.Email)
+	// Why is part of the record an erasure leaves (accountability): the
+	// request, the law or the ticket it answers.
 	reason := strings.TrimSpace(in.Reason)
-	v.MaxLen("reason", reason, validate.MaxString)
+	if v.Required("reason", reason) {
+		v.MaxLen("reason", reason, validate.MaxString)
+	}
 	if err := v.Err(); err != nil {
 		return privacyapi.Erasure{}, err
 	}

@@ -246,7 +246,7 @@ func TestErasureWaitsForADownContext(t *testing.T) {
 			w := newWorld(t)
 			w.script()
 			w.fakes[down].Down(true)
-			e, err := w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "down@example.com"})
+			e, err := w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "down@example.com", Reason: "asked"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func TestBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.fakes[privacyapi.Contacts].Down(true)
-	e, err := p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "backoff@example.com"})
+	e, err := p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "backoff@example.com", Reason: "asked"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestErasureAndExports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "BOTH@example.com"})
+	e, err := w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "BOTH@example.com", Reason: "asked"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestOneErasurePerPerson(t *testing.T) {
 			if i%2 == 1 {
 				email = "Twice@Example.COM"
 			}
-			got[i], errs[i] = w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: email})
+			got[i], errs[i] = w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: email, Reason: "asked"})
 		}()
 	}
 	close(start)
@@ -510,7 +510,7 @@ func TestOneErasurePerPerson(t *testing.T) {
 			t.Errorf("%s called %d times, want once", c, len(calls))
 		}
 	}
-	again, err := w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: " twice@EXAMPLE.com"})
+	again, err := w.p.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: " twice@EXAMPLE.com", Reason: "asked"})
 	if err != nil || again.ID != got[0].ID || again.Status != privacyapi.StatusCompleted {
 		t.Errorf("after completion: %+v, %v; want the completed erasure %d", again, err, got[0].ID)
 	}
@@ -525,12 +525,14 @@ func TestRequestValidation(t *testing.T) {
 		name, email, reason string
 		want                []fault.Field
 	}{
-		{"empty", "", "", []fault.Field{{Field: "email", Message: "is required"}}},
-		{"blank", "   ", "", []fault.Field{{Field: "email", Message: "is required"}}},
-		{"not an address", "ann", "", []fault.Field{{Field: "email", Message: "must be a valid email address"}}},
-		{"display name", "Ann <ann@example.com>", "", []fault.Field{{Field: "email", Message: "must be a valid email address"}}},
-		{"too long", strings.Repeat("a", 250) + "@example.com", "", []fault.Field{{Field: "email", Message: "must be at most 255 characters"}}},
+		{"empty", "", "asked", []fault.Field{{Field: "email", Message: "is required"}}},
+		{"blank", "   ", "asked", []fault.Field{{Field: "email", Message: "is required"}}},
+		{"not an address", "ann", "asked", []fault.Field{{Field: "email", Message: "must be a valid email address"}}},
+		{"display name", "Ann <ann@example.com>", "asked", []fault.Field{{Field: "email", Message: "must be a valid email address"}}},
+		{"too long", strings.Repeat("a", 250) + "@example.com", "asked", []fault.Field{{Field: "email", Message: "must be at most 255 characters"}}},
+		{"no reason", "ann@example.com", " ", []fault.Field{{Field: "reason", Message: "is required"}}},
 		{"long reason", "ann@example.com", strings.Repeat("r", 256), []fault.Field{{Field: "reason", Message: "must be at most 255 characters"}}},
+		{"nothing", "", "", []fault.Field{{Field: "email", Message: "is required"}, {Field: "reason", Message: "is required"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -543,8 +545,8 @@ func TestRequestValidation(t *testing.T) {
 			if diff := cmp.Diff(tc.want, f.Fields, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("erasure fields (-want +got):\n%s", diff)
 			}
-			if tc.reason != "" {
-				return
+			if tc.reason != "asked" {
+				return // an export has no reason
 			}
 			_, err = w.p.RequestExport(w.ctx, privacyapi.ExportRequest{Email: tc.email})
 			if !errors.As(err, &f) {
