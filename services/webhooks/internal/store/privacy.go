@@ -24,7 +24,8 @@ import (
 //
 // An event is the person's when it is about one of their contacts or
 // leads (a contact.* event of a contact in ContactIDs, a lead.* event of a
-// lead in LeadIDs: the record id the event was published for), or when
+// lead in LeadIDs: the record id the event was published for), about a
+// contract of one of their deals (DealIDs), or when
 // its payload quotes their address (case-insensitively, as an address of
 // its own: "joann@x.example" does not quote "ann@x.example"). No index
 // serves the address: finding it reads every event the feed holds, which
@@ -57,17 +58,21 @@ type PrivacyExport struct {
 }
 
 // personEvents selects the person's events ($1 contact ids and $2 lead
-// ids as text, $3 the lower-cased address, $4 its pattern), oldest first.
+// ids as text, $3 the lower-cased address, $4 its pattern, $5 the deals
+// their contacts were party to), oldest first. A contract's events carry
+// its content, which merged the party's name and details: those of the
+// person's deals are theirs even where the address does not appear.
 // strpos is the cheap test; the pattern only runs on what passes it.
 const personEvents = `FROM events
 	WHERE (type LIKE 'contact.%' AND record_id = ANY($1::text[]))
 		OR (type LIKE 'lead.%' AND record_id = ANY($2::text[]))
+		OR (type LIKE 'contract.%' AND data->>'deal_id' = ANY($5::text[]))
 		OR (strpos(lower(data::text), $3) > 0 AND data::text ~* $4)`
 
 // personArgs are personEvents' arguments for s.
 func personArgs(s privacyapi.Subject) []any {
 	addr := strings.ToLower(strings.TrimSpace(s.Email))
-	return []any{texts(s.ContactIDs), texts(s.LeadIDs), addr, addressPattern(addr)}
+	return []any{texts(s.ContactIDs), texts(s.LeadIDs), addr, addressPattern(addr), texts(s.DealIDs)}
 }
 
 func texts(ids []int64) []string {

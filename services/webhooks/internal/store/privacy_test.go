@@ -328,3 +328,48 @@ func TestEventsOnTheirWayAfterAnErasure(t *testing.T) {
 		}
 	}
 }
+
+// TestContractEventsOfTheirDeals: a contract's event carries its content,
+// which merged the party's name without their address; the events of the
+// contracts of the person's deals are redacted all the same, another
+// deal's are not.
+func TestContractEventsOfTheirDeals(t *testing.T) {
+	t.Parallel()
+	st, d := privacyStore(t)
+	ctx := context.Background()
+	for i, data := range []string{
+		`{"id":1,"deal_id":100,"title":"Retrofit","content":"<p>Between Acme and Ann Lee</p>"}`,
+		`{"id":2,"deal_id":200,"title":"Other","content":"<p>Between Acme and Bob</p>"}`,
+	} {
+		if _, err := st.Ingest(ctx, store.NewEvent{Source: "contracts", SourceID: int64(i + 1), Type: "contract.created",
+			RecordID: itoa(int64(i + 1)), Data: json.RawMessage(data), OccurredAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var part privacyapi.ErasePart
+	if err := d.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		part, err = st.Erase(ctx, tx, privacyapi.Subject{Email: "ann@example.com", ContactIDs: []int64{5}, DealIDs: []int64{100}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := part.Receipt.Redacted["events"]; got != 1 {
+		t.Errorf("redacted %d events, want 1", got)
+	}
+	evs, _, err := st.Feed(ctx, 0, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for _, e := range evs {
+		got = append(got, decode(t, string(e.Data)))
+	}
+	want := []any{
+		decode(t, `{"id":1,"deal_id":100,"title":"[erased]","content":"[erased]"}`),
+		decode(t, `{"id":2,"deal_id":200,"title":"Other","content":"<p>Between Acme and Bob</p>"}`),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("feed (-want +got):\n%s", diff)
+	}
+}
