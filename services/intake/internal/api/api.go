@@ -128,11 +128,21 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := intake.Validate(in); err != nil {
 		return err
 	}
+	// Which record the address repeats is asked beside the forwarding
+	// (never for a honeypot hit, which goes nowhere).
+	var dup <-chan *leadsapi.DuplicateOf
+	if !intake.IsSpam(in) {
+		dup = h.Service.LookupDuplicate(r.Context(), in.Email)
+	}
 	receipt, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)
 	if err != nil {
 		return err
 	}
-	status, body, err := answer(receipt, problem.RequestID(r.Context()))
+	var found *leadsapi.DuplicateOf
+	if dup != nil && receipt.Refusal == nil {
+		found = h.Service.DuplicateOf(r.Context(), dup, receipt)
+	}
+	status, body, err := answer(receipt, found, problem.RequestID(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -160,9 +170,14 @@ const (
 )
 
 // answer is the public answer to a receipt: 201 with the lead's id, 202
-// with the waiting submission's id (and a null lead id), or leads'
+// with the waiting submission's id (and a null lead id), each with
+// duplicate_of when dup names the record the address repeats, or leads'
 // refusal as problem+json.
-func answer(r intake.Receipt, requestID string) (int, []byte, error) {
+func answer(r intake.Receipt, dup *leadsapi.DuplicateOf, requestID string) (int, []byte, error) {
+	var dupOf *intakeapi.DuplicateOf
+	if dup != nil {
+		dupOf = &intakeapi.DuplicateOf{ContactID: dup.ContactID, LeadID: dup.LeadID}
+	}
 	var status int
 	var v any
 	switch {
@@ -171,11 +186,11 @@ func answer(r intake.Receipt, requestID string) (int, []byte, error) {
 		status, v = p.Status, problem.BodyOf(p, requestID)
 	case r.QueuedID != 0:
 		status, v = http.StatusAccepted, intakeapi.SubmissionAnswer{Success: true, Message: msgQueued,
-			Data: intakeapi.SubmissionRef{SubmissionID: r.QueuedID}}
+			Data: intakeapi.SubmissionRef{SubmissionID: r.QueuedID, DuplicateOf: dupOf}}
 	default:
 		id := r.LeadID
 		status, v = http.StatusCreated, intakeapi.SubmissionAnswer{Success: true, Message: msgCreated,
-			Data: intakeapi.SubmissionRef{ID: &id}}
+			Data: intakeapi.SubmissionRef{ID: &id, DuplicateOf: dupOf}}
 	}
 	body, err := json.Marshal(v)
 	return status, body, err

@@ -245,6 +245,9 @@ type Leads interface {
 	// for the call (leads unreachable); a refusal of one lead is that
 	// lead's Err.
 	CreateLeads(ctx context.Context, leads []leadsapi.NewLead) ([]leadsapi.CreatedLead, error)
+	// DuplicateOf names the contact, else the lead, an address already
+	// belongs to (nil when none).
+	DuplicateOf(ctx context.Context, email string) (*leadsapi.DuplicateOf, error)
 }
 
 // Keys verifies API key secrets.
