@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -102,15 +104,55 @@ func Record(ctx context.Context, q db.Querier, context string, e Entry) error {
 
 // Filters are a request's query parameters as an entry's details record
 // them (an export's filters): a parameter given once as its value, one
-// given more often as the list.
+// given more often as the list. The audit log keeps no personal data of
+// the people in the CRM, and the audit log is never erased: a value that
+// could be some of it (a search, a name, an address, a custom field's
+// text, a number that may be a phone) is replaced by its kind, "text";
+// ids, page numbers, dates, booleans and the values of the parameters
+// that only name a choice (status, source, sort, scope) are kept.
 func Filters(v url.Values) map[string]any {
 	out := map[string]any{}
 	for k, vs := range v {
-		if len(vs) == 1 {
-			out[k] = vs[0]
+		kept := make([]string, len(vs))
+		for i, x := range vs {
+			kept[i] = filterValue(k, x)
+		}
+		if len(kept) == 1 {
+			out[k] = kept[0]
 		} else {
-			out[k] = vs
+			out[k] = kept
 		}
 	}
 	return out
+}
+
+// choices are the query parameters whose values only name a choice the
+// API offers.
+var choices = map[string]bool{"status": true, "source": true, "sort_by": true, "sort_order": true,
+	"sort_dir": true, "order": true, "scope": true, "format": true, "include": true, "id_property": true}
+
+// counters are the parameters other than ids (…_id) whose numbers are
+// no one's data; a number elsewhere (a search for a phone number) is.
+var counters = map[string]bool{"assigned_to": true, "page": true, "per_page": true, "after": true, "limit": true}
+
+// TextKind is what Filters records in place of a value that may be
+// personal data.
+const TextKind = "text"
+
+func filterValue(key, v string) string {
+	if choices[key] {
+		return v
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err == nil && (counters[key] || strings.HasSuffix(key, "_id")) {
+		return v
+	}
+	if _, err := strconv.ParseBool(v); err == nil {
+		return v
+	}
+	for _, layout := range []string{time.DateOnly, time.RFC3339, time.RFC3339Nano} {
+		if _, err := time.Parse(layout, v); err == nil {
+			return v
+		}
+	}
+	return TextKind
 }

@@ -117,7 +117,7 @@ func New(cfg Config) (http.Handler, error) {
 	// The contact, its notes and its tasks are removed permanently. 200:
 	// {"success":true,"message"}; 404.
 	guards.Mount(mux, contactsapi.DeleteContact,
-		contactWrite(remove("contact", a.audit.deleted("contact", svc.DeleteContact), contactsapi.DeleteContact)))
+		contactWrite(remove("contact", svc.DeleteContact, contactsapi.DeleteContact)))
 
 	// A record's history is as visible as the record (its GET's 404).
 	guards.Mount(mux, contactsapi.ContactHistory, history.Handler(cfg.DB, "contact", func(ctx context.Context, id int64) error {
@@ -164,7 +164,7 @@ func New(cfg Config) (http.Handler, error) {
 	// The company is removed and its contacts are kept, unlinked. 200:
 	// {"success":true,"message"}; 404.
 	guards.Mount(mux, contactsapi.DeleteCompany,
-		companyWrite(remove("company", a.audit.deleted("company", svc.DeleteCompany), contactsapi.DeleteCompany)))
+		companyWrite(remove("company", svc.DeleteCompany, contactsapi.DeleteCompany)))
 
 	// Batches: up to 100 inputs checked whole, then written in one
 	// transaction under the Idempotency-Key. 200 {"success":true,

@@ -16,7 +16,7 @@ import (
 // TestExportImportDeleteAreAudited: an export (its filters and row
 // count), an import (its counts; a dry run records nothing) and a delete
 // of a contact or a company each record their entry on crm:audit, as the
-// admin's; a refused request records nothing.
+// admin's (a batch delete too); a refused request records nothing.
 func TestExportImportDeleteAreAudited(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -45,6 +45,15 @@ func TestExportImportDeleteAreAudited(t *testing.T) {
 		t.Fatalf("second delete: %d %s", r.Status, r.Raw)
 	}
 
+	// A batch delete records each record it deletes, in its transaction.
+	var ada int64
+	if err := e.db.QueryRow(context.Background(), `SELECT id FROM contacts WHERE email = 'ada@example.com'`).Scan(&ada); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do(t, http.MethodPost, "/contacts/batch/delete", e.admin, map[string]any{"ids": []int64{ada}}); r.Status != http.StatusOK {
+		t.Fatalf("batch delete: %d %s", r.Status, r.Raw)
+	}
+
 	admin := int64(adminID)
 	actor := identityapi.AuditActor{Type: "user", ID: &admin}
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
@@ -52,8 +61,10 @@ func TestExportImportDeleteAreAudited(t *testing.T) {
 		{Context: "contacts", Actor: actor, Action: "import.ran", Target: &identityapi.AuditTarget{Object: "contact"},
 			Details: raw(`{"imported":2,"object":"contact","skipped":1}`)},
 		{Context: "contacts", Actor: actor, Action: "export.ran", Target: &identityapi.AuditTarget{Object: "contact"},
-			Details: raw(`{"filters":{"search":"a","status":"active"},"object":"contact","rows":2}`)},
+			Details: raw(`{"filters":{"search":"text","status":"active"},"object":"contact","rows":2}`)},
 		{Context: "contacts", Actor: actor, Action: "record.deleted", Target: &identityapi.AuditTarget{Object: "contact", ID: strconv.FormatInt(id, 10)},
+			Details: raw(`{"object":"contact"}`)},
+		{Context: "contacts", Actor: actor, Action: "record.deleted", Target: &identityapi.AuditTarget{Object: "contact", ID: strconv.FormatInt(ada, 10)},
 			Details: raw(`{"object":"contact"}`)},
 	}
 	got := audittest.Entries(t, e.db)

@@ -158,7 +158,10 @@ func deleteCompany(ctx context.Context, tx pgx.Tx, id int64) error {
 	if err := customfield.Release(ctx, tx, propertyapi.Companies, id); err != nil {
 		return err
 	}
-	return outbox.Add(ctx, tx, Stream, contacts.CompanyDeleted, idStr(id), outbox.Tombstone(deleted.ID))
+	if err := outbox.Add(ctx, tx, Stream, contacts.CompanyDeleted, idStr(id), outbox.Tombstone(deleted.ID)); err != nil {
+		return err
+	}
+	return auditDeleted(ctx, tx, "company", id)
 }
 
 // companySorts maps the company list's sort keys (contacts.CompanySorts)

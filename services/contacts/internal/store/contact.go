@@ -10,6 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
+	"github.com/opencrm/crm/pkg/audit"
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
+	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/directory"
@@ -313,7 +316,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, defs []customfield.Definition
 }
 
 // DeleteContact removes the contact, its notes and tasks, and records the
-// deleted record as the event.
+// deleted record as the event and in the audit log.
 func (s *Store) DeleteContact(ctx context.Context, id int64) error {
 	return s.db.InTx(ctx, func(tx pgx.Tx) error { return deleteContact(ctx, tx, id) })
 }
@@ -329,7 +332,19 @@ func deleteContact(ctx context.Context, tx pgx.Tx, id int64) error {
 	if err := customfield.Release(ctx, tx, propertyapi.Contacts, id); err != nil {
 		return err
 	}
-	return outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), outbox.Tombstone(deleted.ID))
+	if err := outbox.Add(ctx, tx, Stream, contacts.ContactDeleted, idStr(id), outbox.Tombstone(deleted.ID)); err != nil {
+		return err
+	}
+	return auditDeleted(ctx, tx, "contact", id)
+}
+
+// auditDeleted records the audit log's record.deleted for object id in
+// the delete's transaction, whichever path deletes it (a single delete, a
+// batch, an erasure): an entry is written if and only if the delete
+// commits.
+func auditDeleted(ctx context.Context, tx pgx.Tx, object string, id int64) error {
+	return audit.Record(ctx, tx, contactsapi.Service, audit.Entry{Action: identityapi.AuditRecordDeleted,
+		Object: object, ID: idStr(id), Details: map[string]string{"object": object}})
 }
 
 // ContactsByID returns the contacts among ids, by ascending id.
