@@ -9,6 +9,7 @@ package privacy
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -87,11 +89,19 @@ func Erase(ctx context.Context, d *db.DB, context string, id int64, s privacyapi
 		part.Receipt = complete(context, part.Receipt)
 		return part, nil
 	})
+	if errors.Is(err, idempotency.ErrKeyReused) {
+		return privacyapi.ErasePart{}, ErrErasureReused
+	}
 	if err != nil {
 		return privacyapi.ErasePart{}, err
 	}
 	return done.Value, nil
 }
+
+// ErrErasureReused is the 409 for an erasure id asked again about other
+// records than the first time: identity asks one erasure about one
+// person, so that is a caller's bug, never a retry.
+var ErrErasureReused = fault.Conflict("erasure_reused", "this erasure was asked about other records before")
 
 // complete fills in a receipt's context and status, and empty maps and
 // lists where the context left them out (the wire has no nulls there).

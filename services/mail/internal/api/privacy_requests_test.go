@@ -226,8 +226,8 @@ func TestPrivacyEraseOnce(t *testing.T) {
 		t.Errorf("same id, another person: status %d: %s", r.status, r.body)
 	}
 	// pkg/privacy answers idempotency.Once's conflict as it is.
-	wantProblemBody(t, r, `{"type":"/docs/problems#idempotency_key_reused","title":"Conflict","status":409,`+
-		`"detail":"this Idempotency-Key was used with a different request","code":"idempotency_key_reused"}`)
+	wantProblemBody(t, r, `{"type":"/docs/problems#erasure_reused","title":"Conflict","status":409,`+
+		`"detail":"this erasure was asked about other records before","code":"erasure_reused"}`)
 
 	r = e.internal(privacyapi.ErasurePath(8), internalSecret, ann)
 	if diff := cmp.Diff(receipt(1), string(bytes.TrimSpace(r.body))); r.status != http.StatusOK || diff != "" {
