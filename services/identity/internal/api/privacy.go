@@ -3,9 +3,11 @@ package api
 import (
 	"net/http"
 
+	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/contract/route"
+	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/services/identity/internal/identity"
 )
@@ -23,10 +25,25 @@ func (a *API) privacyRoutes() map[*route.Route]httpx.HandlerFunc {
 		return nil
 	}
 	return map[*route.Route]httpx.HandlerFunc{
-		&privacyapi.CreateExport:  a.createExport,
-		&privacyapi.GetExport:     a.getExport,
-		&privacyapi.CreateErasure: a.createErasure,
-		&privacyapi.GetErasure:    a.getErasure,
+		&privacyapi.CreateExport:  adminScope(a.createExport),
+		&privacyapi.GetExport:     adminScope(a.getExport),
+		&privacyapi.CreateErasure: adminScope(a.createErasure),
+		&privacyapi.GetErasure:    adminScope(a.getErasure),
+	}
+}
+
+// errNoAdminScope is the gateway's refusal of an integration token
+// without the admin scope.
+var errNoAdminScope = fault.New(fault.KindForbidden, "insufficient_scope", "this access token lacks the admin scope")
+
+// adminScope refuses an integration token without the admin scope, as the
+// gateway does: a person's data is not left to the gateway's check alone.
+func adminScope(next httpx.HandlerFunc) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if c := auth.FromContext(r.Context()); c == nil || !c.Allows(auth.ScopeAdmin) {
+			return errNoAdminScope
+		}
+		return next(w, r)
 	}
 }
 

@@ -250,6 +250,31 @@ func TestPrivacyBadInput(t *testing.T) {
 	}
 }
 
+// TestPrivacyTokenScope: an integration token needs the admin scope
+// (and the admin role), here as at the gateway.
+func TestPrivacyTokenScope(t *testing.T) {
+	t.Parallel()
+	e := newPrivacyEnv(t)
+	mint := func(body string) string {
+		var v envelope[verifiedOut]
+		decode(t, e.verifyToken(e.createToken(body).Token), 200, &v)
+		return v.Data.AccessToken
+	}
+	reader := mint(`{"name":"admin reader","role":"admin","scopes":["contacts:read"]}`)
+	admin := mint(`{"name":"privacy officer","role":"admin","scopes":["admin"]}`)
+	body := mustJSON(privacyapi.ErasureRequest{Email: "scoped@example.com", Reason: "asked"})
+	got := wantProblem(t, e.do(req{method: "POST", path: "/privacy/erasures", token: reader, body: body}), 403, "insufficient_scope")
+	want := problem.Body{Type: "/docs/problems#insufficient_scope", Title: "Forbidden", Status: 403, Code: "insufficient_scope",
+		Detail: "this access token lacks the admin scope"}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(problem.Body{}, "RequestID")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	wantProblem(t, e.do(req{method: "GET", path: "/privacy/erasures/1", token: reader}), 403, "insufficient_scope")
+	var out erasureOut
+	decode(t, e.do(req{method: "POST", path: "/privacy/erasures", token: admin, body: body}), http.StatusAccepted, &out)
+	decode(t, e.do(req{method: "GET", path: "/privacy/erasures/" + strconv.FormatInt(out.Data.ID, 10), token: admin}), 200, nil)
+}
+
 // TestPrivacyConcurrentErasures: requests for one address at once make
 // one erasure, which every answer names.
 func TestPrivacyConcurrentErasures(t *testing.T) {
