@@ -65,7 +65,7 @@ var (
 	ImportLeads = route.Route{Method: http.MethodPost, Path: "/leads/import", Service: Service, Auth: route.JWT, Resource: Resource,
 		BodyLimit: route.LimitImport, Tag: "Leads", Summary: "Import leads from CSV (≤ 20 MB, 100,000 rows)",
 		Description: envelope.ImportNote, Request: envelope.ImportForm{}, Accepts: route.Form,
-		Response: envelope.ImportResult{}, Message: "Imported 98 leads, skipped 2"}
+		Response: LeadImportResult{}, Message: "Imported 98 leads, skipped 2"}
 
 	// LeadHistory is a lead's change history (its notes' and tasks'
 	// changes included), as visible as the lead.

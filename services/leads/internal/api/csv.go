@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/historyapi"
+	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/csvx"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
@@ -152,24 +153,24 @@ type rowErr struct {
 	msg string
 }
 
-func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.ImportResult, error) {
+func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (leadsapi.LeadImportResult, error) {
 	claims := auth.FromContext(r.Context())
 	// Room for the multipart envelope around a file at the limit.
 	r.Body = http.MaxBytesReader(w, r.Body, MaxImportBytes+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return envelope.ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		return leadsapi.LeadImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
 	up, err := csvx.ReadUpload(mr)
 	if errors.Is(err, io.EOF) {
-		return envelope.ImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
+		return leadsapi.LeadImportResult{}, csvx.Invalid("a CSV file is required in the multipart field \"file\"")
 	}
 	if err != nil {
-		return envelope.ImportResult{}, tooLargeBody(err)
+		return leadsapi.LeadImportResult{}, tooLargeBody(err)
 	}
 	defs, err := c.store.Definitions(r.Context())
 	if err != nil {
-		return envelope.ImportResult{}, err
+		return leadsapi.LeadImportResult{}, err
 	}
 	custom := customColumns(defs)
 	rd, err := csvx.Open(up.File, importColumns(custom), csvx.Options{
@@ -178,9 +179,9 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 		FullName: fullName,
 	})
 	if err != nil {
-		return envelope.ImportResult{}, tooLargeBody(err)
+		return leadsapi.LeadImportResult{}, tooLargeBody(err)
 	}
-	res := envelope.ImportResult{Success: true, DryRun: up.DryRun}
+	res := leadsapi.LeadImportResult{ImportResult: envelope.ImportResult{Success: true, DryRun: up.DryRun}}
 	listed := func(ctx context.Context, id int64) (bool, error) { return directory.UserExists(ctx, c.db, id) }
 	cr := newCustomReader(custom, rd.Has, listed, c.store.UserExists)
 	// The first MaxImportErrors invalid rows (they come in row order) and how
@@ -250,9 +251,12 @@ func (c *LeadCSV) importFile(w http.ResponseWriter, r *http.Request) (envelope.I
 		},
 	})
 	if err != nil {
-		return envelope.ImportResult{}, err
+		return leadsapi.LeadImportResult{}, err
 	}
 	for _, s := range out.Skips {
+		if s.Lead > 0 {
+			res.Duplicates = append(res.Duplicates, leadsapi.LeadImportDuplicate{Row: s.Row, Email: s.Value, DuplicateOf: s.Lead})
+		}
 		msg := fmt.Sprintf("Row %d: a lead with %s %s already exists", s.Row, s.Column, s.Value)
 		if s.DupOf > 0 {
 			msg = fmt.Sprintf("Row %d: duplicate %s %s (same as row %d)", s.Row, s.Column, s.Value, s.DupOf)

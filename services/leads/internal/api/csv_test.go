@@ -126,6 +126,8 @@ func TestCSVImportExport(t *testing.T) {
 			"Row 7: email must be a valid email address",
 		},
 		"encoding": "UTF-8 with BOM", "delimiter": ";", "ignored_columns": []any{}, "dry_run": false,
+		// The row an existing lead repeats, with that lead.
+		"duplicates": []any{map[string]any{"row": 5.0, "email": "OLD@x.example", "duplicate_of": 1.0}},
 	}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Fatalf("import result (-want +got):\n%s", diff)
@@ -216,7 +218,9 @@ func TestCSVImportConcurrent(t *testing.T) {
 				"Row 2: a lead with email ann@x.example already exists",
 				"Row 3: a lead with email Bob@x.example already exists",
 				"Row 4: a lead with email cy@x.example already exists",
-			}, "encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": false}},
+			}, "encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": false,
+			"duplicates": []any{map[string]any{"row": 2.0, "email": "ann@x.example", "duplicate_of": 1.0}, map[string]any{"row": 3.0, "email": "Bob@x.example", "duplicate_of": 2.0},
+				map[string]any{"row": 4.0, "email": "cy@x.example", "duplicate_of": 3.0}}}},
 	} {
 		if tc.got.status != 200 {
 			t.Fatalf("%s import: %d %s", tc.name, tc.got.status, tc.got.body)
@@ -307,6 +311,10 @@ func TestCSVImportErrorOrder(t *testing.T) {
 		rows    []string // data rows, from row 2
 		skipped int
 		errors  []string // the expected errors; nil = generated below
+		// duplicates are the rows an existing lead repeats (the email
+		// index's lead ids: Taken1 is 1, taken2 is 2), wherever the
+		// errors were cut.
+		duplicates []any
 	}{
 		{
 			name: "mixed",
@@ -328,6 +336,7 @@ func TestCSVImportErrorOrder(t *testing.T) {
 				"Row 7: email must be a valid email address",
 				"Row 8: duplicate email taken1@X.example (same as row 2)",
 			},
+			duplicates: []any{map[string]any{"row": 2.0, "email": "taken1@x.example", "duplicate_of": 1.0}, map[string]any{"row": 6.0, "email": "TAKEN2@x.example", "duplicate_of": 2.0}},
 		},
 		{
 			name: "capped at 1000",
@@ -338,7 +347,8 @@ func TestCSVImportErrorOrder(t *testing.T) {
 				}
 				return append(out, "Tab,Le,taken2@x.example") // row 1004
 			}(),
-			skipped: 1003,
+			skipped:    1003,
+			duplicates: []any{map[string]any{"row": 2.0, "email": "taken1@x.example", "duplicate_of": 1.0}, map[string]any{"row": 1004.0, "email": "taken2@x.example", "duplicate_of": 2.0}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -362,6 +372,7 @@ func TestCSVImportErrorOrder(t *testing.T) {
 				"success": true, "imported": float64(imported), "skipped": float64(tc.skipped),
 				"message": fmt.Sprintf("Imported %d leads, skipped %d", imported, tc.skipped), "errors": toAny(errs),
 				"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": false,
+				"duplicates": tc.duplicates,
 			}
 			if diff := cmp.Diff(want, r.json(t)); diff != "" {
 				t.Fatalf("import result (-want +got):\n%s", diff)

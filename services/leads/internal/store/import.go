@@ -30,6 +30,9 @@ type ImportSkip struct {
 	// DupOf is the earlier row of the file with the same value; 0 when a
 	// lead in the table already holds it.
 	DupOf int
+	// Lead is the existing lead whose email the row repeats (the oldest
+	// with it); 0 for any other skip.
+	Lead int64
 }
 
 // ImportOutcome is what an import wrote or, in a dry run, would write.
@@ -89,7 +92,7 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE lead_import (
 				row int PRIMARY KEY, first_name text, last_name text, email text, phone text, company text,
 				job_title text, source text, status text, notes text, tags text, created_by bigint,
-				custom_fields jsonb, id bigint, skip text, skip_value text, dup_of int) ON COMMIT DROP`); err != nil {
+				custom_fields jsonb, id bigint, skip text, skip_value text, dup_of int, dup_lead bigint) ON COMMIT DROP`); err != nil {
 			return fmt.Errorf("import leads: stage: %w", err)
 		}
 		src := &rowSource{next: next}
@@ -120,7 +123,7 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 				count(*) FILTER (WHERE skip IS NOT NULL) FROM lead_import`).Scan(&out.Imported, &out.Skipped); err != nil {
 			return fmt.Errorf("import leads: count: %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT row, skip, skip_value, coalesce(dup_of, 0) FROM lead_import
+		rows, err := tx.Query(ctx, `SELECT row, skip, skip_value, coalesce(dup_of, 0), coalesce(dup_lead, 0) FROM lead_import
 			WHERE skip IS NOT NULL ORDER BY row LIMIT $1`, opt.MaxSkips)
 		if err != nil {
 			return fmt.Errorf("import leads: skips: %w", err)
@@ -148,7 +151,8 @@ func (s *Store) Import(ctx context.Context, next func() (ImportRow, bool, error)
 }
 
 // markDuplicates flags staged rows whose email an earlier row has, then
-// the remaining ones whose email a lead in the table has.
+// the remaining ones whose email a lead in the table has, naming the
+// oldest such lead (one probe of the email index per row).
 func markDuplicates(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET skip = 'email', skip_value = i.email, dup_of = f.first
 		FROM (SELECT row, first_value(row) OVER (PARTITION BY lower(email) ORDER BY row) AS first
@@ -156,9 +160,11 @@ func markDuplicates(ctx context.Context, tx pgx.Tx) error {
 		WHERE i.row = f.row AND f.first <> f.row`); err != nil {
 		return fmt.Errorf("import leads: duplicates in file: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET skip = 'email', skip_value = i.email
-		WHERE i.skip IS NULL AND i.email IS NOT NULL
-			AND EXISTS (SELECT 1 FROM leads l WHERE lower(l.email) = lower(i.email))`); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE lead_import i SET skip = 'email', skip_value = i.email, dup_lead = m.lead
+		FROM (SELECT s.row, (SELECT l.id FROM leads l WHERE lower(l.email) = lower(s.email)
+				ORDER BY lower(l.email), l.id LIMIT 1) AS lead
+			FROM lead_import s WHERE s.skip IS NULL AND s.email IS NOT NULL) m
+		WHERE i.row = m.row AND m.lead IS NOT NULL`); err != nil {
 		return fmt.Errorf("import leads: existing emails: %w", err)
 	}
 	return nil
