@@ -23,13 +23,13 @@ type SubmissionRef struct {
 	SubmissionID int64  `json:"submission_id,omitempty" minimum:"1" example:"301"`
 	// DuplicateOf is present when the address already belongs to a
 	// contact or another lead; the lead is accepted all the same.
-	DuplicateOf *DuplicateOf `json:"duplicate_of,omitempty" description:"Present when the submitted email (compared ignoring case) already belongs to a contact or to another lead: that record's id. The lead is accepted all the same. Best effort: absent when the check could not be made."`
+	DuplicateOf *SubmissionDuplicate `json:"duplicate_of,omitempty" description:"Present when the submitted email (compared ignoring case) already belongs to a contact or to another lead: that record's id. The lead is accepted all the same. Best effort: absent when the check could not be made."`
 }
 
-// DuplicateOf names the existing record a submission repeats: the
+// SubmissionDuplicate names the existing record a submission repeats: the
 // oldest contact with its email, else the oldest other lead with it.
 // Exactly one is set.
-type DuplicateOf struct {
+type SubmissionDuplicate struct {
 	ContactID int64 `json:"contact_id,omitempty" minimum:"1" example:"412"`
 	LeadID    int64 `json:"lead_id,omitempty" minimum:"1" example:"87"`
 }

@@ -174,9 +174,9 @@ const (
 // duplicate_of when dup names the record the address repeats, or leads'
 // refusal as problem+json.
 func answer(r intake.Receipt, dup *leadsapi.DuplicateOf, requestID string) (int, []byte, error) {
-	var dupOf *intakeapi.DuplicateOf
+	var dupOf *intakeapi.SubmissionDuplicate
 	if dup != nil {
-		dupOf = &intakeapi.DuplicateOf{ContactID: dup.ContactID, LeadID: dup.LeadID}
+		dupOf = &intakeapi.SubmissionDuplicate{ContactID: dup.ContactID, LeadID: dup.LeadID}
 	}
 	var status int
 	var v any
