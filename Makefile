@@ -88,6 +88,11 @@ lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(foreach m,$(MODULES),./$(m)/...)
 	@.ci/lint-openapi
+	@$(MAKE) --no-print-directory api-compat
+
+# The breaking-change gate of the public API against api/released (DESIGN 17).
+api-compat:
+	@.ci/api-compat
 
 tidy:
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done
