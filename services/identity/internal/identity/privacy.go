@@ -438,10 +438,13 @@ func (p *Privacy) work(ctx context.Context, j PrivacyJob) error {
 			if slices.ContainsFunc(failed, func(e error) bool { return errors.Is(e, ErrPrivacyGone) }) {
 				return nil
 			}
+			delay := p.backoff(j.Attempts)
 			if ctx.Err() != nil {
-				return err // shutting down: the lease ends, another run resumes
+				// Shutting down: the request is left due at once, for
+				// another replica or the next start, not after the lease.
+				delay = 0
 			}
-			if derr := p.store.DelayPrivacy(context.WithoutCancel(ctx), j.Kind, j.ID, p.backoff(j.Attempts), err.Error()); derr != nil {
+			if derr := p.store.DelayPrivacy(context.WithoutCancel(ctx), j.Kind, j.ID, delay, err.Error()); derr != nil {
 				return errors.Join(err, derr)
 			}
 			return err

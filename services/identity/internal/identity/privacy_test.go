@@ -590,3 +590,65 @@ func TestHash(t *testing.T) {
 		t.Error("a runner without the webhooks context was made")
 	}
 }
+
+// cancelling is a context part whose call ends the runner's context, as
+// a shutdown in the middle of a call does.
+type cancelling struct {
+	identity.PrivacyPart
+	cancel context.CancelFunc
+}
+
+func (c cancelling) Erase(ctx context.Context, id int64, s privacyapi.Subject) (privacyapi.ErasePart, error) {
+	c.cancel()
+	return privacyapi.ErasePart{}, ctx.Err()
+}
+
+// TestShutdownLeavesTheRequestDue: a runner stopped in the middle of a
+// phase leaves its request due at once (not after its lease), with what
+// was answered kept; the next run completes it.
+func TestShutdownLeavesTheRequestDue(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	parts := map[string]identity.PrivacyPart{}
+	for c, f := range w.fakes {
+		parts[c] = f.Client()
+	}
+	parts[privacyapi.Mail] = cancelling{PrivacyPart: parts[privacyapi.Mail], cancel: cancel}
+	cfg := identity.DefaultPrivacyConfig()
+	cfg.HashKey = hashKey
+	stopping, err := identity.NewPrivacy(store.New(w.db), parts, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := stopping.RequestErasure(w.ctx, privacyapi.ErasureRequest{Email: "stopping@example.com", Reason: "asked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stopping.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var due bool
+	var phase int
+	if err := w.db.QueryRow(context.Background(), `SELECT next_attempt_at <= now(), phase FROM privacy_erasures WHERE id = $1`,
+		e.ID).Scan(&due, &phase); err != nil || !due || phase != 1 {
+		t.Fatalf("after the shutdown: due %v, phase %d (%v); want due at once in phase 1", due, phase, err)
+	}
+	w.run(5)
+	got, err := w.p.Erasure(context.Background(), e.ID)
+	if err != nil || got.Status != privacyapi.StatusCompleted {
+		t.Fatalf("after the restart: %+v, %v", got, err)
+	}
+	for _, c := range privacyapi.Contexts {
+		// Deals and intake were asked beside mail: the shutdown may have
+		// cut their answer off after they gave it (then asked again, they
+		// answer their stored part).
+		n := len(w.fakes[c].Answered(privacyapitest.OpErase))
+		if phaseOf(c) == 1 && n >= 1 {
+			continue
+		}
+		if n != 1 {
+			t.Errorf("%s answered %d erasures, want 1", c, n)
+		}
+	}
+}
