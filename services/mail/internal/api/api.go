@@ -61,6 +61,7 @@ func New(d Deps) (http.Handler, error) {
 	if err := mountPrivacy(mux, d.Privacy); err != nil {
 		return nil, err
 	}
+	mountMerges(mux, d)
 	return httpx.Routes(mux), nil
 }
 
