@@ -16,7 +16,7 @@ func TestEncodeEventMatchesMarshal(t *testing.T) {
 		`[ ]`, "{\n\"a\":1}", `{"a":"é"}`} {
 		for _, trace := range []tracing.Carrier{nil, {}, {"traceparent": "00-abc-def-01", "tracestate": "a=<b>"}} {
 			for _, typ := range []string{"contact.created", "a<b>&c"} {
-				ev := Event{ID: 42, Type: typ, AggregateID: "7", OccurredAt: at, Data: json.RawMessage(data), Trace: trace}
+				ev := Event{ID: 42, Type: typ, SchemaVersion: 1, AggregateID: "7", OccurredAt: at, Data: json.RawMessage(data), Trace: trace}
 				got, err := encodeEvent(ev)
 				want, werr := json.Marshal(ev)
 				if err != nil || werr != nil || string(got) != string(want) {

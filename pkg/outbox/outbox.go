@@ -41,17 +41,40 @@ const StreamPrefix = "crm:events:"
 // Stream returns the stream of a bounded context.
 func Stream(context string) string { return StreamPrefix + context }
 
-// Event is what travels on a stream.
+// SchemaVersion is the version of every event type's data shape today.
+// A data shape changes additively only (new fields, which consumers
+// ignore until they know them); a change a consumer of the previous
+// release could not read takes a new version of that type (a Record's
+// SchemaVersion), published beside the old one until no consumer reads
+// it (DESIGN 17, docs/releasing.md). The committed JSON Schema of each
+// type (api/events) is its shape at its version.
+const SchemaVersion = 1
+
+// Event is what travels on a stream. Consumers decode it ignoring what
+// they do not know, fields and event types alike.
 type Event struct {
 	// ID is the outbox row id, unique within the producing context.
-	ID          int64           `json:"id"`
-	Type        string          `json:"type"`
-	AggregateID string          `json:"aggregate_id"`
-	OccurredAt  time.Time       `json:"occurred_at"`
-	Data        json.RawMessage `json:"data"`
+	ID   int64  `json:"id"`
+	Type string `json:"type"`
+	// SchemaVersion is the version of Data's shape for Type; 0 (absent)
+	// on an event relayed by a release before versions, which is 1 (see
+	// Version).
+	SchemaVersion int             `json:"schema_version"`
+	AggregateID   string          `json:"aggregate_id"`
+	OccurredAt    time.Time       `json:"occurred_at"`
+	Data          json.RawMessage `json:"data"`
 	// Trace is the W3C trace context of the change that recorded the
 	// event; the consumer's span continues that trace.
 	Trace tracing.Carrier `json:"trace,omitempty"`
+}
+
+// Version is the version of ev's data shape: SchemaVersion, or 1 for an
+// event relayed before versions were.
+func (ev Event) Version() int {
+	if ev.SchemaVersion < 1 {
+		return 1
+	}
+	return ev.SchemaVersion
 }
 
 // Add records an event inside the caller's transaction.
@@ -64,6 +87,8 @@ type Record struct {
 	Type        string
 	AggregateID string
 	Data        any
+	// SchemaVersion is the version of Data's shape; 0 means SchemaVersion.
+	SchemaVersion int
 }
 
 // AddMany records events inside the caller's transaction with one
@@ -81,16 +106,21 @@ func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) er
 	types := make([]string, len(recs))
 	ids := make([]string, len(recs))
 	payloads := make([]string, len(recs))
+	versions := make([]int32, len(recs))
 	for i, r := range recs {
 		raw, err := json.Marshal(r.Data)
 		if err != nil {
 			return fmt.Errorf("outbox: encode %s: %w", r.Type, err)
 		}
 		types[i], ids[i], payloads[i] = r.Type, r.AggregateID, string(raw)
+		versions[i] = int32(max(r.SchemaVersion, 0))
+		if versions[i] == 0 {
+			versions[i] = SchemaVersion
+		}
 	}
-	_, err := q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload, trace)
-		SELECT $1, t, a, p::json, $5::json FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u (t, a, p, n)
-		ORDER BY n`, stream, types, ids, payloads, trace)
+	_, err := q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload, trace, schema_version)
+		SELECT $1, t, a, p::json, $5::json, v FROM unnest($2::text[], $3::text[], $4::text[], $6::int[]) WITH ORDINALITY AS u (t, a, p, v, n)
+		ORDER BY n`, stream, types, ids, payloads, trace, versions)
 	if err != nil {
 		return fmt.Errorf("outbox: add %d events: %w", len(recs), err)
 	}
@@ -169,7 +199,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err := r.DB.InTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at, trace FROM outbox
+		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at, trace, schema_version FROM outbox
 			WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
@@ -184,7 +214,7 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 			// checked it): a []byte scan copies it, a RawMessage one
 			// would decode it again.
 			var data []byte
-			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &data, &x.ev.OccurredAt, &x.ev.Trace)
+			err := rw.Scan(&x.ev.ID, &x.stream, &x.ev.Type, &x.ev.AggregateID, &data, &x.ev.OccurredAt, &x.ev.Trace, &x.ev.SchemaVersion)
 			x.ev.Data = data
 			return x, err
 		})
@@ -245,9 +275,10 @@ func encodeEvent(ev Event) ([]byte, error) {
 	if err != nil {
 		return json.Marshal(ev) // the error json.Marshal gives
 	}
-	out := make([]byte, 0, len(ev.Data)+len(typ)+len(agg)+len(at)+96)
+	out := make([]byte, 0, len(ev.Data)+len(typ)+len(agg)+len(at)+128)
 	out = strconv.AppendInt(append(out, `{"id":`...), ev.ID, 10)
 	out = append(append(out, `,"type":`...), typ...)
+	out = strconv.AppendInt(append(out, `,"schema_version":`...), int64(ev.SchemaVersion), 10)
 	out = append(append(out, `,"aggregate_id":`...), agg...)
 	out = append(append(out, `,"occurred_at":`...), at...)
 	out = append(append(out, `,"data":`...), ev.Data...)
