@@ -53,7 +53,7 @@ var (
 	ImportContacts = route.Route{Method: http.MethodPost, Path: "/contacts/import", Service: Service, Auth: route.Admin,
 		BodyLimit: route.LimitImport, Tag: "Contacts", Summary: "Import contacts from CSV (≤ 20 MB, 100,000 rows)",
 		Description: envelope.ImportNote, Request: envelope.ImportForm{}, Accepts: route.Form,
-		Response: envelope.ImportResult{}, Message: "Imported 98 contacts, skipped 2"}
+		Response: ContactImportResult{}, Message: "Imported 98 contacts, skipped 2"}
 
 	ListCompanies = route.Route{Method: http.MethodGet, Path: "/companies", Service: Service, Auth: route.JWT, Resource: Resource,
 		Tag: "Companies", Summary: "List companies", Query: companyQuery, Response: envelope.Page[Company]{}}
@@ -94,7 +94,7 @@ var Routes = slices.Concat([]route.Route{
 }, ContactActivity.Routes(), ContactBatch.All(), []route.Route{
 	ExportContacts, GetContactTemplate, ImportContacts,
 	ListCompanies, CreateCompany, GetCompany, UpdateCompany, DeleteCompany, CompanyHistory,
-}, CompanyBatch.All(), ContactProperties.All(), CompanyProperties.All())
+}, CompanyBatch.All(), ContactProperties.All(), CompanyProperties.All(), MergeRoutes)
 
 // Activity is the notes and tasks routes of one parent (contacts, leads,
 // contracts): the same operations, bodies and messages under each, served

@@ -14,6 +14,7 @@ import (
 	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/mergeapi"
 	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -57,8 +58,19 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	store.SetPhoneRegion(s.PhoneRegion)
+	merger, err := contacts.NewMerger(st, svc, contacts.MergeConfig{Log: log,
+		RetryBase: s.MergeRetryBase, RetryMax: s.MergeRetryMax, Interval: s.MergeInterval,
+		Movers: map[string]contacts.Mover{
+			"deals": mergeapi.New("deals", s.DealsURL, s.InternalSecret),
+			"leads": mergeapi.New("leads", s.LeadsURL, s.InternalSecret),
+			"mail":  mergeapi.New("mail", s.MailURL, s.InternalSecret),
+		}})
+	if err != nil {
+		return err
+	}
 	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: rt.Verifier, InternalSecret: s.InternalSecret,
-		Deals: dealsapi.New(s.DealsURL, s.InternalSecret)})
+		Deals: dealsapi.New(s.DealsURL, s.InternalSecret), Merger: merger})
 	if err != nil {
 		return err
 	}
@@ -72,6 +84,11 @@ func run(ctx context.Context) error {
 		func(ctx context.Context) {
 			platform.Every(ctx, time.Minute, log, "contact counter compaction", st.CompactCounts)
 		},
+		// Phone numbers of contacts written before migration 012 (or by
+		// a path that left them pending), then every minute.
+		func(ctx context.Context) { st.BackfillPhonesEvery(ctx, time.Minute) },
+		// Merges whose mover failed complete here.
+		merger.Run,
 	)
 	defer stop()
 

@@ -32,7 +32,8 @@ func TestLoadDefaults(t *testing.T) {
 			IdentityURL: "http://localhost:8081", InternalSecret: secret,
 			Shutdown: httpx.Shutdown{Delay: 5 * time.Second, Drain: 40 * time.Second},
 		},
-		DealsURL: "http://localhost:8084",
+		DealsURL: "http://localhost:8084", LeadsURL: "http://localhost:8083", MailURL: "http://localhost:8087",
+		PhoneRegion: "US", MergeRetryBase: time.Second, MergeRetryMax: time.Minute, MergeInterval: time.Second,
 	}
 	c.Tracing = want.Tracing // tracing's own defaults are pkg/tracing's to test
 	if diff := cmp.Diff(want, c); diff != "" {
@@ -75,6 +76,12 @@ func TestLoadRefuses(t *testing.T) {
 		{"pool not a number", "DB_MAX_CONNS", "many"},
 		{"shutdown delay not a duration", "CRM_SHUTDOWN_DELAY", "soon"},
 		{"negative drain", "CRM_DRAIN_TIMEOUT", "-1s"},
+		{"leads url not absolute", "LEADS_URL", "leads"},
+		{"mail url not absolute", "MAIL_URL", "mail:8087"},
+		{"unknown phone region", "CONTACTS_PHONE_REGION", "XX"},
+		{"merge retry base zero", "MERGE_RETRY_BASE", "0s"},
+		{"merge retry max under base", "MERGE_RETRY_MAX", "1ms"},
+		{"merge interval not a duration", "MERGE_INTERVAL", "often"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,6 +53,9 @@ type Config struct {
 	// Deals checks the deal a contact's task names (the deals context
 	// owns deals); nil skips the check.
 	Deals Deals
+	// Merger serves duplicates and merges, and turns a merged id's 404
+	// into code merged; nil leaves them out.
+	Merger *contacts.Merger
 }
 
 // Deals is what the contacts edge asks the deals context: whether a deal
@@ -88,8 +91,8 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	svc := cfg.Service
 	// Writes to one record follow the caller's edit scope (403 outside).
-	contactWrite := directory.RequireWrite(svc.ContactOwner, svc.CanWrite)
-	companyWrite := directory.RequireWrite(svc.CompanyOwner, svc.CanWrite)
+	contactWrite := directory.RequireWrite(mergedOwner(cfg.Merger, contacts.ObjectContact, svc.ContactOwner), svc.CanWrite)
+	companyWrite := directory.RequireWrite(mergedOwner(cfg.Merger, contacts.ObjectCompany, svc.CompanyOwner), svc.CanWrite)
 
 	guards.Mount(mux, contactsapi.ListContacts, httpx.HandlerFunc(a.listContacts))
 	// Body: contact write fields; first_name and last_name required (≤100),
@@ -107,7 +110,7 @@ func New(cfg Config) (http.Handler, error) {
 	// present but empty id_property is refused (422), as leads and deals
 	// refuse it, rather than read by id.
 	guards.Mount(mux, contactsapi.GetContact,
-		bulkhttp.ByIDProperty(read("contact", svc.GetContact, httpx.OK), svc.ContactByExternalID))
+		mergedAware(cfg.Merger, contacts.ObjectContact, bulkhttp.ByIDProperty(read("contact", svc.GetContact, httpx.OK), svc.ContactByExternalID)))
 	// Body: contact write fields; first_name and last_name required; an
 	// absent optional field keeps its value, null or "" clears it (status
 	// resets to active). 200: {"success":true,"data":contact,"message"};
@@ -151,7 +154,7 @@ func New(cfg Config) (http.Handler, error) {
 	// ?id_property=domain (or a unique custom field) {id} is that value
 	// (an empty one is the 422, as for contacts).
 	guards.Mount(mux, contactsapi.GetCompany,
-		bulkhttp.ByIDProperty(read("company", svc.GetCompany, httpx.OK), svc.CompanyByExternalID))
+		mergedAware(cfg.Merger, contacts.ObjectCompany, bulkhttp.ByIDProperty(read("company", svc.GetCompany, httpx.OK), svc.CompanyByExternalID)))
 	// Name required, absent fields kept, null clears; a new name shows on
 	// every linked contact at once. 200: {"success":true,"data":company,
 	// "message"}; 404; 422.
@@ -181,6 +184,9 @@ func New(cfg Config) (http.Handler, error) {
 			return contacts.Update[contacts.CompanyInput]{ID: u.ID, In: u.CompanyInput}
 		}),
 	})
+
+	// Duplicates and merges (api/merge.go).
+	mountMerges(mux, guards, cfg.Merger, contactWrite, companyWrite)
 
 	// Internal calls act for the caller the calling context names.
 	internal := history.Internal(auth.RequireInternal(cfg.InternalSecret))
@@ -493,10 +499,14 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 
 // importAnswer is the body of a successful import: the result with the
 // envelope's success flag and its one-line summary.
-func importAnswer(r contacts.ImportResult) envelope.ImportResult {
+func importAnswer(r contacts.ImportResult) contactsapi.ContactImportResult {
 	a := r.ImportResult
 	a.Success, a.Message = true, r.Summary()
-	return a
+	d := r.Duplicates
+	if d == nil {
+		d = []contactsapi.ImportDuplicate{}
+	}
+	return contactsapi.ContactImportResult{ImportResult: a, Duplicates: d}
 }
 
 func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {

@@ -33,7 +33,7 @@ func TestImport(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	existing := id(t, e.do(t, "POST", "/companies", e.admin, map[string]any{"name": "Acme, Inc."}))
-	wantStatus(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "Old", "last_name": "Timer", "email": "old@x.test"}), 201)
+	old := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "Old", "last_name": "Timer", "email": "old@x.test"}))
 
 	file := "\xEF\xBB\xBFFirst Name;Surname;E-mail;Company;Notes;Status;Tags;Unknown Column\r\n" +
 		"Ada;Lovelace;ada@x.test;acme, inc.;\"multi\nline; with \"\"quotes\"\"\";active;a, b, a;zzz\r\n" +
@@ -58,6 +58,7 @@ func TestImport(t *testing.T) {
 			"Row 9: status must be one of active, inactive",
 		},
 		"encoding": "UTF-8 with BOM", "delimiter": ";", "ignored_columns": []any{"Unknown Column"}, "dry_run": false,
+		"duplicates": []any{map[string]any{"row": 5.0, "email": "OLD@x.test", "duplicate_of": float64(old)}},
 	}
 	if diff := cmp.Diff(want, r.Body); diff != "" {
 		t.Errorf("import answer (-want +got):\n%s", diff)

@@ -23,8 +23,8 @@ import (
 func TestImportAcrossBatches(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	wantStatus(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "In", "last_name": "Table",
-		"email": "stored@x.test"}), 201)
+	storedID := id(t, e.do(t, "POST", "/contacts", e.admin, map[string]any{"first_name": "In", "last_name": "Table",
+		"email": "stored@x.test"}))
 
 	// Data row i is the file's row i+2. Row 100 is invalid, so the first
 	// batch ends at row ImportBatch+2 and "Late Co" first appears in the
@@ -78,7 +78,8 @@ func TestImportAcrossBatches(t *testing.T) {
 	})
 
 	want := map[string]any{"success": true, "imported": float64(n - 4), "skipped": 4.0, "errors": wantErrors,
-		"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}}
+		"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{},
+		"duplicates": []any{map[string]any{"row": float64(contacts.ImportBatch + 600), "email": "STORED@x.test", "duplicate_of": float64(storedID)}}}
 	t.Run("dry run", func(t *testing.T) {
 		r := e.uploadForm(t, field{name: "dry_run", value: "true"}, file(csv))
 		wantStatus(t, r, 200)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/csvx"
@@ -100,7 +101,10 @@ type ImportRow struct {
 // unformatted reasons its errors are made of, which never go on the wire.
 type ImportResult struct {
 	envelope.ImportResult
-	rowErrs []RowError
+	// Duplicates are the rows skipped as duplicates of stored contacts,
+	// by row (at most MaxImportErrs), set by Finish.
+	Duplicates []contactsapi.ImportDuplicate
+	rowErrs    []RowError
 }
 
 // Summary is r in one line: "Imported N contacts, skipped M" ("Dry run:
@@ -117,6 +121,9 @@ func (r ImportResult) Summary() string {
 type RowError struct {
 	Row     int
 	Message string
+	// Duplicate is set when the row was skipped because a stored
+	// contact has its e-mail (duplicate_of in the answer).
+	Duplicate *contactsapi.ImportDuplicate
 }
 
 // AddError records a skipped row's reason.
@@ -129,8 +136,12 @@ func (r *ImportResult) AddError(e RowError) {
 func (r *ImportResult) Finish() {
 	slices.SortStableFunc(r.rowErrs, func(a, b RowError) int { return a.Row - b.Row })
 	r.Errors = make([]string, 0, min(len(r.rowErrs), MaxImportErrs))
+	r.Duplicates = nil
 	for _, e := range r.rowErrs[:min(len(r.rowErrs), MaxImportErrs)] {
 		r.Errors = append(r.Errors, fmt.Sprintf("Row %d: %s", e.Row, e.Message))
+		if e.Duplicate != nil {
+			r.Duplicates = append(r.Duplicates, *e.Duplicate)
+		}
 	}
 }
 
@@ -198,19 +209,19 @@ func ReadImport(src io.Reader, opt ImportOptions, batch func([]ImportRow) error)
 		v.MaxLen("company_name", company, validate.MaxString)
 		vals := cr.values(rec, v)
 		if err := v.Err(); err != nil {
-			res.AddError(RowError{rec.Row, fieldErrors(err)})
+			res.AddError(RowError{Row: rec.Row, Message: fieldErrors(err)})
 			continue
 		}
 		email := ""
 		if c.Email != nil {
 			email = strings.ToLower(*c.Email)
 			if first, dup := seen[email]; dup {
-				res.AddError(RowError{rec.Row, fmt.Sprintf("duplicate email %s (already in row %d)", *c.Email, first)})
+				res.AddError(RowError{Row: rec.Row, Message: fmt.Sprintf("duplicate email %s (already in row %d)", *c.Email, first)})
 				continue
 			}
 		}
 		if msg := cr.duplicate(rec.Row, vals); msg != "" {
-			res.AddError(RowError{rec.Row, msg})
+			res.AddError(RowError{Row: rec.Row, Message: msg})
 			continue
 		}
 		if email != "" {

@@ -89,7 +89,7 @@ func insertContact(ctx context.Context, tx pgx.Tx, c contacts.Contact) (contacts
 // both inserts' arguments.
 const insertContactCols = `first_name, last_name, email, phone, mobile, job_title, company_id, address_street,
 	address_city, address_state, address_zip, address_country, notes, tags, status, source, assigned_to, created_by,
-	custom_fields`
+	custom_fields, phone_e164`
 
 // insertContacts inserts cs, whose CustomFields are the values each holds
 // (checked again against defs, the definitions the transaction holds),
@@ -115,11 +115,11 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 		// A single create: its own plain statement, as before batches.
 		c := cs[0]
 		rows, err = tx.Query(ctx, `INSERT INTO contacts (`+insertContactCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 			RETURNING `+contactCols,
 			c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
 			c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source, c.AssignedTo,
-			directory.Caller(ctx), contacts.Held(c.CustomFields))
+			directory.Caller(ctx), contacts.Held(c.CustomFields), phoneKey(c.Phone, c.Mobile))
 	} else {
 		if at, err := companiesKept(ctx, tx, cs); err != nil {
 			return nil, at, err
@@ -183,7 +183,7 @@ func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact, held []cu
 	email, phone, mobile, job := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 	street, city, state, zip, country := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 	notes, tags, source := make([]*string, n), make([]*string, n), make([]*string, n)
-	status, custom := make([]string, n), make([]string, n)
+	status, custom, e164 := make([]string, n), make([]string, n), make([]string, n)
 	company, assigned := make([]*int64, n), make([]*int64, n)
 	for i, c := range cs {
 		raw, err := customfield.Encode(held[i])
@@ -194,19 +194,22 @@ func insertMany(ctx context.Context, tx pgx.Tx, cs []contacts.Contact, held []cu
 		street[i], city[i], state[i], zip[i], country[i] = c.AddressStreet, c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry
 		notes[i], tags[i], status[i], source[i], custom[i] = c.Notes, c.Tags, c.Status, c.Source, string(raw)
 		company[i], assigned[i] = c.CompanyID, c.AssignedTo
+		e164[i] = phoneKey(c.Phone, c.Mobile)
 	}
 	return tx.Query(ctx, `INSERT INTO contacts (`+insertContactCols+`)
 		SELECT first_name, last_name, email, phone, mobile, job_title, company_id, address_street, address_city,
-			address_state, address_zip, address_country, notes, tags, status, source, assigned_to, $18, custom_fields::jsonb
+			address_state, address_zip, address_country, notes, tags, status, source, assigned_to, $18, custom_fields::jsonb,
+			phone_e164
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
 			$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
-			$17::bigint[], $19::text[]) WITH ORDINALITY
+			$17::bigint[], $19::text[], $20::text[]) WITH ORDINALITY
 			AS u (first_name, last_name, email, phone, mobile, job_title, company_id, address_street, address_city,
-				address_state, address_zip, address_country, notes, tags, status, source, assigned_to, custom_fields, n)
+				address_state, address_zip, address_country, notes, tags, status, source, assigned_to, custom_fields,
+				phone_e164, n)
 		ORDER BY n
 		RETURNING `+insertedCols,
 		first, last, email, phone, mobile, job, company, street, city, state, zip, country, notes, tags, status, source,
-		assigned, directory.Caller(ctx), custom)
+		assigned, directory.Caller(ctx), custom, e164)
 }
 
 // companiesKept takes the companies cs link to FOR KEY SHARE (the lock
@@ -301,11 +304,11 @@ func updateContact(ctx context.Context, tx pgx.Tx, defs []customfield.Definition
 	updated, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET first_name = $2, last_name = $3,
 		email = $4, phone = $5, mobile = $6, job_title = $7, company_id = $8, address_street = $9,
 		address_city = $10, address_state = $11, address_zip = $12, address_country = $13, notes = $14,
-		tags = $15, status = $16, source = $17, assigned_to = $18, custom_fields = $19, updated_at = now()
+		tags = $15, status = $16, source = $17, assigned_to = $18, custom_fields = $19, phone_e164 = $20, updated_at = now()
 		WHERE id = $1 RETURNING `+contactCols,
 		c.ID, c.FirstName, c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle, c.CompanyID, c.AddressStreet,
 		c.AddressCity, c.AddressState, c.AddressZip, c.AddressCountry, c.Notes, c.Tags, c.Status, c.Source,
-		c.AssignedTo, contacts.Held(c.CustomFields))
+		c.AssignedTo, contacts.Held(c.CustomFields), phoneKey(c.Phone, c.Mobile))
 	if err != nil {
 		return updated, false, refErr(err)
 	}

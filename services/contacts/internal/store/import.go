@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
@@ -109,23 +110,34 @@ func (w *importWriter) skipExisting(ctx context.Context, rows []contacts.ImportR
 	if len(emails) == 0 {
 		return rows, nil
 	}
-	res, err := w.tx.Query(ctx, `SELECT lower(email) FROM contacts
-		WHERE lower(email) = ANY($1) AND `+anyStatus, emails)
+	type stored struct {
+		Email string
+		ID    int64
+	}
+	// The oldest contact holding the email is the one a row duplicates.
+	res, err := w.tx.Query(ctx, `SELECT lower(email), min(id) FROM contacts
+		WHERE lower(email) = ANY($1) AND `+anyStatus+` GROUP BY lower(email)`, emails)
 	if err != nil {
 		return nil, err
 	}
-	found, err := pgx.CollectRows(res, pgx.RowTo[string])
+	found, err := pgx.CollectRows(res, pgx.RowToStructByPos[stored])
 	if err != nil || len(found) == 0 {
 		return rows, err
 	}
-	existing := make(map[string]bool, len(found))
+	existing := make(map[string]int64, len(found))
 	for _, e := range found {
-		existing[e] = true
+		existing[e.Email] = e.ID
 	}
 	keep := rows[:0]
 	for _, r := range rows {
-		if r.Contact.Email != nil && existing[strings.ToLower(*r.Contact.Email)] {
-			w.skipped = append(w.skipped, contacts.RowError{Row: r.Row, Message: "duplicate email " + *r.Contact.Email + " (already exists)"})
+		if r.Contact.Email == nil {
+			keep = append(keep, r)
+			continue
+		}
+		if id, ok := existing[strings.ToLower(*r.Contact.Email)]; ok {
+			w.skipped = append(w.skipped, contacts.RowError{Row: r.Row,
+				Message:   "duplicate email " + *r.Contact.Email + " (already exists)",
+				Duplicate: &contactsapi.ImportDuplicate{Row: r.Row, Email: *r.Contact.Email, DuplicateOf: id}})
 			continue
 		}
 		keep = append(keep, r)
@@ -138,7 +150,7 @@ func (w *importWriter) skipExisting(ctx context.Context, rows []contacts.ImportR
 var (
 	copyColumns = []string{"id", "first_name", "last_name", "email", "phone", "mobile", "job_title", "company_id",
 		"company_name", "address_street", "address_city", "address_state", "address_zip", "address_country", "notes",
-		"tags", "status", "source", "created_at", "updated_at"}
+		"tags", "status", "source", "created_at", "updated_at", "phone_e164"}
 	customColumns = append(slices.Clip(copyColumns), "custom_fields")
 )
 
@@ -214,11 +226,11 @@ func (w *importWriter) write(ctx context.Context, rows []contacts.ImportRow) err
 		vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], vals[6] = &c.ID, &c.FirstName, &c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle
 		vals[7], vals[8], vals[9], vals[10], vals[11] = c.CompanyID, c.CompanyName, c.AddressStreet, c.AddressCity, c.AddressState
 		vals[12], vals[13], vals[14], vals[15], vals[16] = c.AddressZip, c.AddressCountry, c.Notes, c.Tags, &c.Status
-		vals[17], vals[18], vals[19] = c.Source, now, now
+		vals[17], vals[18], vals[19], vals[20] = c.Source, now, now, phoneKey(c.Phone, c.Mobile)
 		if len(vals) > len(copyColumns) {
-			vals[20] = noCustom
+			vals[21] = noCustom
 			if r.Custom != nil {
-				vals[20] = r.Custom
+				vals[21] = r.Custom
 			}
 		}
 		return vals, nil
