@@ -62,6 +62,9 @@ type settings struct {
 	PrivacyPoll        time.Duration `env:"CRM_PRIVACY_POLL" envDefault:"5s" min:"100ms" max:"10m"`
 	PrivacyRetryMax    time.Duration `env:"CRM_PRIVACY_RETRY_MAX" envDefault:"30s" min:"100ms" max:"1h"`
 	PrivacyCallTimeout time.Duration `env:"CRM_PRIVACY_CALL_TIMEOUT" envDefault:"60s" min:"1s" max:"30m"`
+	// PrivacyExportRetention is how long a completed export's document (a
+	// copy of everything held about the person) is kept.
+	PrivacyExportRetention time.Duration `env:"CRM_PRIVACY_EXPORT_RETENTION" envDefault:"168h" min:"1h" max:"8760h"`
 
 	proxies *api.ClientIP
 }
@@ -121,7 +124,7 @@ const privacyHashKeyLabel = "crm privacy request hash key v1"
 // HMAC-SHA256(CRM_INTERNAL_SECRET, privacyHashKeyLabel) when unset.
 func (c settings) privacy() identity.PrivacyConfig {
 	p := identity.DefaultPrivacyConfig()
-	p.Poll, p.RetryMax = c.PrivacyPoll, c.PrivacyRetryMax
+	p.Poll, p.RetryMax, p.ExportRetention = c.PrivacyPoll, c.PrivacyRetryMax, c.PrivacyExportRetention
 	p.RetryBase = min(p.RetryBase, p.RetryMax)
 	// A lease outlasts a phase's calls (they run at once) with room.
 	p.Lease = max(p.Lease, 3*c.PrivacyCallTimeout)

@@ -21,7 +21,8 @@ func TestPrivacySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := c.privacy()
-	if p.Poll != 5*time.Second || p.RetryMax != 30*time.Second || p.Lease != 5*time.Minute || len(p.HashKey) != 32 {
+	if p.Poll != 5*time.Second || p.RetryMax != 30*time.Second || p.Lease != 5*time.Minute || len(p.HashKey) != 32 ||
+		p.ExportRetention != 7*24*time.Hour {
 		t.Errorf("defaults %+v", p)
 	}
 	if diff := cmp.Diff(map[string]string{
@@ -42,19 +43,20 @@ func TestPrivacySettings(t *testing.T) {
 	key := strings.Repeat("k", 32)
 	set, err := parse(map[string]string{"CRM_INTERNAL_SECRET": "0123456789abcdef", "CRM_PRIVACY_HASH_KEY": key,
 		"CRM_PRIVACY_RETRY_MAX": "500ms", "CRM_PRIVACY_POLL": "200ms", "CRM_PRIVACY_CALL_TIMEOUT": "5m",
-		"MAIL_URL": "http://mail.internal:9000/"})
+		"MAIL_URL": "http://mail.internal:9000/", "CRM_PRIVACY_EXPORT_RETENTION": "24h"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := set.privacy(); string(p.HashKey) != key || p.RetryMax != 500*time.Millisecond || p.RetryBase != 500*time.Millisecond ||
-		p.Poll != 200*time.Millisecond || p.Lease != 15*time.Minute || set.privacyURLs()[privacyapi.Mail] != "http://mail.internal:9000" {
+		p.Poll != 200*time.Millisecond || p.Lease != 15*time.Minute || p.ExportRetention != 24*time.Hour || set.privacyURLs()[privacyapi.Mail] != "http://mail.internal:9000" {
 		t.Errorf("set %+v, urls %v", p, set.privacyURLs())
 	}
 	for name, env := range map[string]map[string]string{
-		"CRM_PRIVACY_HASH_KEY":  {"CRM_PRIVACY_HASH_KEY": "short"},
-		"CRM_PRIVACY_RETRY_MAX": {"CRM_PRIVACY_RETRY_MAX": "2h"},
-		"CRM_PRIVACY_POLL":      {"CRM_PRIVACY_POLL": "soon"},
-		"WEBHOOKS_URL":          {"WEBHOOKS_URL": "webhooks"},
+		"CRM_PRIVACY_HASH_KEY":         {"CRM_PRIVACY_HASH_KEY": "short"},
+		"CRM_PRIVACY_RETRY_MAX":        {"CRM_PRIVACY_RETRY_MAX": "2h"},
+		"CRM_PRIVACY_POLL":             {"CRM_PRIVACY_POLL": "soon"},
+		"WEBHOOKS_URL":                 {"WEBHOOKS_URL": "webhooks"},
+		"CRM_PRIVACY_EXPORT_RETENTION": {"CRM_PRIVACY_EXPORT_RETENTION": "30m"},
 	} {
 		env["CRM_INTERNAL_SECRET"] = "0123456789abcdef"
 		if _, err := parse(env); err == nil || !strings.Contains(err.Error(), name) {

@@ -118,6 +118,9 @@ type PrivacyStore interface {
 	// export that an erasure of the person overtook is deleted instead
 	// (ErrPrivacyGone).
 	CompleteExport(ctx context.Context, id int64, doc privacyapi.Document) error
+	// PurgeExports deletes the exports completed more than age ago and
+	// says how many.
+	PurgeExports(ctx context.Context, age time.Duration) (int64, error)
 	// CompleteErasure marks the erasure completed, forgets its address,
 	// deletes the person's exports, appends person.erased and publishes
 	// privacy.erased, in one transaction.
@@ -145,12 +148,15 @@ type PrivacyConfig struct {
 	Lease time.Duration
 	// Batch is how many requests one claim takes.
 	Batch int
+	// ExportRetention is how long a completed export's document is kept:
+	// it is a copy of everything held about the person.
+	ExportRetention time.Duration
 }
 
 // DefaultPrivacyConfig is the runner's production tuning (the key aside).
 func DefaultPrivacyConfig() PrivacyConfig {
 	return PrivacyConfig{Poll: 5 * time.Second, RetryBase: time.Second, RetryMax: 30 * time.Second,
-		Lease: 5 * time.Minute, Batch: 10}
+		Lease: 5 * time.Minute, Batch: 10, ExportRetention: 7 * 24 * time.Hour}
 }
 
 // MinPrivacyHashKey is the shortest key the address hash takes.
@@ -179,8 +185,8 @@ func NewPrivacy(store PrivacyStore, parts map[string]PrivacyPart, cfg PrivacyCon
 			return nil, fmt.Errorf("identity: privacy needs the %s context", c)
 		}
 	}
-	if cfg.Poll <= 0 || cfg.Lease <= 0 || cfg.RetryBase < 0 || cfg.RetryMax < cfg.RetryBase || cfg.Batch < 1 {
-		return nil, errors.New("identity: privacy runner needs a positive poll, lease and batch, and 0 <= retry base <= retry max")
+	if cfg.Poll <= 0 || cfg.Lease <= 0 || cfg.RetryBase < 0 || cfg.RetryMax < cfg.RetryBase || cfg.Batch < 1 || cfg.ExportRetention <= 0 {
+		return nil, errors.New("identity: privacy runner needs a positive poll, lease, batch and export retention, and 0 <= retry base <= retry max")
 	}
 	return &Privacy{store: store, parts: parts, cfg: cfg, log: log, kick: make(chan struct{}, 1)}, nil
 }
@@ -327,13 +333,35 @@ func (p *Privacy) Kick() {
 	}
 }
 
-// Run works the due requests until ctx ends: when kicked, and every Poll.
-// Every replica may run it: a request is worked by one claim at a time.
+// purgeEvery is how often the runner deletes the exports past their
+// retention.
+const purgeEvery = time.Hour
+
+// PurgeExports deletes the exports completed more than ExportRetention
+// ago.
+func (p *Privacy) PurgeExports(ctx context.Context) (int64, error) {
+	return p.store.PurgeExports(ctx, p.cfg.ExportRetention)
+}
+
+// Run works the due requests until ctx ends: when kicked, and every Poll;
+// every hour it deletes the exports past their retention. Every replica
+// may run it: a request is worked by one claim at a time.
 func (p *Privacy) Run(ctx context.Context) {
 	t := time.NewTicker(p.cfg.Poll)
 	defer t.Stop()
 	failing := false
+	var purged time.Time
 	for {
+		if time.Since(purged) >= purgeEvery {
+			n, err := p.PurgeExports(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				p.log.Warn("privacy exports: purge failed", "error", err.Error())
+			case n > 0:
+				p.log.Info("privacy exports past their retention deleted", "count", n)
+			}
+			purged = time.Now()
+		}
 		for {
 			n, err := p.RunOnce(ctx)
 			if err != nil && ctx.Err() == nil && !failing {

@@ -652,3 +652,47 @@ func TestShutdownLeavesTheRequestDue(t *testing.T) {
 		}
 	}
 }
+
+// TestExportRetention: a completed export is deleted once older than its
+// retention; one still running, or younger, stays.
+func TestExportRetention(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	old, err := w.p.RequestExport(w.ctx, privacyapi.ExportRequest{Email: "old@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := w.p.RequestExport(w.ctx, privacyapi.ExportRequest{Email: "fresh@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.run(5)
+	w.fakes[privacyapi.Contacts].Down(true)
+	running, err := w.p.RequestExport(w.ctx, privacyapi.ExportRequest{Email: "running@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.run(1)
+	// The default retention is 7 days: age the old one and the running
+	// one past it.
+	if _, err := w.db.Exec(context.Background(), `UPDATE privacy_exports
+		SET completed_at = coalesce(completed_at, now()) - interval '8 days', requested_at = requested_at - interval '8 days'
+		WHERE id = ANY($1)`, []int64{old.ID, running.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.Exec(context.Background(), `UPDATE privacy_exports SET completed_at = NULL WHERE id = $1`, running.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.p.PurgeExports(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("purged %d (%v), want 1", n, err)
+	}
+	if _, err := w.p.Export(context.Background(), old.ID); !errors.Is(err, identity.ErrExportNotFound) {
+		t.Errorf("the old export: %v, want not found", err)
+	}
+	for _, id := range []int64{fresh.ID, running.ID} {
+		if _, err := w.p.Export(context.Background(), id); err != nil {
+			t.Errorf("export %d: %v", id, err)
+		}
+	}
+}

@@ -290,6 +290,16 @@ func (s *Store) CompleteExport(ctx context.Context, id int64, doc privacyapi.Doc
 	return nil
 }
 
+// PurgeExports deletes the exports completed more than age ago.
+func (s *Store) PurgeExports(ctx context.Context, age time.Duration) (int64, error) {
+	tag, err := s.db.Exec(ctx, `DELETE FROM privacy_exports
+		WHERE status = 'completed' AND completed_at < now() - $1 * interval '1 millisecond'`, millis(age))
+	if err != nil {
+		return 0, fmt.Errorf("purge privacy exports: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // ErasedDetails are person.erased's details: the counts per context, the
 // exports deleted and the address's keyed hash (never the address).
 type ErasedDetails struct {
