@@ -16,9 +16,11 @@ import (
 
 // EventHeader is what every event body carries besides data.
 type EventHeader struct {
-	ID        string    `json:"id" description:"evt_ and a number increasing with every event (ping_ and the delivery id for a ping); also the webhook-id header, the same on every attempt, so a receiver can drop repeats." example:"evt_1042"`
-	Type      string    `json:"type" description:"The event type; each body lists the types it is sent for."`
-	CreatedAt time.Time `json:"created_at" description:"When the change happened."`
+	ID   string `json:"id" description:"evt_ and a number increasing with every event (ping_ and the delivery id for a ping); also the webhook-id header, the same on every attempt, so a receiver can drop repeats." example:"evt_1042"`
+	Type string `json:"type" description:"The event type; each body lists the types it is sent for."`
+	// SchemaVersion: see Event.
+	SchemaVersion int       `json:"schema_version" minimum:"1" example:"1" description:"The version of data's shape for this type: 1 for every type today. The shape of a version only grows (new fields, which a receiver must ignore); a change a receiver could not read comes as a new version, announced in the changelog."`
+	CreatedAt     time.Time `json:"created_at" description:"When the change happened."`
 }
 
 // ContactEvent is contact.created and contact.updated.

@@ -59,7 +59,8 @@ func Body(j store.Job) ([]byte, string) {
 	if j.EventSeq != nil {
 		id = webhooks.EventID(*j.EventSeq)
 	}
-	b, _ := json.Marshal(webhooks.Event{ID: id, Type: j.EventType, CreatedAt: timestamp.Of(j.OccurredAt), Data: j.Data})
+	b, _ := json.Marshal(webhooks.Event{ID: id, Type: j.EventType, SchemaVersion: max(j.SchemaVersion, 1),
+		CreatedAt: timestamp.Of(j.OccurredAt), Data: j.Data})
 	return b, id
 }
 

@@ -75,7 +75,7 @@ func (i *Ingester) Batch(source string) outbox.BatchHandler {
 				evs = append(evs, more...)
 			case slices.Contains(webhooksapi.EventTypes, ev.Type):
 				evs = append(evs, store.NewEvent{Source: source, SourceID: ev.ID, Type: ev.Type, RecordID: ev.AggregateID,
-					Data: ev.Data, OccurredAt: ev.OccurredAt})
+					Data: ev.Data, OccurredAt: ev.OccurredAt, SchemaVersion: ev.Version()})
 			}
 		}
 		if len(evs) == 0 {
@@ -114,7 +114,8 @@ func (i *Ingester) imported(ctx context.Context, source string, ev outbox.Event)
 			continue
 		}
 		evs = append(evs, store.NewEvent{Source: source, SourceID: ev.ID, Part: n + 1,
-			Type: webhooksapi.ContactCreated, RecordID: strconv.FormatInt(id.ID, 10), Data: rec, OccurredAt: ev.OccurredAt})
+			Type: webhooksapi.ContactCreated, RecordID: strconv.FormatInt(id.ID, 10), Data: rec, OccurredAt: ev.OccurredAt,
+			SchemaVersion: outbox.SchemaVersion})
 	}
 	return evs, nil
 }

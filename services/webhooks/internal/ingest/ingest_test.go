@@ -59,8 +59,8 @@ func TestBatch(t *testing.T) {
 			{ID: 12, Type: "contact.merged_internally", AggregateID: "5", OccurredAt: at, Data: json.RawMessage(`{}`)},
 			{ID: 13, Type: "contact.deleted", AggregateID: "5", OccurredAt: at, Data: json.RawMessage(`{"id":5}`)},
 		}, nil, [][]store.NewEvent{{
-			{Source: "contacts", SourceID: 11, Type: "contact.created", RecordID: "5", Data: json.RawMessage(`{"id":5}`), OccurredAt: at},
-			{Source: "contacts", SourceID: 13, Type: "contact.deleted", RecordID: "5", Data: json.RawMessage(`{"id":5}`), OccurredAt: at},
+			{Source: "contacts", SourceID: 11, Type: "contact.created", RecordID: "5", Data: json.RawMessage(`{"id":5}`), OccurredAt: at, SchemaVersion: 1},
+			{Source: "contacts", SourceID: 13, Type: "contact.deleted", RecordID: "5", Data: json.RawMessage(`{"id":5}`), OccurredAt: at, SchemaVersion: 1},
 		}}, 1},
 		{"nothing published: nothing stored", "deals", []outbox.Event{
 			{ID: 3, Type: "deal.stage_recalculated", AggregateID: "8", OccurredAt: at},
@@ -68,16 +68,27 @@ func TestBatch(t *testing.T) {
 		{"stored before: no wake", "deals", []outbox.Event{
 			{ID: 4, Type: "deal.updated", AggregateID: "8", OccurredAt: at, Data: json.RawMessage(`{"id":8}`)},
 		}, &none, [][]store.NewEvent{{
-			{Source: "deals", SourceID: 4, Type: "deal.updated", RecordID: "8", Data: json.RawMessage(`{"id":8}`), OccurredAt: at},
+			{Source: "deals", SourceID: 4, Type: "deal.updated", RecordID: "8", Data: json.RawMessage(`{"id":8}`), OccurredAt: at, SchemaVersion: 1},
 		}}, 0},
 		{"an import expanded, a contact deleted since skipped", "contacts", []outbox.Event{
 			{ID: 41, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: imported(1, 2, 99_999)},
 		}, nil, [][]store.NewEvent{{
 			{Source: "contacts", SourceID: 41, Part: 1, Type: "contact.created", RecordID: "1",
-				Data: json.RawMessage(`{"first_name":"Ada","id":1}`), OccurredAt: at},
+				Data: json.RawMessage(`{"first_name":"Ada","id":1}`), OccurredAt: at, SchemaVersion: 1},
 			{Source: "contacts", SourceID: 41, Part: 2, Type: "contact.created", RecordID: "2",
-				Data: json.RawMessage(`{"first_name":"Grace","id":2}`), OccurredAt: at},
+				Data: json.RawMessage(`{"first_name":"Grace","id":2}`), OccurredAt: at, SchemaVersion: 1},
 		}}, 1},
+		{"a newer release's events: unknown fields carried, unknown types dropped, the version kept", "leads",
+			decode(t,
+				`{"id":51,"type":"lead.created","schema_version":1,"aggregate_id":"9","occurred_at":"2026-11-27T09:30:00Z","priority":"high","data":{"id":9,"score":12}}`,
+				`{"id":52,"type":"lead.teleported","schema_version":1,"aggregate_id":"9","occurred_at":"2026-11-27T09:30:00Z","data":{"id":9}}`,
+				`{"id":53,"type":"lead.updated","schema_version":2,"aggregate_id":"9","occurred_at":"2026-11-27T09:30:00Z","data":{"id":9}}`,
+				`{"id":54,"type":"lead.updated","aggregate_id":"9","occurred_at":"2026-11-27T09:30:00Z","data":{"id":9}}`,
+			), nil, [][]store.NewEvent{{
+				{Source: "leads", SourceID: 51, Type: "lead.created", RecordID: "9", Data: json.RawMessage(`{"id":9,"score":12}`), OccurredAt: at, SchemaVersion: 1},
+				{Source: "leads", SourceID: 53, Type: "lead.updated", RecordID: "9", Data: json.RawMessage(`{"id":9}`), OccurredAt: at, SchemaVersion: 2},
+				{Source: "leads", SourceID: 54, Type: "lead.updated", RecordID: "9", Data: json.RawMessage(`{"id":9}`), OccurredAt: at, SchemaVersion: 1},
+			}}, 1},
 		{"an import naming no contact dropped", "contacts", []outbox.Event{
 			{ID: 42, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`{"ids":[]}`)},
 			{ID: 43, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`"garbled"`)},
@@ -103,4 +114,17 @@ func TestBatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decode reads stream messages as the consumer does (outbox.Event),
+// ignoring what it does not know.
+func decode(t *testing.T, bodies ...string) []outbox.Event {
+	t.Helper()
+	evs := make([]outbox.Event, len(bodies))
+	for i, b := range bodies {
+		if err := json.Unmarshal([]byte(b), &evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return evs
 }

@@ -28,6 +28,9 @@ type NewEvent struct {
 	RecordID   string
 	Data       json.RawMessage
 	OccurredAt time.Time
+	// SchemaVersion is the version of Data's shape (the stream event's);
+	// 0 means 1.
+	SchemaVersion int
 }
 
 // Ingest stores ev once; see IngestAll.
@@ -60,8 +63,10 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 	sources, types, records := make([]string, n), make([]string, n), make([]string, n)
 	ids, parts := make([]int64, n), make([]int32, n)
 	data, occurred := make([]string, n), make([]time.Time, n)
+	versions := make([]int32, n)
 	for i, ev := range evs {
 		sources[i], ids[i], parts[i], types[i], records[i], occurred[i] = ev.Source, ev.SourceID, int32(ev.Part), ev.Type, ev.RecordID, ev.OccurredAt
+		versions[i] = int32(max(ev.SchemaVersion, 1))
 		data[i] = string(ev.Data)
 		if len(ev.Data) == 0 || string(ev.Data) == "null" {
 			data[i] = `{}`
@@ -78,15 +83,15 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 		// order, which the per-record order of delivery relies on.
 		return tx.QueryRow(ctx, `WITH input AS (
 				SELECT DISTINCT ON (source, source_id, part) *
-				FROM unnest($1::text[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[])
-					WITH ORDINALITY AS u (source, source_id, part, type, record_id, data, occurred_at, n)
+				FROM unnest($1::text[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[], $10::int[])
+					WITH ORDINALITY AS u (source, source_id, part, type, record_id, data, occurred_at, schema_version, n)
 				ORDER BY source, source_id, part, n
 			), fresh AS (
 				SELECT i.* FROM input i WHERE NOT EXISTS (SELECT 1 FROM events e
 					WHERE e.source = i.source AND e.source_id = i.source_id AND e.part = i.part)
 			), ins AS (
-				INSERT INTO events (source, source_id, part, type, record_id, data, occurred_at)
-				SELECT source, source_id, part, type, record_id, data, occurred_at FROM fresh ORDER BY n
+				INSERT INTO events (source, source_id, part, type, record_id, data, occurred_at, schema_version)
+				SELECT source, source_id, part, type, record_id, data, occurred_at, schema_version FROM fresh ORDER BY n
 				RETURNING seq, source, type, record_id, occurred_at
 			), dl AS (
 				INSERT INTO deliveries (subscription_id, event_seq, event_type, record_key)
@@ -101,7 +106,7 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 				RETURNING 1
 			)
 			SELECT count(*) FROM ins`, sources, ids, parts, types, records, data, occurred,
-			scopeTypes, scopeGrants).Scan(&added)
+			scopeTypes, scopeGrants, versions).Scan(&added)
 	})
 	return added, err
 }
@@ -110,7 +115,7 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 // nil, none when empty: a token that may read no type), oldest first, and
 // whether more follow.
 func (s *Store) Feed(ctx context.Context, after int64, types []string, limit int) ([]webhooks.Event, bool, error) {
-	rows, err := s.db.Query(ctx, `SELECT seq, type, occurred_at, data FROM events
+	rows, err := s.db.Query(ctx, `SELECT seq, type, schema_version, occurred_at, data FROM events
 		WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit+1)
 	if err != nil {
 		return nil, false, err
@@ -118,7 +123,7 @@ func (s *Store) Feed(ctx context.Context, after int64, types []string, limit int
 	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (webhooks.Event, error) {
 		var e webhooks.Event
 		var seq int64
-		err := row.Scan(&seq, &e.Type, &e.CreatedAt, &e.Data)
+		err := row.Scan(&seq, &e.Type, &e.SchemaVersion, &e.CreatedAt, &e.Data)
 		e.ID = webhooks.EventID(seq)
 		return e, err
 	})

@@ -134,6 +134,7 @@ type Job struct {
 	PreviousSecret     []byte // nil when none or expired
 	Data               json.RawMessage
 	OccurredAt         time.Time // the event's, or the ping's creation
+	SchemaVersion      int       // the event's data shape (1 for a ping)
 }
 
 // Jobs loads the deliveries still listed in a batch, with their
@@ -149,7 +150,8 @@ func (s *Store) Jobs(ctx context.Context, batch int64) ([]Job, error) {
 	rows, err := s.db.Query(ctx, `SELECT d.id, d.subscription_id, d.event_seq, d.event_type, d.attempt,
 			d.created_at, s.url, s.active, s.secret,
 			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret END,
-			COALESCE(e.data, jsonb_build_object('webhook_id', s.id)), COALESCE(e.occurred_at, d.created_at), d.status
+			COALESCE(e.data, jsonb_build_object('webhook_id', s.id)), COALESCE(e.occurred_at, d.created_at), d.status,
+			COALESCE(e.schema_version, 1)
 		FROM batches b, unnest(b.deliveries, b.attempts) WITH ORDINALITY AS w(id, attempt, n)
 		JOIN deliveries d ON d.id = w.id AND d.attempt = w.attempt
 		JOIN subscriptions s ON s.id = d.subscription_id
@@ -161,7 +163,7 @@ func (s *Store) Jobs(ctx context.Context, batch int64) ([]Job, error) {
 	jobs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (job, error) {
 		var j job
 		err := row.Scan(&j.ID, &j.SubscriptionID, &j.EventSeq, &j.EventType, &j.Attempt, &j.CreatedAt, &j.URL, &j.Active,
-			&j.Secret, &j.PreviousSecret, &j.Data, &j.OccurredAt, &j.status)
+			&j.Secret, &j.PreviousSecret, &j.Data, &j.OccurredAt, &j.status, &j.SchemaVersion)
 		return j, err
 	})
 	out := make([]Job, 0, len(jobs))
