@@ -41,6 +41,18 @@ var levels = map[string]checker.Level{
 	checker.ResponsePropertyEnumValueAddedId:           checker.INFO,
 }
 
+// receiverAdditive are the changes oasdiff reads in a webhook's body as
+// in a request a client sends, though the API sends it and the receiver
+// reads it: a property the body now always carries is one more field a
+// receiver ignores until it knows it. Removing one, or changing its type,
+// still breaks the receiver and is reported.
+var receiverAdditive = map[string]bool{
+	checker.NewRequiredRequestPropertyId:               true,
+	checker.NewRequiredRequestPropertyWithDefaultId:    true,
+	checker.RequestPropertyBecameRequiredId:            true,
+	checker.RequestPropertyBecameRequiredWithDefaultId: true,
+}
+
 // Check compares revision (the document served now) with base (the
 // released one) at time now and returns the breaking changes, sorted as
 // oasdiff sorts them. A removal the base document deprecated with an
@@ -67,6 +79,9 @@ func Check(base, revision []byte, now time.Time) ([]Finding, error) {
 	var out []Finding
 	for _, c := range changes {
 		if c.GetId() == checker.ResponseOptionalPropertyRemovedId && sunsetPassed(s1.Spec, c, now) {
+			continue
+		}
+		if strings.HasPrefix(c.GetPath(), "webhook:") && receiverAdditive[c.GetId()] {
 			continue
 		}
 		op := strings.TrimSpace(c.GetOperation() + " " + c.GetPath())

@@ -162,6 +162,13 @@ func TestCheckBreaking(t *testing.T) {
 			want: []want{{"GET /contacts", "request-parameter-became-required", "search"}},
 		},
 		{
+			name: "removed field of a webhook's body",
+			revision: func(t *testing.T, d doc) {
+				removeProperty(t, d, "DeletedRecord", "id")
+			},
+			want: []want{{"POST webhook:contact.deleted", "request-property-removed", "data/id"}},
+		},
+		{
 			name: "removed operation without deprecation",
 			revision: func(t *testing.T, d doc) {
 				delete(at(t, d, "paths", "/contacts/{id}").(doc), "delete")
@@ -263,6 +270,14 @@ func TestCheckCompatible(t *testing.T) {
 				s["enum"] = append(s["enum"].([]any), "abandoned")
 				s = param(t, d, "/leads", "get", "status")["schema"].(doc)
 				s["enum"] = append(s["enum"].([]any), "archived")
+			},
+		},
+		{
+			name: "additive: a new field in a webhook's body",
+			revision: func(t *testing.T, d doc) {
+				s := at(t, d, "components", "schemas", "DeletedEvent").(doc)
+				s["properties"].(doc)["reason"] = doc{"type": "string"}
+				s["required"] = append(s["required"].([]any), "reason")
 			},
 		},
 		{
