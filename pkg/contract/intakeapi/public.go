@@ -23,7 +23,7 @@ type SubmissionRef struct {
 	SubmissionID int64  `json:"submission_id,omitempty" minimum:"1" example:"301"`
 	// DuplicateOf is present when the address already belongs to a
 	// contact or another lead; the lead is accepted all the same.
-	DuplicateOf *SubmissionDuplicate `json:"duplicate_of,omitempty" description:"Present when the submitted email (compared ignoring case) already belongs to a contact or to another lead: that record's id. The lead is accepted all the same. Best effort: absent when the check could not be made."`
+	DuplicateOf *SubmissionDuplicate `json:"duplicate_of,omitempty" description:"Present when the submitted email (compared ignoring case) already belongs to a contact or to another lead: that record's id. The lead is accepted all the same. Only where the installation reports duplicates (INTAKE_REPORT_DUPLICATES, off by default: an intake key is public); best effort: absent when the check could not be made."`
 }
 
 // SubmissionDuplicate names the existing record a submission repeats: the

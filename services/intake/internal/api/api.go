@@ -128,10 +128,11 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := intake.Validate(in); err != nil {
 		return err
 	}
-	// Which record the address repeats is asked beside the forwarding
-	// (never for a honeypot hit, which goes nowhere).
+	// Which record the address repeats is asked beside the forwarding,
+	// where the installation reports it (never for a honeypot hit, which
+	// goes nowhere).
 	var dup <-chan *leadsapi.DuplicateOf
-	if !intake.IsSpam(in) {
+	if h.Service.ReportsDuplicates() && !intake.IsSpam(in) {
 		dup = h.Service.LookupDuplicate(r.Context(), in.Email)
 	}
 	receipt, err := h.Service.Submit(r.Context(), key, in, origin, idemKey)

@@ -123,3 +123,20 @@ func (e *env) deliverPending(t *testing.T) {
 		return err == nil && s.Status == intake.StatusDelivered
 	})
 }
+
+// TestDuplicatesUnreportedByDefault: without INTAKE_REPORT_DUPLICATES an
+// answer never tells whether the address is a contact's or a lead's: a
+// public form's key must not let anyone test who is in the CRM.
+func TestDuplicatesUnreportedByDefault(t *testing.T) {
+	t.Parallel()
+	if intake.DefaultConfig().ReportDuplicates {
+		t.Fatal("duplicates are reported by default")
+	}
+	e := newEnv(t, withoutDuplicates())
+	key := e.newKey(1, 0)
+	e.leads.fake.AddContactEmail("ada@example.com", 412)
+	r := e.post(key, validBody)
+	if want := `{"success":true,"data":{"id":1001},` + created; r.status != http.StatusCreated || string(r.body) != want {
+		t.Errorf("answer %d %s, want 201 %s", r.status, r.body, want)
+	}
+}

@@ -210,11 +210,15 @@ type envOpt func(*envConfig)
 type envConfig struct {
 	cors     []string
 	cacheTTL time.Duration
+	// quiet turns INTAKE_REPORT_DUPLICATES off (the harness reports them).
+	quiet bool
 }
 
 func withCORS(origins ...string) envOpt { return func(c *envConfig) { c.cors = origins } }
 
 func withCacheTTL(d time.Duration) envOpt { return func(c *envConfig) { c.cacheTTL = d } }
+
+func withoutDuplicates() envOpt { return func(c *envConfig) { c.quiet = true } }
 
 func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
@@ -248,6 +252,8 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 		WriteBehind:    64,
 		BatchSize:      10,
 		Flushers:       2,
+
+		ReportDuplicates: !ec.quiet,
 	}
 	ops, err := httpx.NewOps()
 	if err != nil {

@@ -53,6 +53,12 @@ type Config struct {
 	// Flushers is how many such inserts, and how many such calls, may run
 	// at once.
 	Flushers int `env:"INTAKE_FLUSHERS" min:"1" max:"64"`
+	// ReportDuplicates makes an answer name the contact or lead whose
+	// address a submission repeats (duplicate_of). Off by default: an
+	// intake key is public (it sits in a web form), and the answer would
+	// tell anyone holding it who is a contact, and their record's id.
+	// Turn it on where the keys are the installation's own servers'.
+	ReportDuplicates bool `env:"INTAKE_REPORT_DUPLICATES"`
 }
 
 // Validate holds the rules across the tagged fields, in the words start-up
@@ -70,6 +76,10 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ReportsDuplicates tells whether answers name the record a submission
+// repeats (Config.ReportDuplicates).
+func (s *Service) ReportsDuplicates() bool { return s.cfg.ReportDuplicates }
 
 // DefaultConfig is what the service runs with unless configured.
 func DefaultConfig() Config {
