@@ -127,7 +127,7 @@ type ImportDuplicate struct {
 // the rows skipped as duplicates of stored contacts.
 type ContactImportResult struct {
 	envelope.ImportResult
-	Duplicates []ImportDuplicate `json:"duplicates" nullable:"false" maxItems:"1000" description:"The rows skipped because a stored contact has their e-mail (ignoring case), with that contact's id, in row order (at most 1000)."`
+	Duplicates []ImportDuplicate `json:"duplicates,omitempty" maxItems:"1000" description:"Present when rows were skipped because a stored contact already has their e-mail (compared ignoring case): one entry per such row naming that contact (the oldest), in row order, among the first 1000 skipped rows. A row repeating an earlier row of the file is in errors only."`
 }
 
 var duplicatesQuery = []route.Param{route.PerPage,

@@ -502,11 +502,7 @@ func (a *API) importCSV(w http.ResponseWriter, r *http.Request) error {
 func importAnswer(r contacts.ImportResult) contactsapi.ContactImportResult {
 	a := r.ImportResult
 	a.Success, a.Message = true, r.Summary()
-	d := r.Duplicates
-	if d == nil {
-		d = []contactsapi.ImportDuplicate{}
-	}
-	return contactsapi.ContactImportResult{ImportResult: a, Duplicates: d}
+	return contactsapi.ContactImportResult{ImportResult: a, Duplicates: r.Duplicates}
 }
 
 func (a *API) importUpload(r *http.Request, mr *multipart.Reader) (contacts.ImportResult, error) {

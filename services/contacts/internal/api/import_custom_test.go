@@ -96,7 +96,7 @@ func TestCSVCustomFields(t *testing.T) {
 	}
 	answer := func(dry bool, message string) map[string]any {
 		return map[string]any{"success": true, "imported": 2.0, "skipped": 5.0, "message": message, "errors": errs,
-			"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": dry, "duplicates": []any{}}
+			"encoding": "UTF-8", "delimiter": ",", "ignored_columns": []any{}, "dry_run": dry}
 	}
 
 	r = e.uploadForm(t, field{name: "dry_run", value: "true"}, file(csv))
@@ -190,7 +190,7 @@ func TestImportMappingToCustomFields(t *testing.T) {
 	r := e.uploadForm(t, field{name: "mapping", value: `{"Lead Status":"cf.hs_lead_status","Lifecycle Stage":"cf.lifecycle"}`}, file(string(raw)))
 	wantStatus(t, r, 200)
 	want := map[string]any{"success": true, "imported": 2.0, "skipped": 0.0, "message": "Imported 2 contacts, skipped 0", "errors": []any{},
-		"encoding": "UTF-8 with BOM", "delimiter": ",", "dry_run": false, "duplicates": []any{},
+		"encoding": "UTF-8 with BOM", "delimiter": ",", "dry_run": false,
 		"ignored_columns": []any{"Record ID", "Contact owner", "Create Date", "Last Activity Date"}}
 	if diff := cmp.Diff(want, r.Body); diff != "" {
 		t.Errorf("answer (-want +got):\n%s", diff)

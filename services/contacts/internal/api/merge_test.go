@@ -347,7 +347,7 @@ func TestMergeMoverDown(t *testing.T) {
 	r = e.do(t, http.MethodPost, fmt.Sprintf("/contacts/%d/merge", c), e.admin, map[string]any{"merge_ids": []int64{a}})
 	want := map[string]any{"type": "/docs/problems#merge_running", "title": "Conflict", "status": float64(409),
 		"detail": fmt.Sprintf("merge %d is still moving records to one of these; retry when it completes", mergeID),
-		"code": "merge_running", "merge_id": float64(mergeID)}
+		"code":   "merge_running", "merge_id": float64(mergeID)}
 	if diff := cmp.Diff(want, problemBody(t, r)); diff != "" || r.Status != http.StatusConflict {
 		t.Errorf("record of a running merge: status %d (-want +got):\n%s", r.Status, diff)
 	}
@@ -489,7 +489,9 @@ func TestContactDuplicates(t *testing.T) {
 		}
 		after = "&after=" + next
 	}
-	if diff := cmp.Diff([][2]int64{{a, b}, {a, c}, {a, d}}, all); diff != "" {
+	// The list walks the e-mail and phone indexes: the name-only pair
+	// (a, d) is a's candidate, not listed.
+	if diff := cmp.Diff([][2]int64{{a, b}, {a, c}}, all); diff != "" {
 		t.Errorf("pages (-want +got):\n%s", diff)
 	}
 
@@ -500,7 +502,7 @@ func TestContactDuplicates(t *testing.T) {
 		"data": map[string]any{"ids": []any{float64(a), float64(c)}}}, r.Body); diff != "" {
 		t.Errorf("dismiss (-want +got):\n%s", diff)
 	}
-	if got := pairsOf(e.do(t, http.MethodGet, "/contacts/duplicates", e.user, nil)); len(got) != 2 {
+	if got := pairsOf(e.do(t, http.MethodGet, "/contacts/duplicates", e.user, nil)); len(got) != 1 {
 		t.Errorf("after dismissal: %v", got)
 	}
 	if got := pairsOf(e.do(t, http.MethodGet, fmt.Sprintf("/contacts/%d/duplicates", c), e.user, nil)); len(got) != 0 {
