@@ -340,6 +340,20 @@ type Consumer struct {
 	// RetryIdle is how long a failed or orphaned event waits before it is
 	// claimed again.
 	RetryIdle time.Duration
+	// Reads says which events' data shape this consumer can read; nil
+	// reads the versions up to SchemaVersion. An event it cannot read (a
+	// newer release's version of a type, published beside the version
+	// this one knows) is acknowledged without being handled, like an
+	// event of a type a handler does not know.
+	Reads func(Event) bool
+}
+
+// reads reports whether c handles ev (see Reads).
+func (c *Consumer) reads(ev Event) bool {
+	if c.Reads != nil {
+		return c.Reads(ev)
+	}
+	return ev.Version() <= SchemaVersion
 }
 
 // Run consumes until ctx is done. The group starts at the beginning of the
@@ -412,6 +426,10 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog
 			_ = c.Redis.XAck(ctx, c.Stream, c.Group, m.ID).Err()
 			continue
 		}
+		if !c.reads(ev) {
+			_ = c.Redis.XAck(ctx, c.Stream, c.Group, m.ID).Err()
+			continue
+		}
 		if err := c.handle(ctx, ev); err != nil {
 			log.Warn("event handler failed; will retry", "stream", c.Stream, "type", ev.Type, "event_id", strconv.FormatInt(ev.ID, 10), "error", err.Error())
 			continue
@@ -437,6 +455,9 @@ func (c *Consumer) processBatch(ctx context.Context, msgs []redis.XMessage, log 
 		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
 			log.Error("dropping undecodable event", "stream", c.Stream, "id", m.ID)
 			continue
+		}
+		if !c.reads(ev) {
+			continue // acknowledged with the others
 		}
 		evs = append(evs, ev)
 	}

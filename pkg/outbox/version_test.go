@@ -68,8 +68,9 @@ func TestSchemaVersionRelayed(t *testing.T) {
 // TestConsumerIgnoresUnknown: a consumer reads an event relayed by the
 // previous release (no schema_version: version 1), one carrying fields it
 // does not know (at the top and in data) and one of a type it does not
-// know; it handles the first two, ignores the third, and every one is
-// acknowledged: nothing is retried in a loop.
+// know; it handles the first two, ignores the third, skips a version of
+// a type newer than it reads, and every one is acknowledged: nothing is
+// retried in a loop.
 func TestConsumerIgnoresUnknown(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,7 +80,10 @@ func TestConsumerIgnoresUnknown(t *testing.T) {
 	for _, body := range []string{
 		`{"id":1,"type":"thing.created","aggregate_id":"1","occurred_at":"2026-11-28T10:00:00Z","data":{"id":1,"name":"a"}}`,
 		`{"id":2,"type":"thing.created","schema_version":1,"aggregate_id":"2","occurred_at":"2026-11-28T10:00:00Z","priority":"high","data":{"id":2,"name":"b","colour":"red"}}`,
-		`{"id":3,"type":"thing.teleported","schema_version":4,"aggregate_id":"3","occurred_at":"2026-11-28T10:00:00Z","data":{"to":"mars"}}`,
+		`{"id":3,"type":"thing.teleported","schema_version":1,"aggregate_id":"3","occurred_at":"2026-11-28T10:00:00Z","data":{"to":"mars"}}`,
+		// A newer release's version 2 of thing.created, published beside
+		// version 1: not read by this release's consumer.
+		`{"id":4,"type":"thing.created","schema_version":2,"aggregate_id":"4","occurred_at":"2026-11-28T10:00:00Z","data":{"thing":{"id":4}}}`,
 	} {
 		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"event": body}}).Err(); err != nil {
 			t.Fatal(err)
@@ -136,6 +140,71 @@ func TestConsumerIgnoresUnknown(t *testing.T) {
 		t.Errorf("handled (-want +got):\n%s", diff)
 	}
 	if calls != 3 {
-		t.Errorf("handler called %d times, want 3 (once each, no retry)", calls)
+		t.Errorf("handler called %d times, want 3 (once each but the newer version, no retry)", calls)
+	}
+}
+
+// TestBatchConsumerSkipsNewerVersions: a batch consumer gets the events
+// whose version it reads (Reads, or up to SchemaVersion) and every one is
+// acknowledged.
+func TestBatchConsumerSkipsNewerVersions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		reads func(outbox.Event) bool
+		want  []int64
+	}{
+		{"default", nil, []int64{1, 2}},
+		{"reads version 2 of thing.created only", func(ev outbox.Event) bool {
+			return ev.Type != "thing.created" || ev.Version() == 2
+		}, []int64{3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			rdb := newRedis(t)
+			stream := randStream(t, rdb)
+			for _, body := range []string{
+				`{"id":1,"type":"thing.created","aggregate_id":"1","data":{}}`,
+				`{"id":2,"type":"thing.created","schema_version":1,"aggregate_id":"2","extra":true,"data":{}}`,
+				`{"id":3,"type":"thing.created","schema_version":2,"aggregate_id":"2","data":{}}`,
+			} {
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"event": body}}).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var mu sync.Mutex
+			var got []int64
+			c := &outbox.Consumer{Redis: rdb, Stream: stream, Group: "g", Name: "n", Reads: tc.reads,
+				HandleBatch: func(_ context.Context, evs []outbox.Event) error {
+					mu.Lock()
+					defer mu.Unlock()
+					for _, ev := range evs {
+						got = append(got, ev.ID)
+					}
+					return nil
+				}}
+			done := make(chan struct{})
+			go func() { defer close(done); c.Run(ctx) }()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				info, err := rdb.XInfoGroups(ctx, stream).Result()
+				if err == nil && len(info) == 1 && info[0].Pending == 0 && info[0].EntriesRead == 3 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("after 10 s: groups %+v, %v", info, err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			cancel()
+			<-done
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("handled (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
