@@ -75,10 +75,15 @@ func (s *Service) VerifyAuditLog(ctx context.Context) (identityapi.AuditVerifica
 // AppendAudit is the outbox.BatchHandler of identityapi.AuditStream: it
 // appends the other contexts' entries of one read in one transaction,
 // each once however often it is delivered. An undecodable message is
-// dropped (logged); one without a source is keyed by its outbox id.
+// dropped (logged); one without a source is keyed by its outbox id. An
+// event of another type (a newer release's) is not an entry: it is
+// ignored, and acknowledged with the others.
 func (s *Service) AppendAudit(ctx context.Context, evs []outbox.Event) error {
 	msgs := make([]identityapi.AuditMessage, 0, len(evs))
 	for _, ev := range evs {
+		if ev.Type != identityapi.AuditEventType {
+			continue
+		}
 		var m identityapi.AuditMessage
 		if err := json.Unmarshal(ev.Data, &m); err != nil || m.Action == "" {
 			s.log.Error("dropping an unreadable audit entry", "type", ev.Type, "event_id", ev.ID)
