@@ -393,8 +393,8 @@ func TestPrivacyBadRequests(t *testing.T) {
 
 // TestPrivacyErasureOutlivesAKilledContext: mail is killed (SIGKILL)
 // while a person's erasure runs: the erasure waits in its second phase,
-// refusing an export of the person meanwhile (409), and completes once
-// mail is back, with mail's receipt.
+// refusing an export of the person meanwhile (409); identity restarts;
+// the erasure completes once mail is back, with mail's receipt.
 func TestPrivacyErasureOutlivesAKilledContext(t *testing.T) {
 	ctx := context.Background()
 	adm := admin(t)
@@ -446,6 +446,11 @@ func TestPrivacyErasureOutlivesAKilledContext(t *testing.T) {
 		t.Errorf("export during the erasure: %s", busy)
 	}
 
+	// Identity itself restarts meanwhile: the erasure is in its database,
+	// and the new process's runner takes it up.
+	if err := stack.Restart(ctx, "identity"); err != nil {
+		t.Fatal(err)
+	}
 	restart()
 	done := decodeErasure(t, waitPrivacy(t, adm, path, 90*time.Second))
 	for name, rc := range receiptsOf(t, done) {
