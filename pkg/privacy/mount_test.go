@@ -211,8 +211,10 @@ func TestMountErasesOnce(t *testing.T) {
 	// address: other ids under the id are refused, another address with
 	// the same ids answers the stored part.
 	rec := post(h, privacyapi.ErasurePath(5), `{"email":"ann@example.com","contact_ids":[3]}`, actor)
-	if b := problemOf(t, rec); rec.Code != http.StatusConflict || b.Code != "idempotency_key_reused" {
-		t.Errorf("other ids under the id: %d %+v", rec.Code, b)
+	reused := problem.Body{Type: "/docs/problems#erasure_reused", Title: "Conflict", Status: 409, Code: "erasure_reused",
+		Detail: "this erasure was asked about other records before"}
+	if diff := cmp.Diff(reused, problemOf(t, rec), cmpopts.IgnoreFields(problem.Body{}, "RequestID")); rec.Code != http.StatusConflict || diff != "" {
+		t.Errorf("other ids under the id: %d (-want +got):\n%s", rec.Code, diff)
 	}
 	if rec := post(h, privacyapi.ErasurePath(5), `{"email":"bob@example.com"}`, actor); rec.Code != 200 ||
 		strings.TrimSpace(rec.Body.String()) != want {

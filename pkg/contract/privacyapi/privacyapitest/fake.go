@@ -215,6 +215,6 @@ func problem(w http.ResponseWriter, status int) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "title": http.StatusText(status),
 		"code": map[int]string{http.StatusUnauthorized: "unauthenticated", http.StatusBadRequest: "malformed_json",
-			http.StatusServiceUnavailable: "upstream_unavailable", http.StatusConflict: "idempotency_key_reused",
+			http.StatusServiceUnavailable: "upstream_unavailable", http.StatusConflict: "erasure_reused",
 			http.StatusNotFound: "not_found"}[status]})
 }
