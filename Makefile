@@ -48,7 +48,7 @@ build:
 	done
 
 run: build
-	@deploy/scripts/run.sh
+	@REPLICAS=$(REPLICAS) deploy/scripts/run.sh
 
 # All packages of all modules but the end-to-end suite, in one go test
 # invocation, so the scheduler overlaps compilation and tests across
