@@ -404,6 +404,14 @@ func TestMergeCompanies(t *testing.T) {
 		t.Errorf("reasons (-want +got):\n%s", diff)
 	}
 
+	r = e.do(t, http.MethodGet, "/companies/duplicates", e.admin, nil)
+	wantStatus(t, r, http.StatusOK)
+	if list := r.Body["data"].([]any); len(list) != 1 || r.Body["next"] != nil {
+		t.Errorf("company pairs: %s", r.Raw)
+	} else if diff := cmp.Diff([]any{"domain", "name"}, list[0].(map[string]any)["reasons"]); diff != "" {
+		t.Errorf("listed pair reasons (-want +got):\n%s", diff)
+	}
+
 	r = e.do(t, http.MethodPost, fmt.Sprintf("/companies/%d/merge", keep), e.admin, map[string]any{"merge_ids": []int64{gone}})
 	wantStatus(t, r, http.StatusOK)
 	if moves, _ := e.movers["deals"].moves(); len(moves) != 1 || moves[0].Object != "company" {
@@ -540,7 +548,7 @@ func TestImportReportsDuplicateOf(t *testing.T) {
 	t.Parallel()
 	e := newMergeEnv(t)
 	old := e.contact(t, map[string]any{"first_name": "Old", "last_name": "One", "email": "old@x.test"})
-	r := e.upload(t, e.admin, "file", "c.csv", []byte("first_name,last_name,email\nNew,Row,new@x.test\nOld,Again,OLD@x.test\n"))
+	r := e.upload(t, e.admin, "file", "c.csv", []byte("first_name,last_name,email,phone\nNew,Row,new@x.test,(415) 555-0100\nOld,Again,OLD@x.test,\n"))
 	wantStatus(t, r, http.StatusOK)
 	if diff := cmp.Diff([]any{map[string]any{"row": float64(3), "email": "OLD@x.test", "duplicate_of": float64(old)}},
 		r.Body["duplicates"]); diff != "" {
@@ -548,5 +556,37 @@ func TestImportReportsDuplicateOf(t *testing.T) {
 	}
 	if diff := cmp.Diff([]any{"Row 3: duplicate email OLD@x.test (already exists)"}, r.Body["errors"]); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	// The imported rows' numbers are normalised right after the import.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.count(t, `SELECT count(*) FROM contacts WHERE phone_e164 = '+14155550100'`) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("imported phone never normalised")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestListedPairMarksName: a listed pair (same e-mail) of one company with
+// similar names carries name too, with its share of the score.
+func TestListedPairMarksName(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	co := e.company(t, map[string]any{"name": "Navy"})
+	a := e.contact(t, map[string]any{"first_name": "Grace", "last_name": "Hopper", "email": "g@navy.test", "company_id": co})
+	b := e.contact(t, map[string]any{"first_name": "Grace", "last_name": "Hoper", "email": "G@navy.test", "company_id": co})
+	r := e.do(t, http.MethodGet, "/contacts/duplicates", e.user, nil)
+	wantStatus(t, r, http.StatusOK)
+	list := r.Body["data"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("pairs: %s", r.Raw)
+	}
+	p := list[0].(map[string]any)
+	if diff := cmp.Diff(map[string]any{"ids": []any{float64(a), float64(b)}, "reasons": []any{"email", "name"}},
+		map[string]any{"ids": p["ids"], "reasons": p["reasons"]}); diff != "" {
+		t.Errorf("pair (-want +got):\n%s", diff)
+	}
+	if s := p["score"].(float64); s <= 0.9 || s > 1 {
+		t.Errorf("score %v, want above the e-mail's 0.9", s)
 	}
 }

@@ -76,7 +76,7 @@ var contactCandidatesSQL = `WITH me AS MATERIALIZED (
 		SELECT id, lower(email) AS email, phone_e164, company_id, sort_name FROM contacts WHERE id = $1),
 	c AS (
 		SELECT o.id, 'email' AS reason, NULL::real AS sim FROM me JOIN contacts o
-			ON lower(o.email) = me.email AND o.`+anyStatus+` AND o.id <> me.id
+			ON lower(o.email) = me.email AND o.` + anyStatus + ` AND o.id <> me.id
 		UNION ALL
 		SELECT o.id, 'phone', NULL FROM me JOIN contacts o ON o.phone_e164 = me.phone_e164 AND o.phone_e164 <> '' AND o.id <> me.id
 		UNION ALL
@@ -123,7 +123,7 @@ func notFoundOr(err error, resource string) error {
 // which times PostgreSQL's own run of it.
 var ContactDuplicatesPairsSQL = `WITH p AS (
 		(SELECT a.id AS a, b.id AS b, 'email' AS reason
-		FROM contacts a JOIN contacts b ON lower(b.email) = lower(a.email) AND b.`+anyStatus+` AND b.id > a.id
+		FROM contacts a JOIN contacts b ON lower(b.email) = lower(a.email) AND b.` + anyStatus + ` AND b.id > a.id
 		WHERE a.email IS NOT NULL AND a.id >= $1 AND (a.id > $1 OR b.id > $2) AND ` + notDismissed("contact", "a.id", "b.id") + `
 		ORDER BY a.id, b.id LIMIT $3)
 		UNION ALL

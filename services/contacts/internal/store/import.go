@@ -79,6 +79,9 @@ func (s *Store) Import(ctx context.Context, next func() ([]contacts.ImportRow, e
 	}
 	if len(w.ids) > 0 {
 		s.cleanSearchIndex(ctx)
+		// The rows' phone_e164 is left pending (parsing a number is
+		// 17 µs: 1.7 s of a 100,000-row import) and filled right after.
+		s.normalisePhones(ctx)
 	}
 	return w.imported, w.skipped, nil
 }
@@ -150,7 +153,7 @@ func (w *importWriter) skipExisting(ctx context.Context, rows []contacts.ImportR
 var (
 	copyColumns = []string{"id", "first_name", "last_name", "email", "phone", "mobile", "job_title", "company_id",
 		"company_name", "address_street", "address_city", "address_state", "address_zip", "address_country", "notes",
-		"tags", "status", "source", "created_at", "updated_at", "phone_e164"}
+		"tags", "status", "source", "created_at", "updated_at"}
 	customColumns = append(slices.Clip(copyColumns), "custom_fields")
 )
 
@@ -226,11 +229,11 @@ func (w *importWriter) write(ctx context.Context, rows []contacts.ImportRow) err
 		vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], vals[6] = &c.ID, &c.FirstName, &c.LastName, c.Email, c.Phone, c.Mobile, c.JobTitle
 		vals[7], vals[8], vals[9], vals[10], vals[11] = c.CompanyID, c.CompanyName, c.AddressStreet, c.AddressCity, c.AddressState
 		vals[12], vals[13], vals[14], vals[15], vals[16] = c.AddressZip, c.AddressCountry, c.Notes, c.Tags, &c.Status
-		vals[17], vals[18], vals[19], vals[20] = c.Source, now, now, phoneKey(c.Phone, c.Mobile)
+		vals[17], vals[18], vals[19] = c.Source, now, now
 		if len(vals) > len(copyColumns) {
-			vals[21] = noCustom
+			vals[20] = noCustom
 			if r.Custom != nil {
-				vals[21] = r.Custom
+				vals[20] = r.Custom
 			}
 		}
 		return vals, nil

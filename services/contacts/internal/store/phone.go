@@ -76,6 +76,24 @@ func (s *Store) BackfillPhones(ctx context.Context, batch int) (int, error) {
 	}
 }
 
+// normalisePhones fills the pending phone_e164 of the contacts a bulk
+// write (the import) left pending, in the background: detached from the
+// request, under its own deadline, only logging a failure (the periodic
+// pass would fill them anyway).
+func (s *Store) normalisePhones(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanTimeout)
+	go func() {
+		defer cancel()
+		start := time.Now()
+		n, err := s.BackfillPhones(ctx, PhoneBatch)
+		if err != nil {
+			s.log.ErrorContext(ctx, "normalise imported phone numbers", "error", err.Error())
+			return
+		}
+		s.log.InfoContext(ctx, "normalised imported phone numbers", "contacts", n, "took_ms", time.Since(start).Milliseconds())
+	}()
+}
+
 // BackfillPhonesEvery runs BackfillPhones at once and then every
 // interval until ctx ends, logging what it did.
 func (s *Store) BackfillPhonesEvery(ctx context.Context, interval time.Duration) {
