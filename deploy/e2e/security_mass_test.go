@@ -36,6 +36,8 @@ func (w *securityWorld) createBody(op apiOp) (map[string]any, bool) {
 		"POST /mailboxes":            {"host": "imap.example.com", "username": uniq("mass"), "password": "mailbox-password"},
 		"POST /webhooks":             {"url": "http://" + receiverHost + ":9/mass", "events": []string{"contract.executed"}},
 		"PUT /leads/{id}/disqualify": {"reason": "Mass assignment"},
+		"POST /privacy/exports":      {"email": uniq("mass") + "@sec.test"},
+		"POST /privacy/erasures":     {"email": uniq("mass") + "@sec.test", "reason": "Mass assignment"},
 		"POST /leads/{id}/qualify":   {},
 		"POST /contacts/{id}/notes":  notes, "POST /leads/{id}/notes": notes, "POST /contracts/{id}/notes": notes,
 		"POST /contacts/{id}/tasks": tasks, "POST /leads/{id}/tasks": tasks, "POST /contracts/{id}/tasks": tasks,

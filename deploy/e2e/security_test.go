@@ -173,6 +173,9 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 	// delivery its ping leaves in the log.
 	w.ids["/webhooks"] = created("/webhooks", map[string]any{"url": "http://" + receiverHost + ":9/security", "events": []string{"contract.executed"}})
 	w.ids["/webhooks/deliveryId"] = must(t, http.StatusOK)(adm.Do("POST", fmt.Sprintf("/webhooks/%d/test", w.ids["/webhooks"]), nil)).ID()
+	// A privacy request's {id} routes are refused before any lookup; the
+	// mass-assignment pass erases addresses held nowhere.
+	w.ids["/privacy"] = 1
 	must(t, http.StatusCreated)(stack.Client().withKey(w.apiKey).Do("POST", "/public/leads", map[string]any{
 		"first_name": "Public", "last_name": "Lead", "email": uniq("public") + "@sec.test"}))
 	subs := must(t, http.StatusOK)(adm.Do("GET", "/intake/submissions", nil))

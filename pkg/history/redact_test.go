@@ -48,6 +48,21 @@ func TestRedactKeepsIdsAndTimes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("erased record's history (-want +got):\n%s", diff)
 	}
+	// The reader lists a custom_fields redacted as a whole as one change.
+	entries, _, err := history.List(ctx, d, "thing", erased, history.Query{PerPage: 10})
+	if err != nil {
+		t.Fatalf("reading the redacted history: %v", err)
+	}
+	var created []change
+	for _, e := range entries {
+		if e.Action == "created" {
+			created = changes(e)
+		}
+	}
+	wantCreated := []change{{"custom_fields", "null", `"[erased]"`}, {"name", "null", `"[erased]"`}, {"owner", "null", `"[erased]"`}}
+	if diff := cmp.Diff(wantCreated, created); diff != "" {
+		t.Errorf("the create's changes after redaction (-want +got):\n%s", diff)
+	}
 	var name string
 	if err := d.QueryRow(ctx, `SELECT after->>'name' FROM history WHERE record_id = $1`, kept).Scan(&name); err != nil || name != "Bob" {
 		t.Errorf("another record's history: name %q, %v", name, err)

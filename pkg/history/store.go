@@ -92,8 +92,9 @@ func changes(before, after []byte) ([]historyapi.HistoryChange, error) {
 	for _, k := range keys(b, a) {
 		if k == customFields {
 			cb, ca, err := objects(b[k], a[k])
-			if err != nil {
-				return nil, err
+			if err != nil { // redacted as a whole ("[erased]")
+				out = appendChange(out, k, b[k], a[k])
+				continue
 			}
 			for _, f := range keys(cb, ca) {
 				out = appendChange(out, customFields+"."+f, cb[f], ca[f])

@@ -80,8 +80,20 @@ func typeEvents(schemas obj) {
 		mapping[typ] = ref
 	}
 	for name, list := range types {
-		schemas[name].(obj)["properties"].(obj)["type"].(obj)["enum"] = toJSON(list)
+		props := schemas[name].(obj)["properties"].(obj)
+		props["type"].(obj)["enum"] = toJSON(list)
+		// After a person's erasure the feed keeps their events with every
+		// value but ids and timestamps replaced by "[erased]".
+		if data, ok := props["data"]; ok {
+			props["data"] = obj{"anyOf": []any{data, obj{"$ref": "#/components/schemas/ErasedData"}}}
+		}
 	}
+	schemas["ErasedData"] = obj{"type": "object",
+		// Ids (integers), timestamps, nulls, nested objects and arrays
+		// stay; every other value is the marker.
+		"additionalProperties": obj{"anyOf": []any{obj{"const": "[erased]"}, obj{"type": []string{"integer", "object", "array", "null"}},
+			obj{"type": "string", "format": "date-time"}}},
+		"description": "An event about a person who was erased (POST /privacy/erasures): the record's fields, every value but ids, timestamps and nulls replaced by \"[erased]\" (objects and arrays keep their shape)."}
 	schemas["Event"] = obj{
 		"description":   "One change: the body a webhook delivery of its type carries (see the webhooks section), told apart by type.",
 		"oneOf":         variants,
