@@ -169,4 +169,3 @@ func Check(tag, changelog string) error {
 	}
 	return nil
 }
-
