@@ -241,8 +241,11 @@ func recordMerge(ctx context.Context, tx pgx.Tx, r contacts.MergeRequest, movers
 			return contacts.Merge{}, err
 		}
 	}
-	m, err := one(tx, ctx, scanMerge, "merge", `INSERT INTO merges (object, survivor, merged, fields, status, steps, actor, completed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $5 = 'completed' THEN now() END) RETURNING `+mergeCols,
+	// The request runs the steps itself first: the runner takes the merge
+	// only if that attempt never happened (the process stopped) or failed.
+	m, err := one(tx, ctx, scanMerge, "merge", `INSERT INTO merges (object, survivor, merged, fields, status, steps, actor, completed_at, next_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $5 = 'completed' THEN now() END, now() + interval '`+firstAttempt+`')
+		RETURNING `+mergeCols,
 		r.Object, r.Survivor, r.Merged, r.Fields, status, steps, actor)
 	if err != nil {
 		return m, err
@@ -263,6 +266,10 @@ func recordMerge(ctx context.Context, tx pgx.Tx, r contacts.MergeRequest, movers
 		Object: r.Object, ID: idStr(r.Survivor), Details: map[string]any{"object": r.Object, "merge_id": m.ID,
 			"survivor": r.Survivor, "merged": r.Merged, "fields": r.Fields}})
 }
+
+// firstAttempt is how long the runner leaves a new merge to the request
+// that made it.
+const firstAttempt = "5 seconds"
 
 // Step states.
 const (
