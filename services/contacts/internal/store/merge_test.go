@@ -26,7 +26,9 @@ func TestAdvance(t *testing.T) {
 		SELECT min(id), max(id) FROM c`).Scan(&a, &b); err != nil {
 		t.Fatal(err)
 	}
-	keep := func(c contacts.Contact, _ []contacts.Contact, _ []customfield.Definition) (contacts.Contact, error) { return c, nil }
+	keep := func(c contacts.Contact, _ []contacts.Contact, _ []customfield.Definition) (contacts.Contact, error) {
+		return c, nil
+	}
 	m, replayed, err := s.MergeContacts(ctx, contacts.MergeRequest{Object: "contact", Survivor: a, Merged: []int64{b},
 		Given: []int64{b}, Fields: map[string]int64{}}, []string{"deals", "leads"}, keep)
 	if err != nil || replayed || m.Status != contactsapi.MergeRunning {
