@@ -125,7 +125,7 @@ func New(cfg Config) (http.Handler, error) {
 	// A record's history is as visible as the record (its GET's 404).
 	guards.Mount(mux, contactsapi.ContactHistory, history.Handler(cfg.DB, "contact", func(ctx context.Context, id int64) error {
 		_, err := svc.GetContact(ctx, id)
-		return err
+		return mergedErr(ctx, cfg.Merger, contacts.ObjectContact, id, err)
 	}))
 
 	guards.Mount(mux, historyapi.Admin, history.AdminHandler(cfg.DB, "contact", "company"))
@@ -136,7 +136,10 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	notes, err := activity.New(activity.Config{
 		DB: cfg.DB, ParentType: activity.Contact, ParentName: "contact",
-		ParentExists: svc.ContactExists, UserExists: svc.UserExists, ParentWritable: svc.ContactWritable,
+		ParentExists: func(ctx context.Context, id int64) error {
+			return mergedErr(ctx, cfg.Merger, contacts.ObjectContact, id, svc.ContactExists(ctx, id))
+		},
+		UserExists: svc.UserExists, ParentWritable: svc.ContactWritable,
 		References: refs,
 	})
 	if err != nil {
@@ -162,7 +165,7 @@ func New(cfg Config) (http.Handler, error) {
 		companyWrite(update("company", svc.UpdateCompany, contactsapi.UpdateCompany)))
 	guards.Mount(mux, contactsapi.CompanyHistory, history.Handler(cfg.DB, "company", func(ctx context.Context, id int64) error {
 		_, err := svc.GetCompany(ctx, id)
-		return err
+		return mergedErr(ctx, cfg.Merger, contacts.ObjectCompany, id, err)
 	}))
 	// The company is removed and its contacts are kept, unlinked. 200:
 	// {"success":true,"message"}; 404.

@@ -29,6 +29,15 @@ func mergedOwner(m *contacts.Merger, object string, owner func(context.Context, 
 	}
 }
 
+// mergedErr is err, whose not-found of a merged id is the 404 merged
+// (a merged record's history, notes and tasks).
+func mergedErr(ctx context.Context, m *contacts.Merger, object string, id int64, err error) error {
+	if m == nil {
+		return err
+	}
+	return m.Merged(ctx, object, id, err)
+}
+
 // mergedAware is h, whose not-found of a merged {id} is the 404 merged.
 func mergedAware(m *contacts.Merger, object string, h httpx.HandlerFunc) httpx.HandlerFunc {
 	if m == nil {

@@ -218,10 +218,13 @@ func TestMergeContacts(t *testing.T) {
 	for _, req := range []struct {
 		method string
 		body   any
-	}{{http.MethodGet, nil}, {http.MethodPut, map[string]any{"first_name": "X", "last_name": "Y"}}, {http.MethodDelete, nil}} {
-		r := e.do(t, req.method, fmt.Sprintf("/contacts/%d", b), e.admin, req.body)
+		path   string
+	}{{http.MethodGet, nil, ""}, {http.MethodPut, map[string]any{"first_name": "X", "last_name": "Y"}, ""}, {http.MethodDelete, nil, ""},
+		{http.MethodGet, nil, "/history"}, {http.MethodGet, nil, "/notes"}, {http.MethodGet, nil, "/duplicates"},
+		{http.MethodPost, map[string]any{"content": "late"}, "/notes"}} {
+		r := e.do(t, req.method, fmt.Sprintf("/contacts/%d%s", b, req.path), e.admin, req.body)
 		if diff := cmp.Diff(merged, problemBody(t, r)); diff != "" || r.Status != http.StatusNotFound {
-			t.Errorf("%s merged contact: status %d (-want +got):\n%s", req.method, r.Status, diff)
+			t.Errorf("%s merged contact%s: status %d (-want +got):\n%s", req.method, req.path, r.Status, diff)
 		}
 	}
 
@@ -380,6 +383,11 @@ func TestMergeMoverDown(t *testing.T) {
 	r = e.do(t, http.MethodGet, fmt.Sprintf("/contacts/%d", b), e.admin, nil)
 	if r.Status != http.StatusNotFound || r.Body["merged_into"] != float64(c) {
 		t.Errorf("a contact merged into a merged one answers %d %s, want merged_into %d", r.Status, r.Raw, c)
+	}
+	// A merged id named again is refused, saying where it went.
+	r = e.do(t, http.MethodPost, fmt.Sprintf("/contacts/%d/merge", c), e.admin, map[string]any{"merge_ids": []int64{b}})
+	if diff := cmp.Diff(invalidBody([2]string{"merge_ids[0]", fmt.Sprintf("was merged into %d", c)}), problemBody(t, r)); diff != "" {
+		t.Errorf("merging a merged id: status %d (-want +got):\n%s", r.Status, diff)
 	}
 }
 

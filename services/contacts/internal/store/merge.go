@@ -100,9 +100,16 @@ func lockMerge[T any](ctx context.Context, tx pgx.Tx, r contacts.MergeRequest, g
 	for i, m := range given {
 		if g, ok := have[m]; ok {
 			merged = append(merged, g)
-		} else {
-			missing = append(missing, fault.Field{Field: fmt.Sprintf("merge_ids[%d]", i), Message: "does not exist"})
+			continue
 		}
+		msg := "does not exist"
+		var into int64
+		if err := tx.QueryRow(ctx, `SELECT "into" FROM merged_records WHERE object = $1 AND id = $2`, r.Object, m).Scan(&into); err == nil {
+			msg = "was merged into " + idStr(into)
+		} else if !db.IsNoRows(err) {
+			return survivor, nil, nil, err
+		}
+		missing = append(missing, fault.Field{Field: fmt.Sprintf("merge_ids[%d]", i), Message: msg})
 	}
 	if len(missing) > 0 {
 		// A repeat racing the first request finds its records gone.
