@@ -166,7 +166,7 @@ func TestCheckBreaking(t *testing.T) {
 			revision: func(t *testing.T, d doc) {
 				removeProperty(t, d, "DeletedRecord", "id")
 			},
-			want: []want{{"POST webhook:contact.deleted", "request-property-removed", "data/id"}},
+			want: []want{{"POST webhook:contact.deleted", "request-property-removed", "DeletedRecord]/id"}},
 		},
 		{
 			name: "removed operation without deprecation",
@@ -257,8 +257,12 @@ func TestCheckCompatible(t *testing.T) {
 			name: "additive: a new operation, response field, optional parameter and enum value",
 			revision: func(t *testing.T, d doc) {
 				paths := at(t, d, "paths").(doc)
-				paths["/contacts/duplicates"] = doc{"get": doc{
-					"operationId": "getContactsDuplicates", "summary": "Duplicates", "tags": []any{"Contacts"},
+				if paths["/contacts/{id}/lookalikes"] != nil {
+					t.Fatal("the new operation exists already")
+				}
+				paths["/contacts/{id}/lookalikes"] = doc{"get": doc{
+					"operationId": "getContactsIdLookalikes", "summary": "Lookalikes", "tags": []any{"Contacts"},
+					"parameters": []any{doc{"name": "id", "in": "path", "required": true, "schema": doc{"type": "integer"}}},
 					"responses": doc{"200": doc{"description": "Success", "content": doc{"application/json": doc{
 						"schema": doc{"$ref": "#/components/schemas/ContactRecord"}}}}}}}
 				at(t, d, "components", "schemas", "Deal", "properties").(doc)["score"] =
