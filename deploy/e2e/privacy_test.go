@@ -101,6 +101,11 @@ func TestPrivacyExportAndErasure(t *testing.T) {
 		map[string]any{"content": "asked for a quote"}))
 	deal := must(t, http.StatusCreated)(adm.Do("POST", "/deals", map[string]any{
 		"title": "Q3 renewal", "contact_id": contact.ID()}))
+	// A message they exchanged with a salesperson (kept, their address
+	// redacted: the salesperson is not one of the CRM's mailboxes).
+	msg := must(t, http.StatusCreated)(adm.Do("POST", "/emails", map[string]any{
+		"message_id": "<" + uniq("msg") + "@privacy.test>", "from": email, "to": []string{"sam@privacy.test"},
+		"subject": "Quote", "body_text": "Please call me, " + email}))
 	// Someone else, who must stay.
 	other := must(t, http.StatusCreated)(adm.Do("POST", "/contacts", map[string]any{
 		"first_name": "Otto", "last_name": "Other", "email": uniq("otto") + "@privacy.test"}))
@@ -216,6 +221,10 @@ func TestPrivacyExportAndErasure(t *testing.T) {
 		fmt.Sprintf("/deals/%d/history", deal.ID()):                "deals",
 		fmt.Sprintf("/contacts?search=%s", lower[:12]):             "contacts",
 		fmt.Sprintf("/leads?search=%s", lower[:12]):                "leads",
+		"/contacts/export":                  "contacts",
+		"/leads/export":                     "leads",
+		fmt.Sprintf("/emails/%d", msg.ID()): "mail",
+		fmt.Sprintf("/contacts/%d/linked-emails", other.ID()): "mail",
 	} {
 		r, err := adm.Do("GET", path, nil)
 		if err != nil {

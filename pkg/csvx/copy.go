@@ -356,8 +356,13 @@ func (d *Download) Write(p []byte) (int, error) {
 	return d.w.Write(p)
 }
 
-// Flush flushes the response.
+// Flush flushes the response once it has started: a flush before the
+// first row (a writer flushing an export without rows) would send the
+// status without the download's headers.
 func (d *Download) Flush() {
+	if !d.started {
+		return
+	}
 	if f, ok := d.w.(http.Flusher); ok {
 		f.Flush()
 	}
