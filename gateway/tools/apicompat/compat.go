@@ -35,10 +35,18 @@ func (f Finding) String() string {
 // answers with (an event type, a status) is one a consumer must ignore,
 // as the rule says of unknown fields and event types (oasdiff calls that
 // ERR).
+//
+// A removal of something deprecated without an x-sunset date is breaking
+// too (oasdiff calls it INFO): nothing says six months have passed.
 var levels = map[string]checker.Level{
-	checker.ResponseOptionalPropertyRemovedId:          checker.ERR,
-	checker.ResponseOptionalWriteOnlyPropertyRemovedId: checker.INFO,
-	checker.ResponsePropertyEnumValueAddedId:           checker.INFO,
+	checker.APIPathRemovedWithDeprecationId:                  checker.ERR,
+	checker.APIRemovedWithDeprecationId:                      checker.ERR,
+	checker.RequestParameterRemovedWithDeprecationId:         checker.ERR,
+	checker.RequestPropertyRemovedWithDeprecationId:          checker.ERR,
+	checker.ResponseRequiredPropertyRemovedWithDeprecationId: checker.ERR,
+	checker.ResponseOptionalPropertyRemovedId:                checker.ERR,
+	checker.ResponseOptionalWriteOnlyPropertyRemovedId:       checker.INFO,
+	checker.ResponsePropertyEnumValueAddedId:                 checker.INFO,
 }
 
 // receiverAdditive are the changes oasdiff reads in a webhook's body as

@@ -197,6 +197,23 @@ func TestCheckBreaking(t *testing.T) {
 			want: []want{{"GET /contacts/{id}", "response-required-property-removed-before-sunset", "data/job_title"}},
 		},
 		{
+			name: "removed after a deprecation without a sunset",
+			revision: func(t *testing.T, d doc) {
+				removeProperty(t, d, "Webhook", "secret_prefix") // deprecated, no x-sunset
+			},
+			want: []want{{"GET /webhooks/{id}", "response-required-property-removed-with-deprecation", "data/secret_prefix"}},
+		},
+		{
+			name: "operation removed after a deprecation without a sunset",
+			base: func(t *testing.T, d doc) {
+				at(t, d, "paths", "/contacts/{id}", "delete").(doc)["deprecated"] = true
+			},
+			revision: func(t *testing.T, d doc) {
+				delete(at(t, d, "paths", "/contacts/{id}").(doc), "delete")
+			},
+			want: []want{{"DELETE /contacts/{id}", "api-removed-with-deprecation", ""}},
+		},
+		{
 			name: "deprecated with a sunset less than six months away",
 			revision: func(t *testing.T, d doc) {
 				op := at(t, d, "paths", "/contacts/{id}", "delete").(doc)
