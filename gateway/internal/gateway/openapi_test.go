@@ -76,10 +76,12 @@ func TestOpenAPISchemas(t *testing.T) {
 			map[string]any{"type": "string", "pattern": `^[0-9]{1,10}(\.[0-9]{1,4})?$`}, map[string]any{"type": "number"}}},
 		{"decimal example is the string", at(s, "LineItemInput", "properties", "unit_price", "examples"), []any{"1200.00"}},
 		{"decimal answer is a string", at(s, "Deal", "properties", "value", "type"), "string"},
-		{"import encodings", at(s, "ImportResult", "properties", "encoding", "enum"), []any{
+		{"import encodings", at(s, "ContactImportResult", "properties", "encoding", "enum"), []any{
 			csvx.EncUTF8, csvx.EncUTF8BOM, csvx.EncUTF16LE, csvx.EncUTF16BE, csvx.EncWindows1252}},
-		{"import delimiters", at(s, "ImportResult", "properties", "delimiter", "pattern"), `^[,;\t]$`},
-		{"import answer", at(s, "ImportResult", "required"), []any{
+		{"import delimiters", at(s, "LeadImportResult", "properties", "delimiter", "pattern"), `^[,;\t]$`},
+		{"import answer", at(s, "ContactImportResult", "required"), []any{
+			"success", "message", "imported", "skipped", "errors", "encoding", "delimiter", "ignored_columns", "dry_run"}},
+		{"lead import answer", at(s, "LeadImportResult", "required"), []any{
 			"success", "message", "imported", "skipped", "errors", "encoding", "delimiter", "ignored_columns", "dry_run"}},
 		{"import form fields", slices.Sorted(maps.Keys(at(s, "ImportForm", "properties").(map[string]any))), []string{
 			csvx.DryRunField, csvx.FileField, csvx.MappingField}},
@@ -182,7 +184,7 @@ func TestOpenAPIOperations(t *testing.T) {
 // else does.
 func TestOpenAPIDelimiterPattern(t *testing.T) {
 	t.Parallel()
-	expr, _ := at(doc(t), "components", "schemas", "ImportResult", "properties", "delimiter", "pattern").(string)
+	expr, _ := at(doc(t), "components", "schemas", "ContactImportResult", "properties", "delimiter", "pattern").(string)
 	if expr == "" {
 		t.Fatal("the delimiter has no pattern")
 	}
