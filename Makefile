@@ -15,7 +15,7 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 12m
 # pkg/testdb starts a container instead (built in only with this tag).
 TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker info >/dev/null 2>&1 && echo testcontainers))
 
-.PHONY: help build run test test-e2e test-short test-faults bench fuzz load lint tidy clean images images-push
+.PHONY: help build run test test-e2e test-scale test-short test-faults bench fuzz load lint tidy clean images images-push
 
 # Container images: `make images` builds one per process with
 # deploy/Dockerfile (gateway and context services) and deploy/render/Dockerfile,
@@ -38,6 +38,7 @@ help:
 	@echo "make fuzz   run every fuzz target for FUZZTIME (default 2m) each"
 	@echo "make load   load and soak the whole stack (see docs/reliability.md)"
 	@echo "make lint   gofmt, go vet, the OpenAPI lint (Spectral, Redocly) and its generated Go and TypeScript clients compiled"
+	@echo "make api-compat  the public API's breaking-change gate against api/released (make lint runs it)"
 	@echo "make images build every container image (IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)); needs Docker"
 
 build:
@@ -60,6 +61,11 @@ test:
 
 test-e2e:
 	$(GO) test -race -count=1 -timeout 25m $(if $(TEST_TAGS),-tags $(TEST_TAGS)) ./deploy/e2e/...
+
+# Two replicas of every process behind a local HAProxy, one of each killed
+# in turn under load (deploy/e2e/scale_*_test.go, docs/reliability.md).
+test-scale:
+	$(GO) test -race -count=1 -timeout 20m -tags scale$(if $(TEST_TAGS),$(comma)$(TEST_TAGS)) -run 'TestScale' -v ./deploy/e2e/
 
 bench:
 	@deploy/scripts/bench.sh
@@ -90,7 +96,8 @@ lint:
 	@.ci/lint-openapi
 	@$(MAKE) --no-print-directory api-compat
 
-# The breaking-change gate of the public API against api/released (DESIGN 17).
+# The breaking-change gate of the public API against the last release's
+# document, api/released (docs/releasing.md).
 api-compat:
 	@.ci/api-compat
 
