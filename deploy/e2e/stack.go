@@ -74,6 +74,10 @@ type Stack struct {
 	redis    *RedisServer
 	dropDB   func()
 	database string
+	// replicas is Options.Replicas for a stack behind HAProxy (haproxy.go).
+	replicas     int
+	haproxyCfg   string
+	haproxyStats string
 }
 
 // Options tune a stack.
@@ -91,6 +95,15 @@ type Options struct {
 	// PrivateRedis gives the stack a Redis server of its own instead of
 	// E2E_REDIS_URL, so several stacks can run side by side.
 	PrivateRedis bool
+	// Replicas runs that many of every process (gateway and render too)
+	// behind a local HAProxy (haproxy.go); 0 or 1 is one, without HAProxy
+	// unless HAProxy is set.
+	Replicas int
+	// HAProxy puts HAProxy in front of the processes even with one replica.
+	HAProxy bool
+	// DatabaseURLs replaces a service's DATABASE_URL (e.g. its schema on
+	// another PostgreSQL server); the others use the stack's database.
+	DatabaseURLs map[string]string
 }
 
 // RepoRoot finds the workspace root (the directory holding go.work).
@@ -228,6 +241,9 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 		env = append(env, fmt.Sprintf("ADDR=127.0.0.1:%d", ports[n]))
 		if n != "gateway" && n != "render" {
 			dbURL := s.roleURL(n)
+			if u, ok := opts.DatabaseURLs[n]; ok {
+				dbURL = u
+			}
 			if s.Faults != nil {
 				upstream, err := hostPort(dbURL)
 				if err != nil {
@@ -248,6 +264,14 @@ func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 			env = append(env, fmt.Sprintf("OPS_ADDR=127.0.0.1:%d", opsPort))
 		}
 		s.env[n] = env
+	}
+	if opts.Replicas > 1 || opts.HAProxy {
+		s.replicas = max(opts.Replicas, 1)
+		if err := s.startReplicated(ctx, all, ports); err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
 	}
 	for _, n := range all {
 		if err := s.StartProcess(ctx, n); err != nil {
@@ -359,7 +383,7 @@ func (s *Stack) Client() *Client {
 
 // StartProcess starts (or restarts) one process.
 func (s *Stack) StartProcess(ctx context.Context, name string) error {
-	bin := filepath.Join(s.binDir, name)
+	bin := filepath.Join(s.binDir, binaryName(name))
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("e2e: %s is not built", name)
 	}
