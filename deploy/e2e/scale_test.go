@@ -538,3 +538,35 @@ func checkOutbox(t *testing.T, s *Stack, dbURLs map[string]string) (events int) 
 	t.Logf("outbox: %d events relayed on %d streams (%s), %d duplicated", len(rows), len(streams), strings.Join(streams, ", "), dups)
 	return len(rows)
 }
+
+// checkExpiryOnce asserts that contracts' daily expiry ran once today on
+// its queue although every contracts replica enqueued the day's run at
+// start (and the restarted one again): asynq's processed counter of the
+// queue for the day, and the day's task among the completed.
+func checkExpiryOnce(t *testing.T, s *Stack) {
+	t.Helper()
+	opt, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	day := time.Now().UTC().Format("2006-01-02")
+	settle(t, 30*time.Second, "the day's expiry run", func() error {
+		done, err := rdb.ZRange(t.Context(), "asynq:{contracts}:completed", 0, -1).Result()
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(done, "contracts:"+day) {
+			return fmt.Errorf("completed tasks %v lack contracts:%s", done, day)
+		}
+		return nil
+	})
+	n, err := rdb.Get(t.Context(), "asynq:{contracts}:processed:"+day).Int()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("contracts' queue processed %d tasks today, want the one expiry run", n)
+	}
+}
