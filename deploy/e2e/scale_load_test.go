@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/opencrm/crm/services/mail/imaptest"
 )
 
 // load is a steady mixed load through the gateway's frontend. Each
@@ -220,6 +222,25 @@ func TestScaleTwoReplicasBehaveAsOne(t *testing.T) {
 			}
 		})
 	}
+	// A mailbox on the test IMAP server, given new messages before each
+	// kill: both mail replicas sweep it every second, one sync at a time.
+	imap := imaptest.Start(t, "inbox@scale.test", "imap-secret")
+	mailRun := uniq("scalemail")
+	var mailIDs []string
+	appendMail := func(n int) {
+		for range n {
+			id := fmt.Sprintf("<%s-%04d@scale.test>", mailRun, len(mailIDs))
+			mailIDs = append(mailIDs, id)
+			imap.Append(t, "INBOX", []byte(fmt.Sprintf("Message-ID: %s\r\nFrom: Sam Sender <sam@scale.test>\r\nTo: %s\r\n"+
+				"Subject: Scale %d\r\nDate: Mon, 02 Mar 2026 10:00:00 +0000\r\nContent-Type: text/plain\r\n\r\nMessage %d.\r\n",
+				id, imap.Username, len(mailIDs), len(mailIDs))))
+		}
+	}
+	appendMail(50)
+	mailbox := must(t, http.StatusCreated)(sc.adm.Do("POST", "/mailboxes", map[string]any{
+		"host": imap.Host, "port": imap.Port, "tls": false, "username": imap.Username, "password": imap.Password,
+	})).ID()
+
 	worker(l.createContact)
 	worker(l.createContact)
 	worker(l.publicLead)
@@ -232,6 +253,7 @@ func TestScaleTwoReplicasBehaveAsOne(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	var outAfter []string
 	for k, name := range append(slices.Clone(Services), "render", "gateway") {
+		appendMail(40)
 		i := k%2 + 1
 		victim := ReplicaName(name, i)
 		server := fmt.Sprintf("%s%d", name, i)
@@ -283,8 +305,8 @@ func TestScaleTwoReplicasBehaveAsOne(t *testing.T) {
 			t.Errorf("an internal error answered (a dead peer is a 502/503, not a 500): %s ×%d", k, l.retried[k])
 		}
 	}
-	t.Logf("load: %d contacts, %d public leads, %d qualifications, %d PDFs; retried answers: %s",
-		len(l.contacts), len(l.public), len(l.qualified), l.pdfs, strings.Join(retried, ", "))
+	t.Logf("load: %d contacts, %d public leads, %d qualifications, %d PDFs, %d IMAP messages; retried answers: %s",
+		len(l.contacts), len(l.public), len(l.qualified), l.pdfs, len(mailIDs), strings.Join(retried, ", "))
 	for _, f := range l.failed {
 		t.Errorf("load: %s", f)
 	}
@@ -312,6 +334,19 @@ func TestScaleTwoReplicasBehaveAsOne(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Every message of the mailbox stored once.
+	settle(t, 90*time.Second, "the mailbox synced", func() error {
+		r, err := sc.adm.Do("GET", fmt.Sprintf("/mailboxes/%d", mailbox), nil)
+		if err != nil {
+			return err
+		}
+		if r.Status != http.StatusOK || r.Data()["status"] != "ok" || r.Data()["last_uid"] != float64(len(mailIDs)) {
+			return fmt.Errorf("mailbox of %d messages: %s", len(mailIDs), r)
+		}
+		return nil
+	})
+	checkOneEach(t, s.DatabaseURL, "mail.messages", "message_id", mailIDs)
 
 	// Every outbox event relayed once; one expiry run today.
 	events := checkOutbox(t, s, nil)

@@ -28,11 +28,14 @@ import (
 // and Redis only.
 
 // scaleEnv is what the scale stacks' processes are started with: webhook
-// receivers on receiverHost, and no per-user or per-IP quota (the load
+// receivers on receiverHost, IMAP sync from loopback, and no per-user or per-IP quota (the load
 // client is one user on one address; the per-key quota is tested).
 func scaleEnv() map[string]string {
 	env := map[string]string{"CRM_RATE_LIMIT_USER_PER_MINUTE": "0", "CRM_RATE_LIMIT_IP_PER_MINUTE": "0"}
 	maps.Copy(env, webhookEnv)
+	// Mail syncs from the test IMAP server on loopback, sweeping every
+	// second, a killed sync's lease 10 s.
+	maps.Copy(env, mailKillEnv)
 	return env
 }
 
