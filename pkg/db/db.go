@@ -125,6 +125,20 @@ func Migrate(ctx context.Context, d *DB, component string, fsys fs.FS) error {
 	if err := m.LoadMigrations(fsys); err != nil {
 		return fmt.Errorf("db: load migrations: %w", err)
 	}
+	// A later release has migrated further (it runs beside this one in a
+	// rolling deploy, or this one is a rollback): its migrations only
+	// expanded the schema (expand/contract), so this release's code runs
+	// on it as it is. Migrating would mean migrating down, dropping what
+	// the later release wrote; refusing would keep this release from
+	// starting at all (tern's "current version is outside the valid
+	// versions").
+	current, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("db: migrate %s.%s: %w", d.Schema, component, err)
+	}
+	if current > int32(len(m.Migrations)) {
+		return nil
+	}
 	if err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("db: migrate %s.%s: %w", d.Schema, component, err)
 	}
