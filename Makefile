@@ -67,6 +67,14 @@ test-e2e:
 test-scale:
 	$(GO) test -race -count=1 -timeout 20m -tags scale$(if $(TEST_TAGS),$(comma)$(TEST_TAGS)) -run 'TestScale' -v ./deploy/e2e/
 
+# Version skew (deploy/e2e/skew_test.go, docs/releasing.md): every process
+# in turn at the previous release beside the current code, and the reverse,
+# then the previous release on the current migrations. The previous release
+# is the newest tag v*.*.*, else PREV_REF (the last state before releases).
+PREV_REF ?= 25f29cd
+test-skew:
+	PREV_REF=$(PREV_REF) $(GO) test -race -count=1 -timeout 40m -tags skew$(if $(TEST_TAGS),$(comma)$(TEST_TAGS)) -run 'TestSkew' -v ./deploy/e2e/
+
 bench:
 	@deploy/scripts/bench.sh
 

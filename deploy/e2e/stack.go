@@ -78,6 +78,8 @@ type Stack struct {
 	replicas     int
 	haproxyCfg   string
 	haproxyStats string
+	// binDirs is Options.Binaries, changed by SetBinaries (skew.go).
+	binDirs map[string]string
 }
 
 // Options tune a stack.
@@ -104,6 +106,10 @@ type Options struct {
 	// DatabaseURLs replaces a service's DATABASE_URL (e.g. its schema on
 	// another PostgreSQL server); the others use the stack's database.
 	DatabaseURLs map[string]string
+	// Binaries runs a process from the binaries in another directory
+	// (process name → directory, e.g. the previous release's: skew.go);
+	// the others run from Start's binDir.
+	Binaries map[string]string
 }
 
 // RepoRoot finds the workspace root (the directory holding go.work).
@@ -150,6 +156,7 @@ func Build(ctx context.Context, dir string) ([]string, error) {
 // Start creates a database and starts the stack from binaries in binDir.
 func Start(ctx context.Context, binDir string, opts Options) (*Stack, error) {
 	s := &Stack{binDir: binDir, URLs: map[string]string{}, procs: map[string]*Process{}, env: map[string][]string{}}
+	s.binDirs = maps.Clone(opts.Binaries)
 	if err := s.createDatabase(ctx); err != nil {
 		return nil, err
 	}
@@ -383,7 +390,7 @@ func (s *Stack) Client() *Client {
 
 // StartProcess starts (or restarts) one process.
 func (s *Stack) StartProcess(ctx context.Context, name string) error {
-	bin := filepath.Join(s.binDir, binaryName(name))
+	bin := filepath.Join(s.processBinDir(name), binaryName(name))
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("e2e: %s is not built", name)
 	}
