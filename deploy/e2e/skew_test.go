@@ -9,11 +9,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The version skew tests (make test-skew: -tags skew -run TestSkew) run
@@ -100,8 +105,10 @@ func TestSkew(t *testing.T) {
 		for _, p := range skewProcesses {
 			t.Run(dir.name+"/"+p, func(t *testing.T) {
 				start := time.Now()
-				s := startSkewStack(t, dir.binaries(p))
+				binaries := dir.binaries(p)
+				s := startSkewStack(t, binaries)
 				up := time.Since(start)
+				checkBinaries(t, s, builtBin, binaries)
 				skewScenario(t, s)
 				t.Logf("stack up in %s, scenario %s", up.Round(100*time.Millisecond), (time.Since(start) - up).Round(100*time.Millisecond))
 				if t.Failed() {
@@ -117,6 +124,7 @@ func TestSkew(t *testing.T) {
 func TestSkewMigrations(t *testing.T) {
 	rel := previous(t)
 	s := startSkewStack(t, nil)
+	checkBinaries(t, s, builtBin, nil)
 	skewScenario(t, s)
 	// Every process stops; the database keeps the current migrations.
 	var wg sync.WaitGroup
@@ -126,23 +134,123 @@ func TestSkewMigrations(t *testing.T) {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
+	// One at a time, identity first: the others fetch its JWKS at start-up.
+	old := refusesNewerSchema(t, rel)
 	for _, n := range skewProcesses {
-		s.SetBinaries(n, rel.BinDir)
+		startPrevious(ctx, t, s, n, rel.BinDir, old)
+	}
+	checkBinaries(t, s, rel.BinDir, nil)
+	skewScenario(t, s)
+
+	// Rolled forward again: the current code reads what the previous
+	// release wrote on the current schema.
+	for _, n := range skewProcesses {
+		wg.Go(func() { s.Stop(n, false) })
+	}
+	wg.Wait()
+	for _, n := range skewProcesses {
+		s.SetBinaries(n, "")
 		if err := s.StartProcess(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		if n == "identity" { // the others fetch its JWKS at start-up
-			if err := s.WaitReady(ctx, n); err != nil {
-				t.Fatalf("the previous release on the current schema: %v", err)
-			}
-		}
-	}
-	for _, n := range skewProcesses {
 		if err := s.WaitReady(ctx, n); err != nil {
-			t.Fatalf("the previous release on the current schema: %v", err)
+			t.Fatalf("rolled forward: %v", err)
 		}
 	}
+	checkBinaries(t, s, builtBin, nil)
 	skewScenario(t, s)
+}
+
+// acceptsNewerSchema is the commit from which pkg/db.Migrate starts on a
+// schema a later release migrated further.
+const acceptsNewerSchema = "3c283b8"
+
+// refusesNewerSchema reports a previous release older than
+// acceptsNewerSchema: its migrator refuses the current schema, which no
+// change can mend any more, so startPrevious only logs it.
+func refusesNewerSchema(t *testing.T, rel *Release) bool {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "merge-base", "--is-ancestor", acceptsNewerSchema, rel.Commit)
+	cmd.Dir = root
+	return cmd.Run() != nil && exec.Command("git", "-C", root, "cat-file", "-e", acceptsNewerSchema+"^{commit}").Run() == nil
+}
+
+// tooNew is what pkg/db.Migrate said, before it accepted a schema a later
+// release had migrated further, when it found one.
+var tooNew = regexp.MustCompile(`db: migrate (\w+)\.(\w+): current version (\d+) is outside the valid versions of 0 to (\d+)`)
+
+// startPrevious starts process n from dir and waits until it is ready. A
+// previous release whose migrator refuses a newer schema is an error of
+// the test (it cannot be rolled back to), unless it predates
+// acceptsNewerSchema (refuses: logged, nothing can mend it); so that the same run still
+// shows whether its code works on the current schema, the refused
+// component's version row is then set back to the last migration that
+// release knows — what a rollback to it needs by hand — and it is started
+// again; once it is up, the rows are set forward again (a release checks
+// them only at start-up) so that the current code can be started on it.
+func startPrevious(ctx context.Context, t *testing.T, s *Stack, n, dir string, refuses bool) {
+	t.Helper()
+	s.SetBinaries(n, dir)
+	restore := map[string]string{}
+	setVersion := func(table, version string) {
+		t.Helper()
+		c, err := pgx.Connect(ctx, s.DatabaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(ctx, "UPDATE "+table+" SET version = $1", version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		if err := s.StartProcess(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		err := s.WaitReady(ctx, n)
+		if err == nil {
+			for table, version := range restore {
+				setVersion(table, version)
+			}
+			return
+		}
+		m := tooNew.FindStringSubmatch(s.Logs(n))
+		if m == nil {
+			t.Fatalf("%s at the previous release on the current schema: %v", n, err)
+		}
+		report := t.Errorf
+		if refuses {
+			report = t.Logf // known, fixed by acceptsNewerSchema
+		}
+		report("%s at the previous release does not start on the current schema: %s.%s_schema_version is %s, it knows migrations up to %s (its pkg/db.Migrate refuses a newer schema, as every release before %s does); set back by hand to go on", n, m[1], m[2], m[3], m[4], acceptsNewerSchema)
+		table := pgx.Identifier{m[1], m[2] + "_schema_version"}.Sanitize()
+		restore[table] = m[3]
+		setVersion(table, m[4])
+	}
+	t.Fatalf("%s at the previous release: not ready after 20 starts", n)
+}
+
+// checkBinaries asserts that every process runs the binary of the
+// directory it was given (Linux: /proc/<pid>/exe).
+func checkBinaries(t *testing.T, s *Stack, current string, binaries map[string]string) {
+	t.Helper()
+	for _, n := range skewProcesses {
+		want := current
+		if d, ok := binaries[n]; ok {
+			want = d
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.Pid(n)))
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if filepath.Dir(exe) != filepath.Clean(want) {
+			t.Fatalf("%s runs %s, want the binary in %s", n, exe, want)
+		}
+	}
 }
 
 // skewScenario is the cross-context scenario through s's gateway: login,
