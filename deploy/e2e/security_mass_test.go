@@ -101,6 +101,23 @@ func (w *securityWorld) massAssignment(t *testing.T, doc openAPIDoc) {
 				path = fmt.Sprintf("/leads/%d/qualify", must(t, http.StatusCreated)(w.admin.Do("POST", "/leads", map[string]any{
 					"first_name": "Qualified", "last_name": "Mass", "email": uniq("q") + "@sec.test"})).ID())
 			}
+			var pair []int64
+			for _, object := range []string{"contacts", "companies"} {
+				if op.String() != "POST /"+object+"/{id}/merge" && op.String() != "POST /"+object+"/duplicates/dismiss" {
+					continue
+				}
+				// Two records of their own: a merge ends one of them.
+				body := map[string]any{"first_name": "Mass", "last_name": "Pair"}
+				if object == "companies" {
+					body = map[string]any{"name": uniq("Mass pair ")}
+				}
+				for range 2 {
+					pair = append(pair, must(t, http.StatusCreated)(w.admin.Do("POST", "/"+object, body)).ID())
+				}
+				if strings.HasSuffix(op.Path, "/merge") {
+					path = fmt.Sprintf("/%s/%d/merge", object, pair[0])
+				}
+			}
 			for _, child := range []struct {
 				param, coll string
 				body        map[string]any
@@ -126,6 +143,12 @@ func (w *securityWorld) massAssignment(t *testing.T, doc openAPIDoc) {
 				}
 			} else {
 				b, ok := w.createBody(op)
+				switch {
+				case strings.HasSuffix(op.Path, "/merge"):
+					b, ok = map[string]any{"merge_ids": pair[1:]}, true
+				case strings.HasSuffix(op.Path, "/duplicates/dismiss"):
+					b, ok = map[string]any{"ids": pair}, true
+				}
 				if !ok {
 					t.Fatalf("no valid body known for %s: add one", op)
 				}

@@ -176,6 +176,11 @@ func newSecurityWorld(t *testing.T) *securityWorld {
 	// A privacy request's {id} routes are refused before any lookup; the
 	// mass-assignment pass erases addresses held nowhere.
 	w.ids["/privacy"] = 1
+	// A merge of two contacts of its own, for GET /merges/{id}.
+	survivor := created("/contacts", map[string]any{"first_name": "Merge", "last_name": "Survivor"})
+	mergedID := created("/contacts", map[string]any{"first_name": "Merge", "last_name": "Merged"})
+	w.ids["/merges"] = must(t, http.StatusOK)(adm.Do("POST", fmt.Sprintf("/contacts/%d/merge", survivor),
+		map[string]any{"merge_ids": []int64{mergedID}})).ID()
 	must(t, http.StatusCreated)(stack.Client().withKey(w.apiKey).Do("POST", "/public/leads", map[string]any{
 		"first_name": "Public", "last_name": "Lead", "email": uniq("public") + "@sec.test"}))
 	subs := must(t, http.StatusOK)(adm.Do("GET", "/intake/submissions", nil))
