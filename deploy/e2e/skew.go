@@ -44,7 +44,7 @@ type Release struct {
 }
 
 // PreviousRelease resolves the previous release — the newest tag v*.*.*
-// reachable in the repository, else prevRef (a commit or any git
+// (not a pre-release) reachable from HEAD and not on HEAD itself, else prevRef (a commit or any git
 // revision) — and builds its binaries from git into a cache directory
 // keyed by commit (os.TempDir()/crm-skew/<commit>), reusing an earlier
 // build. The tree is exported with git archive into a temporary directory,
@@ -72,11 +72,20 @@ func PreviousRelease(ctx context.Context, prevRef string) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
+	head, err := git("rev-parse", "HEAD")
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range strings.Fields(tags) {
-		if !strings.Contains(t, "-") { // not a pre-release
-			ref = t
-			break
+		if strings.Contains(t, "-") { // a pre-release
+			continue
 		}
+		// CI of a release's own tag compares it with the one before.
+		if c, err := git("rev-parse", t+"^{commit}"); err != nil || c == head {
+			continue
+		}
+		ref = t
+		break
 	}
 	if ref == "" {
 		if prevRef == "" {
@@ -86,7 +95,7 @@ func PreviousRelease(ctx context.Context, prevRef string) (*Release, error) {
 	}
 	commit, err := git("rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	if err != nil || commit == "" {
-		return nil, fmt.Errorf("skew: the previous release %q is not in this clone (a shallow clone? fetch it: git fetch --unshallow, or set PREV_REF to a commit that exists): %v", ref, err)
+		return nil, fmt.Errorf("skew: the previous release %q is not a commit of this clone (a shallow clone? git fetch --unshallow --tags; or make test-skew PREV_REF=<a commit that exists>)", ref)
 	}
 	rel := &Release{Ref: ref, Commit: commit, BinDir: filepath.Join(os.TempDir(), "crm-skew", commit)}
 	if _, err := os.Stat(filepath.Join(rel.BinDir, "gateway")); err == nil {
