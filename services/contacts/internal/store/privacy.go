@@ -2,21 +2,16 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/activity"
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
-	"github.com/opencrm/crm/pkg/contract/historyapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
-	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/outbox"
+	"github.com/opencrm/crm/pkg/privacy"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -27,9 +22,11 @@ var _ contacts.PersonStore = (*Store)(nil)
 // status-led indexes too, as ContactsByEmail does).
 const personWhere = `lower(email) = lower($1) AND ` + anyStatus
 
-// historyPage is how many history entries one read of a contact's history
-// takes while an export gathers all of them.
-const historyPage = 500
+// personRecords are the contacts as a person's records: their history,
+// notes and tasks, custom fields, and the relayed contact.created and
+// contact.updated events that carry them.
+var personRecords = privacy.Records{Object: activity.Contact, Table: "contacts", Property: propertyapi.Contacts,
+	Stream: Stream, Types: []string{contacts.ContactCreated, contacts.ContactUpdated}}
 
 // Person reads the person's contacts (rendered as the API reads them),
 // their notes, tasks and history (and the history of the person's
@@ -54,25 +51,26 @@ func (s *Store) Person(ctx context.Context, email string) (contacts.Person, erro
 		if err := renderIn(ctx, tx, propertyapi.Contacts, values...); err != nil {
 			return err
 		}
-		if p.Notes, err = personNotes(ctx, tx, ids); err != nil {
-			return err
-		}
-		if p.Tasks, err = personTasks(ctx, tx, ids); err != nil {
-			return err
-		}
-		past, err := pastContacts(ctx, tx, email, ids)
+		p.Notes, err = privacy.Notes(ctx, tx, personRecords, ids, func(id int64, n contactsapi.Note) contacts.PersonNote {
+			return contacts.PersonNote{ContactID: id, Note: n}
+		})
 		if err != nil {
-			return err
-		}
-		if p.History, err = personHistory(ctx, tx, append(slices.Clone(ids), past...)); err != nil {
 			return err
 		}
 		defs, err := customfield.Definitions(ctx, tx, propertyapi.Contacts)
 		if err != nil {
 			return err
 		}
-		p.CustomFieldValues, err = heldValues(ctx, tx, defs, email, ids, "")
-		return err
+		around, err := personRecords.Around(ctx, tx, defs, email, ids)
+		if err != nil {
+			return err
+		}
+		p.Tasks, p.History = around.Tasks, around.History
+		p.CustomFieldValues = make([]contacts.HeldValue, len(around.Held))
+		for i, h := range around.Held {
+			p.CustomFieldValues[i] = contacts.HeldValue{ContactID: h.RecordID, Field: h.Field}
+		}
+		return nil
 	})
 	if err != nil {
 		return contacts.Person{}, fmt.Errorf("person's contacts: %w", err)
@@ -80,295 +78,42 @@ func (s *Store) Person(ctx context.Context, email string) (contacts.Person, erro
 	return p, nil
 }
 
-// personNotes are the notes of contacts ids, by contact then creation.
-func personNotes(ctx context.Context, q db.Querier, ids []int64) ([]contacts.PersonNote, error) {
-	rows, err := q.Query(ctx, `SELECT parent_id, id, content, created_by, created_at, updated_at FROM notes
-		WHERE parent_type = $1 AND parent_id = ANY($2) ORDER BY parent_id, created_at, id`, activity.Contact, ids)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, func(row pgx.CollectableRow) (contacts.PersonNote, error) {
-		var n contacts.PersonNote
-		err := row.Scan(&n.ContactID, &n.ID, &n.Content, &n.CreatedBy, &n.CreatedAt, &n.UpdatedAt)
-		return n, err
-	})
-}
-
-// personTasks are the tasks of contacts ids, by contact then id (the
-// columns pkg/activity reads).
-func personTasks(ctx context.Context, q db.Querier, ids []int64) ([]contactsapi.Task, error) {
-	rows, err := q.Query(ctx, `SELECT id, title, description, to_char(due_date, 'YYYY-MM-DD'), due_time, priority, status,
-			completed_at, assigned_to, contact_id, company_id, deal_id, lead_id, contract_id, created_by, created_at, updated_at
-		FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2) ORDER BY parent_id, id`, activity.Contact, ids)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, func(row pgx.CollectableRow) (contactsapi.Task, error) {
-		var t contactsapi.Task
-		err := row.Scan(&t.ID, &t.Title, &t.Description, &t.DueDate, &t.DueTime, &t.Priority, &t.Status,
-			&t.CompletedAt, &t.AssignedTo, &t.ContactID, &t.CompanyID, &t.DealID, &t.LeadID, &t.ContractID,
-			&t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
-		return t, err
-	})
-}
-
-// personHistory is the whole history of contacts ids (their notes' and
-// tasks' included), by contact, newest first.
-func personHistory(ctx context.Context, q db.Querier, ids []int64) ([]historyapi.HistoryEntry, error) {
-	out := []historyapi.HistoryEntry{}
-	for _, id := range ids {
-		page := history.Query{PerPage: historyPage}
-		for {
-			entries, more, err := history.List(ctx, q, "contact", id, page)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, entries...)
-			if !more {
-				break
-			}
-			last := entries[len(entries)-1].ID
-			page.Before = &last
-		}
-	}
-	return out, nil
-}
-
 // ErasePerson deletes the person's contacts inside tx, each as a delete
 // does (its notes and tasks, its unique custom values, contact.deleted
 // carrying the id alone; the counts and cubes follow by trigger), and
-// clears the address from other contacts' custom fields of type email.
-// It then redacts the history of the person's contacts, present and
-// deleted before (the deletes' entries included), the address wherever
-// else the history holds it (a contact's email changed since, another
-// contact's custom field), and the relayed events that carry either.
+// clears the address from other contacts' custom fields of type email,
+// publishing their contact.updated. It then redacts the history of the
+// person's contacts, present and deleted before, the address wherever
+// else the history holds it, and the relayed events that carry either
+// (privacy.Records.Erase).
 func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (contacts.PersonErasure, error) {
-	var done contacts.PersonErasure
 	// The definitions first, as every write takes them before its rows.
 	defs, err := hold(ctx, tx, propertyapi.Contacts)
 	if err != nil {
-		return done, err
+		return contacts.PersonErasure{}, err
 	}
 	rows, err := tx.Query(ctx, `SELECT id FROM contacts WHERE `+personWhere+` ORDER BY id FOR UPDATE`, email)
 	if err != nil {
-		return done, err
+		return contacts.PersonErasure{}, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return done, err
+		return contacts.PersonErasure{}, err
 	}
-	past, err := pastContacts(ctx, tx, email, ids)
-	if err != nil {
-		return done, err
-	}
-	held, err := heldValues(ctx, tx, defs, email, ids, lockRow)
-	if err != nil {
-		return done, err
-	}
-	if done.Cleared, err = clearValues(ctx, tx, defs, held); err != nil {
-		return done, err
-	}
-	if len(ids) > 0 {
-		done.ContactIDs = ids
-		if err := tx.QueryRow(ctx, `SELECT
-				(SELECT count(*) FROM notes WHERE parent_type = $1 AND parent_id = ANY($2)),
-				(SELECT count(*) FROM tasks WHERE parent_type = $1 AND parent_id = ANY($2))`,
-			activity.Contact, ids).Scan(&done.Notes, &done.Tasks); err != nil {
-			return done, err
-		}
-		for _, id := range ids {
-			if err := deleteContact(ctx, tx, id); err != nil {
-				return done, err
-			}
-		}
-	}
-	if done.History, err = history.Redact(ctx, tx, "contact", append(slices.Clone(ids), past...)); err != nil {
-		return done, err
-	}
-	values, err := redactValues(ctx, tx, email, held)
-	if err != nil {
-		return done, err
-	}
-	done.History += values
-	done.Events, err = redactEvents(ctx, tx, ids, email)
-	return done, err
-}
-
-// pastContacts are the contacts deleted before, not among ids, whose
-// deletion the history recorded with the address as their email: the
-// person's contacts of the past, whose history outlives them (until its
-// retention). No index answers it: it reads the history table, once per
-// erasure or export.
-func pastContacts(ctx context.Context, q db.Querier, email string, ids []int64) ([]int64, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT record_id FROM history
-		WHERE object = 'contact' AND action = 'deleted' AND lower(before ->> 'email') = lower($1)
-			AND record_id <> ALL(coalesce($2::bigint[], '{}'))
-		ORDER BY record_id`, email, ids)
-	if err != nil {
-		return nil, fmt.Errorf("past contacts: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
-}
-
-// redactEvents replaces the data of the relayed contact.created and
-// contact.updated events that the outbox keeps (until its retention) of
-// the person's contacts ids, and of any contact carrying the address (as
-// its email or in a custom field), with the id alone; events not yet
-// relayed go out as they are, to the events feed an erasure redacts
-// afterwards. No index answers the address: it reads the outbox.
-func redactEvents(ctx context.Context, tx pgx.Tx, ids []int64, email string) (int64, error) {
-	quoted, err := json.Marshal(emailValue(email))
-	if err != nil {
-		return 0, err
-	}
-	tag, err := tx.Exec(ctx, `UPDATE outbox SET payload = json_build_object('id', aggregate_id::bigint)
-		WHERE stream = $1 AND type = ANY($2) AND published_at IS NOT NULL
-			AND (aggregate_id = ANY($3) OR strpos(lower(payload::text), $4) > 0)`,
-		Stream, []string{contacts.ContactCreated, contacts.ContactUpdated}, idStrs(ids), string(quoted))
-	if err != nil {
-		return 0, fmt.Errorf("redact events: %w", err)
-	}
-	return tag.RowsAffected(), nil
-}
-
-func idStrs(ids []int64) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = idStr(id)
-	}
-	return out
-}
-
-// emailValue is the address as a custom field of type email holds it
-// (customfield stores those lower-cased and trimmed).
-func emailValue(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
-
-// emailFields are the names of the custom fields of type email among defs.
-func emailFields(defs []customfield.Definition) []string {
-	var names []string
-	for _, d := range defs {
-		if d.Type == customfield.Email {
-			names = append(names, d.Name)
-		}
-	}
-	return names
-}
-
-// heldValues are the custom fields of type email holding the address on
-// contacts other than ids (the person's), by contact and field, with the
-// definitions defs; lock
-// locks their rows (lockRow) or not ("").
-func heldValues(ctx context.Context, q db.Querier, defs []customfield.Definition, email string, ids []int64,
-	lock string) ([]contacts.HeldValue, error) {
-	names := emailFields(defs)
-	out := []contacts.HeldValue{}
-	if len(names) == 0 {
-		return out, nil
-	}
-	value := emailValue(email)
-	objects := make([]string, len(names))
-	for i, n := range names {
-		raw, err := json.Marshal(map[string]string{n: value})
-		if err != nil {
-			return nil, err
-		}
-		objects[i] = string(raw)
-	}
-	// No index answers this: it reads the table, once per erasure or
-	// export, and only where contacts have custom fields of type email.
-	rows, err := q.Query(ctx, `SELECT id, custom_fields FROM contacts
-		WHERE custom_fields @> ANY($1::text[]::jsonb[]) AND id <> ALL(coalesce($2::bigint[], '{}')) ORDER BY id`+lock, objects, ids)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
-		ID     int64
-		Values map[string]any
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range found {
-		for _, n := range names {
-			if v, ok := r.Values[n].(string); ok && v == value {
-				out = append(out, contacts.HeldValue{ContactID: r.ID, Field: n})
-			}
-		}
-	}
-	return out, nil
-}
-
-// clearValues removes the held values from their contacts (a value an
-// erasure takes away, even of a required field), releases them where
-// unique and publishes each contact's contact.updated; it answers the
-// contacts changed.
-func clearValues(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, held []contacts.HeldValue) ([]int64, error) {
-	var ids []int64
-	fields := map[int64][]string{}
-	for _, h := range held {
-		if fields[h.ContactID] == nil {
-			ids = append(ids, h.ContactID)
-		}
-		fields[h.ContactID] = append(fields[h.ContactID], h.Field)
-	}
-	for _, id := range ids {
+	remove := func(id int64) error { return deleteContact(ctx, tx, id) }
+	// clear removes the fields' values from a contact (a value an erasure
+	// takes away, even of a required field) and publishes its
+	// contact.updated.
+	clear := func(id int64, fields []string) error {
 		c, err := one(tx, ctx, scanContact, "contact", `UPDATE contacts SET custom_fields = custom_fields - $2::text[], updated_at = now()
-			WHERE id = $1 RETURNING `+contactCols, id, fields[id])
+			WHERE id = $1 RETURNING `+contactCols, id, fields)
 		if err != nil {
-			return nil, err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM custom_field_unique WHERE object = $1 AND record_id = $2 AND name = ANY($3)`,
-			propertyapi.Contacts, id, fields[id]); err != nil {
-			return nil, err
+			return err
 		}
 		c.CustomFields = customfield.Render(defs, c.CustomFields)
-		if err := outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(id), c); err != nil {
-			return nil, err
-		}
+		return outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(id), c)
 	}
-	return ids, nil
-}
-
-// redactValues replaces the address in the history of contacts the
-// erasure keeps with "[erased]": where it was a contact's email (changed
-// since) and in the held custom fields, before and after; the rest of
-// their history stays. It answers the entries changed.
-func redactValues(ctx context.Context, tx pgx.Tx, email string, held []contacts.HeldValue) (int64, error) {
-	changed := map[int64]bool{}
-	collect := func(rows pgx.Rows, err error) error {
-		if err != nil {
-			return fmt.Errorf("redact history values: %w", err)
-		}
-		entries, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return fmt.Errorf("redact history values: %w", err)
-		}
-		for _, e := range entries {
-			changed[e] = true
-		}
-		return nil
-	}
-	if err := collect(tx.Query(ctx, `UPDATE history SET
-			before = CASE WHEN lower(before ->> 'email') = lower($1)
-				THEN jsonb_set(before, '{email}', to_jsonb($2::text)) ELSE before END,
-			after = CASE WHEN lower(after ->> 'email') = lower($1)
-				THEN jsonb_set(after, '{email}', to_jsonb($2::text)) ELSE after END
-		WHERE object = 'contact' AND (lower(before ->> 'email') = lower($1) OR lower(after ->> 'email') = lower($1))
-		RETURNING id`, email, history.Erased)); err != nil {
-		return 0, err
-	}
-	for _, h := range held {
-		if err := collect(tx.Query(ctx, `UPDATE history SET
-				before = CASE WHEN before -> 'custom_fields' ->> $2 = $3
-					THEN jsonb_set(before, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE before END,
-				after = CASE WHEN after -> 'custom_fields' ->> $2 = $3
-					THEN jsonb_set(after, ARRAY['custom_fields', $2], to_jsonb($4::text)) ELSE after END
-			WHERE object = 'contact' AND record_id = $1
-				AND (before -> 'custom_fields' ->> $2 = $3 OR after -> 'custom_fields' ->> $2 = $3)
-			RETURNING id`, h.ContactID, h.Field, emailValue(email), history.Erased)); err != nil {
-			return 0, err
-		}
-	}
-	return int64(len(changed)), nil
+	done, err := personRecords.Erase(ctx, tx, defs, email, ids, remove, clear)
+	return contacts.PersonErasure{ContactIDs: done.IDs, Cleared: done.Cleared, Notes: done.Notes, Tasks: done.Tasks,
+		History: done.History, Events: done.Events}, err
 }
