@@ -47,6 +47,14 @@ type Move struct {
 	Object string  `json:"object"`
 	Into   int64   `json:"into"`
 	Merged []int64 `json:"merged"`
+	// Emails are the addresses (lower case, trimmed, distinct, ascending)
+	// the merge's contacts had that the survivor no longer holds: the
+	// merged contacts' own, and the survivor's former one when a merged
+	// contact's address replaced it. Mail keeps them as the survivor's
+	// aliases, so the survivor lists the messages of every address its
+	// records had. Empty for companies, and from a contacts release that
+	// predates the field (optional: movers that store no address ignore it).
+	Emails []string `json:"emails,omitempty"`
 }
 
 // Moved counts the records a context repointed, by kind (e.g.

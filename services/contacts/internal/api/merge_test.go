@@ -189,7 +189,9 @@ func TestMergeContacts(t *testing.T) {
 	}
 	for name, f := range e.movers {
 		moves, via := f.moves()
-		if diff := cmp.Diff([]mergeapi.Move{{Object: "contact", Into: a, Merged: []int64{b}}}, moves); diff != "" {
+		// The survivor took b's address: its former one is the address
+		// mail keeps as its alias (Emails), b's own is the survivor's.
+		if diff := cmp.Diff([]mergeapi.Move{{Object: "contact", Into: a, Merged: []int64{b}, Emails: []string{"ada@old.test"}}}, moves); diff != "" {
 			t.Errorf("%s moves (-want +got):\n%s", name, diff)
 		}
 		if diff := cmp.Diff([]string{"merge"}, via); diff != "" {
@@ -331,8 +333,8 @@ func TestMergeBadInput(t *testing.T) {
 func TestMergeMoverDown(t *testing.T) {
 	t.Parallel()
 	e := newMergeEnv(t)
-	a := e.contact(t, map[string]any{"first_name": "A", "last_name": "Down"})
-	b := e.contact(t, map[string]any{"first_name": "B", "last_name": "Down"})
+	a := e.contact(t, map[string]any{"first_name": "A", "last_name": "Down", "email": "a@down.test"})
+	b := e.contact(t, map[string]any{"first_name": "B", "last_name": "Down", "email": "B@Down.test"})
 	c := e.contact(t, map[string]any{"first_name": "C", "last_name": "Down"})
 	e.movers["deals"].down.Store(true)
 	r := e.do(t, http.MethodPost, fmt.Sprintf("/contacts/%d/merge", a), e.admin, map[string]any{"merge_ids": []int64{b}})
@@ -345,6 +347,9 @@ func TestMergeMoverDown(t *testing.T) {
 	}
 	if e.count(t, `SELECT count(*) FROM contacts WHERE id = $1`, b) != 0 {
 		t.Error("the local step did not commit")
+	}
+	if n := e.count(t, `SELECT count(*) FROM merges WHERE id = $1 AND emails = '{b@down.test}'`, mergeID); n != 1 {
+		t.Error("the running merge does not hold the merged contact's address for its retry")
 	}
 	// A record of the running merge cannot join another one.
 	r = e.do(t, http.MethodPost, fmt.Sprintf("/contacts/%d/merge", c), e.admin, map[string]any{"merge_ids": []int64{a}})
@@ -373,10 +378,18 @@ func TestMergeMoverDown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Each mover moved once, with the merged contact's address (the
+	// survivor kept its own), stored with the merge for the runner's
+	// retry and cleared once the merge completed.
 	for name, f := range e.movers {
-		if moves, _ := f.moves(); len(moves) != 1 {
-			t.Errorf("%s moved %d times, want once", name, len(moves))
+		moves, _ := f.moves()
+		want := []mergeapi.Move{{Object: "contact", Into: a, Merged: []int64{b}, Emails: []string{"b@down.test"}}}
+		if diff := cmp.Diff(want, moves); diff != "" {
+			t.Errorf("%s moves (-want +got):\n%s", name, diff)
 		}
+	}
+	if n := e.count(t, `SELECT count(*) FROM merges WHERE id = $1 AND emails = '{}'`, mergeID); n != 1 {
+		t.Error("the completed merge still holds the merged contact's address")
 	}
 	// Completed: the survivor may be merged again.
 	wantStatus(t, e.do(t, http.MethodPost, fmt.Sprintf("/contacts/%d/merge", c), e.admin, map[string]any{"merge_ids": []int64{a}}), http.StatusOK)

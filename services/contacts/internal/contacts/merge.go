@@ -91,7 +91,8 @@ type MergeStore interface {
 	// due first) under its row lock, skipping a merge another holds:
 	// step moves one context's pointers; a failed step is retried after
 	// retry(attempts). ok is false when no merge was advanced.
-	Advance(ctx context.Context, id int64, step func(ctx context.Context, m Merge, mover string) (mergeapi.Moved, error),
+	// step gets the addresses the merge stored for mail (Move.Emails).
+	Advance(ctx context.Context, id int64, step func(ctx context.Context, m Merge, emails []string, mover string) (mergeapi.Moved, error),
 		retry func(attempts int) time.Duration) (m Merge, ok bool, err error)
 }
 
@@ -429,13 +430,15 @@ func (m *Merger) advance(ctx context.Context, mg Merge) Merge {
 	return got
 }
 
-// step asks one mover to move merge mg's pointers.
-func (m *Merger) step(ctx context.Context, mg Merge, mover string) (mergeapi.Moved, error) {
+// step asks one mover to move merge mg's pointers, with the addresses the
+// merge's contacts had that the survivor no longer holds (emails).
+func (m *Merger) step(ctx context.Context, mg Merge, emails []string, mover string) (mergeapi.Moved, error) {
 	mv := m.cfg.Movers[mover]
 	if mv == nil {
 		return mergeapi.Moved{}, nil
 	}
-	return mv.Move(history.WithVia(ctx, historyapi.ViaMerge), mg.ID, mergeapi.Move{Object: mg.Object, Into: mg.Survivor, Merged: mg.Merged})
+	return mv.Move(history.WithVia(ctx, historyapi.ViaMerge), mg.ID, mergeapi.Move{Object: mg.Object, Into: mg.Survivor,
+		Merged: mg.Merged, Emails: emails})
 }
 
 // retry is the backoff after a merge's attempts-th failure.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -145,7 +146,7 @@ func (s *Store) MergeContacts(ctx context.Context, r contacts.MergeRequest, move
 		if err != nil {
 			return contacts.Merge{}, err
 		}
-		_, merged, found, err := lockMerge(ctx, tx, r, r.Given, "contacts", contactCols, scanContact,
+		survivor, merged, found, err := lockMerge(ctx, tx, r, r.Given, "contacts", contactCols, scanContact,
 			func(c contacts.Contact) int64 { return c.ID })
 		if err != nil || found != nil {
 			replayed = found != nil
@@ -166,13 +167,15 @@ func (s *Store) MergeContacts(ctx context.Context, r contacts.MergeRequest, move
 			}
 		}
 		var combineErr error
+		var kept *string
 		if _, _, err := updateContact(ctx, tx, defs, r.Survivor, func(c *contacts.Contact) error {
 			*c, combineErr = combine(*c, merged, defs)
+			kept = c.Email
 			return combineErr
 		}, false); err != nil {
 			return contacts.Merge{}, err
 		}
-		return recordMerge(ctx, tx, r, movers, contacts.ContactMerged)
+		return recordMerge(ctx, tx, r, movers, contacts.ContactMerged, formerEmails(slices.Concat(merged, []contacts.Contact{survivor}), kept)...)
 	})
 	return m, replayed, err
 }
@@ -221,6 +224,28 @@ func (s *Store) MergeCompanies(ctx context.Context, r contacts.MergeRequest, mov
 	return m, replayed, err
 }
 
+// formerEmails are the addresses of records (a contact merge's survivor
+// as it was and its merged contacts) that the survivor no longer holds
+// (kept is its address after the merge), as mail's participants index
+// compares them: trimmed, lower case, distinct, ascending.
+func formerEmails(records []contacts.Contact, kept *string) []string {
+	norm := func(e *string) string {
+		if e == nil {
+			return ""
+		}
+		return strings.ToLower(strings.TrimSpace(*e))
+	}
+	keep := norm(kept)
+	var out []string
+	for _, c := range records {
+		if a := norm(c.Email); a != "" && a != keep {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func deref(m *contacts.Merge) contacts.Merge {
 	if m == nil {
 		return contacts.Merge{}
@@ -231,8 +256,9 @@ func deref(m *contacts.Merge) contacts.Merge {
 // recordMerge stores merge r (running with a pending step per mover,
 // completed when there is none), tombstones its merged records (and
 // re-points the tombstones of records merged into them earlier), and
-// records its event and audit entry.
-func recordMerge(ctx context.Context, tx pgx.Tx, r contacts.MergeRequest, movers []string, event string) (contacts.Merge, error) {
+// records its event and audit entry. emails are the addresses mail's step
+// carries (mergeapi.Move.Emails), kept until the merge completes.
+func recordMerge(ctx context.Context, tx pgx.Tx, r contacts.MergeRequest, movers []string, event string, emails ...string) (contacts.Merge, error) {
 	steps := make([]contacts.MergeStep, len(movers))
 	for i, mv := range movers {
 		steps[i] = contacts.MergeStep{Context: mv, Status: stepPending}
@@ -250,10 +276,13 @@ func recordMerge(ctx context.Context, tx pgx.Tx, r contacts.MergeRequest, movers
 	}
 	// The request runs the steps itself first: the runner takes the merge
 	// only if that attempt never happened (the process stopped) or failed.
-	m, err := one(tx, ctx, scanMerge, "merge", `INSERT INTO merges (object, survivor, merged, fields, status, steps, actor, completed_at, next_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $5 = 'completed' THEN now() END, now() + interval '`+firstAttempt+`')
+	if emails == nil || status == contactsapi.MergeCompleted {
+		emails = []string{}
+	}
+	m, err := one(tx, ctx, scanMerge, "merge", `INSERT INTO merges (object, survivor, merged, fields, status, steps, actor, completed_at, next_at, emails)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $5 = 'completed' THEN now() END, now() + interval '`+firstAttempt+`', $8)
 		RETURNING `+mergeCols,
-		r.Object, r.Survivor, r.Merged, r.Fields, status, steps, actor)
+		r.Object, r.Survivor, r.Merged, r.Fields, status, steps, actor, emails)
 	if err != nil {
 		return m, err
 	}
@@ -289,20 +318,22 @@ const (
 // at once; a merge another holds is skipped (ok false). Each step's
 // outcome is stored; a failed one leaves the merge running, due again
 // after retry(attempts). The movers act for the merge's requester, via
-// merge.
-func (s *Store) Advance(ctx context.Context, id int64, step func(ctx context.Context, m contacts.Merge, mover string) (mergeapi.Moved, error),
+// merge. step gets the merge's stored e-mail addresses (mergeapi.Move's
+// Emails), which completing the merge clears.
+func (s *Store) Advance(ctx context.Context, id int64, step func(ctx context.Context, m contacts.Merge, emails []string, mover string) (mergeapi.Moved, error),
 	retry func(attempts int) time.Duration) (contacts.Merge, bool, error) {
 	var ok bool
 	m, err := inTx(ctx, s.db, func(tx pgx.Tx) (contacts.Merge, error) {
-		sql := `SELECT ` + mergeCols + `, attempts, actor FROM merges WHERE id = $1 AND status = 'running' FOR UPDATE SKIP LOCKED`
+		sql := `SELECT ` + mergeCols + `, attempts, actor, emails FROM merges WHERE id = $1 AND status = 'running' FOR UPDATE SKIP LOCKED`
 		args := []any{id}
 		if id == 0 {
-			sql = `SELECT ` + mergeCols + `, attempts, actor FROM merges WHERE status = 'running' AND next_at <= now()
+			sql = `SELECT ` + mergeCols + `, attempts, actor, emails FROM merges WHERE status = 'running' AND next_at <= now()
 				ORDER BY next_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`
 			args = nil
 		}
 		var attempts int
 		var actor []byte
+		var emails []string
 		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return contacts.Merge{}, err
@@ -311,7 +342,7 @@ func (s *Store) Advance(ctx context.Context, id int64, step func(ctx context.Con
 			var m contacts.Merge
 			var completed *time.Time
 			err := row.Scan(&m.ID, &m.Object, &m.Survivor, &m.Merged, &m.Fields, &m.Status, &m.Steps, &m.CreatedAt.Time,
-				&completed, &attempts, &actor)
+				&completed, &attempts, &actor, &emails)
 			return m, err
 		})
 		if err != nil || len(ms) == 0 {
@@ -333,7 +364,7 @@ func (s *Store) Advance(ctx context.Context, id int64, step func(ctx context.Con
 				continue
 			}
 			st.Attempts++
-			moved, err := step(sctx, m, st.Context)
+			moved, err := step(sctx, m, emails, st.Context)
 			if err != nil {
 				st.Error, failed = err.Error(), true
 				continue
@@ -350,7 +381,8 @@ func (s *Store) Advance(ctx context.Context, id int64, step func(ctx context.Con
 		}
 		return one(tx, ctx, scanMerge, "merge", `UPDATE merges SET steps = $2, status = $3, attempts = $4,
 			next_at = now() + $5 * interval '1 microsecond', updated_at = now(),
-			completed_at = CASE WHEN $3 = 'completed' THEN now() END
+			completed_at = CASE WHEN $3 = 'completed' THEN now() END,
+			emails = CASE WHEN $3 = 'completed' THEN '{}' ELSE emails END
 			WHERE id = $1 RETURNING `+mergeCols, m.ID, m.Steps, m.Status, attempts, next.Microseconds())
 	})
 	return m, ok, err

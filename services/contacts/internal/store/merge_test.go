@@ -36,7 +36,7 @@ func TestAdvance(t *testing.T) {
 	}
 	calls := map[string]int{}
 	down := true
-	step := func(_ context.Context, _ contacts.Merge, mover string) (mergeapi.Moved, error) {
+	step := func(_ context.Context, _ contacts.Merge, _ []string, mover string) (mergeapi.Moved, error) {
 		calls[mover]++
 		if mover == "deals" && down {
 			return nil, errors.New("deals unavailable")
