@@ -51,6 +51,13 @@ func TestMergeContactsAcrossContexts(t *testing.T) {
 		leads[id] = lead
 	}
 
+	// An e-mail with each address: the survivor takes the merged one's,
+	// and its own former address becomes an alias in mail.
+	for _, from := range []string{tag + "@navy.test", tag + "@yale.test"} {
+		must(t, http.StatusCreated)(adm.Do("POST", "/emails", map[string]any{
+			"message_id": "<" + uniq("merge") + "@mail.test>", "from": from, "to": []string{"office@crm.test"}, "subject": "Hello"}))
+	}
+
 	stack.Stop("deals", true)
 	restored := false
 	defer func() {
@@ -110,6 +117,10 @@ func TestMergeContactsAcrossContexts(t *testing.T) {
 	c := must(t, http.StatusOK)(adm.Do("GET", fmt.Sprintf("/contacts/%d", keep), nil)).Data()
 	if c["email"] != tag+"@yale.test" || c["job_title"] != "Rear Admiral" {
 		t.Errorf("survivor: %v", c)
+	}
+	linked := must(t, http.StatusOK)(adm.Do("GET", fmt.Sprintf("/contacts/%d/linked-emails", keep), nil))
+	if n := len(linked.JSON["data"].([]any)); n != 2 {
+		t.Errorf("survivor has %d linked e-mails, want both addresses' 2: %s", n, linked)
 	}
 	notes := must(t, http.StatusOK)(adm.Do("GET", fmt.Sprintf("/contacts/%d/notes", keep), nil))
 	if n := len(notes.JSON["data"].([]any)); n != 2 {

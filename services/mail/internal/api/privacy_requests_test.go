@@ -196,7 +196,7 @@ func TestPrivacyEraseOnce(t *testing.T) {
 	first := e.privacyMessage("<one@x>", "ann@example.com", "owner@crm.example")
 	ann := privacyapi.Subject{Email: "ann@example.com", ContactIDs: []int64{3}}
 	receipt := func(erased int64) string {
-		return `{"data":{"receipt":{"context":"mail","status":"completed","erased":{"emails":` + itoa(erased) +
+		return `{"data":{"receipt":{"context":"mail","status":"completed","erased":{"aliases":0,"emails":` + itoa(erased) +
 			`},"redacted":{"emails":0},"kept":[]}}}`
 	}
 

@@ -107,7 +107,7 @@ func (e *env) sync(id int64) mail.Mailbox {
 // linked returns the message ids linked to address, newest first.
 func (e *env) linked(address string) []string {
 	e.t.Helper()
-	msgs, total, err := e.store.Linked(context.Background(), address, list.First(100, "sent_at"))
+	msgs, total, err := e.store.Linked(context.Background(), []string{address}, list.First(100, "sent_at"))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestSyncStoresParsedMessages(t *testing.T) {
 		t.Errorf("linked to a Cc address (-want +got):\n%s", diff)
 	}
 
-	msgs, _, err := e.store.Linked(context.Background(), user, list.First(100, "sent_at"))
+	msgs, _, err := e.store.Linked(context.Background(), []string{user}, list.First(100, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestSyncUnstorableDate(t *testing.T) {
 	if got := e.sync(mb.ID); got.Status != "ok" {
 		t.Fatalf("mailbox %+v", stateOf(got))
 	}
-	msgs, _, err := e.store.Linked(context.Background(), "zed@example.com", list.First(10, "sent_at"))
+	msgs, _, err := e.store.Linked(context.Background(), []string{"zed@example.com"}, list.First(10, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestSyncDateNamedZone(t *testing.T) {
 	if got := e.sync(mb.ID); got.Status != "ok" {
 		t.Fatalf("mailbox %+v", stateOf(got))
 	}
-	msgs, _, err := e.store.Linked(context.Background(), "zoe@example.com", list.First(10, "sent_at"))
+	msgs, _, err := e.store.Linked(context.Background(), []string{"zoe@example.com"}, list.First(10, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +577,7 @@ func TestSyncEmptyMessageID(t *testing.T) {
 	if got := e.sync(mb.ID); got.Status != "ok" {
 		t.Fatalf("mailbox %+v", stateOf(got))
 	}
-	msgs, _, err := e.store.Linked(context.Background(), "yan@example.com", list.First(10, "sent_at"))
+	msgs, _, err := e.store.Linked(context.Background(), []string{"yan@example.com"}, list.First(10, "sent_at"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -250,9 +250,15 @@ type MessageStore interface {
 	// Message returns any message by id; who may read it is the
 	// service's decision.
 	Message(ctx context.Context, id int64) (Message, error)
-	// Linked lists one page of the messages with a participant address
-	// (lower case), newest first, and the total.
-	Linked(ctx context.Context, address string, page list.Query) ([]Summary, int, error)
+	// Linked lists one page of the messages with one of the participant
+	// addresses (lower case), newest first, and the total.
+	Linked(ctx context.Context, addresses []string, page list.Query) ([]Summary, int, error)
+	// Aliases are the addresses merges gave a contact (mergeapi.Move's
+	// emails).
+	Aliases(ctx context.Context, contactID int64) ([]string, error)
+	// AddAliases gives contact into the addresses of a merge and the
+	// merged contacts' aliases; it answers how many it added.
+	AddAliases(ctx context.Context, into int64, merged []int64, addresses []string) (int64, error)
 }
 
 // MailboxStore keeps mailboxes and their sync state.

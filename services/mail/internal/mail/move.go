@@ -7,17 +7,25 @@ import (
 )
 
 // Move answers contacts' merge (mergeapi.RouteMove, the body already
-// checked by mergehttp). Mail stores no link from a message to a contact
-// or a lead: a record's emails are the messages one of whose participants
-// has the record's current address (Linked), read through contacts each
-// time. So there is no link to repoint: the survivor's emails are those
-// of the address it keeps, the merged contacts' messages under that
-// address included, at once and without a write here. The answer counts
-// the stored links moved, which is none ({"email_links": 0}); companies
-// carry no email ({}).
-func (s *Service) Move(_ context.Context, m mergeapi.Move) (mergeapi.Moved, error) {
+// checked by mergehttp). Mail stores no link from a message to a contact:
+// a contact's messages are those one of whose participants has its
+// address. So a merge gives the survivor the addresses it no longer has
+// (the merged contacts', its own former one: Move's emails) as aliases,
+// and the merged contacts' aliases; the answer counts the aliases added
+// (a repeat adds none). Companies carry no address ({}).
+func (s *Service) Move(ctx context.Context, m mergeapi.Move) (mergeapi.Moved, error) {
 	if m.Object != mergeapi.Contact {
 		return mergeapi.Moved{}, nil
 	}
-	return mergeapi.Moved{"email_links": 0}, nil
+	addresses := make([]string, 0, len(m.Emails))
+	for _, e := range m.Emails {
+		if a := normAddress(e); a != "" {
+			addresses = append(addresses, a)
+		}
+	}
+	n, err := s.store.AddAliases(ctx, m.Into, m.Merged, addresses)
+	if err != nil {
+		return nil, err
+	}
+	return mergeapi.Moved{"email_links": n}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/opencrm/crm/pkg/fault"
@@ -86,7 +87,7 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 	}
 	// The record first, so its answer (not found, unavailable) never
 	// depends on the message.
-	email, err := s.recordEmail(ctx, *via)
+	addresses, err := s.recordAddresses(ctx, *via)
 	if err != nil {
 		return Message{}, err
 	}
@@ -94,7 +95,7 @@ func (s *Service) Message(ctx context.Context, c Caller, id int64, via *RecordRe
 	if err != nil {
 		return Message{}, err
 	}
-	if !LinkedTo(m.EmailSummary, email) {
+	if !slices.ContainsFunc(addresses, func(a string) bool { return LinkedTo(m.EmailSummary, a) }) {
 		return Message{}, fault.NotFound("email")
 	}
 	return m, nil
@@ -109,17 +110,38 @@ type LinkedQuery struct {
 }
 
 // Linked lists the messages whose participants include the record's
-// email, newest first. A record without an email has none.
+// email (a contact's aliases too), newest first. A record without an
+// address has none.
 func (s *Service) Linked(ctx context.Context, q LinkedQuery) ([]Summary, int, error) {
-	email, err := s.recordEmail(ctx, q.Record)
+	addresses, err := s.recordAddresses(ctx, q.Record)
 	if err != nil {
 		return nil, 0, err
 	}
-	email = normAddress(email)
-	if email == "" {
+	if len(addresses) == 0 {
 		return []Summary{}, 0, nil
 	}
-	return s.store.Linked(ctx, email, q.Query)
+	return s.store.Linked(ctx, addresses, q.Query)
+}
+
+// recordAddresses are the addresses a record's messages are linked by:
+// its email, and for a contact the addresses merges joined into it.
+func (s *Service) recordAddresses(ctx context.Context, r RecordRef) ([]string, error) {
+	email, err := s.recordEmail(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if a := normAddress(email); a != "" {
+		out = append(out, a)
+	}
+	if r.Kind == KindLead {
+		return out, nil
+	}
+	aliases, err := s.store.Aliases(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, aliases...), nil
 }
 
 func (s *Service) mailboxesEnabled() error {

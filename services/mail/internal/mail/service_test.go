@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,8 +21,14 @@ import (
 type memStore struct {
 	Store
 	messages map[int64]Message
-	// linked records the addresses Linked was asked for.
+	// aliases are the contacts' addresses from merges.
+	aliases map[int64][]string
+	// linked records the addresses Linked was asked for, comma-joined.
 	linked []string
+}
+
+func (m *memStore) Aliases(_ context.Context, contactID int64) ([]string, error) {
+	return m.aliases[contactID], nil
 }
 
 func (m *memStore) Message(_ context.Context, id int64) (Message, error) {
@@ -32,8 +39,8 @@ func (m *memStore) Message(_ context.Context, id int64) (Message, error) {
 	return msg, nil
 }
 
-func (m *memStore) Linked(_ context.Context, address string, _ list.Query) ([]Summary, int, error) {
-	m.linked = append(m.linked, address)
+func (m *memStore) Linked(_ context.Context, addresses []string, _ list.Query) ([]Summary, int, error) {
+	m.linked = append(m.linked, strings.Join(addresses, ","))
 	return []Summary{{ID: 1}}, 1, nil
 }
 
@@ -174,7 +181,9 @@ func TestMessage(t *testing.T) {
 // email has none, and the store is not asked.
 func TestLinked(t *testing.T) {
 	t.Parallel()
-	st := &memStore{}
+	// Contact 10 was merged with a contact of old@example.org; contact 11,
+	// without an email, with one of was@example.org.
+	st := &memStore{aliases: map[int64][]string{10: {"old@example.org"}, 11: {"was@example.org"}}}
 	s := newTestService(t, st)
 	page := list.First(25, "sent_at")
 	for _, tt := range []struct {
@@ -182,7 +191,7 @@ func TestLinked(t *testing.T) {
 		wantTotal int
 	}{
 		{RecordRef{KindContact, 10}, 1},
-		{RecordRef{KindContact, 11}, 0},
+		{RecordRef{KindContact, 11}, 1},
 		{RecordRef{KindLead, 20}, 1},
 	} {
 		got, total, err := s.Linked(context.Background(), LinkedQuery{Query: page, Record: tt.record})
@@ -190,7 +199,7 @@ func TestLinked(t *testing.T) {
 			t.Errorf("Linked(%v) = %d rows, total %d, %v; want %d", tt.record, len(got), total, err, tt.wantTotal)
 		}
 	}
-	if diff := cmp.Diff([]string{"carol@example.org", "dave@example.net"}, st.linked); diff != "" {
+	if diff := cmp.Diff([]string{"carol@example.org,old@example.org", "was@example.org", "dave@example.net"}, st.linked); diff != "" {
 		t.Errorf("addresses asked of the store (-want +got):\n%s", diff)
 	}
 }

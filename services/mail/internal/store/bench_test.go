@@ -41,7 +41,7 @@ func BenchmarkLinked(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		msgs, total, err := st.Linked(ctx, "u7@example.com", list.First(25, "sent_at"))
+		msgs, total, err := st.Linked(ctx, []string{"u7@example.com"}, list.First(25, "sent_at"))
 		if err != nil || len(msgs) != 25 || total != 200 {
 			b.Fatalf("Linked: %d rows, total %d, err %v", len(msgs), total, err)
 		}

@@ -155,8 +155,14 @@ func (s *Store) Erase(ctx context.Context, tx pgx.Tx, sub privacyapi.Subject) (p
 			return privacyapi.ErasePart{}, err
 		}
 	}
+	// The person's address as an alias of a contact a merge joined, and
+	// the aliases of their contacts, which the erasure deleted.
+	tag, err := tx.Exec(ctx, `DELETE FROM contact_aliases WHERE address = $1 OR contact_id = ANY($2)`, addr, sub.ContactIDs)
+	if err != nil {
+		return privacyapi.ErasePart{}, fmt.Errorf("store: privacy erase: aliases: %w", err)
+	}
 	return privacyapi.ErasePart{Receipt: privacyapi.Receipt{
-		Erased:   map[string]int64{"emails": int64(len(deleted))},
+		Erased:   map[string]int64{"emails": int64(len(deleted)), "aliases": tag.RowsAffected()},
 		Redacted: map[string]int64{"emails": int64(len(redacted))},
 	}}, nil
 }

@@ -94,7 +94,7 @@ func TestErasedMessageStaysErasedAcrossResync(t *testing.T) {
 		t.Fatalf("%d messages synced, want 2", n)
 	}
 	part := erase(t, st, d, privacyapi.Subject{Email: "ann@example.com", ContactIDs: []int64{4}})
-	want := privacyapi.Receipt{Erased: map[string]int64{"emails": 1}, Redacted: map[string]int64{"emails": 1}}
+	want := privacyapi.Receipt{Erased: map[string]int64{"emails": 1, "aliases": 0}, Redacted: map[string]int64{"emails": 1}}
 	if diff := cmp.Diff(want, part.Receipt); diff != "" {
 		t.Errorf("erase (-want +got):\n%s", diff)
 	}

@@ -155,13 +155,24 @@ func TestPrivacyErase(t *testing.T) {
 		To: []string{"owner@crm.example"}, BodyText: "not about ann", MailboxID: &box})
 	otherBefore := participants(t, d, other.ID)
 
+	// Aliases from merges: the person's address on contact 9, an address
+	// of their contact 5, and someone else's, which stays.
+	if _, err := st.AddAliases(ctx, 9, nil, []string{"ann@example.com", "bob@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddAliases(ctx, 5, nil, []string{"ann.old@example.com"}); err != nil {
+		t.Fatal(err)
+	}
 	ann := privacyapi.Subject{Email: "ann@EXAMPLE.com", ContactIDs: []int64{5}}
 	want := privacyapi.ErasePart{Receipt: privacyapi.Receipt{
-		Erased: map[string]int64{"emails": 2}, Redacted: map[string]int64{"emails": 2}}}
+		Erased: map[string]int64{"emails": 2, "aliases": 2}, Redacted: map[string]int64{"emails": 2}}}
 	if diff := cmp.Diff(want, erase(t, st, d, ann)); diff != "" {
 		t.Errorf("erase (-want +got):\n%s", diff)
 	}
 
+	if got, err := st.Aliases(ctx, 9); err != nil || len(got) != 1 || got[0] != "bob@example.com" {
+		t.Errorf("contact 9's aliases after the erasure: %v, %v; want [bob@example.com]", got, err)
+	}
 	for _, id := range []int64{alone.ID, withErased.ID} {
 		if _, err := st.Message(ctx, id); err == nil {
 			t.Errorf("message %d is still stored", id)
@@ -220,7 +231,7 @@ func TestPrivacyErase(t *testing.T) {
 	}
 
 	again := privacyapi.ErasePart{Receipt: privacyapi.Receipt{
-		Erased: map[string]int64{"emails": 0}, Redacted: map[string]int64{"emails": 0}}}
+		Erased: map[string]int64{"emails": 0, "aliases": 0}, Redacted: map[string]int64{"emails": 0}}}
 	if diff := cmp.Diff(again, erase(t, st, d, ann)); diff != "" {
 		t.Errorf("second erase (-want +got):\n%s", diff)
 	}

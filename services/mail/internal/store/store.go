@@ -133,13 +133,13 @@ func (s *Store) Message(ctx context.Context, id int64) (mail.Message, error) {
 	return oneMessage(ctx, s.db, "m.id = $1", id)
 }
 
-// Linked lists one page of the messages with the participant address,
-// newest first, ties broken by id so pages are stable. The order is the
+// Linked lists one page of the messages with one of the participant
+// addresses, newest first, ties broken by id so pages are stable. The order is the
 // only one linked emails have, so the page's sort is not read.
-func (s *Store) Linked(ctx context.Context, address string, page list.Query) ([]mail.Summary, int, error) {
+func (s *Store) Linked(ctx context.Context, addresses []string, page list.Query) ([]mail.Summary, int, error) {
 	var total int
 	if err := s.db.QueryRow(ctx,
-		`SELECT count(DISTINCT message_id) FROM participants WHERE address = $1`, address).Scan(&total); err != nil {
+		`SELECT count(DISTINCT message_id) FROM participants WHERE address = ANY($1)`, addresses).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: count linked: %w", err)
 	}
 	if total == 0 {
@@ -147,9 +147,9 @@ func (s *Store) Linked(ctx context.Context, address string, page list.Query) ([]
 	}
 	rows, err := s.db.Query(ctx, `
 		SELECT `+summaryCols+` FROM messages m
-		WHERE m.id IN (SELECT p.message_id FROM participants p WHERE p.address = $1)
+		WHERE m.id IN (SELECT p.message_id FROM participants p WHERE p.address = ANY($1))
 		ORDER BY m.sent_at DESC, m.id DESC
-		LIMIT $2 OFFSET $3`, address, page.PerPage, page.Offset())
+		LIMIT $2 OFFSET $3`, addresses, page.PerPage, page.Offset())
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: linked: %w", err)
 	}

@@ -72,7 +72,7 @@ func TestCreateMessageOnce(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
-	linked, total, err := st.Linked(ctx, "carol@example.org", list.First(25, "sent_at"))
+	linked, total, err := st.Linked(ctx, []string{"carol@example.org"}, list.First(25, "sent_at"))
 	if err != nil || total != 1 || len(linked) != 1 || linked[0].MessageID != "<once@example.com>" {
 		t.Errorf("Linked = %+v, total %d, %v; want the one message", linked, total, err)
 	}
