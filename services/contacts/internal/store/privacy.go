@@ -114,6 +114,14 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (conta
 		return outbox.Add(ctx, tx, Stream, contacts.ContactUpdated, idStr(id), c)
 	}
 	done, err := personRecords.Erase(ctx, tx, defs, email, ids, remove, clear)
+	if err != nil {
+		return contacts.PersonErasure{}, err
+	}
+	// A running merge keeps the addresses it hands mail until it
+	// completes: the person's leaves with them.
+	if _, err := tx.Exec(ctx, `UPDATE merges SET emails = array_remove(emails, lower($1)) WHERE lower($1) = ANY(emails)`, email); err != nil {
+		return contacts.PersonErasure{}, err
+	}
 	return contacts.PersonErasure{ContactIDs: done.IDs, Cleared: done.Cleared, Notes: done.Notes, Tasks: done.Tasks,
 		History: done.History, Events: done.Events}, err
 }
