@@ -31,6 +31,7 @@ type load struct {
 	failed    []string
 	contacts  []int64  // accepted contact ids
 	emails    []string // their e-mails
+	imported  []string // e-mails of contacts imported
 	public    []string // accepted public leads' e-mails
 	qualified []qualifiedLead
 	pdfs      int
@@ -120,6 +121,32 @@ func (l *load) createContact(n int) {
 	if ok {
 		l.mu.Lock()
 		l.contacts, l.emails = append(l.contacts, id), append(l.emails, email)
+		l.mu.Unlock()
+	}
+}
+
+// importContacts imports a CSV of five new contacts. An import is one
+// transaction: after an answer was lost, the first row's contact shows
+// whether it was accepted.
+func (l *load) importContacts(n int) {
+	tag := uniq("imp")
+	var emails []string
+	csv := "first_name,last_name,email\n"
+	for i := range 5 {
+		e := fmt.Sprintf("%s-i%d-%d@scale.test", tag, n, i)
+		emails = append(emails, e)
+		csv += fmt.Sprintf("Im,Port%d,%s\n", i, e)
+	}
+	if l.try("POST /contacts/import", func() (*Response, error) {
+		return l.adm.Upload("/contacts/import", "file", "contacts.csv", []byte(csv))
+	}, func(r *Response) bool {
+		return r.Status == http.StatusOK && r.JSON["imported"] == float64(len(emails))
+	}, func() bool {
+		_, hit := l.found("/contacts", emails[0])
+		return hit
+	}) {
+		l.mu.Lock()
+		l.imported = append(l.imported, emails...)
 		l.mu.Unlock()
 	}
 }
@@ -250,6 +277,7 @@ func TestScaleTwoReplicasBehaveAsOne(t *testing.T) {
 	worker(l.createContact)
 	worker(l.createContact)
 	worker(l.publicLead)
+	worker(l.importContacts)
 	worker(l.qualify)
 	worker(func(int) { l.pdf(sc.contract) })
 
@@ -311,18 +339,19 @@ func TestScaleTwoReplicasBehaveAsOne(t *testing.T) {
 			t.Errorf("an internal error answered (a dead peer is a 502/503, not a 500): %s ×%d", k, l.retried[k])
 		}
 	}
-	t.Logf("load: %d contacts, %d public leads, %d qualifications, %d PDFs, %d IMAP messages; retried answers: %s",
-		len(l.contacts), len(l.public), len(l.qualified), l.pdfs, len(mailIDs), strings.Join(retried, ", "))
+	t.Logf("load: %d contacts, %d imported, %d public leads, %d qualifications, %d PDFs, %d IMAP messages; retried answers: %s",
+		len(l.contacts), len(l.imported), len(l.public), len(l.qualified), l.pdfs, len(mailIDs), strings.Join(retried, ", "))
 	for _, f := range l.failed {
 		t.Errorf("load: %s", f)
 	}
-	if len(l.contacts) < 20 || len(l.public) < 10 || len(l.qualified) < 5 || l.pdfs < 5 {
-		t.Errorf("too little load to prove anything: %d contacts, %d public leads, %d qualifications, %d PDFs",
-			len(l.contacts), len(l.public), len(l.qualified), l.pdfs)
+	if len(l.contacts) < 20 || len(l.imported) < 20 || len(l.public) < 10 || len(l.qualified) < 5 || l.pdfs < 5 {
+		t.Errorf("too little load to prove anything: %d contacts, %d imported, %d public leads, %d qualifications, %d PDFs",
+			len(l.contacts), len(l.imported), len(l.public), len(l.qualified), l.pdfs)
 	}
 
 	// Every accepted write exists exactly once.
 	checkOneEach(t, s.DatabaseURL, "contacts.contacts", "email", l.emails)
+	checkOneEach(t, s.DatabaseURL, "contacts.contacts", "email", l.imported)
 	var qEmails, qCompanies []string
 	for _, q := range l.qualified {
 		qEmails, qCompanies = append(qEmails, q.email), append(qCompanies, q.company)

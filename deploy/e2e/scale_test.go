@@ -291,7 +291,7 @@ func doubleQualify(t *testing.T, s *Stack, adm *Client, contactsDB string, n int
 				ok++
 			case r.Status == http.StatusConflict && (r.JSON["code"] == "already_qualified" || r.JSON["code"] == "qualification_in_progress"):
 			default:
-				t.Errorf("lead %d: qualify answered %s", l.id, r)
+				t.Errorf("lead %d: qualify answered %s\n%s", l.id, r, s.logsOf(r.JSON["request_id"]))
 			}
 		}
 		if ok < 1 {
@@ -572,4 +572,23 @@ func checkExpiryOnce(t *testing.T, s *Stack) {
 	if n != 1 {
 		t.Errorf("contracts' queue processed %d tasks today, want the one expiry run", n)
 	}
+}
+
+// logsOf is every replica's log lines that name a request id.
+func (s *Stack) logsOf(requestID any) string {
+	id, _ := requestID.(string)
+	if id == "" {
+		return ""
+	}
+	var out []string
+	for _, n := range append(append([]string{}, Services...), "render", "gateway") {
+		for _, rn := range s.Replicas(n) {
+			for _, line := range strings.Split(s.Logs(rn), "\n") {
+				if strings.Contains(line, id) {
+					out = append(out, rn+": "+line)
+				}
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
