@@ -91,8 +91,10 @@ func typeEvents(schemas obj) {
 	schemas["ErasedData"] = obj{"type": "object",
 		// Ids (integers), timestamps, nulls, nested objects and arrays
 		// stay; every other value is the marker.
-		"additionalProperties": obj{"anyOf": []any{obj{"const": "[erased]"}, obj{"type": []string{"integer", "object", "array", "null"}},
-			obj{"type": "string", "format": "date-time"}}},
+		// One type per alternative: generators (oapi-codegen) take no list
+		// of types.
+		"additionalProperties": obj{"anyOf": []any{obj{"const": "[erased]"}, obj{"type": "integer"}, obj{"type": "object"},
+			obj{"type": "array", "items": obj{}}, obj{"type": "null"}, obj{"type": "string", "format": "date-time"}}},
 		"description": "An event about a person who was erased (POST /privacy/erasures): the record's fields, every value but ids, timestamps and nulls replaced by \"[erased]\" (objects and arrays keep their shape)."}
 	schemas["Event"] = obj{
 		"description":   "One change: the body a webhook delivery of its type carries (see the webhooks section), told apart by type.",

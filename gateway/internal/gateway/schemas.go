@@ -63,15 +63,20 @@ func isPatchField(t reflect.Type) bool {
 	return t.PkgPath() == patchPkg && strings.HasPrefix(t.Name(), "Field[")
 }
 
-// defName names a type's schema: Contact, ContactPage, Problem.
-func defName(t reflect.Type, _ string) string {
-	name := t.Name()
-	if i := strings.IndexByte(name, '['); i >= 0 {
-		inner := name[i+1 : len(name)-1]
-		inner = inner[strings.LastIndexByte(inner, '.')+1:]
-		return inner + name[:i]
+// defName names a type's schema: Contact, ContactPage, Problem, and
+// for a generic of a generic the names read inside out:
+// List[DuplicatePair[Contact]] is ContactDuplicatePairList.
+func defName(t reflect.Type, _ string) string { return genericName(t.Name()) }
+
+// genericName is a Go type name (type arguments spelled with their
+// package paths) without paths and brackets, type arguments first.
+func genericName(name string) string {
+	i := strings.IndexByte(name, '[')
+	if i < 0 {
+		return name[strings.LastIndexByte(name, '.')+1:]
 	}
-	return name
+	outer := name[:i]
+	return genericName(name[i+1:len(name)-1]) + outer[strings.LastIndexByte(outer, '.')+1:]
 }
 
 // ref returns a $ref to the schema of v, reflecting it on first use.
@@ -242,11 +247,12 @@ func example(s any, defs obj, depth int, request bool) any {
 	if !ok || depth > 8 {
 		return nil
 	}
-	if r, ok := m["$ref"].(string); ok {
-		return example(defs[strings.TrimPrefix(r, "#/components/schemas/")], defs, depth+1, request)
-	}
+	// A property's own example first: it may stand beside its $ref.
 	if ex, ok := m["examples"].([]any); ok && len(ex) > 0 {
 		return ex[0]
+	}
+	if r, ok := m["$ref"].(string); ok {
+		return example(defs[strings.TrimPrefix(r, "#/components/schemas/")], defs, depth+1, request)
 	}
 	if c, ok := m["const"]; ok {
 		return c

@@ -83,7 +83,7 @@ type MergeInput struct {
 type MergeStep struct {
 	Context  string         `json:"context" example:"deals"`
 	Status   string         `json:"status" enum:"pending,done" example:"done"`
-	Moved    mergeapi.Moved `json:"moved" nullable:"true" description:"What the context repointed, by kind."`
+	Moved    mergeapi.Moved `json:"moved" nullable:"true" description:"What the context repointed, by kind." example:"{\"deals\":2}"`
 	Attempts int            `json:"attempts" minimum:"0" example:"1"`
 	Error    string         `json:"error,omitempty" description:"The last failure, while pending."`
 }
