@@ -24,7 +24,7 @@ import (
 // The version skew tests (make test-skew: -tags skew -run TestSkew) run
 // the current code beside the previous release (PreviousRelease: the
 // newest tag v*.*.*, else PREV_REF), as a rolling deploy of one process
-// does (DESIGN 17, docs/releasing.md "Version skew"):
+// does (docs/releasing.md "Version skew"):
 //
 //   - TestSkew: for every context, the gateway and the render worker in
 //     turn, that one process at the previous release and every other at

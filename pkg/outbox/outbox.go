@@ -46,7 +46,7 @@ func Stream(context string) string { return StreamPrefix + context }
 // ignore until they know them); a change a consumer of the previous
 // release could not read takes a new version of that type (a Record's
 // SchemaVersion), published beside the old one until no consumer reads
-// it (DESIGN 17, docs/releasing.md). The committed JSON Schema of each
+// it (docs/releasing.md). The committed JSON Schema of each
 // type (api/events) is its shape at its version.
 const SchemaVersion = 1
 

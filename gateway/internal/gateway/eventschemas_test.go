@@ -28,7 +28,7 @@ var eventSchemaDir = func() string {
 }()
 
 // TestEventSchemas is the breaking-change gate of the domain events
-// (DESIGN 17): each released event schema must still describe what the
+// (docs/releasing.md): each released event schema must still describe what the
 // code publishes, so a consumer of the release keeps reading it: no field
 // removed or no longer always sent, no type or enum narrowed, no type
 // gone. New types and new fields are additive; the release cut commits

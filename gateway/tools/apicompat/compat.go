@@ -11,7 +11,7 @@ import (
 	"github.com/oasdiff/oasdiff/load"
 )
 
-// SunsetDays is DESIGN 17's least time between deprecating something of
+// SunsetDays is the deprecation rule's least time (docs/releasing.md) between deprecating something of
 // the API and removing it: six months.
 const SunsetDays = 183
 
@@ -28,7 +28,7 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s", f.Operation, f.ID, f.Text)
 }
 
-// levels adjusts oasdiff's severities to DESIGN 17. Every removal is a
+// levels adjusts oasdiff's severities to the deprecation rule (docs/releasing.md). Every removal is a
 // breaking change unless it was deprecated first: an optional response
 // property a client reads is as removed as a required one (oasdiff calls
 // that INFO). Additions are not breaking: a new value of an enum the API
@@ -111,7 +111,7 @@ func loadSpec(name string, b []byte) (*load.SpecInfo, error) {
 // response-optional-property-removed change names (its arguments: the
 // property's path, "data/name", and the status) was deprecated in the base
 // document with an x-sunset date on or before now: a removal oasdiff
-// reports whatever the property's deprecation, which DESIGN 17 allows.
+// reports whatever the property's deprecation, which the deprecation rule allows.
 func sunsetPassed(base *openapi3.T, c checker.Change, now time.Time) bool {
 	args := c.GetArgs()
 	if len(args) < 2 {

@@ -52,7 +52,7 @@ func run(basePath, revisionPath string, now time.Time, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "apicompat: no breaking change against %s\n", basePath)
 		return 0
 	}
-	fmt.Fprintf(stderr, "apicompat: %d breaking change(s) against %s (DESIGN 17: deprecate first, with Deprecation and Sunset, six months ahead):\n", len(findings), basePath)
+	fmt.Fprintf(stderr, "apicompat: %d breaking change(s) against %s (docs/releasing.md: deprecate first, with Deprecation and Sunset, six months ahead):\n", len(findings), basePath)
 	for _, f := range findings {
 		fmt.Fprintln(stderr, "  "+f.String())
 	}

@@ -61,7 +61,7 @@ type Delivery struct {
 type Event struct {
 	ID   string `json:"id" description:"evt_ and a number that increases with every event; pass the last one seen as ?after= to resume. A ping's id is ping_ and its delivery id." example:"evt_1042"`
 	Type string `json:"type" example:"contact.created"`
-	// SchemaVersion is additive (DESIGN 17): a receiver of the previous
+	// SchemaVersion is additive (docs/releasing.md): a receiver of the previous
 	// release ignores it.
 	SchemaVersion int             `json:"schema_version" minimum:"1" example:"1" description:"The version of data's shape for this type: 1 for every type today. The shape of a version only grows (new fields, which a receiver must ignore); a change a receiver could not read comes as a new version, announced in the changelog."`
 	CreatedAt     timestamp.Time  `json:"created_at" description:"When the change happened."`

@@ -1,4 +1,4 @@
--- The version of the event's data shape (DESIGN 17), relayed with it as
+-- The version of the event's data shape (docs/releasing.md), relayed with it as
 -- schema_version. A release that still writes events without it writes
 -- today's shapes, version 1: the default.
 ALTER TABLE outbox ADD COLUMN schema_version integer NOT NULL DEFAULT 1;

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSchemaVersionServed: the events feed and every delivery carry
-// schema_version (DESIGN 17): the version the stream event came with, 1
+// schema_version (docs/releasing.md): the version the stream event came with, 1
 // for an event relayed before versions, 1 for a ping.
 func TestSchemaVersionServed(t *testing.T) {
 	t.Parallel()
