@@ -72,8 +72,8 @@ test-scale:
 # Version skew (deploy/e2e/skew_test.go, docs/releasing.md): every process
 # in turn at the previous release beside the current code, and the reverse,
 # then the previous release on the current migrations. The previous release
-# is the newest tag v*.*.*, else PREV_REF (the last state before releases).
-PREV_REF ?= 25f29cd
+# is the newest tag v*.*.*, else PREV_REF (the v0.2.0 commit, for a clone without tags).
+PREV_REF ?= b2f0e3f
 test-skew:
 	PREV_REF=$(PREV_REF) $(GO) test -race -count=1 -timeout 40m -tags skew$(if $(TEST_TAGS),$(comma)$(TEST_TAGS)) -run 'TestSkew' -v ./deploy/e2e/
 
