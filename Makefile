@@ -22,6 +22,7 @@ TEST_TAGS ?= $(shell pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null || (docker i
 # tagged $(IMAGE_REGISTRY)/<process>:$(IMAGE_TAG). Needs Docker with BuildKit;
 # neither `make test` nor CI runs it (no Docker engine there).
 IMAGE_REGISTRY ?= opencrm
+# It is also the version the binaries of `make build` report (pkg/buildinfo).
 IMAGE_TAG ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 DOCKER ?= docker
 # process:port of every image built from deploy/Dockerfile.
@@ -47,7 +48,7 @@ build:
 	@mkdir -p bin
 	@for c in $(patsubst %/main.go,%,$(CMDS)); do \
 		echo "go build $$c"; \
-		$(GO) build -trimpath -o bin/ ./$$c || exit 1; \
+		$(GO) build -trimpath -ldflags "-X github.com/opencrm/crm/pkg/buildinfo.version=$(IMAGE_TAG)" -o bin/ ./$$c || exit 1; \
 	done
 
 run: build
@@ -121,10 +122,10 @@ images:
 		[ $$name = gateway ] && module=gateway; \
 		echo "image $(IMAGE_REGISTRY)/$$name:$(IMAGE_TAG)"; \
 		DOCKER_BUILDKIT=1 $(DOCKER) build -f deploy/Dockerfile --build-arg SERVICE=$$name \
-			--build-arg MODULE=$$module --build-arg PORT=$$port -t $(IMAGE_REGISTRY)/$$name:$(IMAGE_TAG) .; \
+			--build-arg MODULE=$$module --build-arg PORT=$$port --build-arg VERSION=$(IMAGE_TAG) -t $(IMAGE_REGISTRY)/$$name:$(IMAGE_TAG) .; \
 	done
 	@echo "image $(IMAGE_REGISTRY)/render:$(IMAGE_TAG)"
-	@DOCKER_BUILDKIT=1 $(DOCKER) build -f deploy/render/Dockerfile -t $(IMAGE_REGISTRY)/render:$(IMAGE_TAG) .
+	@DOCKER_BUILDKIT=1 $(DOCKER) build -f deploy/render/Dockerfile --build-arg VERSION=$(IMAGE_TAG) -t $(IMAGE_REGISTRY)/render:$(IMAGE_TAG) .
 
 images-push: images
 	@set -e; for i in $(IMAGES); do $(DOCKER) push $(IMAGE_REGISTRY)/$$i:$(IMAGE_TAG); done

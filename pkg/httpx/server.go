@@ -17,6 +17,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/opencrm/crm/pkg/buildinfo"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/tracing"
 )
@@ -59,6 +60,9 @@ func NewOps(checks ...Check) (*Ops, error) {
 		Help: "1 if the readiness check of a dependency passed at the latest /readyz, else 0 (optional ones do not fail readiness).",
 	}, []string{"dependency"})
 	if err := reg.Register(up); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(buildinfo.Metric()); err != nil {
 		return nil, err
 	}
 	return &Ops{Registry: reg, Metrics: m, checks: checks, up: up}, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/opencrm/crm/pkg/buildinfo"
 	"github.com/opencrm/crm/pkg/config"
 )
 
@@ -219,7 +220,7 @@ func TestShutdownDrainTimeoutIsAWarning(t *testing.T) {
 
 // TestReadyzOptionalChecks: a failing optional check is reported but the
 // process stays ready; a failing required one makes /readyz 503. Both show
-// in the dependency_up gauge.
+// in the dependency_up gauge, beside the release the process runs.
 func TestReadyzOptionalChecks(t *testing.T) {
 	t.Parallel()
 	ok := func(context.Context) error { return nil }
@@ -275,7 +276,8 @@ func TestReadyzOptionalChecks(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			metrics, _ := io.ReadAll(resp.Body)
-			for _, want := range tc.wantMetrics {
+			build := `crm_build_info{version="` + buildinfo.Version() + `"} 1`
+			for _, want := range append(tc.wantMetrics, build) {
 				if !strings.Contains(string(metrics), want) {
 					t.Errorf("metrics lack %q", want)
 				}

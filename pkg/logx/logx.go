@@ -9,17 +9,19 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/opencrm/crm/pkg/buildinfo"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
 // New returns a JSON logger at the named level ("debug", "info", "warn",
-// "error"), tagged with the service name, that adds request_id, trace_id
+// "error"), tagged with the service name and the release it runs
+// (pkg/buildinfo: two run side by side during a rolling deploy), that adds request_id, trace_id
 // and span_id from context, so a log line leads to its trace and back.
 func New(w io.Writer, service, level string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
 	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})
-	return slog.New(contextHandler{h}).With("service", service)
+	return slog.New(contextHandler{h}).With("service", service, "version", buildinfo.Version())
 }
 
 type contextHandler struct{ slog.Handler }

@@ -27,6 +27,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/opencrm/crm/pkg/buildinfo"
 )
 
 // Name is the instrumentation scope of the spans this package and the
@@ -149,7 +151,7 @@ func Setup(ctx context.Context, service string, c Config) (shutdown func(context
 			return nil, fmt.Errorf("tracing: exporter: %w", err)
 		}
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(service)))
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(buildinfo.Version())))
 	if err != nil {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}

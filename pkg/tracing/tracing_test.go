@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/opencrm/crm/pkg/buildinfo"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/testredis"
@@ -182,9 +183,9 @@ func TestLogCarriesTrace(t *testing.T) {
 		got = append(got, m)
 	}
 	want := []map[string]any{
-		{"level": "INFO", "msg": "hello", "service": "test",
+		{"level": "INFO", "msg": "hello", "service": "test", "version": buildinfo.Version(),
 			"trace_id": span.SpanContext().TraceID().String(), "span_id": span.SpanContext().SpanID().String()},
-		{"level": "INFO", "msg": "untraced", "service": "test"},
+		{"level": "INFO", "msg": "untraced", "service": "test", "version": buildinfo.Version()},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("log lines (-want +got):\n%s", diff)

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/opencrm/crm/pkg/buildinfo"
 )
 
 // metrics are the gateway's Prometheus instruments. Requests are labelled
@@ -43,7 +45,7 @@ func newMetrics() (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration, m.upstream, m.dependency,
+		m.requests, m.duration, m.upstream, m.dependency, buildinfo.Metric(),
 	} {
 		if err := m.reg.Register(c); err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/authtest"
+	"github.com/opencrm/crm/pkg/buildinfo"
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/problem"
 )
@@ -243,6 +244,7 @@ func TestOpsEndpoints(t *testing.T) {
 		`gateway_upstream_duration_seconds_count{service="contacts",status="2xx"} 1`,
 		`gateway_dependency_up{dependency="jwks"} 1`,
 		`gateway_dependency_up{dependency="redis"} 1`,
+		`crm_build_info{version="`+buildinfo.Version()+`"} 1`,
 		`go_goroutines`,
 	)
 	// The ops listener answers the probes too; the public port serves no
