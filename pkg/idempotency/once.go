@@ -18,6 +18,12 @@ import (
 type Done[T any] struct {
 	Value    T
 	Replayed bool
+	// Raw is Value's JSON as stored, set only by OnceEncoded on a fresh
+	// run (a replay decodes the stored bytes into Value and leaves Raw
+	// nil: a row stored by an older release may lack fields the current
+	// type encodes). An edge answering Value may write Raw instead of
+	// encoding Value again.
+	Raw []byte
 }
 
 // ErrKeyReused is the error, a fault conflict, for a key already used with
@@ -49,6 +55,32 @@ func Once[T any](ctx context.Context, d *db.DB, key string, request any, fn func
 	}
 	v, err := value[T](key, r)
 	return Done[T]{Value: v, Replayed: replayed}, err
+}
+
+// OnceEncoded is Once for a fn that returns, besides its value, that
+// value's JSON encoding (byte for byte json.Marshal's): a batch of records
+// whose each record was already encoded for its event builds the answer
+// from those bytes instead of encoding every record again. A fresh run's
+// Done holds the value as fn returned it (not decoded back from the
+// stored bytes) and Raw; a replay is Once's.
+func OnceEncoded[T any](ctx context.Context, d *db.DB, key string, request any, fn func(tx pgx.Tx) (T, []byte, error)) (Done[T], error) {
+	var fresh T
+	r, replayed, err := runOnce(ctx, d, key, request, ErrKeyReused, func(tx pgx.Tx) (row, error) {
+		v, raw, err := fn(tx)
+		if err != nil {
+			return row{}, err
+		}
+		fresh = v
+		return row{result: raw}, nil
+	})
+	if err != nil {
+		return Done[T]{}, err
+	}
+	if !replayed {
+		return Done[T]{Value: fresh, Raw: r.result}, nil
+	}
+	v, err := value[T](key, r)
+	return Done[T]{Value: v, Replayed: true}, err
 }
 
 // Settled is one call's result in a batch: Done, or Err (ErrKeyReused

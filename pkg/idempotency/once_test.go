@@ -278,3 +278,45 @@ func TestOnceReplaysRowsWrittenBeforeIt(t *testing.T) {
 	}
 
 }
+
+// OnceEncoded stores the bytes fn gives, answers a fresh run with fn's
+// value and those bytes, and a replay as Once does: decoded, no Raw.
+func TestOnceEncodedStoresTheGivenBytes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, "idemenc", idempotency.Migrate, idempotency.Migrations)
+	runs := 0
+	fn := func(tx pgx.Tx) (created, []byte, error) {
+		runs++
+		v := created{ID: 7, Name: "A"}
+		raw, err := json.Marshal(v)
+		return v, raw, err
+	}
+	first, err := idempotency.OnceEncoded(ctx, d, "enc-1", "req", fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := idempotency.Done[created]{Value: created{ID: 7, Name: "A"}, Raw: []byte(`{"id":7,"name":"A"}`)}
+	if diff := cmp.Diff(want, first); diff != "" {
+		t.Errorf("fresh (-want +got):\n%s", diff)
+	}
+	again, err := idempotency.OnceEncoded(ctx, d, "enc-1", "req", fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = idempotency.Done[created]{Value: created{ID: 7, Name: "A"}, Replayed: true}
+	if diff := cmp.Diff(want, again); diff != "" {
+		t.Errorf("replay (-want +got):\n%s", diff)
+	}
+	// A single write's Once replays what the batch stored, and the other way.
+	once, err := idempotency.Once(ctx, d, "enc-1", "req", func(pgx.Tx) (created, error) { return created{}, nil })
+	if err != nil || !once.Replayed || once.Value != (created{ID: 7, Name: "A"}) {
+		t.Errorf("Once after OnceEncoded: %+v %v", once, err)
+	}
+	if _, err := idempotency.OnceEncoded(ctx, d, "enc-1", "other", fn); !errors.Is(err, idempotency.ErrKeyReused) {
+		t.Errorf("different request: %v", err)
+	}
+	if runs != 1 {
+		t.Errorf("ran %d times", runs)
+	}
+}
