@@ -80,12 +80,21 @@ func runOnce(ctx context.Context, d *db.DB, key string, request any, reused erro
 	var replayed bool
 	err = d.InTx(ctx, func(tx pgx.Tx) error {
 		if key != "" {
-			// Concurrent requests with one key queue here instead of racing.
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(key)); err != nil {
-				return err
+			// Concurrent requests with one key queue at the lock instead
+			// of racing; the read follows it in the same round trip (its
+			// own statement, so its snapshot is taken after the lock, as
+			// runMany's).
+			b := &pgx.Batch{}
+			b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey(key))
+			b.Queue(`SELECT request_hash, status, response, result FROM idempotency_keys WHERE key = $1`, key)
+			br := tx.SendBatch(ctx, b)
+			_, err := br.Exec()
+			if err == nil {
+				err = br.QueryRow().Scan(&out.hash, &out.status, &out.response, &out.result)
 			}
-			err := tx.QueryRow(ctx, `SELECT request_hash, status, response, result FROM idempotency_keys WHERE key = $1`, key).
-				Scan(&out.hash, &out.status, &out.response, &out.result)
+			if cerr := br.Close(); cerr != nil && (err == nil || db.IsNoRows(err)) {
+				err = cerr
+			}
 			if err == nil {
 				if string(out.hash) != string(sum[:]) {
 					return reused
