@@ -91,6 +91,20 @@ type Record struct {
 	SchemaVersion int
 }
 
+// Encoded is event data its writer has already encoded with json.Marshal
+// (compact, HTML escaped): AddMany stores it as it is, so a writer that
+// needs the same JSON elsewhere (a batch's answer) encodes each record
+// once. It encodes as itself wherever else it goes.
+type Encoded []byte
+
+// MarshalJSON returns e: it already is json.Marshal's output.
+func (e Encoded) MarshalJSON() ([]byte, error) {
+	if e == nil {
+		return []byte("null"), nil
+	}
+	return e, nil
+}
+
 // AddMany records events inside the caller's transaction with one
 // statement, whatever their number, in the order given (the outbox ids, and
 // so the relay, follow that order). Nothing is written when one cannot be
@@ -108,9 +122,12 @@ func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) er
 	payloads := make([]string, len(recs))
 	versions := make([]int32, len(recs))
 	for i, r := range recs {
-		raw, err := json.Marshal(r.Data)
-		if err != nil {
-			return fmt.Errorf("outbox: encode %s: %w", r.Type, err)
+		raw, ok := r.Data.(Encoded)
+		if !ok || raw == nil {
+			var err error
+			if raw, err = json.Marshal(r.Data); err != nil {
+				return fmt.Errorf("outbox: encode %s: %w", r.Type, err)
+			}
 		}
 		types[i], ids[i], payloads[i] = r.Type, r.AggregateID, string(raw)
 		versions[i] = int32(max(r.SchemaVersion, 0))

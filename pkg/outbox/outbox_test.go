@@ -135,6 +135,8 @@ func TestAddManyKeepsOrder(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			recs = append(recs, outbox.Record{Type: "thing.created", AggregateID: fmt.Sprint(i), Data: map[string]int{"n": i}})
 		}
+		// Data already encoded is stored as it is.
+		recs = append(recs, outbox.Record{Type: "thing.created", AggregateID: "4", Data: outbox.Encoded(`{"n":4}`)})
 		return outbox.AddMany(ctx, tx, "s", recs)
 	})
 	if err != nil {
@@ -155,9 +157,15 @@ func TestAddManyKeepsOrder(t *testing.T) {
 		{"s", "thing.created", "1", `{"n":1}`},
 		{"s", "thing.created", "2", `{"n":2}`},
 		{"s", "thing.created", "3", `{"n":3}`},
+		{"s", "thing.created", "4", `{"n":4}`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("outbox rows (-want +got):\n%s", diff)
+	}
+	// Elsewhere Encoded encodes as the JSON it holds, not as bytes.
+	nested, err := json.Marshal(map[string]any{"data": outbox.Encoded(`{"n":4}`)})
+	if err != nil || string(nested) != `{"data":{"n":4}}` {
+		t.Errorf("Encoded in a value: %s, %v", nested, err)
 	}
 }
 
