@@ -7,6 +7,7 @@ package bulkhttp
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -121,9 +122,26 @@ func write[R, C, U, B any](ops Ops[R, C, U], rt route.Route, run func(ctx contex
 
 // answer writes 200 with the results in input order and rt's message word
 // for word (the document shows it), a replay marked Idempotent-Replayed.
+// Results already encoded (done.Raw, which is json.Marshal(done.Value))
+// are written as they are, in the bytes httpx.JSON would write: encoding
+// 100 records again is a good part of a batch's CPU.
 func answer[R any](w http.ResponseWriter, rt route.Route, done Done[R]) {
 	idempotency.MarkReplayed(w, done.Replayed)
-	httpx.JSON(w, http.StatusOK, batchapi.Results[R]{Success: true, Data: done.Value, Message: rt.Message})
+	if done.Raw == nil {
+		httpx.JSON(w, http.StatusOK, batchapi.Results[R]{Success: true, Data: done.Value, Message: rt.Message})
+		return
+	}
+	body := make([]byte, 0, len(done.Raw)+len(rt.Message)+48)
+	body = append(body, `{"success":true,"data":`...)
+	body = append(body, done.Raw...)
+	if rt.Message != "" {
+		msg, _ := json.Marshal(rt.Message) // a string always encodes
+		body = append(append(body, `,"message":`...), msg...)
+	}
+	body = append(body, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 // ByIDProperty serves a record's GET: with ?id_property=<name> (present,
