@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/idempotency"
@@ -20,6 +22,9 @@ type writes struct {
 	ctx      context.Context
 	tx       pgx.Tx
 	contacts []customfield.Definition // held, once a contact write ran
+	// encoded holds the JSON of each contact created by this batch, by
+	// id, as its event carries it: the batch's answer reuses it.
+	encoded map[int64][]byte
 }
 
 // contactDefs holds the contacts' definitions for the batch's transaction.
@@ -37,10 +42,14 @@ func (w *writes) CreateContacts(cs []contacts.Contact) ([]contacts.Contact, int,
 	if err != nil {
 		return nil, -1, err
 	}
-	return insertContacts(w.ctx, w.tx, defs, cs)
+	if w.encoded == nil {
+		w.encoded = make(map[int64][]byte, len(cs))
+	}
+	return insertContacts(w.ctx, w.tx, defs, cs, w.encoded)
 }
 
 func (w *writes) UpdateContact(id int64, apply func(*contacts.Contact) error) (contacts.Contact, bool, error) {
+	delete(w.encoded, id) // the answer is the contact as updated
 	defs, err := w.contactDefs()
 	if err != nil {
 		return contacts.Contact{}, false, err
@@ -48,7 +57,10 @@ func (w *writes) UpdateContact(id int64, apply func(*contacts.Contact) error) (c
 	return updateContact(w.ctx, w.tx, defs, id, apply, true)
 }
 
-func (w *writes) DeleteContact(id int64) error { return deleteContact(w.ctx, w.tx, id) }
+func (w *writes) DeleteContact(id int64) error {
+	delete(w.encoded, id)
+	return deleteContact(w.ctx, w.tx, id)
+}
 
 // CreateCompanies creates the companies one by one (a batch of companies
 // is not yet written batch-shaped).
@@ -70,24 +82,68 @@ func (w *writes) UpdateCompany(id int64, apply func(*contacts.Company) error) (c
 
 func (w *writes) DeleteCompany(id int64) error { return deleteCompany(w.ctx, w.tx, id) }
 
-// batch runs fn in one transaction, at most once per key.
-func batch[R any](ctx context.Context, s *Store, key string, request any,
+// batch runs fn in one transaction, at most once per key. The answer
+// stored for the key (and answered, idempotency.Done.Raw) is
+// json.Marshal of fn's results; idOf, when not nil, names the record
+// whose JSON the writes already hold (encodeResults).
+func batch[R any](ctx context.Context, s *Store, key string, request any, idOf func(*R) int64,
 	fn func(contacts.Writes) ([]contacts.Result[R], error)) (idempotency.Done[[]contacts.Result[R]], error) {
-	return idempotency.Once(ctx, s.db, key, request, func(tx pgx.Tx) ([]contacts.Result[R], error) {
-		return fn(&writes{ctx: ctx, tx: tx})
+	return idempotency.OnceEncoded(ctx, s.db, key, request, func(tx pgx.Tx) ([]contacts.Result[R], []byte, error) {
+		w := &writes{ctx: ctx, tx: tx}
+		out, err := fn(w)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw, err := encodeResults(out, w.encoded, idOf)
+		return out, raw, err
 	})
+}
+
+// encodeResults is json.Marshal(out), byte for byte, taking a created
+// record's JSON from encoded (by idOf) rather than encoding it again.
+func encodeResults[R any](out []contacts.Result[R], encoded map[int64][]byte, idOf func(*R) int64) ([]byte, error) {
+	if out == nil || idOf == nil || len(encoded) == 0 {
+		return json.Marshal(out)
+	}
+	size := 2 + 48*len(out)
+	for _, raw := range encoded {
+		size += len(raw)
+	}
+	buf := append(make([]byte, 0, size), '[')
+	for i, r := range out {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		status, err := json.Marshal(r.Status)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(append(buf, `{"status":`...), status...), `,"record":`...)
+		var rec []byte
+		held := false
+		if r.Record != nil && r.Status == batchapi.Created {
+			rec, held = encoded[idOf(r.Record)]
+		}
+		if !held {
+			if rec, err = json.Marshal(r.Record); err != nil {
+				return nil, err
+			}
+		}
+		buf = append(append(buf, rec...), '}')
+	}
+	return append(buf, ']'), nil
 }
 
 // ContactBatch runs a batch of contact writes in one transaction.
 func (s *Store) ContactBatch(ctx context.Context, key string, request any,
 	fn func(contacts.Writes) ([]contacts.Result[contacts.Contact], error)) (idempotency.Done[[]contacts.Result[contacts.Contact]], error) {
-	return batch(ctx, s, key, request, fn)
+	return batch(ctx, s, key, request, func(c *contacts.Contact) int64 { return c.ID }, fn)
 }
 
 // CompanyBatch runs a batch of company writes in one transaction.
 func (s *Store) CompanyBatch(ctx context.Context, key string, request any,
 	fn func(contacts.Writes) ([]contacts.Result[contacts.Company], error)) (idempotency.Done[[]contacts.Result[contacts.Company]], error) {
-	return batch(ctx, s, key, request, fn)
+	return batch(ctx, s, key, request, nil, fn)
 }
 
 // Lookup finds the record of object holding value of the unique field d.

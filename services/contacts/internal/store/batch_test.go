@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/fault"
@@ -139,5 +140,83 @@ func TestBatchCreatesAreOneStatement(t *testing.T) {
 	}
 	if c, u := count(`SELECT count(*) FROM contacts`), count(`SELECT count(*) FROM custom_field_unique`); c != contactsBefore || u != claimsBefore {
 		t.Errorf("refused batches left %d contacts and %d claims, want %d and %d", c, u, contactsBefore, claimsBefore)
+	}
+}
+
+// TestBatchAnswerIsEncodedOnce: a batch's stored answer (and Done.Raw) is
+// json.Marshal of its results byte for byte, though a created contact's
+// JSON is the bytes its event carries; a contact updated after its
+// create, a record-less result and a company are encoded as themselves;
+// a replay decodes the same results.
+func TestBatchAnswerIsEncodedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, s := newTestStore(t)
+	contact := func(last string) contacts.Contact {
+		return contacts.Contact{FirstName: "Ada <&>", LastName: last, Status: contacts.StatusActive, CustomFields: map[string]any{}}
+	}
+	run := func(w contacts.Writes) ([]contacts.Result[contacts.Contact], error) {
+		created, _, err := w.CreateContacts([]contacts.Contact{contact("A"), contact("B"), contact("C")})
+		if err != nil {
+			return nil, err
+		}
+		renamed, _, err := w.UpdateContact(created[1].ID, func(c *contacts.Contact) error { c.LastName = "B2"; return nil })
+		if err != nil {
+			return nil, err
+		}
+		return []contacts.Result[contacts.Contact]{
+			{Status: batchapi.Created, Record: &created[0]},
+			{Status: batchapi.Created, Record: &renamed},
+			{Status: batchapi.NotFound},
+			{Status: batchapi.Created, Record: &created[2]},
+		}, nil
+	}
+	done, err := s.ContactBatch(ctx, "answer-once", "req", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(done.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(done.Raw)); diff != "" || done.Replayed {
+		t.Errorf("replayed %v; Raw (-json.Marshal +got):\n%s", done.Replayed, diff)
+	}
+	var stored []byte
+	if err := d.QueryRow(ctx, `SELECT result FROM idempotency_keys WHERE key = 'answer-once'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(stored)); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+	var payload []byte
+	if err := d.QueryRow(ctx, `SELECT payload::text FROM outbox WHERE type = 'contact.created' AND aggregate_id = $1`,
+		idStr(done.Value[0].Record.ID)).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	record, _ := json.Marshal(done.Value[0].Record)
+	if diff := cmp.Diff(string(record), string(payload)); diff != "" {
+		t.Errorf("event payload (-answer's record +got):\n%s", diff)
+	}
+	again, err := s.ContactBatch(ctx, "answer-once", "req", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(done.Value, again.Value); diff != "" || !again.Replayed || again.Raw != nil {
+		t.Errorf("replay: replayed %v, raw %d bytes; (-fresh +replay):\n%s", again.Replayed, len(again.Raw), diff)
+	}
+
+	companies, err := s.CompanyBatch(ctx, "", nil, func(w contacts.Writes) ([]contacts.Result[contacts.Company], error) {
+		cs, _, err := w.CreateCompanies([]contacts.Company{{Name: "Acme"}})
+		if err != nil {
+			return nil, err
+		}
+		return []contacts.Result[contacts.Company]{{Status: batchapi.Created, Record: &cs[0]}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := json.Marshal(companies.Value); string(want) != string(companies.Raw) {
+		t.Errorf("companies' Raw %s, want %s", companies.Raw, want)
 	}
 }

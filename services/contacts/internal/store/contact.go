@@ -78,7 +78,7 @@ func insertContact(ctx context.Context, tx pgx.Tx, c contacts.Contact) (contacts
 	if err != nil {
 		return contacts.Contact{}, err
 	}
-	created, _, err := insertContacts(ctx, tx, defs, []contacts.Contact{c})
+	created, _, err := insertContacts(ctx, tx, defs, []contacts.Contact{c}, nil)
 	if err != nil {
 		return contacts.Contact{}, err
 	}
@@ -101,7 +101,11 @@ const insertContactCols = `first_name, last_name, email, phone, mobile, job_titl
 // contact (a value the held definitions refuse, a company gone, a unique
 // value another record holds) comes with its index in cs, -1 when it is
 // no contact's.
-func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cs []contacts.Contact) ([]contacts.Contact, int, error) {
+//
+// encoded, when not nil, gets each created contact's JSON by id: its event
+// carries those bytes (outbox.Encoded), so a batch answers them without
+// encoding the contacts again.
+func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definition, cs []contacts.Contact, encoded map[int64][]byte) ([]contacts.Contact, int, error) {
 	for i, c := range cs {
 		if err := customfield.Recheck(ctx, defs, nil, contacts.Held(c.CustomFields)); err != nil {
 			return nil, i, err
@@ -166,7 +170,15 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 	events := make([]outbox.Record, len(created))
 	for i := range created {
 		created[i].CustomFields = customfield.Render(defs, created[i].CustomFields)
-		events[i] = outbox.Record{Type: contacts.ContactCreated, AggregateID: idStr(created[i].ID), Data: created[i]}
+		var data any = created[i]
+		if encoded != nil {
+			raw, err := json.Marshal(created[i])
+			if err != nil {
+				return nil, -1, err
+			}
+			encoded[created[i].ID], data = raw, outbox.Encoded(raw)
+		}
+		events[i] = outbox.Record{Type: contacts.ContactCreated, AggregateID: idStr(created[i].ID), Data: data}
 	}
 	return created, -1, outbox.AddMany(ctx, tx, Stream, events)
 }
