@@ -1,18 +1,16 @@
-// Package privacy serves a context's part of the privacy requests
-// (pkg/contract/privacyapi): POST /internal/privacy/export and POST
-// /internal/privacy/erasures/{id}. The context supplies what it holds
-// (Part); this package decodes the subject, records the erasure's changes
-// as via erasure in history, and runs each erasure once: its part is
-// stored under privacyapi.ErasureKey in the transaction of its effects,
-// and a repeated call answers the stored part.
+// Package privacy is the core of a context's part of the privacy requests
+// (pkg/contract/privacyapi), which privacyhttp serves. The context
+// supplies what it holds (Part, or Person for records found by the
+// person's address); Erase records the erasure's changes as via erasure
+// in history and runs each erasure once: its part is stored under
+// privacyapi.ErasureKey in the transaction of its effects, and a repeated
+// call answers the stored part. Records is the store logic the contexts
+// whose records carry notes, tasks and custom fields share.
 package privacy
 
 import (
 	"context"
 	"errors"
-	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,9 +19,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/fault"
 	"github.com/opencrm/crm/pkg/history"
-	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
-	"github.com/opencrm/crm/pkg/validate"
 )
 
 // Part is what a context holds of a person. Export reads it; Erase
@@ -33,42 +29,6 @@ import (
 type Part interface {
 	Export(ctx context.Context, s privacyapi.Subject) (privacyapi.ExportPart, error)
 	Erase(ctx context.Context, tx pgx.Tx, s privacyapi.Subject) (privacyapi.ErasePart, error)
-}
-
-// maxIDs bounds each id list of a subject: one person's records.
-const maxIDs = 10000
-
-// Mount serves the context's part on mux behind internal (the internal
-// secret guard). The context's schema must hold idempotency.Migrations.
-func Mount(mux *http.ServeMux, internal func(http.Handler) http.Handler, d *db.DB, context string, p Part) {
-	mux.Handle(privacyapi.RouteExport, internal(httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		s, err := subject(w, r)
-		if err != nil {
-			return err
-		}
-		part, err := p.Export(r.Context(), s)
-		if err != nil {
-			return err
-		}
-		httpx.JSON(w, http.StatusOK, answer[privacyapi.ExportPart]{Data: part})
-		return nil
-	})))
-	mux.Handle(privacyapi.RouteErase, internal(httpx.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		id, err := httpx.PathID(r, "id")
-		if err != nil {
-			return err
-		}
-		s, err := subject(w, r)
-		if err != nil {
-			return err
-		}
-		part, err := Erase(r.Context(), d, context, id, s, p)
-		if err != nil {
-			return err
-		}
-		httpx.JSON(w, http.StatusOK, answer[privacyapi.ErasePart]{Data: part})
-		return nil
-	})))
 }
 
 // Erase runs p's erasure id for s once: a repeated call answers the
@@ -117,37 +77,4 @@ func complete(context string, r privacyapi.Receipt) privacyapi.Receipt {
 		r.Kept = []privacyapi.Kept{}
 	}
 	return r
-}
-
-type answer[T any] struct {
-	Data T `json:"data"`
-}
-
-// subject decodes and checks the body: an address (kept as sent, matched
-// case-insensitively by the contexts) and bounded id lists.
-func subject(w http.ResponseWriter, r *http.Request) (privacyapi.Subject, error) {
-	var s privacyapi.Subject
-	if err := httpx.Decode(w, r, &s, 0); err != nil {
-		return s, err
-	}
-	s.Email = strings.TrimSpace(s.Email)
-	var v validate.Errors
-	if v.Required("email", s.Email) {
-		v.MaxLen("email", s.Email, validate.MaxString)
-	}
-	check := func(name string, ids []int64) {
-		if len(ids) > maxIDs {
-			v.Add(name, "must hold at most %d ids", maxIDs)
-		}
-		if slices.ContainsFunc(ids, func(id int64) bool { return id <= 0 }) {
-			v.Add(name, "must hold positive ids")
-		}
-	}
-	check("contact_ids", s.ContactIDs)
-	check("lead_ids", s.LeadIDs)
-	check("deal_ids", s.DealIDs)
-	if err := v.Err(); err != nil {
-		return s, err
-	}
-	return s, nil
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -20,6 +20,6 @@ func mountPrivacy(mux *http.ServeMux, internal func(http.Handler) http.Handler, 
 	if err != nil {
 		return err
 	}
-	privacy.Mount(mux, internal, d, privacyapi.Contacts, part)
+	privacyhttp.Mount(mux, internal, d, privacyapi.Contacts, part)
 	return nil
 }

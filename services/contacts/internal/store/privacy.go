@@ -86,19 +86,19 @@ func (s *Store) Person(ctx context.Context, email string) (contacts.Person, erro
 // person's contacts, present and deleted before, the address wherever
 // else the history holds it, and the relayed events that carry either
 // (privacy.Records.Erase).
-func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (contacts.PersonErasure, error) {
+func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (privacy.Erasure, error) {
 	// The definitions first, as every write takes them before its rows.
 	defs, err := hold(ctx, tx, propertyapi.Contacts)
 	if err != nil {
-		return contacts.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	rows, err := tx.Query(ctx, `SELECT id FROM contacts WHERE `+personWhere+` ORDER BY id FOR UPDATE`, email)
 	if err != nil {
-		return contacts.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return contacts.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	remove := func(id int64) error { return deleteContact(ctx, tx, id) }
 	// clear removes the fields' values from a contact (a value an erasure
@@ -115,13 +115,12 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (conta
 	}
 	done, err := personRecords.Erase(ctx, tx, defs, email, ids, remove, clear)
 	if err != nil {
-		return contacts.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	// A running merge keeps the addresses it hands mail until it
 	// completes: the person's leaves with them.
 	if _, err := tx.Exec(ctx, `UPDATE merges SET emails = array_remove(emails, lower($1)) WHERE lower($1) = ANY(emails)`, email); err != nil {
-		return contacts.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
-	return contacts.PersonErasure{ContactIDs: done.IDs, Cleared: done.Cleared, Notes: done.Notes, Tasks: done.Tasks,
-		History: done.History, Events: done.Events}, err
+	return done, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/privacy"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -124,9 +125,9 @@ func (p person) count(t *testing.T, sql string, args ...any) int64 {
 	return n
 }
 
-func (p person) erase(t *testing.T, email string) contacts.PersonErasure {
+func (p person) erase(t *testing.T, email string) privacy.Erasure {
 	t.Helper()
-	var done contacts.PersonErasure
+	var done privacy.Erasure
 	err := p.d.InTx(context.Background(), func(tx pgx.Tx) error {
 		var err error
 		done, err = p.s.ErasePerson(context.Background(), tx, email)
@@ -261,7 +262,7 @@ func TestErasePerson(t *testing.T) {
 	// contact's 4; Bob's create and the clearing of his field; the moved
 	// contact's create and update. The events: the person's, and the
 	// creates of Bob, the past and the moved contact.
-	want := contacts.PersonErasure{ContactIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 21, Events: relayed + 3}
+	want := privacy.Erasure{IDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 21, Events: relayed + 3}
 	if diff := cmp.Diff(want, done); diff != "" {
 		t.Errorf("erasure (-want +got):\n%s", diff)
 	}
@@ -360,7 +361,7 @@ func TestErasePerson(t *testing.T) {
 
 	// Again: nothing left to find, nothing changes.
 	before := p.count(t, `SELECT count(*) FROM outbox`)
-	if diff := cmp.Diff(contacts.PersonErasure{}, p.erase(t, "ann@example.com")); diff != "" {
+	if diff := cmp.Diff(privacy.Erasure{}, p.erase(t, "ann@example.com")); diff != "" {
 		t.Errorf("second erasure (-want +got):\n%s", diff)
 	}
 	if after := p.count(t, `SELECT count(*) FROM outbox`); after != before {

@@ -9,6 +9,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 )
 
 // Privacy is contracts' part of a person's privacy requests (the
@@ -34,7 +35,7 @@ func mountPrivacy(mux *http.ServeMux, ps []Privacy) error {
 		if err := auth.CheckInternalSecret(p.InternalSecret); err != nil {
 			return errors.New("api: internal secret " + err.Error())
 		}
-		privacy.Mount(mux, history.Internal(auth.RequireInternal(p.InternalSecret)), p.DB, privacyapi.Contracts, p.Part)
+		privacyhttp.Mount(mux, history.Internal(auth.RequireInternal(p.InternalSecret)), p.DB, privacyapi.Contracts, p.Part)
 	}
 	return nil
 }

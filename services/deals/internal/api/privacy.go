@@ -6,6 +6,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 )
 
 // Privacy is deals' part of a person's privacy requests (the store's):
@@ -22,5 +23,5 @@ func mountPrivacy(mux *http.ServeMux, internal func(http.Handler) http.Handler, 
 	if p.Part == nil || p.DB == nil {
 		return
 	}
-	privacy.Mount(mux, internal, p.DB, privacyapi.Deals, p.Part)
+	privacyhttp.Mount(mux, internal, p.DB, privacyapi.Deals, p.Part)
 }

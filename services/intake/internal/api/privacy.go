@@ -9,6 +9,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 )
 
 // Privacy is intake's part of a person's privacy requests (the store's),
@@ -32,6 +33,6 @@ func mountPrivacy(mux *http.ServeMux, p Privacy) error {
 	if err := auth.CheckInternalSecret(p.InternalSecret); err != nil {
 		return errors.New("api: internal secret " + err.Error())
 	}
-	privacy.Mount(mux, history.Internal(auth.RequireInternal(p.InternalSecret)), p.DB, privacyapi.Intake, p.Part)
+	privacyhttp.Mount(mux, history.Internal(auth.RequireInternal(p.InternalSecret)), p.DB, privacyapi.Intake, p.Part)
 	return nil
 }

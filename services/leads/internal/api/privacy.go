@@ -5,7 +5,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/db"
-	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 )
 
@@ -20,6 +20,6 @@ func mountPrivacy(mux *http.ServeMux, internal func(http.Handler) http.Handler, 
 	if err != nil {
 		return err
 	}
-	privacy.Mount(mux, internal, d, privacyapi.Leads, part)
+	privacyhttp.Mount(mux, internal, d, privacyapi.Leads, part)
 	return nil
 }

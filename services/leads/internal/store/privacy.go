@@ -83,19 +83,19 @@ func (s *Store) Person(ctx context.Context, email string) (leads.Person, error) 
 // lead.updated. It then redacts the history of the person's leads,
 // present and deleted before, the address wherever else the history holds
 // it, and the relayed events that carry either (privacy.Records.Erase).
-func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads.PersonErasure, error) {
+func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (privacy.Erasure, error) {
 	// The definitions first, as every write takes them before its rows.
 	defs, err := hold(ctx, tx)
 	if err != nil {
-		return leads.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	rows, err := tx.Query(ctx, `SELECT id FROM leads WHERE `+personWhere+` ORDER BY id FOR UPDATE`, email)
 	if err != nil {
-		return leads.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return leads.PersonErasure{}, err
+		return privacy.Erasure{}, err
 	}
 	del := func(id int64) error { return remove(ctx, tx, id) }
 	// clear removes the fields' values from a lead (a value an erasure
@@ -110,6 +110,5 @@ func (s *Store) ErasePerson(ctx context.Context, tx pgx.Tx, email string) (leads
 		return event(ctx, tx, leads.EventUpdated, l)
 	}
 	done, err := personRecords.Erase(ctx, tx, defs, email, ids, del, clear)
-	return leads.PersonErasure{LeadIDs: done.IDs, Cleared: done.Cleared, Notes: done.Notes, Tasks: done.Tasks,
-		History: done.History, Events: done.Events}, err
+	return done, err
 }

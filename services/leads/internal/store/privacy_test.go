@@ -14,6 +14,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/privacy"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
@@ -126,9 +127,9 @@ func (p person) count(t *testing.T, sql string, args ...any) int64 {
 	return n
 }
 
-func (p person) erase(t *testing.T, email string) leads.PersonErasure {
+func (p person) erase(t *testing.T, email string) privacy.Erasure {
 	t.Helper()
-	var done leads.PersonErasure
+	var done privacy.Erasure
 	err := p.d.InTx(context.Background(), func(tx pgx.Tx) error {
 		var err error
 		done, err = p.s.ErasePerson(context.Background(), tx, email)
@@ -257,7 +258,7 @@ func TestErasePerson(t *testing.T) {
 	// clearing of his field; the past lead's 4; the moved lead's create
 	// and update. The events: the person's 3, and the creates of Bob, the
 	// past and the moved lead.
-	want := leads.PersonErasure{LeadIDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 21, Events: 6}
+	want := privacy.Erasure{IDs: ids, Cleared: []int64{p.bob}, Notes: 2, Tasks: 2, History: 21, Events: 6}
 	if diff := cmp.Diff(want, done); diff != "" {
 		t.Errorf("erasure (-want +got):\n%s", diff)
 	}
@@ -352,7 +353,7 @@ func TestErasePerson(t *testing.T) {
 
 	// Again: nothing left to find, nothing changes.
 	before := p.count(t, `SELECT count(*) FROM outbox`)
-	if diff := cmp.Diff(leads.PersonErasure{}, p.erase(t, "ann@example.com")); diff != "" {
+	if diff := cmp.Diff(privacy.Erasure{}, p.erase(t, "ann@example.com")); diff != "" {
 		t.Errorf("second erasure (-want +got):\n%s", diff)
 	}
 	if after := p.count(t, `SELECT count(*) FROM outbox`); after != before {

@@ -9,6 +9,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/history"
 	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 )
 
 // Privacy is what serves the mail context's part of a person's export and
@@ -31,6 +32,6 @@ func mountPrivacy(mux *http.ServeMux, p *Privacy) error {
 	if p.Part == nil || p.DB == nil {
 		return errors.New("api: privacy needs its part and the database")
 	}
-	privacy.Mount(mux, history.Internal(auth.RequireInternal(p.InternalSecret)), p.DB, privacyapi.Mail, p.Part)
+	privacyhttp.Mount(mux, history.Internal(auth.RequireInternal(p.InternalSecret)), p.DB, privacyapi.Mail, p.Part)
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/history"
-	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
 )
 
@@ -16,5 +16,5 @@ import (
 // /internal/privacy/erasures/{id}, behind the internal secret (without
 // one, every call is refused).
 func mountPrivacy(mux *http.ServeMux, st *store.Store, secret string) {
-	privacy.Mount(mux, history.Internal(auth.RequireInternal(secret)), st.DB(), privacyapi.Webhooks, st)
+	privacyhttp.Mount(mux, history.Internal(auth.RequireInternal(secret)), st.DB(), privacyapi.Webhooks, st)
 }

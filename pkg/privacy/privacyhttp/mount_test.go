@@ -1,4 +1,4 @@
-package privacy_test
+package privacyhttp_test
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/privacy"
+	"github.com/opencrm/crm/pkg/privacy/privacyhttp"
 	"github.com/opencrm/crm/pkg/problem"
 	"github.com/opencrm/crm/pkg/testdb"
 )
@@ -88,7 +89,7 @@ func (p *part) count() int {
 func serve(t *testing.T, d *db.DB, p privacy.Part) http.Handler {
 	t.Helper()
 	mux := http.NewServeMux()
-	privacy.Mount(mux, history.Internal(auth.RequireInternal(secret)), d, "people", p)
+	privacyhttp.Mount(mux, history.Internal(auth.RequireInternal(secret)), d, "people", p)
 	return httpx.Routes(mux)
 }
 
