@@ -76,6 +76,12 @@ const contactFields = `jsonb_build_object(
 	'signed', to_char(date '2024-01-01' + (g % 500)::int, 'YYYY-MM-DD'),
 	'code', 'C-' || g, 'segment', 'seg' || (g % 50), 'ref', 'R' || (g % 9973), 'note', 'n' || (g % 7))`
 
+// contactEnums is the enums value of seeded contact g: its values of
+// contactFields' enum fields (contacts migration 014).
+const contactEnums = `jsonb_build_object(
+	'tier', (ARRAY['gold','silver','bronze','none'])[1 + g % 4],
+	'region', (ARRAY['emea','apac','amer'])[1 + g % 3])`
+
 // rebuildContactCube recounts the contact list's count cube from the
 // contacts, the table locked against writes meanwhile.
 func rebuildContactCube(b *testing.B, c *pgx.Conn) {

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -65,9 +67,13 @@ func measureCombinations(b *testing.B, c *pgx.Conn, adm *Client, path, table str
 	defer exec1(b, c, `RESET jit`)
 	var rows [][]string
 	missed := 0
+	only := caseFilter(b)
 	b.ResetTimer()
 	loggedIn := time.Now()
 	for _, cc := range cases {
+		if !only.MatchString(cc.name) {
+			continue
+		}
 		if time.Since(loggedIn) > 5*time.Minute { // a run outlasts an access token
 			adm, loggedIn = benchAdmin(b), time.Now()
 		}
@@ -90,13 +96,20 @@ func measureCombinations(b *testing.B, c *pgx.Conn, adm *Client, path, table str
 		exec1(b, c, `CREATE INDEX bench_floor ON `+table+` (`+strings.Join(cc.columns, ", ")+`)`)
 		count := `SELECT count(*) FROM ` + table + ` WHERE ` + strings.Join(cc.where, " AND ")
 		var want float64
+		start := time.Now()
 		if err := c.QueryRow(context.Background(), count).Scan(&want); err != nil {
 			b.Fatal(err)
 		}
 		if want != total {
 			b.Fatalf("%s: total %.0f, count(*) %.0f", cc.name, total, want)
 		}
-		floor := pct(latencies(b, 40, func() error {
+		// A floor of seconds is far from the target either way: 10
+		// counts of it bound a run's length (their p95 is their maximum).
+		reps := 40
+		if time.Since(start) > 250*time.Millisecond {
+			reps = 10
+		}
+		floor := pct(latencies(b, reps, func() error {
 			_, err := c.Exec(context.Background(), count)
 			return err
 		}), 0.95)
@@ -112,8 +125,20 @@ func measureCombinations(b *testing.B, c *pgx.Conn, adm *Client, path, table str
 	}
 	b.StopTimer()
 	report(b, title, []string{"filters", "query", "total", "gateway p95 ms", "floor: count(*) with an index for the predicate, p95 ms", "met (≤ 50 ms)"}, rows)
-	note(fmt.Sprintf("Target: p95 ≤ 50 ms with the exact total. %d of %d cases missed.", missed, len(cases)))
+	note(fmt.Sprintf("Target: p95 ≤ 50 ms with the exact total. %d of %d cases missed (cases matching CRM_BENCH_CASES=%q). A floor over 250 ms is the p95 of 10 counts, not 40.",
+		missed, len(rows), only.String()))
 	b.ReportMetric(float64(missed), "missed")
+}
+
+// caseFilter is $CRM_BENCH_CASES, a regular expression a case's name
+// (its filters joined by +, e.g. "status+cf[tier]+dates") must match to
+// run; every case without it.
+func caseFilter(b *testing.B) *regexp.Regexp {
+	re, err := regexp.Compile(os.Getenv("CRM_BENCH_CASES"))
+	if err != nil {
+		b.Fatalf("CRM_BENCH_CASES: %v", err)
+	}
+	return re
 }
 
 // BenchmarkListCombinations: every combination of the contact list's
@@ -185,8 +210,16 @@ func BenchmarkListCombinations(b *testing.B) {
 // benchCubeWrites: contact creates and updates through the gateway with
 // the count cube's triggers on and off; target on/off ≥ 0.9. The cube is
 // rebuilt afterwards.
+// The enums trigger (contacts migration 014) is toggled with them: it is
+// the other cost a list's enum filter puts on writes (the wider sort
+// indexes are not toggled). Rows written with it off get their enums
+// after.
 func benchCubeWrites(b *testing.B, c *pgx.Conn, adm *Client) {
-	ratio := benchTriggerWrites(b, c, adm, "the count cube's triggers", []string{"contacts_cube_ins", "contacts_cube_upd", "contacts_cube_del"})
+	ratio := benchTriggerWrites(b, c, adm, "the count cube's and the enums triggers",
+		[]string{"contacts_cube_ins", "contacts_cube_upd", "contacts_cube_del", "contacts_enums"})
+	exec1(b, c, `SET search_path = contacts, public`)
+	exec1(b, c, `UPDATE contacts SET enums = '{}' WHERE last_name LIKE 'off%'`)
+	exec1(b, c, `RESET search_path`)
 	rebuildContactCube(b, c)
 	b.ReportMetric(ratio, "on/off")
 }

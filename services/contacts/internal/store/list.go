@@ -65,7 +65,7 @@ func filter(f contacts.Filter) *listsql.Where {
 	if f.DateTo != nil {
 		w.And("created_at < " + w.Arg(*f.DateTo))
 	}
-	cf.Where(w, f.Custom.Filters)
+	enumFilters(w, f.Custom.Filters)
 	contactSorts.Since(w, f.Query)
 	switch f.Scope {
 	case list.ScopeMe:
@@ -121,8 +121,25 @@ func cubed(f contacts.Filter) (sql string, args []any, ok bool) {
 }
 
 // cubeEnums is the cube's column of enum values, filtered as a contact's
-// custom_fields are.
+// custom_fields are. contacts.enums holds the same values (migration 014).
 const cubeEnums = customfield.Column("enums")
+
+// enumFilters adds the custom-field filters to w: an enum's equality on
+// contacts.enums, which the sort indexes carry, so a walk along one checks
+// it on the index entries (migration 014); any other filter on
+// custom_fields.
+func enumFilters(w *listsql.Where, filters []customfield.Filter) {
+	var enums, others []customfield.Filter
+	for _, c := range filters {
+		if c.Op == customfield.Eq && c.Def.Type == customfield.Enum {
+			enums = append(enums, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	cubeEnums.Where(w, enums)
+	cf.Where(w, others)
+}
 
 // statuses are every value of contacts.status (its CHECK constraint).
 var statuses = []string{contacts.StatusActive, contacts.StatusInactive}
