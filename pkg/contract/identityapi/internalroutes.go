@@ -7,7 +7,7 @@ import "github.com/opencrm/crm/pkg/contract/route"
 // serves and api/released/internal/identity.json freezes.
 var InternalRoutes = []route.Internal{
 	route.At(RouteUsers, route.Internal{Service: Service, Summary: "List every user's directory entry (the snapshot)",
-		Response: route.Data[[]DirectoryUser]{}}),
+		Response: route.DataList[DirectoryUser]{}}),
 	route.At(RouteUser, route.Internal{Service: Service, Summary: "Read one user's directory entry", Response: route.Data[DirectoryUser]{}}),
 	route.At(RouteVerifyKey, route.Internal{Service: Service, Summary: "Verify an API key",
 		Description: "401 for an unknown or revoked key.",

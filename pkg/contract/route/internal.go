@@ -87,3 +87,11 @@ func Served(service string, routes []Internal) []Internal {
 type Data[T any] struct {
 	Data T `json:"data"`
 }
+
+// DataList is {"data": [T...]}. It is a type of its own
+// rather than Data[[]T] because a document names a schema after the Go
+// type without its brackets: Data[[]Contact] and Data[Contact] would both
+// be ContactData.
+type DataList[T any] struct {
+	Data []T `json:"data"`
+}
