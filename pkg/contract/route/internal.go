@@ -88,10 +88,10 @@ type Data[T any] struct {
 	Data T `json:"data"`
 }
 
-// DataList is {"data": [T...]}. It is a type of its own
-// rather than Data[[]T] because a document names a schema after the Go
-// type without its brackets: Data[[]Contact] and Data[Contact] would both
-// be ContactData.
+// DataList is {"data": [T...]}. It is a type of its own rather than
+// Data[[]T] because the document generator names a schema after the Go
+// type's name without package paths and brackets, which spells a slice
+// type argument badly (Data[[]Contact] would not be "ContactDataList").
 type DataList[T any] struct {
 	Data []T `json:"data"`
 }
