@@ -231,6 +231,16 @@ func checkCube(t *testing.T, d *db.DB, st *store.Store, def map[string]customfie
 		SELECT count(*) FROM ((TABLE want EXCEPT TABLE got) UNION ALL (TABLE got EXCEPT TABLE want)) diff`).Scan(&wrong); err != nil {
 		t.Fatal(err)
 	}
+	// A list filters an enum on leads.enums (migration 008), which must
+	// hold what custom_fields does through every write.
+	var stale int
+	if err := d.QueryRow(ctx, `SELECT count(*) FROM leads
+		WHERE enums IS DISTINCT FROM custom_field_enums('leads', custom_fields)`).Scan(&stale); err != nil {
+		t.Fatal(err)
+	}
+	if stale != 0 {
+		t.Errorf("%s: %d leads' enums differ from their custom_fields' enum values", step, stale)
+	}
 	if wrong != 0 {
 		t.Errorf("%s: %d cube keys differ from the leads", step, wrong)
 	}

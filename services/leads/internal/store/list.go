@@ -45,7 +45,7 @@ func orderBy(f leads.Filter) string {
 // Where builds the filter shared by the list and the CSV export.
 func Where(f leads.Filter) *listsql.Where {
 	w := &listsql.Where{}
-	custom.Where(w, f.Custom.Filters)
+	customFilters(w, f.Custom.Filters)
 	q := f.Query
 	if q.Search != "" {
 		w.And("search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%"))
@@ -109,7 +109,13 @@ func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, er
 		items, _, err := s.matched(ctx, f)
 		return items, total, err
 	}
-	sql := `SELECT ` + Columns + ` FROM leads ` + w.SQL() + ` ` + orderBy(f) + ` ` + listsql.LimitOffset(w, f.Query)
+	// The page's ids come from the sort index alone where it carries the
+	// filters (leads migration 008): an index-only walk skips the entries
+	// of other leads without reading them. Typed: PostgreSQL cannot infer
+	// a parameter's type in a sublink's LIMIT.
+	page := `SELECT id FROM leads ` + w.SQL() + ` ` + orderBy(f) +
+		` LIMIT ` + w.Arg(f.Query.PerPage) + `::int OFFSET ` + w.Arg(f.Query.Offset()) + `::int`
+	sql := `SELECT ` + Columns + ` FROM leads WHERE id = ANY(ARRAY(` + page + `)) ` + orderBy(f)
 	rows, err := s.db.Query(ctx, sql, w.Args()...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list leads: %w", err)
@@ -168,8 +174,24 @@ func cubed(f leads.Filter) (sql string, args []any, ok bool) {
 }
 
 // cubeEnums is the cube's column of enum values, filtered as a lead's
-// custom_fields are.
+// custom_fields are. leads.enums holds the same values (migration 008).
 const cubeEnums = customfield.Column("enums")
+
+// customFilters adds the custom-field filters to w: an enum's equality on
+// leads.enums, which the sort indexes carry, so a walk along one checks it
+// on the index entries (migration 008); any other filter on custom_fields.
+func customFilters(w *listsql.Where, filters []customfield.Filter) {
+	var enums, others []customfield.Filter
+	for _, c := range filters {
+		if c.Op == customfield.Eq && c.Def.Type == customfield.Enum {
+			enums = append(enums, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	cubeEnums.Where(w, enums)
+	custom.Where(w, others)
+}
 
 // utcDay reports whether t is unset or a UTC midnight: the cube counts
 // whole UTC days (the API's date_from and date_to always are).
