@@ -138,7 +138,7 @@ func TestInternalOpenAPISchemas(t *testing.T) {
 		{"a shared route in each server's document", at(docs["mail"], "paths", "/internal/merges/{id}", "post", "requestBody", "content", "application/json", "schema", "$ref"), "#/components/schemas/Move"},
 		{"the query of a match", at(param(at(docs["contacts"], "paths", contactsapi.PathMatchCompanies, "get"), "limit"), "schema"), map[string]any{
 			"type": "integer", "minimum": 1.0, "maximum": float64(contactsapi.MaxMatchLimit), "default": 5.0}},
-		{"identity's verification", at(docs["identity"], "components", "schemas", "VerifiedKeyData", "properties", "data", "$ref"), "#/components/schemas/VerifiedKey"},
+		{"identity's verification", at(docs["identity"], "components", "schemas", "VerifiedKeyRecord", "properties", "data", "$ref"), "#/components/schemas/VerifiedKey"},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {

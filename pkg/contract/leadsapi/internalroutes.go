@@ -20,7 +20,7 @@ var InternalRoutes = []route.Internal{
 		Problems: []int{http.StatusConflict}}),
 	route.At(RouteBatch, route.Internal{Service: Service, Summary: "Create leads, each once per its own key",
 		Description: "Each item's lead is a body POST /internal/leads takes; each result is what that call would have answered, in item order.",
-		Request:     BatchRequest{}, Response: route.DataList[BatchResult]{}}),
+		Request:     BatchRequest{}, Response: envelope.List[BatchResult]{}}),
 	route.At(RouteLead, route.Internal{Service: Service, Summary: "Read a lead", Response: envelope.Record[Lead]{}}),
 	route.At(RouteDuplicates, route.Internal{Service: Service, Summary: "Name the contact, else the lead, an e-mail address belongs to",
 		Description: "data is null when no contact and no lead has the address.",
