@@ -1,8 +1,11 @@
 // Package internalapitest proves a service serves exactly the internal
-// routes declared for it (internalapi.Of): each service's
-// TestInternalRoutes runs Check on its real handler, so a route mounted
-// without a declaration, or declared and not mounted, fails there rather
-// than slipping past the released documents' gate.
+// routes declared for it (internalapi.Of), as the declarations say: each
+// service's TestInternalRoutes runs Check on its real handler, so a route
+// mounted without a declaration, or declared and not mounted, fails there
+// rather than slipping past the released documents' gate; its
+// TestInternalAnswers calls each route with Answer, which holds the
+// answer to the declared Go type, so the generated document says what
+// the service sends.
 package internalapitest
 
 import (
