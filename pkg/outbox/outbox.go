@@ -105,6 +105,14 @@ func (e Encoded) MarshalJSON() ([]byte, error) {
 	return e, nil
 }
 
+// copyMin is the number of events from which AddMany sends them as one
+// COPY rather than one INSERT … FROM unnest (a batch of 100: see
+// docs/benchmarks.md, contact batch upsert); fewer go as the INSERT, as
+// single writes always did.
+var copyMin = 16 // a variable so that BenchmarkAddMany can compare the two
+
+var copyCols = []string{"stream", "type", "aggregate_id", "payload", "trace", "schema_version"}
+
 // AddMany records events inside the caller's transaction with one
 // statement, whatever their number, in the order given (the outbox ids, and
 // so the relay, follow that order). Nothing is written when one cannot be
@@ -134,6 +142,16 @@ func AddMany(ctx context.Context, q db.Querier, stream string, recs []Record) er
 		if versions[i] == 0 {
 			versions[i] = SchemaVersion
 		}
+	}
+	if len(recs) >= copyMin {
+		rows := make([][]any, len(recs))
+		for i := range recs {
+			rows[i] = []any{stream, types[i], ids[i], payloads[i], trace, versions[i]}
+		}
+		if _, err := q.CopyFrom(ctx, pgx.Identifier{"outbox"}, copyCols, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("outbox: add %d events: %w", len(recs), err)
+		}
+		return nil
 	}
 	_, err := q.Exec(ctx, `INSERT INTO outbox (stream, type, aggregate_id, payload, trace, schema_version)
 		SELECT $1, t, a, p::json, $5::json, v FROM unnest($2::text[], $3::text[], $4::text[], $6::int[]) WITH ORDINALITY AS u (t, a, p, v, n)

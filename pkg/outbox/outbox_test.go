@@ -18,6 +18,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/testdb"
+	"github.com/opencrm/crm/pkg/tracing"
 )
 
 func newRedis(t *testing.T) redis.UniversalClient {
@@ -255,5 +256,54 @@ func TestConsumeBatches(t *testing.T) {
 	want := [][]int64{{1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}}
 	if diff := cmp.Diff(want, calls[:2]); diff != "" {
 		t.Errorf("batches (-want +got):\n%s", diff)
+	}
+}
+
+// TestAddManyCopiesABatch: a batch of events (sent as one COPY) is stored
+// as a few (one INSERT) are: in order, each payload as encoded, the trace
+// context and the schema version.
+func TestAddManyCopiesABatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+	traced := tracing.Extract(ctx, tracing.Carrier{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+	type row struct {
+		Stream, Type, AggregateID, Payload string
+		Trace                              *string
+		Version                            int32
+	}
+	store := func(stream string, n int) []row {
+		recs := make([]outbox.Record, n)
+		for i := range recs {
+			var data any = map[string]any{"n": i, "s": "<é>"}
+			if i%2 == 1 {
+				data = outbox.Encoded(fmt.Sprintf(`{"n":%d,"s":"\u003cé\u003e"}`, i))
+			}
+			recs[i] = outbox.Record{Type: "thing.created", AggregateID: fmt.Sprint(i), Data: data, SchemaVersion: i % 3}
+		}
+		if err := d.InTx(ctx, func(tx pgx.Tx) error { return outbox.AddMany(traced, tx, stream, recs) }); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := d.Query(ctx, `SELECT '', type, aggregate_id, payload::text, trace::text, schema_version FROM outbox
+			WHERE stream = $1 ORDER BY id`, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	few := store("few", 3)
+	many := store("many", 40)
+	if diff := cmp.Diff(few, many[:3]); diff != "" {
+		t.Errorf("the first 3 of a copied batch (-inserted +copied):\n%s", diff)
+	}
+	for i, r := range many {
+		want := fmt.Sprintf(`{"n":%d,"s":"\u003cé\u003e"}`, i)
+		if r.AggregateID != fmt.Sprint(i) || r.Payload != want || r.Trace == nil || r.Version != int32(max(i%3, 1)) {
+			t.Errorf("row %d: %+v, want aggregate %d, payload %s, a trace, version %d", i, r, i, want, max(i%3, 1))
+		}
 	}
 }
