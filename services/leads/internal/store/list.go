@@ -180,16 +180,37 @@ const cubeEnums = customfield.Column("enums")
 // customFilters adds the custom-field filters to w: an enum's equality on
 // leads.enums, which the sort indexes carry, so a walk along one checks it
 // on the index entries (migration 008); any other filter on custom_fields.
+//
+// The enum condition is written coalesce(<value> = <option>, false), the
+// same rows as the comparison, so the planner estimates it at one half
+// instead of the 0.5 % it assumes for an equality on an expression without
+// statistics (there are none per field). An enum option is a sizeable part
+// of a list, and the page path runs only when the cube counted more than
+// listsql.FewMatches matches: estimated at 0.5 %, an owner's 10,000 gold
+// leads looked like 100, and the planner read all 20,000 of the owner's
+// rows and sorted them (276 ms) instead of walking the sort index (a few
+// thousand index-only entries).
 func customFilters(w *listsql.Where, filters []customfield.Filter) {
-	var enums, others []customfield.Filter
+	var others []customfield.Filter
 	for _, c := range filters {
-		if c.Op == customfield.Eq && c.Def.Type == customfield.Enum {
-			enums = append(enums, c)
-		} else {
+		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
 			others = append(others, c)
+			continue
+		}
+		if !customfield.ValidName(c.Def.Name) {
+			panic("leads: invalid custom field name in SQL: " + c.Def.Name)
+		}
+		value := "(enums ->> '" + c.Def.Name + "')"
+		texts := make([]string, len(c.Values))
+		for i, v := range c.Values {
+			texts[i] = customfield.Cell(v)
+		}
+		if len(texts) == 1 {
+			w.And("coalesce(" + value + " = " + w.Arg(texts[0]) + ", false)")
+		} else {
+			w.And("coalesce(" + value + " = ANY(" + w.Arg(texts) + "::text[]), false)")
 		}
 	}
-	cubeEnums.Where(w, enums)
 	custom.Where(w, others)
 }
 
