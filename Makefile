@@ -41,7 +41,7 @@ help:
 	@echo "make lint   gofmt, go vet, the OpenAPI lint (Spectral, Redocly) and its generated Go and TypeScript clients compiled"
 	@echo "make test-scale  two replicas of every process behind HAProxy, one of each killed under load (docs/reliability.md)"
 	@echo "make test-skew  each process at the previous release beside the current code, and the previous release on the current migrations (PREV_REF=<commit> without a tag)"
-	@echo "make api-compat  the public API's breaking-change gate against api/released (make lint runs it)"
+	@echo "make api-compat  the public and internal APIs' breaking-change gate against api/released (make lint runs it)"
 	@echo "make images build every container image (IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)); needs Docker"
 
 build:
