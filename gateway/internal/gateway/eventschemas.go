@@ -28,19 +28,25 @@ type streamEvent struct {
 // eventData is a value of the Go type of each domain event type's data
 // whose shape a contract package declares: every type webhooks publishes
 // (the record as the API returns it, webhooksapi.Payload) and the
-// internal ones of the contract packages.
+// internal ones of the contract packages. A type whose stream data is not
+// what webhooks sends takes its stream type: contact.merged and
+// company.merged travel as contactsapi.MergedEvent, to which webhooks
+// adds the object (webhooksapi.MergedRecords).
 func eventData() map[string]any {
-	out := map[string]any{
+	out := map[string]any{}
+	for _, typ := range webhooksapi.EventTypes {
+		body := reflect.ValueOf(webhooksapi.Payload(typ))
+		out[typ] = reflect.Zero(body.FieldByName("Data").Type()).Interface()
+	}
+	for typ, data := range map[string]any{
 		contactsapi.EventContactsImported: contactsapi.Imported{},
 		contactsapi.EventContactMerged:    contactsapi.MergedEvent{},
 		contactsapi.EventCompanyMerged:    contactsapi.MergedEvent{},
 		"user.created":                    identityapi.DirectoryUser{},
 		"user.updated":                    identityapi.DirectoryUser{},
 		identityapi.AuditEventType:        identityapi.AuditMessage{},
-	}
-	for _, typ := range webhooksapi.EventTypes {
-		body := reflect.ValueOf(webhooksapi.Payload(typ))
-		out[typ] = reflect.Zero(body.FieldByName("Data").Type()).Interface()
+	} {
+		out[typ] = data
 	}
 	return out
 }

@@ -5,12 +5,17 @@ import "slices"
 // Event types an integration can subscribe to. Every one but ping comes
 // from a context's domain events; ping is sent only by TestWebhook.
 const (
-	ContactCreated        = "contact.created"
-	ContactUpdated        = "contact.updated"
-	ContactDeleted        = "contact.deleted"
-	CompanyCreated        = "company.created"
-	CompanyUpdated        = "company.updated"
-	CompanyDeleted        = "company.deleted"
+	ContactCreated = "contact.created"
+	ContactUpdated = "contact.updated"
+	ContactDeleted = "contact.deleted"
+	CompanyCreated = "company.created"
+	CompanyUpdated = "company.updated"
+	CompanyDeleted = "company.deleted"
+	// Duplicates were merged into a survivor (POST /contacts/{id}/merge,
+	// /companies/{id}/merge): each merged record's own contact.deleted or
+	// company.deleted says only that it is gone, this says where it went.
+	ContactMerged         = "contact.merged"
+	CompanyMerged         = "company.merged"
 	LeadCreated           = "lead.created"
 	LeadUpdated           = "lead.updated"
 	LeadDeleted           = "lead.deleted"
@@ -38,6 +43,7 @@ const (
 var EventTypes = []string{
 	ContactCreated, ContactUpdated, ContactDeleted,
 	CompanyCreated, CompanyUpdated, CompanyDeleted,
+	ContactMerged, CompanyMerged,
 	LeadCreated, LeadUpdated, LeadDeleted, LeadQualified, LeadDisqualified,
 	DealCreated, DealUpdated, DealDeleted,
 	ContractCreated, ContractUpdated, ContractDeleted, ContractStatusChanged, ContractExecuted,

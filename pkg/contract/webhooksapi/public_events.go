@@ -76,6 +76,28 @@ type DeletedRecord struct {
 	ID int64 `json:"id" minimum:"1" example:"42"`
 }
 
+// MergedEvent is contact.merged and company.merged: duplicates were
+// merged into a survivor. A receiver mirroring the records repoints what
+// it holds of each merged id to survivor_id; the merged records' own
+// *.deleted events follow or precede it (each is ordered with its own
+// record's events, not with the survivor's), and the survivor's combined
+// fields come as its *.updated.
+type MergedEvent struct {
+	EventHeader
+	Data MergedRecords `json:"data"`
+}
+
+// MergedRecords is the data of a merged event: the contacts context's
+// stream data (contactsapi.MergedEvent, whose fields these repeat, as
+// TestMergedRecordsCarriesTheStreamData holds) and the object merged, so
+// one handler can serve both types.
+type MergedRecords struct {
+	MergeID  int64   `json:"merge_id" minimum:"1" example:"3" description:"The merge (GET /merges/{id}): its state, field choices and what each context repointed."`
+	Survivor int64   `json:"survivor_id" minimum:"1" example:"42" description:"The record the others were merged into; it keeps its id."`
+	Merged   []int64 `json:"merged_ids" nullable:"false" minItems:"1" example:"[57]" description:"The records merged into survivor_id: gone, their ids answer 404 merged with merged_into."`
+	Object   string  `json:"object" enum:"contact,company" example:"contact" description:"What was merged: contact (contact.merged) or company (company.merged)."`
+}
+
 // PingEvent is sent by TestWebhook.
 type PingEvent struct {
 	EventHeader
@@ -103,6 +125,8 @@ func Payload(eventType string) any {
 		return ContractEvent{}
 	case PropertyCreated, PropertyUpdated, PropertyDeleted:
 		return PropertyEvent{}
+	case ContactMerged, CompanyMerged:
+		return MergedEvent{}
 	case ContactDeleted, CompanyDeleted, LeadDeleted, DealDeleted, ContractDeleted:
 		return DeletedEvent{}
 	case Ping:

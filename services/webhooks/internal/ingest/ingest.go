@@ -74,8 +74,12 @@ func (i *Ingester) Batch(source string) outbox.BatchHandler {
 				}
 				evs = append(evs, more...)
 			case slices.Contains(webhooksapi.EventTypes, ev.Type):
+				data := ev.Data
+				if object, ok := mergedObject[ev.Type]; ok {
+					data = withObject(data, object)
+				}
 				evs = append(evs, store.NewEvent{Source: source, SourceID: ev.ID, Type: ev.Type, RecordID: ev.AggregateID,
-					Data: ev.Data, OccurredAt: ev.OccurredAt, SchemaVersion: ev.Version()})
+					Data: data, OccurredAt: ev.OccurredAt, SchemaVersion: ev.Version()})
 			}
 		}
 		if len(evs) == 0 {
@@ -90,6 +94,31 @@ func (i *Ingester) Batch(source string) outbox.BatchHandler {
 		}
 		return nil
 	}
+}
+
+// mergedObject is the object of each merged event type: contacts
+// publishes contactsapi.MergedEvent, which does not name it, and webhooks
+// sends webhooksapi.MergedRecords, which does, so that a receiver handles
+// both types in one place.
+var mergedObject = map[string]string{
+	webhooksapi.ContactMerged: "contact",
+	webhooksapi.CompanyMerged: "company",
+}
+
+// withObject is data with its object member set, every other member (a
+// newer release's too) kept as it came; data that is no JSON object is
+// kept as it is.
+func withObject(data json.RawMessage, object string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		return data
+	}
+	m["object"], _ = json.Marshal(object)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return data
+	}
+	return out
 }
 
 // imported expands a CSV import's contacts.imported event into one

@@ -31,7 +31,8 @@ func (e *events) IngestAll(_ context.Context, evs []store.NewEvent) (int, error)
 }
 
 // TestBatch: what one read of a context's stream becomes: the types
-// webhooks publishes are stored as they came, others dropped, a CSV
+// webhooks publishes are stored as they came (a merged event with its
+// object added), others dropped, a CSV
 // import expanded into a contact.created per contact still there (read
 // from contacts), and the dispatcher woken only when something was new.
 func TestBatch(t *testing.T) {
@@ -89,6 +90,20 @@ func TestBatch(t *testing.T) {
 				{Source: "leads", SourceID: 53, Type: "lead.updated", RecordID: "9", Data: json.RawMessage(`{"id":9}`), OccurredAt: at, SchemaVersion: 2},
 				{Source: "leads", SourceID: 54, Type: "lead.updated", RecordID: "9", Data: json.RawMessage(`{"id":9}`), OccurredAt: at, SchemaVersion: 1},
 			}}, 1},
+		{"merged events stored with their object, other members kept", "contacts", []outbox.Event{
+			{ID: 61, Type: contactsapi.EventContactMerged, AggregateID: "42", OccurredAt: at,
+				Data: json.RawMessage(`{"merge_id":3,"survivor_id":42,"merged_ids":[57,58],"reason":"newer"}`)},
+			{ID: 62, Type: contactsapi.EventCompanyMerged, AggregateID: "7", OccurredAt: at,
+				Data: json.RawMessage(`{"merge_id":4,"survivor_id":7,"merged_ids":[9]}`)},
+			{ID: 63, Type: contactsapi.EventContactMerged, AggregateID: "42", OccurredAt: at, Data: json.RawMessage(`"garbled"`)},
+		}, nil, [][]store.NewEvent{{
+			{Source: "contacts", SourceID: 61, Type: "contact.merged", RecordID: "42", OccurredAt: at, SchemaVersion: 1,
+				Data: json.RawMessage(`{"merge_id":3,"merged_ids":[57,58],"object":"contact","reason":"newer","survivor_id":42}`)},
+			{Source: "contacts", SourceID: 62, Type: "company.merged", RecordID: "7", OccurredAt: at, SchemaVersion: 1,
+				Data: json.RawMessage(`{"merge_id":4,"merged_ids":[9],"object":"company","survivor_id":7}`)},
+			{Source: "contacts", SourceID: 63, Type: "contact.merged", RecordID: "42", OccurredAt: at, SchemaVersion: 1,
+				Data: json.RawMessage(`"garbled"`)},
+		}}, 1},
 		{"an import naming no contact dropped", "contacts", []outbox.Event{
 			{ID: 42, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`{"ids":[]}`)},
 			{ID: 43, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`"garbled"`)},

@@ -309,6 +309,13 @@ func TestEventsOnTheirWayAfterAnErasure(t *testing.T) {
 		{"second contact", "contact.updated", "11", `{"id":11,"phone":"+1 555"}`, `{"id":11,"phone":"[erased]"}`},
 		{"lead", "lead.qualified", "9", `{"success":true,"contact_id":12,"data":{"id":9,"email":"ann@example.com"}}`,
 			`{"success":"[erased]","contact_id":12,"data":{"id":9,"email":"[erased]"}}`},
+		// A merge into the erased contact follows the same rule as its
+		// other events: the payload holds nothing of the person, but only
+		// keys named id or *_id stay as sent.
+		{"a merge into the contact", "contact.merged", "5", `{"merge_id":3,"survivor_id":5,"merged_ids":[57],"object":"contact"}`,
+			`{"merge_id":3,"survivor_id":5,"merged_ids":["[erased]"],"object":"[erased]"}`},
+		{"a company merge with the id", "company.merged", "5", `{"merge_id":4,"survivor_id":5,"merged_ids":[8],"object":"company"}`,
+			`{"merge_id":4,"survivor_id":5,"merged_ids":[8],"object":"company"}`},
 		{"another contact", "contact.updated", "6", `{"id":6,"email":"bob@example.com"}`, `{"id":6,"email":"bob@example.com"}`},
 		{"a deal with the id", "deal.updated", "5", `{"id":5,"title":"Retrofit"}`, `{"id":5,"title":"Retrofit"}`},
 	}
