@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/opencrm/crm/pkg/contract/mergeapi"
+	"github.com/opencrm/crm/pkg/directory"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/services/contacts/internal/api"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
@@ -610,4 +611,104 @@ func TestListedPairMarksName(t *testing.T) {
 	if s := p["score"].(float64); s <= 0.9 || s > 1 {
 		t.Errorf("score %v, want above the e-mail's 0.9", s)
 	}
+}
+
+// TestMergeOutsideEditScope: a merge naming a record the caller may not
+// change answers 403 forbidden and merges nothing, whichever side the
+// record is on: the survivor ({id}, the route's guard) or one of
+// merge_ids (the merger's check), contacts and companies alike. Uma
+// (team 10, edit scope team) may change contacts assigned to her team,
+// not Otto's (team 20); Lone (edit scope own) may change the companies
+// he created, not the admin's. Both records read as before, no merge,
+// tombstone or merge event is stored.
+func TestMergeOutsideEditScope(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	later := time.Now().Add(time.Second)
+	ten := e.teamTen
+	for _, u := range []directory.User{
+		{ID: userID, Name: "Uma User", Email: "uma@crm.test", Role: "user", TeamID: &ten, Active: true, UpdatedAt: later, EditScope: directory.ScopeTeam},
+		{ID: loneID, Name: "Lone Wolf", Email: "lone@crm.test", Role: "user", Active: true, UpdatedAt: later, EditScope: directory.ScopeOwn},
+	} {
+		if err := directory.Upsert(context.Background(), e.db, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lone := e.iss.Token(t, loneID, "user", nil)
+	mine := e.contact(t, map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@x.test", "assigned_to": userID})
+	teammates := e.contact(t, map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@x.test", "assigned_to": adminID})
+	ottos := e.contact(t, map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ADA@x.test", "assigned_to": otherID})
+	admins := e.company(t, map[string]any{"name": "Acme Inc", "domain": "acme.test"})
+	r := e.do(t, http.MethodPost, "/companies", lone, map[string]any{"name": "ACME Inc.", "domain": "acme.test"})
+	wantStatus(t, r, http.StatusCreated)
+	lones := id(t, r)
+
+	read := func(path string) map[string]any {
+		t.Helper()
+		r := e.do(t, http.MethodGet, path, e.admin, nil)
+		wantStatus(t, r, http.StatusOK)
+		return dataOf(t, r)
+	}
+	paths := []string{fmt.Sprintf("/contacts/%d", mine), fmt.Sprintf("/contacts/%d", teammates), fmt.Sprintf("/contacts/%d", ottos),
+		fmt.Sprintf("/companies/%d", admins), fmt.Sprintf("/companies/%d", lones)}
+	before := map[string]any{}
+	for _, p := range paths {
+		before[p] = read(p)
+	}
+	events := func() int {
+		return e.count(t, `SELECT count(*) FROM outbox WHERE type = ANY($1)`, []string{contacts.ContactMerged, contacts.CompanyMerged})
+	}
+	eventsBefore := events()
+
+	forbidden := map[string]any{"type": "/docs/problems#forbidden", "title": "Forbidden", "status": float64(403),
+		"detail": "this record is outside your edit scope", "code": "forbidden"}
+	for _, tt := range []struct {
+		name  string
+		token string
+		path  string
+		ids   []int64
+	}{
+		{"another team's contact merged into mine", e.user, fmt.Sprintf("/contacts/%d/merge", mine), []int64{ottos}},
+		{"another team's contact among merge_ids", e.user, fmt.Sprintf("/contacts/%d/merge", mine), []int64{teammates, ottos}},
+		{"mine merged into another team's contact", e.user, fmt.Sprintf("/contacts/%d/merge", ottos), []int64{mine}},
+		{"someone else's company merged into mine", lone, fmt.Sprintf("/companies/%d/merge", lones), []int64{admins}},
+		{"mine merged into someone else's company", lone, fmt.Sprintf("/companies/%d/merge", admins), []int64{lones}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(t, http.MethodPost, tt.path, tt.token, map[string]any{"merge_ids": tt.ids})
+			if r.Status != http.StatusForbidden {
+				t.Errorf("status %d, want 403: %s", r.Status, r.Raw)
+			}
+			if diff := cmp.Diff(forbidden, problemBody(t, r)); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	after := map[string]any{}
+	for _, p := range paths {
+		after[p] = read(p)
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("records after the refusals (-before +after):\n%s", diff)
+	}
+	if n := e.count(t, `SELECT count(*) FROM merges`); n != 0 {
+		t.Errorf("%d merges after refusals", n)
+	}
+	if n := e.count(t, `SELECT count(*) FROM merged_records`); n != 0 {
+		t.Errorf("%d merged records after refusals", n)
+	}
+	if n := events() - eventsBefore; n != 0 {
+		t.Errorf("%d merge events after refusals", n)
+	}
+	for movers, mv := range e.movers {
+		if got, _ := mv.moves(); len(got) != 0 {
+			t.Errorf("%s moved %v after refusals", movers, got)
+		}
+	}
+
+	// Within the scope the same user merges: a teammate's contact into
+	// hers.
+	r = e.do(t, http.MethodPost, fmt.Sprintf("/contacts/%d/merge", mine), e.user, map[string]any{"merge_ids": []int64{teammates}})
+	wantStatus(t, r, http.StatusOK)
 }
