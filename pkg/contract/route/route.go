@@ -6,9 +6,12 @@
 package route
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencrm/crm/pkg/auth"
 )
@@ -122,6 +125,77 @@ type Route struct {
 	// parameter (a route over every context's records); Service is then
 	// empty.
 	By *Dispatch
+	// Deprecated, when set, announces the route's removal: the document
+	// marks it deprecated with its sunset, and the gateway sends the
+	// Deprecation and Sunset headers on its every answer (docs/releasing.md).
+	Deprecated *Deprecation
+}
+
+// SunsetDays is the least number of days between a deprecation and its
+// sunset (docs/releasing.md: six months); the breaking-change gate
+// (gateway/tools/apicompat) refuses a shorter notice.
+const SunsetDays = 183
+
+// Deprecation is the announcement that an operation or a query parameter
+// goes away. It is declared once, here, so the document's deprecated and
+// x-sunset, the Deprecation and Sunset headers and the gate's check are
+// read from the same dates and cannot disagree.
+type Deprecation struct {
+	// Since is the day the deprecation was announced: the date of the
+	// release deprecating it (UTC midnight; see Day).
+	Since time.Time
+	// Sunset is the first day it may be removed, at least SunsetDays
+	// after Since (UTC midnight).
+	Sunset time.Time
+	// Replacement says what to use instead: an operation ("GET
+	// /contacts/{id}/emails") or a parameter, in a sentence or a link.
+	Replacement string
+}
+
+// Day is the UTC midnight of a calendar date, the form of a
+// Deprecation's dates.
+func Day(year int, month time.Month, day int) time.Time {
+	return time.Date(year, month, day, 0, 0, 0, 0, time.UTC)
+}
+
+// Check reports what is wrong with a deprecation: a date missing or not
+// a UTC midnight, or a sunset less than SunsetDays after Since.
+func (d *Deprecation) Check() error {
+	if d == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct {
+		name string
+		t    time.Time
+	}{{"since", d.Since}, {"sunset", d.Sunset}} {
+		switch {
+		case f.t.IsZero():
+			errs = append(errs, fmt.Errorf("deprecation: no %s date", f.name))
+		case f.t.Location() != time.UTC || !f.t.Equal(f.t.Truncate(24*time.Hour)):
+			errs = append(errs, fmt.Errorf("deprecation: %s %s is not a date (UTC midnight)", f.name, f.t))
+		}
+	}
+	if len(errs) == 0 && d.Sunset.Before(d.Since.AddDate(0, 0, SunsetDays)) {
+		errs = append(errs, fmt.Errorf("deprecation: sunset %s is less than %d days after %s",
+			d.Sunset.Format(time.DateOnly), SunsetDays, d.Since.Format(time.DateOnly)))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckDeprecations reports every deprecation of r, its own and its query
+// parameters', that Check refuses, naming the route and parameter.
+func (r Route) CheckDeprecations() error {
+	var errs []error
+	if err := r.Deprecated.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", r.Pattern(), err))
+	}
+	for _, q := range r.Query {
+		if err := q.Deprecated.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: query parameter %s: %w", r.Pattern(), q.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Dispatch routes a request to the service its query parameter Param
@@ -168,6 +242,11 @@ type Param struct {
 	// Style "deepObject" declares a family of parameters name[key]=value
 	// (the custom-field filters cf[tier]=gold): Type is then "object".
 	Style string
+	// Deprecated, when set, announces the parameter's removal: the
+	// document marks it deprecated with its sunset. The operation's
+	// answers carry no headers for it (RFC 9745 deprecates a resource,
+	// not one of its parameters).
+	Deprecated *Deprecation
 }
 
 // Q declares an optional query parameter.
