@@ -90,7 +90,8 @@ func TestOpenAPISchemas(t *testing.T) {
 		{"feed items", at(s, "EventFeed", "properties", "data", "items", "$ref"), "#/components/schemas/Event"},
 		{"event variants", at(s, "Event", "oneOf"), []any{
 			map[string]any{"$ref": "#/components/schemas/ContactEvent"}, map[string]any{"$ref": "#/components/schemas/DeletedEvent"},
-			map[string]any{"$ref": "#/components/schemas/CompanyEvent"}, map[string]any{"$ref": "#/components/schemas/LeadEvent"},
+			map[string]any{"$ref": "#/components/schemas/CompanyEvent"}, map[string]any{"$ref": "#/components/schemas/MergedEvent"},
+			map[string]any{"$ref": "#/components/schemas/LeadEvent"},
 			map[string]any{"$ref": "#/components/schemas/DealEvent"}, map[string]any{"$ref": "#/components/schemas/ContractEvent"},
 			map[string]any{"$ref": "#/components/schemas/PropertyEvent"}}},
 		{"event discriminator", at(s, "Event", "discriminator", "propertyName"), "type"},

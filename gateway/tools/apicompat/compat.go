@@ -34,7 +34,7 @@ func (f Finding) String() string {
 // that INFO). Additions are not breaking: a new value of an enum the API
 // answers with (an event type, a status) is one a consumer must ignore,
 // as the rule says of unknown fields and event types (oasdiff calls that
-// ERR).
+// ERR), and so is a new branch of a response's oneOf.
 //
 // A removal of something deprecated without an x-sunset date is breaking
 // too (oasdiff calls it INFO): nothing says six months have passed.
@@ -47,6 +47,10 @@ var levels = map[string]checker.Level{
 	checker.ResponseOptionalPropertyRemovedId:                checker.ERR,
 	checker.ResponseOptionalWriteOnlyPropertyRemovedId:       checker.INFO,
 	checker.ResponsePropertyEnumValueAddedId:                 checker.INFO,
+	// A new branch of a response's oneOf: the feed's Event gains the body
+	// of a new event type, which a consumer ignores like the type itself.
+	checker.ResponsePropertyOneOfAddedId: checker.INFO,
+	checker.ResponseBodyOneOfAddedId:     checker.INFO,
 }
 
 // receiverAdditive are the changes oasdiff reads in a webhook's body as
