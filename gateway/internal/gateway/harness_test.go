@@ -24,6 +24,7 @@ import (
 	"github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/problem/problemtest"
 )
 
@@ -169,6 +170,13 @@ func (b *logBuffer) messages(t testing.TB, level string) []string {
 // newEnv starts a gateway; mutate adjusts the configuration first.
 func newEnv(t testing.TB, mutate func(*Config)) *env {
 	t.Helper()
+	return newEnvRoutes(t, mutate, nil)
+}
+
+// newEnvRoutes starts a gateway serving routes instead of Routes() when
+// routes is not nil (a synthetic table, as a deprecated route's).
+func newEnvRoutes(t testing.TB, mutate func(*Config), routes []route.Route) *env {
+	t.Helper()
 	e := &env{t: t, iss: authtest.New(t), ups: map[string]*upstream{},
 		identity: identityapitest.NewFake(testSecret)}
 	vars := map[string]string{"CRM_INTERNAL_SECRET": testSecret, "REDIS_URL": "redis://127.0.0.1:6379/0"}
@@ -208,6 +216,9 @@ func newEnv(t testing.TB, mutate func(*Config)) *env {
 	g, err := New(cfg, slog.New(slog.NewJSONHandler(e.logs, nil)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if routes != nil {
+		g.table = newTable(routes)
 	}
 	e.g = g
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencrm/crm/pkg/contract/envelope"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
@@ -18,13 +20,15 @@ type obj = map[string]any
 // from the routes' declarations (Routes), every schema reflected from the Go wire types of
 // pkg/contract (never typed by hand), so the document says what the
 // services encode.
-func OpenAPI() (obj, error) {
+func OpenAPI() (obj, error) { return openAPI(Routes()) }
+
+// openAPI is the document of routes (a test's own table too).
+func openAPI(routes []route.Route) (obj, error) {
 	set := newSchemaSet()
 	problemRef := set.ref(envelope.Problem{})
 	paths := obj{}
 	tagObjs := []obj{}
 	seen := map[string]bool{}
-	routes := Routes()
 	for _, op := range routes {
 		item, _ := paths[op.Path].(obj)
 		if item == nil {
@@ -45,8 +49,14 @@ func OpenAPI() (obj, error) {
 	typeEvents(schemas)
 	responses := problemResponses(problemRef)
 	// Examples are built once the schemas are known.
+	headers := headerComponents()
 	for _, op := range routes {
-		addExamples(op, paths[op.Path].(obj)[strings.ToLower(op.Method)].(obj), schemas)
+		o := paths[op.Path].(obj)[strings.ToLower(op.Method)].(obj)
+		addExamples(op, o, schemas)
+		if op.Deprecated != nil {
+			deprecationHeaders(o, responses)
+			deprecationHeaderComponents(headers)
+		}
 	}
 	return obj{
 		"openapi": "3.1.0",
@@ -80,7 +90,7 @@ func OpenAPI() (obj, error) {
 			},
 			"schemas":   schemas,
 			"responses": responses,
-			"headers":   headerComponents(),
+			"headers":   headers,
 		},
 	}, nil
 }
@@ -148,6 +158,72 @@ func headerComponents() obj {
 			"schema": obj{"type": "string"}},
 	}
 }
+
+// deprecationHeaderComponents are the headers of a deprecated operation's
+// answers (deprecationHeaders), declared only when one is: an unused
+// component is a lint warning.
+func deprecationHeaderComponents(h obj) {
+	h["Deprecation"] = obj{"description": "The operation is deprecated (RFC 9745): `@` and the Unix time of the day it was deprecated. " +
+		"See the operation's description for when it may be removed and what replaces it.",
+		"schema": obj{"type": "string", "pattern": "^@[0-9]+$", "examples": []string{"@1796083200"}}}
+	h["Sunset"] = obj{"description": "The operation may be removed from this date on (RFC 8594), an HTTP-date; the operation's x-sunset is the same day.",
+		"schema": obj{"type": "string", "examples": []string{"Tue, 01 Jun 2027 00:00:00 GMT"}}}
+	h["DeprecationLink"] = obj{"description": "`</docs>; rel=\"deprecation\"; type=\"text/html\"`: the documentation of the deprecation (RFC 9745).",
+		"schema": obj{"type": "string"}}
+}
+
+// deprecationNote is what the description of a deprecated operation or
+// parameter says: since when, until when, and what replaces it.
+func deprecationNote(d *route.Deprecation) string {
+	note := "Deprecated since " + d.Since.Format(time.DateOnly) + "; it may be removed from " +
+		d.Sunset.Format(time.DateOnly) + " on (x-sunset)."
+	if d.Replacement != "" {
+		note += " Use instead: " + d.Replacement + "."
+	}
+	return note
+}
+
+// deprecateObject marks an operation or parameter object deprecated with
+// its sunset (the gate, gateway/tools/apicompat, reads x-sunset) and adds
+// deprecationNote to its description.
+func deprecateObject(o obj, d *route.Deprecation) {
+	o["deprecated"] = true
+	o["x-sunset"] = d.Sunset.Format(time.DateOnly)
+	if desc, _ := o["description"].(string); desc != "" {
+		o["description"] = desc + "\n\n" + deprecationNote(d)
+	} else {
+		o["description"] = deprecationNote(d)
+	}
+}
+
+// deprecationHeaders declares the headers every answer of a deprecated
+// operation carries (deprecationHeaderValues). A problem answer is
+// written out in place of its $ref to components: a reference can add no
+// headers.
+func deprecationHeaders(o obj, components obj) {
+	resp := o["responses"].(obj)
+	for status, r := range resp {
+		rm := r.(obj)
+		if ref, ok := rm["$ref"].(string); ok {
+			shared := components[strings.TrimPrefix(ref, "#/components/responses/")].(obj)
+			rm = maps.Clone(shared)
+			rm["headers"] = maps.Clone(shared["headers"].(obj))
+			resp[status] = rm
+		}
+		h, _ := rm["headers"].(obj)
+		if h == nil {
+			h = obj{}
+			rm["headers"] = h
+		}
+		h["Deprecation"] = headerRef("Deprecation")
+		h["Sunset"] = headerRef("Sunset")
+		if _, ok := h["Link"]; !ok {
+			// A download's Link (help) is one more value of the same
+			// header, documented there.
+			h["Link"] = headerRef("DeprecationLink")
+		}
+	}
+}
 func headerRef(name string) obj { return obj{"$ref": "#/components/headers/" + name} }
 
 // rateHeaders are sent on every answer of a rate-limited request.
@@ -193,6 +269,9 @@ func operationObject(set *schemaSet, op route.Route) obj {
 		desc += "\n\n" + op.Description
 	}
 	o["description"] = desc
+	if op.Deprecated != nil {
+		deprecateObject(o, op.Deprecated)
+	}
 	var params []obj
 	for _, name := range pathParams(op.Path) {
 		params = append(params, obj{"name": name, "in": "path", "required": true,
@@ -288,6 +367,9 @@ func queryParam(q route.Param) obj {
 	}
 	if q.Desc != "" {
 		p["description"] = q.Desc
+	}
+	if q.Deprecated != nil {
+		deprecateObject(p, q.Deprecated)
 	}
 	return p
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/problem"
 )
 
@@ -50,6 +51,10 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 		h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
 		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
 		h.Set("RateLimit-Reset", strconv.Itoa(q.Reset))
+	}
+	if st.route != "" && g.table.deprecated {
+		// Every answer of a deprecated route says so, a refusal too.
+		g.deprecation(c)
 	}
 	g.finishBody(c, st)
 
@@ -102,6 +107,23 @@ func (g *Gateway) finishBody(c *fiber.Ctx, st *reqState) {
 		c.Context().SetConnectionClose()
 	}
 }
+
+// deprecation sets the Deprecation, Sunset and Link headers on the answer
+// of a request whose route is deprecated (deprecationHeaderValues),
+// replacing any the service sent: the declaration is the one source.
+func (g *Gateway) deprecation(c *fiber.Ctx) {
+	path := strings.TrimPrefix(string(c.Context().URI().Path()), route.Prefix)
+	d := g.table.deprecationOf(c.Method(), path)
+	if d == nil {
+		return
+	}
+	dep, sunset, link := deprecationHeaderValues(d)
+	h := &c.Response().Header
+	h.Set("Deprecation", dep)
+	h.Set("Sunset", sunset)
+	h.Add("Link", link)
+}
+
 func opsRoute(p string) string {
 	switch p {
 	case "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/docs/problems":

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -54,6 +55,9 @@ type table struct {
 	mux *http.ServeMux
 	// maxLimit is the largest body limit of any route.
 	maxLimit int64
+	// deprecated is whether any route is: only then does a request look
+	// its deprecation up (deprecationOf).
+	deprecated bool
 }
 
 // declared is the mux's handler for a route: it is never served, only
@@ -68,8 +72,33 @@ func newTable(routes []route.Route) *table {
 		r := &routes[i]
 		t.mux.Handle(r.Pattern(), declared{r})
 		t.maxLimit = max(t.maxLimit, r.Limit())
+		t.deprecated = t.deprecated || r.Deprecated != nil
 	}
 	return t
+}
+
+// deprecationOf is the deprecation of the route of method and path
+// (without /api), nil when it has none or no route matches.
+func (t *table) deprecationOf(method, path string) *route.Deprecation {
+	if !t.deprecated {
+		return nil
+	}
+	if rt, _ := t.match(method, path); rt != nil {
+		return rt.Deprecated
+	}
+	return nil
+}
+
+// deprecationHeaderValues are the headers every answer of a deprecated
+// route carries: Deprecation (RFC 9745, a structured-field date: "@" and
+// the Unix time of Since), Sunset (RFC 8594, an HTTP-date) and a Link to
+// the documentation, whose description of the operation says what
+// replaces it. The document declares them on each of the operation's
+// responses (deprecationHeaders).
+func deprecationHeaderValues(d *route.Deprecation) (deprecation, sunset, link string) {
+	return "@" + strconv.FormatInt(d.Since.Unix(), 10),
+		d.Sunset.UTC().Format(http.TimeFormat),
+		`</docs>; rel="deprecation"; type="text/html"`
 }
 
 // lookups are the requests match asks the mux about (only method and

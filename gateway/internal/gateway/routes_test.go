@@ -122,6 +122,11 @@ func TestDeclarations(t *testing.T) {
 		if r.Answers == route.JSON && r.Response == nil {
 			problems = append(problems, "a JSON answer without its type")
 		}
+		// A deprecation, of the route or a parameter, has a sunset at
+		// least six months after it (docs/releasing.md).
+		if err := r.CheckDeprecations(); err != nil {
+			problems = append(problems, err.Error())
+		}
 		if len(problems) > 0 {
 			t.Errorf("%s: %s", r.Pattern(), strings.Join(problems, "; "))
 		}

@@ -93,7 +93,9 @@ func (s *schemaSet) ref(v any) obj {
 		s.err = fmt.Errorf("reflect %T: %w", v, err)
 	}
 	if sch.Ref == nil {
-		s.err = fmt.Errorf("reflect %T: no named schema", v)
+		if s.err == nil { // the reflector's own error says why
+			s.err = fmt.Errorf("reflect %T: no named schema", v)
+		}
 		return obj{}
 	}
 	return obj{"$ref": *sch.Ref}
@@ -138,6 +140,9 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 			p.PropertySchema.Examples = []any{ex}
 		}
 	}
+	if err := deprecatedProp(p); err != nil {
+		return err
+	}
 	if mt := p.Field.Tag.Get("contentMediaType"); mt != "" {
 		p.PropertySchema.WithContentMediaType(mt)
 	}
@@ -159,6 +164,31 @@ func interceptProp(p jsonschema.InterceptPropParams) error {
 	if !optional && !slices.Contains(p.ParentSchema.Required, p.Name) {
 		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
 	}
+	return nil
+}
+
+// deprecatedProp gives a property deprecated with `deprecated:"true"`
+// (which the reflector reads itself) the x-sunset of its `sunset` tag, a
+// date (2027-06-01) the gate (gateway/tools/apicompat) reads as it reads
+// an operation's. A sunset without deprecated, or one that is not a
+// date, fails the document. A deprecation without a sunset is left to
+// the gate, which refuses a new one; the one released before the rule
+// (Webhook.secret_prefix) is the only one TestDeprecatedProperties
+// allows. The announcement's date and the replacement go in the
+// description tag; unlike a route's (route.Deprecation), no header
+// announces a property's deprecation.
+func deprecatedProp(p jsonschema.InterceptPropParams) error {
+	sunset := p.Field.Tag.Get("sunset")
+	if sunset == "" {
+		return nil
+	}
+	if p.PropertySchema.Deprecated == nil || !*p.PropertySchema.Deprecated {
+		return fmt.Errorf("property %s: sunset %q without deprecated:\"true\"", p.Name, sunset)
+	}
+	if _, err := time.Parse(time.DateOnly, sunset); err != nil {
+		return fmt.Errorf("property %s: sunset %q is not a date (2027-06-01)", p.Name, sunset)
+	}
+	p.PropertySchema.WithExtraPropertiesItem("x-sunset", sunset)
 	return nil
 }
 
