@@ -69,6 +69,14 @@ func param(t *testing.T, d doc, path, method, name string) doc {
 	return nil
 }
 
+// removeParam deletes a parameter of an operation.
+func removeParam(t *testing.T, d doc, path, method, name string) {
+	t.Helper()
+	param(t, d, path, method, name)
+	op := at(t, d, "paths", path, method).(doc)
+	op["parameters"] = slices.DeleteFunc(op["parameters"].([]any), func(p any) bool { return p.(doc)["name"] == name })
+}
+
 // removeProperty deletes a property of a components schema, from its
 // required list too.
 func removeProperty(t *testing.T, d doc, schema, name string) {
@@ -195,6 +203,27 @@ func TestCheckBreaking(t *testing.T) {
 				removeProperty(t, d, "Contact", "job_title")
 			},
 			want: []want{{"GET /contacts/{id}", "response-required-property-removed-before-sunset", "data/job_title"}},
+		},
+		{
+			// route.Param.Deprecated writes deprecated and x-sunset on
+			// the parameter, as on an operation.
+			name: "deprecated query parameter removed before its sunset",
+			base: func(t *testing.T, d doc) {
+				p := param(t, d, "/contacts", "get", "search")
+				p["deprecated"], p["x-sunset"] = true, "2099-01-01"
+			},
+			revision: func(t *testing.T, d doc) {
+				removeParam(t, d, "/contacts", "get", "search")
+			},
+			want: []want{{"GET /contacts", "request-parameter-removed-before-sunset", "search"}},
+		},
+		{
+			name: "query parameter deprecated with a sunset less than six months away",
+			revision: func(t *testing.T, d doc) {
+				p := param(t, d, "/contacts", "get", "search")
+				p["deprecated"], p["x-sunset"] = true, time.Now().AddDate(0, 1, 0).Format(time.DateOnly)
+			},
+			want: []want{{"GET /contacts", "request-parameter-sunset-date-too-small", "search"}},
 		},
 		{
 			name: "removed after a deprecation without a sunset",
@@ -329,6 +358,16 @@ func TestCheckCompatible(t *testing.T) {
 			},
 			revision: func(t *testing.T, d doc) {
 				removeProperty(t, d, "Contact", "job_title")
+			},
+		},
+		{
+			name: "a deprecated query parameter removed after its sunset",
+			base: func(t *testing.T, d doc) {
+				p := param(t, d, "/contacts", "get", "search")
+				p["deprecated"], p["x-sunset"] = true, "2026-06-01"
+			},
+			revision: func(t *testing.T, d doc) {
+				removeParam(t, d, "/contacts", "get", "search")
 			},
 		},
 		{
