@@ -234,8 +234,12 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err := r.DB.InTx(ctx, func(tx pgx.Tx) error {
+		// Planned on each pass (an unnamed statement), not once per
+		// connection: a plan made while the table was small (a full sort
+		// under the row locks) stays cached while a backlog grows, and
+		// then sorts the whole backlog on disk for each 200 events.
 		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at, trace, schema_version FROM outbox
-			WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`)
+			WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`, pgx.QueryExecModeCacheDescribe)
 		if err != nil {
 			return err
 		}
