@@ -118,6 +118,22 @@ func TestMigrateIsSafeConcurrently(t *testing.T) {
 	}
 }
 
+// TestOutboxVacuumsOften: the table is vacuumed after a fixed number of
+// published events, not a fifth of its size, so the relay's index scan
+// does not walk a growing run of dead entries.
+func TestOutboxVacuumsOften(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+	var got []string
+	if err := d.QueryRow(context.Background(), `SELECT reloptions FROM pg_class WHERE oid = 'outbox'::regclass`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=5000"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reloptions (-want +got):\n%s", diff)
+	}
+}
+
 // TestAddManyKeepsOrder: one statement for many events, ids in the order
 // given, nothing written when one cannot be encoded.
 func TestAddManyKeepsOrder(t *testing.T) {
