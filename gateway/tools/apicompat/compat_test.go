@@ -226,6 +226,21 @@ func TestCheckBreaking(t *testing.T) {
 			want: []want{{"GET /contacts", "request-parameter-sunset-date-too-small", "search"}},
 		},
 		{
+			// What the deprecated and sunset tags of a wire type write.
+			name: "property deprecated with a sunset less than six months away",
+			revision: func(t *testing.T, d doc) {
+				deprecateProperty(t, d, "Contact", "job_title", time.Now().AddDate(0, 1, 0).Format(time.DateOnly))
+			},
+			want: []want{{"GET /contacts/{id}", "response-property-sunset-date-too-small", "data/job_title"}},
+		},
+		{
+			name: "property deprecated without a sunset",
+			revision: func(t *testing.T, d doc) {
+				deprecateProperty(t, d, "Contact", "job_title", "")
+			},
+			want: []want{{"GET /contacts/{id}", "response-property-deprecated-sunset-missing", "data/job_title"}},
+		},
+		{
 			name: "removed after a deprecation without a sunset",
 			revision: func(t *testing.T, d doc) {
 				removeProperty(t, d, "Webhook", "secret_prefix") // deprecated, no x-sunset
