@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/auth"
+	"github.com/opencrm/crm/pkg/contract/internalapi"
 	"github.com/opencrm/crm/pkg/contract/route"
 )
 
@@ -171,3 +172,44 @@ func join(at, k string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Caller calls the internal routes declared for one service by their
+// pattern, each with Answer, and fails the test at its end unless every
+// route declared for the service was called: a route added later is not
+// left out of the service's TestInternalAnswers.
+type Caller struct {
+	t      *testing.T
+	h      http.Handler
+	secret string
+	routes map[string]route.Internal
+	called map[string]bool
+}
+
+// Calls is a Caller of service's routes on h, with the internal secret.
+func Calls(t *testing.T, h http.Handler, secret, service string) *Caller {
+	t.Helper()
+	c := &Caller{t: t, h: h, secret: secret, routes: map[string]route.Internal{}, called: map[string]bool{}}
+	for _, r := range internalapi.Of(service) {
+		c.routes[r.Pattern()] = r
+	}
+	t.Cleanup(func() {
+		for _, p := range slices.Sorted(maps.Keys(c.routes)) {
+			if !c.called[p] {
+				t.Errorf("%s is declared for %s and was not called: call it", p, service)
+			}
+		}
+	})
+	return c
+}
+
+// Call answers the route of pattern ("POST /internal/contacts") at url
+// with body, as Answer does.
+func (c *Caller) Call(pattern, url string, body any) map[string]any {
+	c.t.Helper()
+	r, ok := c.routes[pattern]
+	if !ok {
+		c.t.Fatalf("%s is not declared for this service", pattern)
+	}
+	c.called[pattern] = true
+	return Answer(c.t, c.h, c.secret, r, url, body)
+}

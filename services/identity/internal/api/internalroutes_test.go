@@ -4,9 +4,7 @@ import (
 	"testing"
 
 	"github.com/opencrm/crm/pkg/contract/identityapi"
-	"github.com/opencrm/crm/pkg/contract/internalapi"
 	"github.com/opencrm/crm/pkg/contract/internalapi/internalapitest"
-	"github.com/opencrm/crm/pkg/contract/route"
 )
 
 // TestInternalRoutes: identity serves exactly the internal routes
@@ -24,22 +22,12 @@ func TestInternalRoutes(t *testing.T) {
 func TestInternalAnswers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
-	answer := func(r route.Internal, url string, body any) map[string]any {
-		t.Helper()
-		return internalapitest.Answer(t, e.h, internalSecret, r, url, body)
-	}
-	routes := map[string]route.Internal{}
-	for _, r := range internalapi.Of(identityapi.Service) {
-		routes[r.Pattern()] = r
-	}
+	c := internalapitest.Calls(t, e.h, internalSecret, identityapi.Service)
 	var key envelope[keyOut]
 	decode(t, e.do(req{method: "POST", path: "/api-keys", token: e.admin, body: `{"name":"Website","allowed_origins":["https://example.com"]}`}), 201, &key)
 	token := e.createToken(`{"name":"billing sync","scopes":["deals:write"]}`)
-	answer(routes[identityapi.RouteUsers], identityapi.PathUsers, nil)
-	answer(routes[identityapi.RouteUser], identityapi.UserPath(e.adminID), nil)
-	answer(routes[identityapi.RouteVerifyKey], identityapi.PathVerifyKey, identityapi.VerifyKeyRequest{Key: key.Data.Key})
-	answer(routes[identityapi.RouteVerifyAccessToken], identityapi.PathVerifyAccessToken, identityapi.VerifyAccessTokenRequest{Token: token.Token})
-	if len(routes) != 4 {
-		t.Errorf("%d internal routes declared for identity, this test calls 4: call the new ones", len(routes))
-	}
+	c.Call(identityapi.RouteUsers, identityapi.PathUsers, nil)
+	c.Call(identityapi.RouteUser, identityapi.UserPath(e.adminID), nil)
+	c.Call(identityapi.RouteVerifyKey, identityapi.PathVerifyKey, identityapi.VerifyKeyRequest{Key: key.Data.Key})
+	c.Call(identityapi.RouteVerifyAccessToken, identityapi.PathVerifyAccessToken, identityapi.VerifyAccessTokenRequest{Token: token.Token})
 }

@@ -3,12 +3,10 @@ package api_test
 import (
 	"testing"
 
-	"github.com/opencrm/crm/pkg/contract/internalapi"
 	"github.com/opencrm/crm/pkg/contract/internalapi/internalapitest"
 	"github.com/opencrm/crm/pkg/contract/mailapi"
 	"github.com/opencrm/crm/pkg/contract/mergeapi"
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
-	"github.com/opencrm/crm/pkg/contract/route"
 )
 
 // TestInternalRoutes: mail serves exactly the internal routes declared
@@ -26,19 +24,9 @@ func TestInternalRoutes(t *testing.T) {
 func TestInternalAnswers(t *testing.T) {
 	t.Parallel()
 	h := newPrivacyEnv(t).srv.Config.Handler
-	answer := func(r route.Internal, url string, body any) map[string]any {
-		t.Helper()
-		return internalapitest.Answer(t, h, internalSecret, r, url, body)
-	}
-	routes := map[string]route.Internal{}
-	for _, r := range internalapi.Of(mailapi.Service) {
-		routes[r.Pattern()] = r
-	}
-	answer(routes[mergeapi.RouteMove], mergeapi.MovePath(3), mergeapi.Move{Object: mergeapi.Contact, Into: 1, Merged: []int64{2}})
+	c := internalapitest.Calls(t, h, internalSecret, mailapi.Service)
+	c.Call(mergeapi.RouteMove, mergeapi.MovePath(3), mergeapi.Move{Object: mergeapi.Contact, Into: 1, Merged: []int64{2}})
 	subject := privacyapi.Subject{Email: "ada@engines.test", ContactIDs: []int64{2}, LeadIDs: []int64{3}, DealIDs: []int64{4}}
-	answer(routes[privacyapi.RouteExport], privacyapi.PathExport, subject)
-	answer(routes[privacyapi.RouteErase], privacyapi.ErasurePath(7), subject)
-	if len(routes) != 3 {
-		t.Errorf("%d internal routes declared for mail, this test calls 3: call the new ones", len(routes))
-	}
+	c.Call(privacyapi.RouteExport, privacyapi.PathExport, subject)
+	c.Call(privacyapi.RouteErase, privacyapi.ErasurePath(7), subject)
 }
