@@ -222,7 +222,7 @@ func TestDeprecatedPropertyTags(t *testing.T) {
 
 // TestDeprecatedProperties guards the rule for properties, as
 // TestDeclarations does for routes: every deprecated property of the
-// document has an x-sunset, but for the one deprecated before the rule.
+// document has an x-sunset.
 func TestDeprecatedProperties(t *testing.T) {
 	t.Parallel()
 	var got []string
@@ -235,9 +235,7 @@ func TestDeprecatedProperties(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	// Deprecated in 0.2.0, before deprecations carried a sunset.
-	want := []string{"Webhook.secret_prefix"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff([]string(nil), got); diff != "" {
 		t.Errorf("deprecated properties without x-sunset (-want +got):\n%s", diff)
 	}
 }

@@ -99,7 +99,7 @@ func Check(base, revision []byte, now time.Time) ([]Finding, error) {
 		op := strings.TrimSpace(c.GetOperation() + " " + c.GetPath())
 		out = append(out, Finding{Operation: op, ID: c.GetId(), Text: c.GetUncolorizedText(l)})
 	}
-	return out, nil
+	return append(out, sunsetsTooSoon(s1.Spec, s2.Spec, now)...), nil
 }
 
 func loadSpec(name string, b []byte) (*load.SpecInfo, error) {

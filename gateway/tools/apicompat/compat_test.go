@@ -242,8 +242,12 @@ func TestCheckBreaking(t *testing.T) {
 		},
 		{
 			name: "removed after a deprecation without a sunset",
+			base: func(t *testing.T, d doc) {
+				// Deprecated in 0.2.0, released without a sunset.
+				delete(at(t, d, "components", "schemas", "Webhook", "properties", "secret_prefix").(doc), "x-sunset")
+			},
 			revision: func(t *testing.T, d doc) {
-				removeProperty(t, d, "Webhook", "secret_prefix") // deprecated, no x-sunset
+				removeProperty(t, d, "Webhook", "secret_prefix")
 			},
 			want: []want{{"GET /webhooks/{id}", "response-required-property-removed-with-deprecation", "data/secret_prefix"}},
 		},
