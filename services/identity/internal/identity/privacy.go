@@ -449,7 +449,11 @@ func (p *Privacy) work(ctx context.Context, j PrivacyJob) error {
 				defer wg.Done()
 				raw, err := p.ask(ctx, j.Kind, j.ID, c, s)
 				if err == nil {
-					err = p.store.SavePrivacyPart(ctx, j.Kind, j.ID, c, raw, p.cfg.Lease)
+					// An answer given is saved even while shutting down:
+					// a save cut off by the cancel could still commit on
+					// the server after the request was left due, and
+					// lease it again.
+					err = p.store.SavePrivacyPart(context.WithoutCancel(ctx), j.Kind, j.ID, c, raw, p.cfg.Lease)
 				}
 				mu.Lock()
 				defer mu.Unlock()
