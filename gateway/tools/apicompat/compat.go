@@ -215,14 +215,21 @@ func splitPath(p string) []string {
 }
 
 func sunsetOnOrBefore(ext map[string]any, now time.Time) bool {
+	t := sunsetOf(ext)
+	return !t.IsZero() && !t.After(now)
+}
+
+// sunsetOf is the x-sunset date of ext (RFC 3339, date or date-time);
+// zero when there is none or it is not a date.
+func sunsetOf(ext map[string]any) time.Time {
 	v, ok := ext[diff.SunsetExtension].(string)
 	if !ok {
-		return false
+		return time.Time{}
 	}
 	for _, layout := range []string{time.DateOnly, time.RFC3339} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return !t.After(now)
+		if t, err := time.Parse(layout, strings.TrimSpace(v)); err == nil {
+			return t
 		}
 	}
-	return false
+	return time.Time{}
 }

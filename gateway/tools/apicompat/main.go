@@ -1,5 +1,5 @@
-// Command apicompat is the breaking-change gate of the public API (DESIGN
-// 17): it compares the OpenAPI document the gateway serves now (written by
+// Command apicompat is the breaking-change gate of the public API
+// (docs/releasing.md): it compares the OpenAPI document the gateway serves now (written by
 // gateway/tools/openapi) with the one of the last release
 // (api/released/openapi.json) using oasdiff's checker, and fails naming
 // each operation and field a client of the release would trip on, unless
@@ -154,11 +154,19 @@ func runInternal(baseDir, revisionDir string, now time.Time, stdout, stderr io.W
 	for _, ctx := range added {
 		fmt.Fprintf(stdout, "apicompat: %s (internal): no released document in %s, nothing to compare (a new internal API)\n", ctx, baseDir)
 	}
+	return report(stdout, stderr, findings, "of the internal APIs against "+baseDir,
+		"docs/releasing.md: contexts deploy one at a time, so an internal API changes additively only; deprecate first")
+}
+
+// report prints the findings of a check of what (the documents checked),
+// with why a change breaks, and answers the exit code: 1 when there are
+// findings, else 0.
+func report[F fmt.Stringer](stdout, stderr io.Writer, findings []F, what, why string) int {
 	if len(findings) == 0 {
-		fmt.Fprintf(stdout, "apicompat: no breaking change of the internal APIs against %s\n", baseDir)
+		fmt.Fprintf(stdout, "apicompat: no breaking change %s\n", what)
 		return 0
 	}
-	fmt.Fprintf(stderr, "apicompat: %d breaking change(s) of the internal APIs against %s (docs/releasing.md: contexts deploy one at a time, so an internal API changes additively only; deprecate first):\n", len(findings), baseDir)
+	fmt.Fprintf(stderr, "apicompat: %d breaking change(s) %s (%s):\n", len(findings), what, why)
 	for _, f := range findings {
 		fmt.Fprintln(stderr, "  "+f.String())
 	}
@@ -185,13 +193,6 @@ func run(basePath, revisionPath string, now time.Time, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "apicompat:", err)
 		return 2
 	}
-	if len(findings) == 0 {
-		fmt.Fprintf(stdout, "apicompat: no breaking change against %s\n", basePath)
-		return 0
-	}
-	fmt.Fprintf(stderr, "apicompat: %d breaking change(s) against %s (docs/releasing.md: deprecate first, with Deprecation and Sunset, six months ahead):\n", len(findings), basePath)
-	for _, f := range findings {
-		fmt.Fprintln(stderr, "  "+f.String())
-	}
-	return 1
+	return report(stdout, stderr, findings, "against "+basePath,
+		"docs/releasing.md: deprecate first, with Deprecation and Sunset, six months ahead")
 }

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/oasdiff/oasdiff/diff"
 )
 
 // sunsetsTooSoon finds what oasdiff checks only when something becomes
@@ -70,14 +68,5 @@ type deprecation struct {
 }
 
 func deprecationOf(deprecated bool, ext map[string]any) deprecation {
-	d := deprecation{deprecated: deprecated}
-	if v, ok := ext[diff.SunsetExtension].(string); ok {
-		for _, layout := range []string{time.DateOnly, time.RFC3339} {
-			if t, err := time.Parse(layout, strings.TrimSpace(v)); err == nil {
-				d.sunset = t
-				break
-			}
-		}
-	}
-	return d
+	return deprecation{deprecated: deprecated, sunset: sunsetOf(ext)}
 }
