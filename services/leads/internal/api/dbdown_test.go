@@ -6,18 +6,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/opencrm/crm/pkg/authtest"
-	"github.com/opencrm/crm/pkg/contract/contactsapi"
-	"github.com/opencrm/crm/pkg/contract/dealsapi"
 	"github.com/opencrm/crm/pkg/contract/identityapi/identityapitest"
-	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/directory"
-	"github.com/opencrm/crm/pkg/httpx"
-	"github.com/opencrm/crm/pkg/svcclient"
-	"github.com/opencrm/crm/services/leads/internal/api"
-	"github.com/opencrm/crm/services/leads/internal/leads"
-	"github.com/opencrm/crm/services/leads/internal/store"
 )
 
 // TestDatabaseDown: while PostgreSQL cannot be reached (nothing listens
@@ -44,33 +35,9 @@ func TestDatabaseDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.New(d, users)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const nowhere = "http://127.0.0.1:1"
-	svc, err := leads.NewService(st, leads.Upstreams{
-		Contacts: contactsapi.New(nowhere, secret), Deals: dealsapi.New(nowhere, secret),
-		ContactFields: propertyapi.NewClient(svcclient.New("contacts", nowhere, secret)),
-		DealFields:    propertyapi.NewClient(svcclient.New("deals", nowhere, secret)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss := authtest.New(t)
-	csv, err := api.NewCSV(d, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := api.New(api.Config{Service: svc, DB: d, Verifier: iss.Verifier(t), InternalSecret: secret, CSV: csv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ops, err := httpx.NewOps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, h: ops.Handler(h)}
+	h, _, iss := serve(t, d, users, nowhere, nowhere)
+	e := &env{t: t, h: h}
 	admin := iss.Admin(t, 2)
 	lead := map[string]any{"first_name": "Ada", "last_name": "Lovelace"}
 	for _, tc := range []struct {

@@ -60,16 +60,40 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fc := newFakeContacts(t)
+	fd := newFakeDeals(t, fc)
+	h, st, iss := serve(t, d, users, fc.URL, fd.URL())
+	team := int64(7)
+	ctx := context.Background()
+	now := time.Now()
+	for _, u := range []directory.User{
+		{ID: 1, Name: "Uma User", Email: "uma@example.com", Role: "user", TeamID: &team, Active: true, UpdatedAt: now},
+		{ID: 2, Name: "Ada Admin", Email: "ada@example.com", Role: "admin", Active: true, UpdatedAt: now},
+		{ID: 3, Name: "Tom Teammate", Email: "tom@example.com", Role: "user", TeamID: &team, Active: true, UpdatedAt: now},
+		{ID: 4, Name: "Olga Other", Email: "olga@example.com", Role: "user", Active: true, UpdatedAt: now},
+	} {
+		if err := directory.Upsert(ctx, d, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &env{
+		t: t, h: h, db: d, store: st, issuer: iss, contacts: fc, deals: fd, identity: idf,
+		user: iss.Token(t, 1, "user", &team), admin: iss.Admin(t, 2),
+	}
+}
+
+// serve is the leads API, with its ops endpoints, on d, calling contacts
+// and deals at their URLs.
+func serve(t testing.TB, d *db.DB, users *directory.Users, contactsURL, dealsURL string) (http.Handler, *store.Store, *authtest.Issuer) {
+	t.Helper()
 	st, err := store.New(d, users)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc := newFakeContacts(t)
-	fd := newFakeDeals(t, fc)
 	svc, err := leads.NewService(st, leads.Upstreams{
-		Contacts: contactsapi.New(fc.URL, secret), Deals: dealsapi.New(fd.URL(), secret),
-		ContactFields: propertyapi.NewClient(svcclient.New("contacts", fc.URL, secret)),
-		DealFields:    propertyapi.NewClient(svcclient.New("deals", fd.URL(), secret)),
+		Contacts: contactsapi.New(contactsURL, secret), Deals: dealsapi.New(dealsURL, secret),
+		ContactFields: propertyapi.NewClient(svcclient.New("contacts", contactsURL, secret)),
+		DealFields:    propertyapi.NewClient(svcclient.New("deals", dealsURL, secret)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,23 +111,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	team := int64(7)
-	ctx := context.Background()
-	now := time.Now()
-	for _, u := range []directory.User{
-		{ID: 1, Name: "Uma User", Email: "uma@example.com", Role: "user", TeamID: &team, Active: true, UpdatedAt: now},
-		{ID: 2, Name: "Ada Admin", Email: "ada@example.com", Role: "admin", Active: true, UpdatedAt: now},
-		{ID: 3, Name: "Tom Teammate", Email: "tom@example.com", Role: "user", TeamID: &team, Active: true, UpdatedAt: now},
-		{ID: 4, Name: "Olga Other", Email: "olga@example.com", Role: "user", Active: true, UpdatedAt: now},
-	} {
-		if err := directory.Upsert(ctx, d, u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &env{
-		t: t, h: ops.Handler(h), db: d, store: st, issuer: iss, contacts: fc, deals: fd, identity: idf,
-		user: iss.Token(t, 1, "user", &team), admin: iss.Admin(t, 2),
-	}
+	return ops.Handler(h), st, iss
 }
 
 type resp struct {
