@@ -41,6 +41,8 @@ func (g *Gateway) api(c *fiber.Ctx) error {
 		// A method the path does not take: authenticated as the service's
 		// answer was, then answered here, as the service would.
 		rt, st.allow = g.table.guardOf(path, allow), allow
+	} else {
+		st.deprecated = rt.Deprecated
 	}
 	st.route = rt.Path
 	ctx := c.UserContext()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/opencrm/crm/pkg/auth"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
+	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/tracing"
 )
 
@@ -76,6 +77,9 @@ type reqState struct {
 	// route is the declared path the request matched ("/contacts/{id}"),
 	// its metrics label.
 	route string
+	// deprecated is the matched route's deprecation, nil when it has
+	// none (or the method is not the route's: a 405 is no answer of it).
+	deprecated *route.Deprecation
 	// allow is set when the path exists but not for the request's
 	// method: the methods it takes, answered with a 405.
 	allow        string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
 
 	"github.com/opencrm/crm/pkg/contract/route"
 	"github.com/opencrm/crm/pkg/problem"
@@ -52,9 +53,9 @@ func (g *Gateway) base(c *fiber.Ctx) error {
 		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
 		h.Set("RateLimit-Reset", strconv.Itoa(q.Reset))
 	}
-	if st.route != "" && g.table.deprecated {
+	if st.deprecated != nil {
 		// Every answer of a deprecated route says so, a refusal too.
-		g.deprecation(c)
+		setDeprecation(&c.Response().Header, st.deprecated)
 	}
 	g.finishBody(c, st)
 
@@ -108,17 +109,11 @@ func (g *Gateway) finishBody(c *fiber.Ctx, st *reqState) {
 	}
 }
 
-// deprecation sets the Deprecation, Sunset and Link headers on the answer
-// of a request whose route is deprecated (deprecationHeaderValues),
-// replacing any the service sent: the declaration is the one source.
-func (g *Gateway) deprecation(c *fiber.Ctx) {
-	path := strings.TrimPrefix(string(c.Context().URI().Path()), route.Prefix)
-	d := g.table.deprecationOf(c.Method(), path)
-	if d == nil {
-		return
-	}
+// setDeprecation sets the Deprecation, Sunset and Link headers of d
+// (deprecationHeaderValues) on an answer, replacing any the service
+// sent: the declaration is the one source.
+func setDeprecation(h *fasthttp.ResponseHeader, d *route.Deprecation) {
 	dep, sunset, link := deprecationHeaderValues(d)
-	h := &c.Response().Header
 	h.Set("Deprecation", dep)
 	h.Set("Sunset", sunset)
 	h.Add("Link", link)

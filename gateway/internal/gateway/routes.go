@@ -55,9 +55,6 @@ type table struct {
 	mux *http.ServeMux
 	// maxLimit is the largest body limit of any route.
 	maxLimit int64
-	// deprecated is whether any route is: only then does a request look
-	// its deprecation up (deprecationOf).
-	deprecated bool
 }
 
 // declared is the mux's handler for a route: it is never served, only
@@ -72,21 +69,8 @@ func newTable(routes []route.Route) *table {
 		r := &routes[i]
 		t.mux.Handle(r.Pattern(), declared{r})
 		t.maxLimit = max(t.maxLimit, r.Limit())
-		t.deprecated = t.deprecated || r.Deprecated != nil
 	}
 	return t
-}
-
-// deprecationOf is the deprecation of the route of method and path
-// (without /api), nil when it has none or no route matches.
-func (t *table) deprecationOf(method, path string) *route.Deprecation {
-	if !t.deprecated {
-		return nil
-	}
-	if rt, _ := t.match(method, path); rt != nil {
-		return rt.Deprecated
-	}
-	return nil
 }
 
 // deprecationHeaderValues are the headers every answer of a deprecated
