@@ -11,3 +11,13 @@ func (s *Store) WithFewMatches(n int) *Store {
 	c.fewMatches = n
 	return &c
 }
+
+// SearchFrom exposes searchFrom to the external tests, so they can tell
+// which table a search reads its matches from.
+var SearchFrom = searchFrom
+
+// The tables searchFrom picks.
+const (
+	FromLeads      = fromLeads
+	FromProjection = fromProjection
+)

@@ -42,13 +42,51 @@ func orderBy(f leads.Filter) string {
 	return custom.Sorts(Sorts, f.Custom.Sort).OrderBy(f.Query)
 }
 
-// Where builds the filter shared by the list and the CSV export.
-func Where(f leads.Filter) *listsql.Where {
+// The list reads a search's matches from one of two tables: leads, or
+// lead_search, its narrow projection (migration 011) holding only what
+// the filters and built-in sorts read, under the same names, and the
+// trigram index on search_text. A broad search rechecks every trigram
+// candidate on the heap, and the projection's rows are a fraction of the
+// width of leads'.
+const (
+	fromLeads      = "leads"
+	fromProjection = "lead_search"
+)
+
+// searchFrom is the table f's search reads its matches from: the
+// projection when every other filter and the sort are its columns (the
+// built-in sorts, enum equality on enums, status, source, owner, scope,
+// dates, updated_since), leads otherwise (another custom-field filter or
+// a custom field's sort read custom_fields).
+func searchFrom(f leads.Filter) string {
+	if f.Query.Search == "" || f.Custom.Sort != nil {
+		return fromLeads
+	}
+	for _, c := range f.Custom.Filters {
+		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
+			return fromLeads
+		}
+	}
+	return fromProjection
+}
+
+// Where builds the filter on leads shared by the list and the CSV export.
+func Where(f leads.Filter) *listsql.Where { return whereOn(f, fromLeads) }
+
+// whereOn builds f's filter on table (fromLeads, or fromProjection where
+// searchFrom says it answers f): both tables name the filtered columns
+// alike, only the search differs. On leads, which has no trigram index
+// since migration 011, the search is the ids the projection's index finds.
+func whereOn(f leads.Filter, table string) *listsql.Where {
 	w := &listsql.Where{}
 	customFilters(w, f.Custom.Filters)
 	q := f.Query
 	if q.Search != "" {
-		w.And("search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%"))
+		cond := "search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%")
+		if table == fromLeads {
+			cond = "id IN (SELECT id FROM lead_search WHERE " + cond + ")"
+		}
+		w.And(cond)
 	}
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
@@ -247,9 +285,11 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 // compiling costs more than the query. The statement is unnamed
 // (QueryExecModeExec), planned with the term itself each time: a cached
 // generic plan knows neither how many rows the pattern matches nor the
-// LIMIT.
+// LIMIT. A search's matches come from the table searchFrom picks: the
+// narrow projection where it holds every filtered and sorted column.
 func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
-	w := Where(f)
+	table := searchFrom(f)
+	w := whereOn(f, table)
 	q := f.Query
 	sorts := custom.Sorts(Sorts, f.Custom.Sort)
 	key, ok := sorts.By[q.SortBy]
@@ -267,7 +307,7 @@ func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int,
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+key+` AS sort_key, count(*) OVER () AS total
-			FROM leads `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
+			FROM `+table+` `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
 			append([]any{pgx.QueryExecModeExec}, w.Args()...)...)
 		if err != nil {
 			return err
@@ -285,8 +325,8 @@ func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int,
 				// A page past the end carries no window count: count
 				// separately (with a fresh Where: LimitOffset added w's
 				// paging args).
-				cw := Where(f)
-				return tx.QueryRow(ctx, `SELECT count(*) FROM leads `+cw.SQL(), cw.Args()...).Scan(&total)
+				cw := whereOn(f, table)
+				return tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` `+cw.SQL(), cw.Args()...).Scan(&total)
 			}
 			return nil
 		}
