@@ -76,7 +76,11 @@ func Where(f leads.Filter) *listsql.Where { return whereOn(f, fromLeads) }
 // whereOn builds f's filter on table (fromLeads, or fromProjection where
 // searchFrom says it answers f): both tables name the filtered columns
 // alike, only the search differs. On leads, which has no trigram index
-// since migration 011, the search is the ids the projection's index finds.
+// since migration 011, the search is the ids the projection's index finds,
+// as an array the subquery computes first: written id IN (subquery), the
+// planner took a custom-field filter for selective (it has no statistics
+// on one) and probed the projection once per lead of a parallel scan of
+// leads (1.4 s for a broad term at 1,000,000 leads against 0.8 s).
 func whereOn(f leads.Filter, table string) *listsql.Where {
 	w := &listsql.Where{}
 	customFilters(w, f.Custom.Filters)
@@ -84,7 +88,7 @@ func whereOn(f leads.Filter, table string) *listsql.Where {
 	if q.Search != "" {
 		cond := "search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%")
 		if table == fromLeads {
-			cond = "id IN (SELECT id FROM lead_search WHERE " + cond + ")"
+			cond = "id = ANY(ARRAY(SELECT id FROM lead_search WHERE " + cond + "))"
 		}
 		w.And(cond)
 	}
