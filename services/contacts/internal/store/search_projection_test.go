@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
@@ -233,13 +234,15 @@ func TestSearchFallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sql := range []string{
+		`INSERT INTO directory_users (id, name, email, role, team_id, active, updated_at) VALUES
+			(7, 'A', 'a@x.example', 'user', 3, true, now()), (8, 'B', 'b@x.example', 'user', 3, true, now())`,
 		`INSERT INTO companies (name) VALUES ('Smithson Holdings'), ('Other Co')`,
 		// A quarter of the contacts are Smiths by name; the contacts of
 		// Smithson Holdings match through their company's name.
 		`INSERT INTO contacts (first_name, last_name, email, status, source, assigned_to, company_id, custom_fields, created_at)
 			SELECT 'P' || g, (ARRAY['Smith','Jones','Nguyen','Rossi'])[1 + g % 4], 'p' || g || '@x.example',
 				CASE WHEN g % 3 = 0 THEN 'inactive' ELSE 'active' END, (ARRAY['web', 'event'])[1 + g % 2],
-				CASE WHEN g % 5 = 0 THEN NULL ELSE 7 END,
+				CASE WHEN g % 5 = 0 THEN NULL WHEN g % 5 = 1 THEN 8 ELSE 7 END,
 				(SELECT min(id) FROM companies) + g % 7 / 6,
 				jsonb_build_object('tier', (ARRAY['gold','silver'])[1 + g % 2 * (g % 3 % 2)], 'score', g % 11),
 				timestamptz '2026-01-01 00:00:00Z' + g * interval '7 hours'
@@ -249,6 +252,11 @@ func TestSearchFallbacks(t *testing.T) {
 			t.Fatalf("%v\n%s", err, sql)
 		}
 	}
+	var smithson int64
+	if err := d.QueryRow(ctx, `SELECT id FROM companies WHERE name = 'Smithson Holdings'`).Scan(&smithson); err != nil {
+		t.Fatal(err)
+	}
+	from, to := time.Date(2026, 1, 20, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 20, 0, 0, 0, 0, time.UTC)
 	gold := customfield.Filter{Def: tier, Op: customfield.Eq, Values: []any{"gold"}}
 	atLeast5 := customfield.Filter{Def: score, Op: customfield.Gte, Values: []any{5.0}}
 	smith := `(c.search_text LIKE '%smith%' OR c.company_id IN (SELECT id FROM companies WHERE lower(name) LIKE '%smith%'))`
@@ -268,6 +276,12 @@ func TestSearchFallbacks(t *testing.T) {
 		{"search, scope me, source, by created_at", contacts.Filter{Source: "event", Caller: 7,
 			Query: list.Query{Scope: list.ScopeMe, SortBy: "created_at"}}, fromProjection,
 			smith + ` AND c.source = 'event' AND c.assigned_to = 7`, "c.created_at, c.id"},
+		{"search, scope team, dates", contacts.Filter{Caller: 8, CallerTeam: ptr(int64(3)),
+			Query: list.Query{Scope: list.ScopeTeam, DateFrom: &from, DateTo: &to}}, fromProjection,
+			smith + ` AND c.assigned_to IN (7, 8) AND c.created_at >= '2026-01-20' AND c.created_at < '2026-02-20'`, "c.sort_name, c.id"},
+		{"search, company, updated since, by phone desc", contacts.Filter{CompanyID: &smithson,
+			Query: list.Query{UpdatedSince: &from, SortBy: "phone", Desc: true}}, fromProjection,
+			smith + fmt.Sprintf(` AND c.company_id = %d AND c.updated_at >= '2026-01-20'`, smithson), "c.phone DESC, c.id DESC"},
 		{"search and a number range", contacts.Filter{Custom: customfield.Query{Filters: []customfield.Filter{atLeast5}}}, fromContacts,
 			smith + ` AND (c.custom_fields->>'score')::numeric >= 5`, "c.sort_name, c.id"},
 		{"search, enum and a number range", contacts.Filter{Custom: customfield.Query{Filters: []customfield.Filter{gold, atLeast5}}},
