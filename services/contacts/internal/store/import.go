@@ -253,7 +253,8 @@ func (w *importWriter) write(ctx context.Context, rows []contacts.ImportRow) err
 const importPendingList = "256MB"
 
 // cleanSearchIndex merges the trigram entries an import left in the GIN
-// pending list into the index, in the background: until then every search
+// pending list into the index (contacts_search_trgm, on the contact_search
+// projection the import's rows reach through its trigger), in the background: until then every search
 // also scans the pending list (correct, but slower). It runs under its own
 // deadline, detached from the request, and only logs a failure; autovacuum
 // or the next insert past the default limit would merge the list anyway.
