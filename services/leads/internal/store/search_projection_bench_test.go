@@ -7,7 +7,7 @@ package store
 // projection, the trigram index back on leads, no status-led index), in
 // alternating rounds of the same run:
 //
-//	CRM_BENCH_ROWS=200000 go test -tags bench -run '^$' -bench SearchProjectionWrites -benchtime 1x -timeout 30m ./services/leads/internal/store/
+//	CRM_BENCH_ROWS=200000 CRM_BENCH_ROUNDS=3 go test -tags bench -run '^$' -bench SearchProjectionWrites -benchtime 1x -timeout 30m ./services/leads/internal/store/
 
 import (
 	"context"
@@ -57,7 +57,11 @@ func BenchmarkSearchProjectionWrites(b *testing.B) {
 		seedWrites(b, d, n)
 		stores[version] = &Store{db: d}
 	}
-	const clients, perClient, batches, batchSize, importRows, rounds = 4, 150, 10, 50, 5_000, 3
+	const clients, perClient, batches, batchSize, importRows = 4, 150, 10, 50, 5_000
+	rounds := 3
+	if v, err := strconv.Atoi(os.Getenv("CRM_BENCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	lead := func(name string) leads.Lead {
 		return leads.Lead{FirstName: "Bench", LastName: name, Email: ptr(name + "@w.example"), Company: ptr("Acme " + name),
 			Status: leads.StatusNew, Source: ptr("web"), CustomFields: map[string]any{}}
@@ -138,9 +142,9 @@ func BenchmarkSearchProjectionWrites(b *testing.B) {
 		}
 		for _, v := range order {
 			tag := fmt.Sprintf("r%d-%s", r, v)
-			got[v].single += single(stores[v], tag) / rounds
-			got[v].intake += intake(stores[v], tag) / rounds
-			got[v].imports += imports(stores[v], tag) / rounds
+			got[v].single += single(stores[v], tag) / float64(rounds)
+			got[v].intake += intake(stores[v], tag) / float64(rounds)
+			got[v].imports += imports(stores[v], tag) / float64(rounds)
 		}
 	}
 	b.StopTimer()
