@@ -48,6 +48,7 @@ func seedContacts(b *testing.B, c *pgx.Conn, n int) {
 		exec1(b, c, `ALTER TABLE contacts.contacts ENABLE TRIGGER contacts_enums`)
 		exec1(b, c, `RESET search_path`)
 		exec1(b, c, `VACUUM (ANALYZE) contacts.contacts`)
+		exec1(b, c, `VACUUM (ANALYZE) contacts.contact_search`)
 		exec1(b, c, `VACUUM (ANALYZE) contacts.companies`)
 	})
 }

@@ -40,6 +40,7 @@ func seedLeads(b *testing.B, c *pgx.Conn, n int) {
 			FROM generate_series(1, %d) g`, n))
 		exec1(b, c, `RESET search_path`)
 		exec1(b, c, `VACUUM (ANALYZE) leads.leads`)
+		exec1(b, c, `VACUUM (ANALYZE) leads.lead_search`)
 	})
 }
 
