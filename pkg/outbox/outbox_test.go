@@ -275,6 +275,102 @@ func TestConsumeBatches(t *testing.T) {
 	}
 }
 
+// xackCounter counts the XACK commands a client sends.
+type xackCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (h *xackCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *xackCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "xack" {
+			h.mu.Lock()
+			h.n++
+			h.mu.Unlock()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *xackCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestConsumerAcksOncePerRead: a consumer handling events one by one
+// acknowledges a read's events with one XACK, handled, ignored (a type the
+// handler does not follow) and undecodable alike; a failed one stays
+// pending for its retry.
+func TestConsumerAcksOncePerRead(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	acks := &xackCounter{}
+	rdb.AddHook(acks)
+	stream := randStream(t, rdb)
+	ids := map[int64]string{}
+	for i := int64(1); i <= 100; i++ {
+		body := fmt.Sprintf(`{"id":%d,"type":"thing.created","aggregate_id":"%d","data":{}}`, i, i)
+		if i == 50 {
+			body = "not json"
+		}
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{"event": body}}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	var mu sync.Mutex
+	seen := 0
+	c := &outbox.Consumer{Redis: rdb, Stream: stream, Group: "g", Name: "n", RetryIdle: time.Hour,
+		Handle: func(_ context.Context, ev outbox.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen++
+			if ev.ID == 7 {
+				return errors.New("store down")
+			}
+			return nil
+		}}
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pending, err := rdb.XPending(ctx, stream, "g").Result()
+		mu.Lock()
+		n := seen
+		mu.Unlock()
+		if err == nil && n == 99 && pending.Count == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %d handled, pending %+v, %v", n, pending, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	pending, err := rdb.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: stream, Group: "g", Start: "-", End: "+", Count: 10}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range pending {
+		left = append(left, p.ID)
+	}
+	if diff := cmp.Diff([]string{ids[7]}, left); diff != "" {
+		t.Errorf("pending after the read (-want +got):\n%s", diff)
+	}
+	acks.mu.Lock()
+	defer acks.mu.Unlock()
+	if acks.n != 1 {
+		t.Errorf("%d XACK commands for one read of 100 events, want 1", acks.n)
+	}
+}
+
 // TestAddManyCopiesABatch: a batch of events (sent as one COPY) is stored
 // as a few (one INSERT) are: in order, each payload as encoded, the trace
 // context and the schema version.
