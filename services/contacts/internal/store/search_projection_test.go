@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
 	"github.com/opencrm/crm/pkg/list"
+	"github.com/opencrm/crm/pkg/list/listtest"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -307,34 +307,21 @@ func TestSearchFallbacks(t *testing.T) {
 		if len(want) < 10 {
 			t.Fatalf("%s: %d matches, too few to page through", tc.name, len(want))
 		}
-		for _, page := range []int{1, 2, len(want)/7 + 1, len(want)/7 + 3} {
+		listtest.Pages(t, tc.name, want, func(page, perPage int) ([]int64, int, error) {
 			f := tc.f
-			f.Page, f.PerPage = page, 7
+			f.Page, f.PerPage = page, perPage
 			got, total, err := s.ListContacts(ctx, f)
-			if err != nil {
-				t.Fatalf("%s page %d: %v", tc.name, page, err)
-			}
 			ids := []int64{}
 			for _, c := range got {
 				ids = append(ids, c.ID)
 			}
-			wantPage := want[min((page-1)*7, len(want)):min(page*7, len(want))]
-			if diff := cmp.Diff(wantPage, ids); diff != "" || total != len(want) {
-				t.Errorf("%s page %d: total %d, want %d; ids (-want +got):\n%s", tc.name, page, total, len(want), diff)
-			}
-		}
+			return ids, total, err
+		})
 		var out bytes.Buffer
 		if err := s.ExportContacts(ctx, tc.f, nil, &out); err != nil {
 			t.Fatalf("%s: export: %v", tc.name, err)
 		}
-		var exported []int64
-		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
-			var id int64
-			if _, err := fmt.Sscanf(strings.SplitN(line, ",", 2)[0], "%d", &id); err != nil {
-				t.Fatalf("%s: export line %q: %v", tc.name, line, err)
-			}
-			exported = append(exported, id)
-		}
+		exported := listtest.CSVIDs(t, tc.name, out.String())
 		if diff := cmp.Diff(want, exported); diff != "" {
 			t.Errorf("%s: exported ids (-want +got):\n%s", tc.name, diff)
 		}
