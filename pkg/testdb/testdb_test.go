@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/testdb"
 )
@@ -26,5 +28,14 @@ func TestEachCallGetsItsOwnMigratedDatabase(t *testing.T) {
 	var schema string
 	if err := a.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil || schema != "tdbtest" {
 		t.Fatalf("search_path schema = %q, %v", schema, err)
+	}
+}
+
+func TestSections(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{"001_t.sql": {Data: []byte("CREATE TABLE t (id int);\n---- create above / drop below ----\nDROP TABLE t;\n")}}
+	up, down := testdb.Sections(t, fsys, "001_t.sql")
+	if diff := cmp.Diff([2]string{"CREATE TABLE t (id int);\n", "\nDROP TABLE t;\n"}, [2]string{up, down}); diff != "" {
+		t.Errorf("sections (-want +got):\n%s", diff)
 	}
 }

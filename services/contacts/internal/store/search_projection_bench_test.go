@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strconv"
@@ -41,7 +40,7 @@ func BenchmarkSearchProjectionWrites(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("CRM_BENCH_ROWS")); err == nil && v > 0 {
 		n = v
 	}
-	down := downOf(b, "016_search_projection.sql")
+	_, down := testdb.Sections(b, migrations.FS, "016_search_projection.sql")
 	stores := map[string]*Store{}
 	for _, version := range []string{"016", "015"} {
 		d := testdb.New(b, Schema, Migrate, MigrationSets...)
@@ -179,19 +178,6 @@ func BenchmarkSearchProjectionWrites(b *testing.B) {
 	b.ReportMetric(got["016"].single/got["015"].single, "single-016/015")
 	b.ReportMetric(got["016"].edits/got["015"].edits, "edit-016/015")
 	b.ReportMetric(got["016"].imports/got["015"].imports, "import-016/015")
-}
-
-// downOf is the rollback section of the contacts migration name.
-func downOf(b *testing.B, name string) string {
-	src, err := fs.ReadFile(migrations.FS, name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, down, ok := strings.Cut(string(src), "---- create above / drop below ----")
-	if !ok {
-		b.Fatalf("%s has no rollback section", name)
-	}
-	return down
 }
 
 // seedWrites fills d with n contacts spread over 1,000 companies, settled

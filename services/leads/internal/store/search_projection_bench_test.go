@@ -12,7 +12,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -50,7 +49,8 @@ func BenchmarkSearchProjectionWrites(b *testing.B) {
 	for _, version := range versions {
 		d := testdb.New(b, "leads", Migrate, MigrationSets...)
 		for _, m := range down[version] {
-			if _, err := d.Exec(ctx, downOf(b, m)); err != nil {
+			_, sql := testdb.Sections(b, migrations.FS, m)
+			if _, err := d.Exec(ctx, sql); err != nil {
 				b.Fatalf("%s down: %v", m, err)
 			}
 		}
@@ -167,19 +167,6 @@ func BenchmarkSearchProjectionWrites(b *testing.B) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// downOf is the rollback section of the leads migration name.
-func downOf(b *testing.B, name string) string {
-	src, err := fs.ReadFile(migrations.FS, name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, down, ok := strings.Cut(string(src), "---- create above / drop below ----")
-	if !ok {
-		b.Fatalf("%s has no rollback section", name)
-	}
-	return down
-}
 
 // seedWrites fills d with n leads as the e2e benchmarks seed them (fifty
 // owners, four statuses and sources, two years of creation days), settled

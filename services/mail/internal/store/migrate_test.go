@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,11 +19,7 @@ func TestMessageIDMigration(t *testing.T) {
 	t.Parallel()
 	d := testdb.New(t, "mail", migrate, migrations.FS)
 	ctx := context.Background()
-	up, err := migrations.FS.ReadFile("003_message_id_brackets.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	upSQL, _, _ := strings.Cut(string(up), "---- create above / drop below ----")
+	upSQL, _ := testdb.Sections(t, migrations.FS, "003_message_id_brackets.sql")
 	// "plain@x" as stored by POST /emails; "<dup@x>" from an id sent as
 	// "<<dup@x>>" and, later, "dup@x" from "<dup@x>"; "<ok@x>" stays.
 	if _, err := d.Exec(ctx, `
@@ -39,7 +34,7 @@ func TestMessageIDMigration(t *testing.T) {
 		SELECT id, 'shared@x.example', 'to' FROM messages WHERE message_id IN ('<dup@x>', 'dup@x')`); err != nil {
 		t.Fatal(err)
 	}
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, upSQL)
 		return err
 	})
