@@ -41,6 +41,24 @@ type Query struct {
 	Sort    *Definition
 }
 
+// IsEnumEquality reports whether f is an enum field's equality: the one
+// custom-field filter a record's derived enums column answers (and with
+// it the count cubes, the sort indexes that carry the column and the
+// search projections), where any other reads custom_fields itself.
+func (f Filter) IsEnumEquality() bool { return f.Op == Eq && f.Def.Type == Enum }
+
+// EnumEqualitiesOnly reports whether every filter of q is an enum
+// equality (IsEnumEquality); true without filters. The sort is not
+// considered.
+func (q Query) EnumEqualitiesOnly() bool {
+	for _, f := range q.Filters {
+		if !f.IsEnumEquality() {
+			return false
+		}
+	}
+	return true
+}
+
 // SortPrefix starts a custom-field sort key: sort_by=cf.<name>.
 const SortPrefix = propertyapi.SortPrefix
 

@@ -47,13 +47,8 @@ const (
 // company, dates, updated_since), contacts otherwise (another custom-field
 // filter or a custom field's sort read custom_fields).
 func searchFrom(f contacts.Filter) string {
-	if f.Search == "" || f.Custom.Sort != nil {
+	if f.Search == "" || f.Custom.Sort != nil || !f.Custom.EnumEqualitiesOnly() {
 		return fromContacts
-	}
-	for _, c := range f.Custom.Filters {
-		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
-			return fromContacts
-		}
 	}
 	return fromProjection
 }
@@ -134,13 +129,8 @@ func cubed(f contacts.Filter) (sql string, args []any, ok bool) {
 	// count contacts (none), not the unassigned ones.
 	mine := f.Scope == list.ScopeMe || f.Scope == list.ScopeTeam && f.CallerTeam == nil
 	if f.Search != "" || f.CompanyID != nil || f.UpdatedSince != nil ||
-		(f.AssignedTo != nil && *f.AssignedTo <= 0) || (mine && f.Caller <= 0) {
+		(f.AssignedTo != nil && *f.AssignedTo <= 0) || (mine && f.Caller <= 0) || !f.Custom.EnumEqualitiesOnly() {
 		return "", nil, false
-	}
-	for _, c := range f.Custom.Filters {
-		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
-			return "", nil, false
-		}
 	}
 	w := &listsql.Where{}
 	if f.Status != "" {
@@ -173,7 +163,7 @@ const cubeEnums = customfield.Column("enums")
 func enumFilters(w *listsql.Where, filters []customfield.Filter) {
 	var enums, others []customfield.Filter
 	for _, c := range filters {
-		if c.Op == customfield.Eq && c.Def.Type == customfield.Enum {
+		if c.IsEnumEquality() {
 			enums = append(enums, c)
 		} else {
 			others = append(others, c)

@@ -63,13 +63,8 @@ const (
 // dates, updated_since), leads otherwise (another custom-field filter or
 // a custom field's sort read custom_fields).
 func searchFrom(f leads.Filter) string {
-	if f.Query.Search == "" || f.Custom.Sort != nil {
+	if f.Query.Search == "" || f.Custom.Sort != nil || !f.Custom.EnumEqualitiesOnly() {
 		return fromLeads
-	}
-	for _, c := range f.Custom.Filters {
-		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
-			return fromLeads
-		}
 	}
 	return fromProjection
 }
@@ -187,13 +182,8 @@ func cubed(f leads.Filter) (sql string, args []any, ok bool) {
 	// leads (none), not the unassigned ones.
 	mine := q.Scope == list.ScopeMe || q.Scope == list.ScopeTeam
 	if q.Search != "" || q.UpdatedSince != nil || !utcDay(q.DateFrom) || !utcDay(q.DateTo) ||
-		(f.AssignedTo != nil && *f.AssignedTo <= 0) || (mine && f.CallerID <= 0) {
+		(f.AssignedTo != nil && *f.AssignedTo <= 0) || (mine && f.CallerID <= 0) || !f.Custom.EnumEqualitiesOnly() {
 		return "", nil, false
-	}
-	for _, c := range f.Custom.Filters {
-		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
-			return "", nil, false
-		}
 	}
 	w := &listsql.Where{}
 	cubeEnums.Where(w, f.Custom.Filters)
@@ -239,7 +229,7 @@ const cubeEnums = customfield.Column("enums")
 func customFilters(w *listsql.Where, filters []customfield.Filter) {
 	var others []customfield.Filter
 	for _, c := range filters {
-		if c.Op != customfield.Eq || c.Def.Type != customfield.Enum {
+		if !c.IsEnumEquality() {
 			others = append(others, c)
 			continue
 		}
