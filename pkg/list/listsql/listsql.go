@@ -82,6 +82,33 @@ func (s Sorts) Since(w *Where, q list.Query) {
 // whole index.
 const FewMatches = 5_000
 
+// MaxWalk is the most rows of a filter's sort order a search reads to find
+// its page (SearchWalk). A walk costs a few microseconds per row (an index
+// entry and the row's search text), so 10,000 stay near 40 ms; one pass
+// over a broad term's matches counts and sorts them all, about 250 ms at
+// 125,000 matches.
+const MaxWalk = 10_000
+
+// SearchWalk is how many rows of a filter's sort order a search walks to
+// find the first need matches (its page's last row, offset included) when
+// matches of the filter's rows match the term: the expected need × rows /
+// matches, doubled for an uneven spread, plus need. ok is false when that
+// passes MaxWalk (a narrow term, a deep page), where one pass over the
+// matches is cheaper. A walk that finds fewer than need matches in its
+// rows, short of the filter's end, says nothing; the caller then makes
+// that pass.
+func SearchWalk(need, rows, matches int) (walk int, ok bool) {
+	if need <= 0 || matches <= 0 || rows < matches {
+		return 0, false
+	}
+	expected := (need*rows + matches - 1) / matches
+	walk = 2*expected + need
+	if walk > MaxWalk {
+		return 0, false
+	}
+	return min(walk, rows), true
+}
+
 // LimitOffset returns the LIMIT/OFFSET clause of q's page as placeholders added to w.
 func LimitOffset(w *Where, q list.Query) string {
 	return "LIMIT " + w.Arg(q.PerPage) + " OFFSET " + w.Arg(q.Offset())

@@ -97,3 +97,33 @@ func TestSince(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchWalk(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                string
+		need, rows, matches int
+		want                int
+		ok                  bool
+	}{
+		{"one in eight, first page", 50, 1_000_000, 125_000, 850, true},
+		{"every row matches", 50, 1_000_000, 1_000_000, 150, true},
+		{"walk capped at the filter's rows", 50, 100, 90, 100, true},
+		{"narrow term", 50, 1_000_000, 1_000, 0, false},
+		{"deep page of a broad term", 5_000, 1_000_000, 125_000, 0, false},
+		{"just within the bound", 50, 1_000_000, 10_100, 9_952, true},
+		{"just past the bound", 50, 1_000_000, 10_050, 0, false},
+		{"nothing matches", 50, 1_000_000, 0, 0, false},
+		{"rows behind matches (a stale estimate)", 50, 10, 20, 0, false},
+		{"no page", 0, 100, 10, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := listsql.SearchWalk(tt.need, tt.rows, tt.matches)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("SearchWalk(%d, %d, %d) = %d, %v; want %d, %v", tt.need, tt.rows, tt.matches, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
