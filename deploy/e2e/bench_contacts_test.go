@@ -63,7 +63,7 @@ type contactCase struct{ name, query, where, order string }
 
 // searchSQL is the search filter on contacts as the contacts service states
 // it: the contact's own fields through the trigram index, which lives on the
-// contact_search projection (contacts migration 016), or its company's name.
+// contact_search projection (contacts migration 017), or its company's name.
 func searchSQL(term string) string {
 	p := "'%" + term + "%'"
 	return "(id = ANY(ARRAY(SELECT id FROM contacts.contact_search WHERE search_text LIKE lower(" + p + "))) OR company_id = ANY(ARRAY(SELECT id FROM contacts.companies WHERE lower(name) LIKE lower(" + p + "))))"

@@ -30,43 +30,20 @@ var contactSorts = listsql.Sorts{
 	Updated:  "updated_at",
 }
 
-// The list reads a search's matches from one of two tables: contacts, or
-// contact_search, its narrow projection (migration 016) holding only what
-// the filters and built-in sorts read, under the same names, and the
-// trigram index on search_text. A broad search rechecks every trigram
-// candidate on the heap: 125,000 of them read about 62,000 pages of
-// contacts against half that of the projection.
-const (
-	fromContacts   = "contacts"
-	fromProjection = "contact_search"
-)
-
-// searchFrom is the table f's search reads its matches from: the
-// projection when every other filter and the sort are its columns (the
-// built-in sorts, enum equality on enums, status, source, owner, scope,
-// company, dates, updated_since), contacts otherwise (another custom-field
-// filter or a custom field's sort read custom_fields).
-func searchFrom(f contacts.Filter) string {
-	if f.Search == "" || f.Custom.Sort != nil || !f.Custom.EnumEqualitiesOnly() {
-		return fromContacts
-	}
-	return fromProjection
-}
-
-// searchCond is the substring search on table (fromContacts or
-// fromProjection): the contact's own fields through the trigram index on
-// contact_search.search_text, OR the contact's company when the company's
-// name matches (company ids from the small companies table's trigram
-// index). company_name is not part of search_text, so a term shared by many
-// company names ("company 7") no longer makes the trigram index return
-// most contacts; the planner combines both as a BitmapOr. On contacts,
-// which has no trigram index since migration 016, the first branch is the
-// ids the projection's index finds, so it is a BitmapOr too (of the
-// primary key and the company index).
-func searchCond(w *listsql.Where, table, search string) string {
+// searchCond is the substring search: the contact's own fields
+// (search_text) OR its company, when the company's name matches (company
+// ids from the small companies table's trigram index). company_name is not
+// part of search_text, so a term shared by many company names ("company
+// 7") does not make the trigram index return most contacts; the planner
+// combines both as a BitmapOr. direct reads search_text on the rows at
+// hand: contact_search's, whose trigram index finds them (migration 017),
+// or contacts' rows a walk already chose. Otherwise the contacts are those
+// of the ids contact_search's index finds (contacts has no trigram index),
+// again a BitmapOr (of the primary key and the company index).
+func searchCond(w *listsql.Where, search string, direct bool) string {
 	p := w.Arg("%" + listsql.EscapeLike(search) + "%")
 	own := "search_text LIKE lower(" + p + ")"
-	if table == fromContacts {
+	if !direct {
 		own = "id = ANY(ARRAY(SELECT id FROM contact_search WHERE " + own + "))"
 	}
 	return "(" + own + " OR company_id = ANY(ARRAY(SELECT id FROM companies WHERE lower(name) LIKE lower(" + p + "))))"
@@ -74,15 +51,10 @@ func searchCond(w *listsql.Where, table, search string) string {
 
 // filter builds the WHERE clause on contacts shared by the list and the
 // export.
-func filter(f contacts.Filter) *listsql.Where { return filterOn(f, fromContacts) }
-
-// filterOn builds f's WHERE clause on table (fromContacts, or
-// fromProjection where searchFrom says it answers f): both tables name
-// the filtered columns alike, only the search differs.
-func filterOn(f contacts.Filter, table string) *listsql.Where {
+func filter(f contacts.Filter) *listsql.Where {
 	w := &listsql.Where{}
 	if f.Search != "" {
-		w.And(searchCond(w, table, f.Search))
+		w.And(searchCond(w, f.Search, false))
 	}
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
@@ -116,6 +88,12 @@ func filterOn(f contacts.Filter, table string) *listsql.Where {
 		}
 	}
 	return w
+}
+
+// unsearched is f without its search: the filters a search's page walks.
+func unsearched(f contacts.Filter) contacts.Filter {
+	f.Search = ""
+	return f
 }
 
 // cubed returns the contact_cube statement answering the exact total of f
@@ -242,13 +220,16 @@ func pageIDs(f contacts.Filter, w *listsql.Where) string {
 // countSQL is the exact count(*) of f, per status when f has no status
 // filter, so the (status, ...) indexes serve range filters such as dates.
 // A custom-field filter, which no index serves, counts in one scan, as
-// does a search, whose matches its own indexes find (on the table
-// searchFrom picks).
+// does a search, whose matches its own indexes find: a search that is the
+// only filter counts contact_search alone, as narrow as the table allows.
 func countSQL(f contacts.Filter) (string, []any) {
-	table := searchFrom(f)
-	w := filterOn(f, table)
+	if f.Search != "" && filter(unsearched(f)).SQL() == "" {
+		w := &listsql.Where{}
+		return `SELECT count(*) FROM contact_search WHERE ` + searchCond(w, f.Search, true), w.Args()
+	}
+	w := filter(f)
 	if f.Status != "" || len(f.Custom.Filters) > 0 || f.Search != "" {
-		return `SELECT count(*) FROM ` + table + ` ` + w.SQL(), w.Args()
+		return `SELECT count(*) FROM contacts ` + w.SQL(), w.Args()
 	}
 	parts := make([]string, len(statuses))
 	for i, st := range statuses {
@@ -261,12 +242,15 @@ func countSQL(f contacts.Filter) (string, []any) {
 // Where the count cube answers the total (cubed) it is read first, and the
 // page follows from it: none when nothing matches or the page is past the
 // end, one pass over the matches when they are few (listsql.FewMatches),
-// a sort-index walk otherwise. Searches and company filters, whose matches
-// are found through their own indexes, count and page in one pass over
-// the matches. Any other filter counts on a second pool connection while
-// the page is read.
+// a sort-index walk otherwise. A search counts, then walks (searched). A
+// company filter, whose matches its own index finds, counts and pages in
+// one pass over the matches. Any other filter counts on a second pool
+// connection while the page is read.
 func (s *Store) ListContacts(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
-	if f.Search != "" || f.CompanyID != nil {
+	if f.Search != "" {
+		return s.searched(ctx, f)
+	}
+	if f.CompanyID != nil {
 		return s.matched(ctx, f)
 	}
 	total := 0
@@ -349,12 +333,9 @@ func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // matches, computed on the same rows the page's ids are cut from; only
 // (id, sort key) pass through the window, then the page's rows are read
 // by id. Ordering outside the subquery keeps the planner from walking a
-// whole sort index and filtering every row. A search's matches come from
-// the table searchFrom picks: its narrow projection where it holds every
-// filtered and sorted column.
+// whole sort index and filtering every row.
 func (s *Store) matched(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
-	table := searchFrom(f)
-	w := filterOn(f, table)
+	w := filter(f)
 	q := f.Query
 	expr, dir := sortKey(f)
 	total := 0
@@ -362,7 +343,7 @@ func (s *Store) matched(ctx context.Context, f contacts.Filter) ([]contacts.Cont
 	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
-			FROM `+table+` `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
+			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
 		if err != nil {
 			return err
 		}
@@ -381,17 +362,99 @@ func (s *Store) matched(ctx context.Context, f contacts.Filter) ([]contacts.Cont
 			}
 			return nil
 		}
-		rows, err = tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+sorts(f).OrderBy(q), ids)
-		if err != nil {
-			return err
-		}
-		list, err = pgx.CollectRows(rows, scanContact)
+		list, err = byID(ctx, tx, f, ids)
 		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	return list, total, s.renderList(ctx, list)
+}
+
+// searched answers a search: its exact total first (countSQL), then its
+// page by walking the other filters' sort order (pageIDs, the sort indexes)
+// and checking each row's search text, as far as listsql.SearchWalk
+// expects the page's matches to reach; the cube counts the rows of that
+// order. A term matching one contact in eight fills a first page of 50
+// from about 400 rows, where one pass over its 125,000 matches (matched)
+// carried and sorted every one. That pass remains for the walks that
+// cannot be bounded (no cube count for the other filters, a custom
+// field's sort, a narrow term, a deep page) or fall short of the page.
+func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
+	q := f.Query
+	rest := unsearched(f)
+	cubeSQL, cubeArgs, walkable := cubed(rest)
+	walkable = walkable && f.Custom.Sort == nil
+	need := q.Offset() + q.PerPage
+	total, rows, walked := 0, 0, false
+	list := []contacts.Contact{}
+	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
+		sql, args := countSQL(f)
+		if err := tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total); err != nil {
+			return err
+		}
+		if total == 0 || q.Offset() >= total {
+			walked = true
+			return nil
+		}
+		if !walkable {
+			return nil
+		}
+		if err := tx.QueryRow(ctx, cubeSQL, cubeArgs...).Scan(&rows); err != nil {
+			return err
+		}
+		walk, ok := listsql.SearchWalk(need, rows, total)
+		if !ok {
+			return nil
+		}
+		ids, err := s.walkIDs(ctx, tx, f, walk, need)
+		if err != nil {
+			return err
+		}
+		// Fewer matches than the page needs in a walk that stopped short
+		// of the filter's last row says nothing of the rows after it.
+		walked = len(ids) == need || walk >= rows
+		if s.searchWalked != nil {
+			s.searchWalked(walked)
+		}
+		if !walked {
+			return nil
+		}
+		list, err = byID(ctx, tx, f, ids[min(q.Offset(), len(ids)):])
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if !walked {
+		return s.matched(ctx, f)
+	}
+	return list, total, s.renderList(ctx, list)
+}
+
+// walkIDs returns, in list order, the first need contacts matching f's
+// search among the first walk rows of its other filters' sort order.
+func (s *Store) walkIDs(ctx context.Context, tx pgx.Tx, f contacts.Filter, walk, need int) ([]int64, error) {
+	rest := unsearched(f)
+	rest.Page, rest.PerPage = 1, walk
+	w := filter(rest)
+	expr, dir := sortKey(f)
+	rows, err := tx.Query(ctx, `SELECT id FROM contacts WHERE id = ANY(ARRAY(`+pageIDs(rest, w)+`)) AND `+
+		searchCond(w, f.Search, true)+` ORDER BY `+expr+` `+dir+`, id `+dir+` LIMIT `+w.Arg(need),
+		s.planned(w.Args())...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// byID reads the contacts of ids in f's list order.
+func byID(ctx context.Context, tx pgx.Tx, f contacts.Filter, ids []int64) ([]contacts.Contact, error) {
+	rows, err := tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ANY($1) `+sorts(f).OrderBy(f.Query), ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanContact)
 }
 
 // CompactCounts folds the per-statement deltas of contact_counts and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +18,9 @@ import (
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
-// projectedCols are contact_search's columns (migration 016), which
+// projectedCols are contact_search's columns (migration 017), which
 // contacts holds under the same names.
-const projectedCols = `id, company_id, assigned_to, created_at, updated_at, status, source, sort_name, email, phone,
-	company_name, enums, search_text`
+const projectedCols = `id, company_id, search_text`
 
 // projection reads table's projected columns, one JSON row per contact by id.
 func projection(t *testing.T, ctx context.Context, q interface {
@@ -212,16 +212,31 @@ func TestSearchProjectionFollowsWrites(t *testing.T) {
 	}
 }
 
-// TestSearchFallbacks: a search reads its matches from contact_search
-// when the projection holds every other filtered and sorted column, and
-// from contacts (the projection's trigram index giving the ids) when a
-// custom field other than an enum's equality is filtered or sorted on.
-// Either way the page and the exact total are those of the plain query on
-// contacts, a page past the end too, and the export finds the same rows.
+// TestSearchFallbacks: a search's page comes from a walk of its other
+// filters' sort order (searched) where the count cube counts those filters
+// and the page's matches are near, and from one pass over its matches
+// otherwise: a custom field other than an enum's equality filtered or
+// sorted on, a company filter, an incremental sync, a term clustered at
+// the far end of the order (the walk falls short). Either way the page
+// and the exact total are those of the plain query on contacts, a page
+// past the end too, and the export finds the same rows.
 func TestSearchFallbacks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d, s := newTestStore(t)
+	var walks struct {
+		sync.Mutex
+		found, short int
+	}
+	s.searchWalked = func(found bool) {
+		walks.Lock()
+		defer walks.Unlock()
+		if found {
+			walks.found++
+		} else {
+			walks.short++
+		}
+	}
 	props := customfield.Store{DB: d, Stream: Stream}
 	obj := customfield.Object{Name: propertyapi.Contacts, Table: "contacts"}
 	tier, err := props.Create(ctx, obj, propertyapi.PropertyInput{
@@ -247,6 +262,10 @@ func TestSearchFallbacks(t *testing.T) {
 				jsonb_build_object('tier', (ARRAY['gold','silver'])[1 + g % 2 * (g % 3 % 2)], 'score', g % 11),
 				timestamptz '2026-01-01 00:00:00Z' + g * interval '7 hours'
 			FROM generate_series(1, 240) g`,
+		// Forty Zephyrs, created after everyone else.
+		`INSERT INTO contacts (first_name, last_name, email, status, source, created_at)
+			SELECT 'Z' || g, 'Zephyr', 'z' || g || '@x.example', 'active', 'web', timestamptz '2027-01-01 00:00:00Z' + g * interval '1 hour'
+			FROM generate_series(1, 40) g`,
 	} {
 		if _, err := d.Exec(ctx, sql); err != nil {
 			t.Fatalf("%v\n%s", err, sql)
@@ -260,42 +279,51 @@ func TestSearchFallbacks(t *testing.T) {
 	gold := customfield.Filter{Def: tier, Op: customfield.Eq, Values: []any{"gold"}}
 	atLeast5 := customfield.Filter{Def: score, Op: customfield.Gte, Values: []any{5.0}}
 	smith := `(c.search_text LIKE '%smith%' OR c.company_id IN (SELECT id FROM companies WHERE lower(name) LIKE '%smith%'))`
+	zephyr := `c.search_text LIKE '%zephyr%'`
 	for _, tc := range []struct {
-		name  string
-		f     contacts.Filter
-		table string // the table searchFrom picks
-		where string // the filter on contacts c, plain SQL
-		order string
+		name   string
+		f      contacts.Filter
+		search string // SMITH when empty
+		walks  string // "found": some page came from a walk; "short": a walk fell short; "": no walk
+		where  string // the filter on contacts c, plain SQL
+		order  string
 	}{
-		{"search", contacts.Filter{}, fromProjection, smith, "c.sort_name, c.id"},
-		{"search by email desc", contacts.Filter{Query: list.Query{SortBy: "email", Desc: true}}, fromProjection, smith,
+		{"search", contacts.Filter{}, "", "found", smith, "c.sort_name, c.id"},
+		{"search by email desc", contacts.Filter{Query: list.Query{SortBy: "email", Desc: true}}, "", "found", smith,
 			"lower(c.email) DESC, c.id DESC"},
 		{"search, enum, status, owner, by company", contacts.Filter{Status: "active", AssignedTo: ptr(int64(7)),
-			Query: list.Query{SortBy: "company_name"}, Custom: customfield.Query{Filters: []customfield.Filter{gold}}}, fromProjection,
+			Query: list.Query{SortBy: "company_name"}, Custom: customfield.Query{Filters: []customfield.Filter{gold}}}, "", "found",
 			smith + ` AND c.status = 'active' AND c.assigned_to = 7 AND c.enums @> '{"tier": "gold"}'`, "lower(c.company_name), c.id"},
 		{"search, scope me, source, by created_at", contacts.Filter{Source: "event", Caller: 7,
-			Query: list.Query{Scope: list.ScopeMe, SortBy: "created_at"}}, fromProjection,
+			Query: list.Query{Scope: list.ScopeMe, SortBy: "created_at"}}, "", "found",
 			smith + ` AND c.source = 'event' AND c.assigned_to = 7`, "c.created_at, c.id"},
 		{"search, scope team, dates", contacts.Filter{Caller: 8, CallerTeam: ptr(int64(3)),
-			Query: list.Query{Scope: list.ScopeTeam, DateFrom: &from, DateTo: &to}}, fromProjection,
+			Query: list.Query{Scope: list.ScopeTeam, DateFrom: &from, DateTo: &to}}, "", "found",
 			smith + ` AND c.assigned_to IN (7, 8) AND c.created_at >= '2026-01-20' AND c.created_at < '2026-02-20'`, "c.sort_name, c.id"},
 		{"search, company, updated since, by phone desc", contacts.Filter{CompanyID: &smithson,
-			Query: list.Query{UpdatedSince: &from, SortBy: "phone", Desc: true}}, fromProjection,
+			Query: list.Query{UpdatedSince: &from, SortBy: "phone", Desc: true}}, "", "",
 			smith + fmt.Sprintf(` AND c.company_id = %d AND c.updated_at >= '2026-01-20'`, smithson), "c.phone DESC, c.id DESC"},
-		{"search and a number range", contacts.Filter{Custom: customfield.Query{Filters: []customfield.Filter{atLeast5}}}, fromContacts,
+		{"search and a number range", contacts.Filter{Custom: customfield.Query{Filters: []customfield.Filter{atLeast5}}}, "", "",
 			smith + ` AND (c.custom_fields->>'score')::numeric >= 5`, "c.sort_name, c.id"},
 		{"search, enum and a number range", contacts.Filter{Custom: customfield.Query{Filters: []customfield.Filter{gold, atLeast5}}},
-			fromContacts, smith + ` AND c.enums @> '{"tier": "gold"}' AND (c.custom_fields->>'score')::numeric >= 5`, "c.sort_name, c.id"},
+			"", "", smith + ` AND c.enums @> '{"tier": "gold"}' AND (c.custom_fields->>'score')::numeric >= 5`, "c.sort_name, c.id"},
 		{"search sorted by a custom field", contacts.Filter{Query: list.Query{SortBy: customfield.SortPrefix + "score"},
-			Custom: customfield.Query{Sort: &score}}, fromContacts, smith, "(c.custom_fields->>'score')::numeric NULLS LAST, c.id"},
+			Custom: customfield.Query{Sort: &score}}, "", "", smith, "(c.custom_fields->>'score')::numeric NULLS LAST, c.id"},
+		{"a term at the far end of the order", contacts.Filter{Query: list.Query{SortBy: "created_at"}}, "zephyr", "short",
+			zephyr, "c.created_at, c.id"},
+		{"a term at the near end of the order", contacts.Filter{Query: list.Query{SortBy: "created_at", Desc: true}}, "zephyr",
+			"found", zephyr, "c.created_at DESC, c.id DESC"},
 	} {
 		tc.f.Search = "SMITH"
+		if tc.search != "" {
+			tc.f.Search = tc.search
+		}
 		if tc.f.SortBy == "" {
 			tc.f.SortBy = "name"
 		}
-		if got := searchFrom(tc.f); got != tc.table {
-			t.Errorf("%s: reads %s, want %s", tc.name, got, tc.table)
-		}
+		walks.Lock()
+		walks.found, walks.short = 0, 0
+		walks.Unlock()
 		var want []int64
 		rows, err := d.Query(ctx, `SELECT c.id FROM contacts c WHERE `+tc.where+` ORDER BY `+tc.order)
 		if err == nil {
@@ -317,6 +345,15 @@ func TestSearchFallbacks(t *testing.T) {
 			}
 			return ids, total, err
 		})
+		walks.Lock()
+		found, short := walks.found, walks.short
+		walks.Unlock()
+		switch {
+		case tc.walks == "found" && found == 0,
+			tc.walks == "short" && short == 0,
+			tc.walks == "" && found+short > 0:
+			t.Errorf("%s: walks found %d pages and fell short %d times, want %q", tc.name, found, short, tc.walks)
+		}
 		var out bytes.Buffer
 		if err := s.ExportContacts(ctx, tc.f, nil, &out); err != nil {
 			t.Fatalf("%s: export: %v", tc.name, err)
