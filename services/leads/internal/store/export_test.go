@@ -12,12 +12,11 @@ func (s *Store) WithFewMatches(n int) *Store {
 	return &c
 }
 
-// SearchFrom exposes searchFrom to the external tests, so they can tell
-// which table a search reads its matches from.
-var SearchFrom = searchFrom
-
-// The tables searchFrom picks.
-const (
-	FromLeads      = fromLeads
-	FromProjection = fromProjection
-)
+// WithSearchWalked is a copy of s that calls walked with the outcome of
+// each search's walk (whether it found the page), so a test can tell the
+// walk from one pass over the matches, which answer alike.
+func (s *Store) WithSearchWalked(walked func(found bool)) *Store {
+	c := *s
+	c.searchWalked = walked
+	return &c
+}

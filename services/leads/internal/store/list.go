@@ -42,54 +42,14 @@ func orderBy(f leads.Filter) string {
 	return custom.Sorts(Sorts, f.Custom.Sort).OrderBy(f.Query)
 }
 
-// The list reads a search's matches from one of two tables: leads, or
-// lead_search, its narrow projection (migration 011) holding only what
-// the filters and built-in sorts read, under the same names, and the
-// trigram index on search_text. A broad search rechecks every trigram
-// candidate on the heap, and the projection's rows leave out what the
-// list never filters or sorts on (phone, notes, tags, custom_fields, the
-// qualification's ids). Where leads hold little of that (the benchmark's
-// seed) the two tables are about the same size: a broad term then costs
-// about what it did on leads (2.7x its floor, a bare (id, search_text)
-// table, at 1,000,000 leads).
-const (
-	fromLeads      = "leads"
-	fromProjection = "lead_search"
-)
-
-// searchFrom is the table f's search reads its matches from: the
-// projection when every other filter and the sort are its columns (the
-// built-in sorts, enum equality on enums, status, source, owner, scope,
-// dates, updated_since), leads otherwise (another custom-field filter or
-// a custom field's sort read custom_fields).
-func searchFrom(f leads.Filter) string {
-	if f.Query.Search == "" || f.Custom.Sort != nil || !f.Custom.EnumEqualitiesOnly() {
-		return fromLeads
-	}
-	return fromProjection
-}
-
 // Where builds the filter on leads shared by the list and the CSV export.
-func Where(f leads.Filter) *listsql.Where { return whereOn(f, fromLeads) }
-
-// whereOn builds f's filter on table (fromLeads, or fromProjection where
-// searchFrom says it answers f): both tables name the filtered columns
-// alike, only the search differs. On leads, which has no trigram index
-// since migration 011, the search is the ids the projection's index finds,
-// as an array the subquery computes first: written id IN (subquery), the
-// planner took a custom-field filter for selective (it has no statistics
-// on one) and probed the projection once per lead of a parallel scan of
-// leads (1.4 s for a broad term at 1,000,000 leads against 0.8 s).
-func whereOn(f leads.Filter, table string) *listsql.Where {
+// A search is the ids lead_search's trigram index finds (searchCond).
+func Where(f leads.Filter) *listsql.Where {
 	w := &listsql.Where{}
 	customFilters(w, f.Custom.Filters)
 	q := f.Query
 	if q.Search != "" {
-		cond := "search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(q.Search))+"%")
-		if table == fromLeads {
-			cond = "id = ANY(ARRAY(SELECT id FROM lead_search WHERE " + cond + "))"
-		}
-		w.And(cond)
+		w.And(searchCond(w, q.Search, false))
 	}
 	if f.Status != "" {
 		w.And("status = " + w.Arg(f.Status))
@@ -120,16 +80,38 @@ func whereOn(f leads.Filter, table string) *listsql.Where {
 	return w
 }
 
-// List returns one page of leads and the total matching. A search counts
-// in the same pass as its page (matched); a filter the count cube answers
-// (cubed) sums its rows, about a millisecond at any table size; any other
-// filter counts the matching leads. The page follows from the total: none
-// when nothing matches or the page is past the end, one pass over the
-// matches when they are few (listsql.FewMatches), a sort-index walk
-// otherwise.
+// searchCond is the substring search on search_text. direct reads it on
+// the rows at hand: lead_search's, which its trigram index finds, or the
+// leads a walk already chose (searched). Otherwise the leads are those of
+// the ids lead_search's index finds (leads has no trigram index since
+// migration 011), as an array the subquery computes first: written id IN
+// (subquery), the planner took a custom-field filter for selective (it has
+// no statistics on one) and probed the projection once per lead of a
+// parallel scan of leads (1.4 s for a broad term at 1,000,000 leads
+// against 0.8 s).
+func searchCond(w *listsql.Where, search string, direct bool) string {
+	cond := "search_text LIKE " + w.Arg("%"+listsql.EscapeLike(strings.ToLower(search))+"%")
+	if direct {
+		return cond
+	}
+	return "id = ANY(ARRAY(SELECT id FROM lead_search WHERE " + cond + "))"
+}
+
+// unsearched is f without its search: the filters a search's page walks.
+func unsearched(f leads.Filter) leads.Filter {
+	f.Search = ""
+	return f
+}
+
+// List returns one page of leads and the total matching. A search counts,
+// then walks (searched). A filter the count cube answers (cubed) sums its
+// rows, about a millisecond at any table size; any other filter counts the
+// matching leads. The page follows from the total: none when nothing
+// matches or the page is past the end, one pass over the matches when they
+// are few (listsql.FewMatches), a sort-index walk otherwise.
 func (s *Store) List(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	if f.Query.Search != "" {
-		return s.matched(ctx, f)
+		return s.searched(ctx, f)
 	}
 	w := Where(f)
 	var total int
@@ -269,28 +251,129 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 	return n, nil
 }
 
-// matched answers a list with one pass over its matches (for a search,
-// the trigram matches): the total is a window count computed on the same
-// rows the page is cut from, instead of a second bitmap scan and recheck
-// for count(*). Only (id, sort
-// key) pass through the window and the top-N sort, not every column of
-// every match (a broad term matches 125,000 of 1,000,000 leads: carrying
-// whole rows through the window and the sort cost 5x the count itself);
-// the page's rows are then read by id. The window runs in a subquery over
-// the unordered matches (bitmap scan of the trigram index); sorting inside
-// it would let the planner walk a whole sort index and filter a million
-// rows. JIT is off: the window's cost estimate crosses jit_above_cost, and
-// compiling costs more than the query. work_mem is 32MB for the
-// transaction: the window holds every match until it has counted them,
-// and a broad term's 125,000 (id, sort key) rows, about 10MB, spilled to
-// a temporary file under the default 4MB (35 of 200 ms at 1,000,000
-// leads). The statement is unnamed (QueryExecModeExec), planned with the term itself each time: a cached
+// searched answers a search: its exact total first, then its page by
+// walking the other filters' sort order (an index-only walk of the sort
+// index, migration 008) and checking each row's search_text, as far as
+// listsql.SearchWalk expects the page's last match to lie; the cube counts
+// the rows of that order. The two costs split: counting a broad term's
+// matches is a bitmap scan of lead_search, as narrow as the table allows
+// (migration 013), while a term matching one lead in eight fills a first
+// page of 50 from about 400 rows instead of sorting 125,000 matches. One
+// pass over the matches (matched) remains for the walks that cannot be
+// bounded (no cube count for the other filters, a custom field's sort, a
+// narrow term, a deep page) or fall short of the page. JIT is off: a
+// broad count's cost estimate crosses jit_above_cost, and compiling costs
+// more than the query. The count and the walk are unnamed statements
+// (QueryExecModeExec), planned with the term itself each time: a cached
 // generic plan knows neither how many rows the pattern matches nor the
-// LIMIT. A search's matches come from the table searchFrom picks: the
-// narrow projection where it holds every filtered and sorted column.
+// LIMIT.
+func (s *Store) searched(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	q := f.Query
+	rest := unsearched(f)
+	need := q.Offset() + q.PerPage
+	total, found := 0, false
+	items := []leads.Lead{}
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
+			return err
+		}
+		// A search that is the only filter counts lead_search alone.
+		w := Where(f)
+		sql := `SELECT count(*) FROM leads ` + w.SQL()
+		if Where(rest).SQL() == "" {
+			w = &listsql.Where{}
+			sql = `SELECT count(*) FROM lead_search WHERE ` + searchCond(w, f.Search, true)
+		}
+		if err := tx.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, w.Args()...)...).Scan(&total); err != nil {
+			return err
+		}
+		if total == 0 || q.Offset() >= total {
+			found = true
+			return nil
+		}
+		cubeSQL, cubeArgs, ok := cubed(rest)
+		if !ok || f.Custom.Sort != nil {
+			return nil
+		}
+		var rows int
+		if err := tx.QueryRow(ctx, cubeSQL, cubeArgs...).Scan(&rows); err != nil {
+			return err
+		}
+		walk, ok := listsql.SearchWalk(need, rows, total)
+		if !ok {
+			return nil
+		}
+		ids, err := walkIDs(ctx, tx, f, walk, need)
+		if err != nil {
+			return err
+		}
+		// Fewer matches than the page needs, in a walk that stopped short
+		// of the filter's last row, says nothing of the rows after it.
+		found = len(ids) == need || walk >= rows
+		if s.searchWalked != nil {
+			s.searchWalked(found)
+		}
+		if !found || q.Offset() >= len(ids) {
+			return nil
+		}
+		items, err = byID(ctx, tx, f, ids[q.Offset():])
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("search leads: %w", err)
+	}
+	if !found {
+		return s.matched(ctx, f)
+	}
+	if items == nil {
+		items = []leads.Lead{}
+	}
+	return s.renderAll(ctx, items, total)
+}
+
+// walkIDs returns, in list order, the first need leads matching f's
+// search among the first walk rows of its other filters' sort order: the
+// inner query walks the sort index alone (the page path's walk, with
+// walk rows), the outer reads those leads by id and checks search_text.
+// Typed: PostgreSQL cannot infer a parameter's type in a sublink's LIMIT.
+func walkIDs(ctx context.Context, tx pgx.Tx, f leads.Filter, walk, need int) ([]int64, error) {
+	w := Where(unsearched(f))
+	rows, err := tx.Query(ctx, `SELECT id FROM leads WHERE id = ANY(ARRAY(SELECT id FROM leads `+w.SQL()+` `+orderBy(f)+
+		` LIMIT `+w.Arg(walk)+`::int)) AND `+searchCond(w, f.Search, true)+` `+orderBy(f)+` LIMIT `+w.Arg(need),
+		append([]any{pgx.QueryExecModeExec}, w.Args()...)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// byID reads the leads of ids in f's list order.
+func byID(ctx context.Context, tx pgx.Tx, f leads.Filter, ids []int64) ([]leads.Lead, error) {
+	rows, err := tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1) `+orderBy(f), ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, Scan)
+}
+
+// matched answers a list with one pass over its matches (for a search,
+// the ids lead_search's trigram index finds): the total is a window count
+// computed on the same rows the page is cut from, instead of a second
+// bitmap scan and recheck for count(*). Only (id, sort key) pass through
+// the window and the top-N sort, not every column of every match (a broad
+// term matches 125,000 of 1,000,000 leads: carrying whole rows through the
+// window and the sort cost 5x the count itself); the page's rows are then
+// read by id. The window runs in a subquery over the unordered matches;
+// sorting inside it would let the planner walk a whole sort index and
+// filter a million rows. JIT is off: the window's cost estimate crosses
+// jit_above_cost, and compiling costs more than the query. work_mem is
+// 32MB for the transaction: the window holds every match until it has
+// counted them, and a broad term's 125,000 (id, sort key) rows, about
+// 10MB, spilled to a temporary file under the default 4MB (35 of 200 ms at
+// 1,000,000 leads). The statement is unnamed (QueryExecModeExec), planned
+// with its values each time.
 func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
-	table := searchFrom(f)
-	w := whereOn(f, table)
+	w := Where(f)
 	q := f.Query
 	sorts := custom.Sorts(Sorts, f.Custom.Sort)
 	key, ok := sorts.By[q.SortBy]
@@ -302,13 +385,13 @@ func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int,
 		dir = "DESC"
 	}
 	total := 0
-	var items []leads.Lead
+	items := []leads.Lead{}
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+key+` AS sort_key, count(*) OVER () AS total
-			FROM `+table+` `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
+			FROM leads `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
 			append([]any{pgx.QueryExecModeExec}, w.Args()...)...)
 		if err != nil {
 			return err
@@ -326,16 +409,12 @@ func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int,
 				// A page past the end carries no window count: count
 				// separately (with a fresh Where: LimitOffset added w's
 				// paging args).
-				cw := whereOn(f, table)
-				return tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` `+cw.SQL(), cw.Args()...).Scan(&total)
+				cw := Where(f)
+				return tx.QueryRow(ctx, `SELECT count(*) FROM leads `+cw.SQL(), cw.Args()...).Scan(&total)
 			}
 			return nil
 		}
-		rows, err = tx.Query(ctx, `SELECT `+Columns+` FROM leads WHERE id = ANY($1) `+orderBy(f), ids)
-		if err != nil {
-			return err
-		}
-		items, err = pgx.CollectRows(rows, Scan)
+		items, err = byID(ctx, tx, f, ids)
 		return err
 	})
 	if err != nil {

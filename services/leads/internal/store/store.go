@@ -45,6 +45,10 @@ type Store struct {
 	// fewMatches overrides listsql.FewMatches when set; tests use it to
 	// take either page strategy on a small table.
 	fewMatches int
+	// searchWalked, when set, hears the outcome of each search's walk
+	// (searched): whether it found the page. Tests use it to tell the
+	// walk from one pass over the matches, which answer alike.
+	searchWalked func(found bool)
 }
 
 // New returns a store on d; users answers whether an assignee exists (the
