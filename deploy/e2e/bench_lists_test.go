@@ -309,13 +309,7 @@ func seedLeadTier(b *testing.B, c *pgx.Conn, adm *Client) {
 			enums = jsonb_build_object('tier', (ARRAY['gold','silver','bronze','none'])[1 + id % 4])`)
 		exec1(b, c, `ALTER TABLE leads ENABLE TRIGGER USER`)
 		exec1(b, c, `SELECT lead_cube_recount()`)
-		// The search projection's copy of enums (leads migration 011),
-		// whose trigger was off too.
-		exec1(b, c, `UPDATE lead_search s SET enums = l.enums FROM leads l WHERE s.id = l.id AND s.enums IS DISTINCT FROM l.enums`)
 		exec1(b, c, `COMMIT`)
 		exec1(b, c, `VACUUM (ANALYZE) leads.leads`)
-		// Compacted: every projection row moved for its new enums, and a
-		// broad search later in the run reads every page of it.
-		exec1(b, c, `VACUUM (FULL, ANALYZE) leads.lead_search`)
 	})
 }
