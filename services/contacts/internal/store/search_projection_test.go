@@ -212,7 +212,7 @@ func TestSearchProjectionFollowsWrites(t *testing.T) {
 	}
 }
 
-// TestSearchFallbacks: a search's page comes from a walk of its other
+// TestSearchWalkAndFallbacks: a search's page comes from a walk of its other
 // filters' sort order (searched) where the count cube counts those filters
 // and the page's matches are near, and from one pass over its matches
 // otherwise: a custom field other than an enum's equality filtered or
@@ -220,7 +220,7 @@ func TestSearchProjectionFollowsWrites(t *testing.T) {
 // the far end of the order (the walk falls short). Either way the page
 // and the exact total are those of the plain query on contacts, a page
 // past the end too, and the export finds the same rows.
-func TestSearchFallbacks(t *testing.T) {
+func TestSearchWalkAndFallbacks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d, s := newTestStore(t)
