@@ -39,3 +39,15 @@ func TestSections(t *testing.T) {
 		t.Errorf("sections (-want +got):\n%s", diff)
 	}
 }
+
+func TestColumn(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t, "column_test", func(context.Context, *db.DB) error { return nil })
+	got := testdb.Column[int64](t, d, `SELECT g FROM generate_series(1, $1::int) g ORDER BY g DESC`, 3)
+	if diff := cmp.Diff([]int64{3, 2, 1}, got); diff != "" {
+		t.Errorf("Column (-want +got):\n%s", diff)
+	}
+	if got := testdb.Column[string](t, d, `SELECT 'x' WHERE false`); len(got) != 0 {
+		t.Errorf("Column of no rows = %q, want none", got)
+	}
+}

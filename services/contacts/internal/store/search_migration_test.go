@@ -17,7 +17,7 @@ import (
 // the functions and triggers that keep it, as the catalog prints them.
 func searchShape(t *testing.T, d *db.DB) []string {
 	t.Helper()
-	rows, err := d.Query(context.Background(), `
+	return testdb.Column[string](t, d, `
 		SELECT 'column ' || attname || ' ' || format_type(atttypid, atttypmod) || CASE WHEN attnotnull THEN ' not null' ELSE '' END
 		FROM pg_attribute WHERE attrelid = 'contact_search'::regclass AND attnum > 0 AND NOT attisdropped
 		UNION ALL SELECT 'options ' || coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'contact_search'::regclass
@@ -25,14 +25,6 @@ func searchShape(t *testing.T, d *db.DB) []string {
 		UNION ALL SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'contacts'::regclass AND tgname LIKE 'contacts_search%'
 		UNION ALL SELECT proname || ': ' || prosrc FROM pg_proc WHERE proname LIKE 'contact_search%'
 		ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestSearchTextOnlyMigration: 017's down part restores 016's projection

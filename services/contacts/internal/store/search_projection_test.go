@@ -13,8 +13,10 @@ import (
 
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
 	"github.com/opencrm/crm/pkg/customfield"
+	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/list/listtest"
+	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/contacts/internal/contacts"
 )
 
@@ -23,19 +25,9 @@ import (
 const projectedCols = `id, company_id, search_text`
 
 // projection reads table's projected columns, one JSON row per contact by id.
-func projection(t *testing.T, ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, table string) []string {
+func projection(t *testing.T, ctx context.Context, q db.Querier, table string) []string {
 	t.Helper()
-	rows, err := q.Query(ctx, `SELECT to_jsonb(r)::text FROM (SELECT `+projectedCols+` FROM `+table+` ORDER BY id) r`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testdb.Column[string](t, q, `SELECT to_jsonb(r)::text FROM (SELECT `+projectedCols+` FROM `+table+` ORDER BY id) r`)
 }
 
 // TestSearchProjectionFollowsWrites: after every write path of the store

@@ -15,6 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/list"
 	"github.com/opencrm/crm/pkg/list/listtest"
+	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/leads/internal/leads"
 	"github.com/opencrm/crm/services/leads/internal/store"
 )
@@ -26,15 +27,7 @@ const projectedCols = `id, search_text`
 // projection reads table's projected columns, one JSON row per lead by id.
 func projection(t *testing.T, d *db.DB, table string) []string {
 	t.Helper()
-	rows, err := d.Query(context.Background(), `SELECT to_jsonb(r)::text FROM (SELECT `+projectedCols+` FROM `+table+` ORDER BY id) r`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testdb.Column[string](t, d, `SELECT to_jsonb(r)::text FROM (SELECT `+projectedCols+` FROM `+table+` ORDER BY id) r`)
 }
 
 // versions is each lead_search row's xmin by id: the transaction that
