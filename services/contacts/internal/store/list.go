@@ -386,7 +386,7 @@ func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Con
 	cubeSQL, cubeArgs, walkable := cubed(rest)
 	walkable = walkable && f.Custom.Sort == nil
 	need := q.Offset() + q.PerPage
-	total, rows, walked := 0, 0, false
+	total, rows, answered := 0, 0, false
 	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		sql, args := countSQL(f)
@@ -394,7 +394,7 @@ func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Con
 			return err
 		}
 		if total == 0 || q.Offset() >= total {
-			walked = true
+			answered = true // no page
 			return nil
 		}
 		if !walkable {
@@ -413,11 +413,11 @@ func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Con
 		}
 		// Fewer matches than the page needs in a walk that stopped short
 		// of the filter's last row says nothing of the rows after it.
-		walked = len(ids) == need || walk >= rows
+		answered = len(ids) == need || walk >= rows
 		if s.searchWalked != nil {
-			s.searchWalked(walked)
+			s.searchWalked(answered)
 		}
-		if !walked {
+		if !answered {
 			return nil
 		}
 		list, err = byID(ctx, tx, f, ids[min(q.Offset(), len(ids)):])
@@ -426,7 +426,7 @@ func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Con
 	if err != nil {
 		return nil, 0, err
 	}
-	if !walked {
+	if !answered {
 		return s.matched(ctx, f)
 	}
 	return list, total, s.renderList(ctx, list)
