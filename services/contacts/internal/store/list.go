@@ -329,40 +329,13 @@ func (s *Store) inTxNoJIT(ctx context.Context, fn func(tx pgx.Tx) error) error {
 
 // matched answers a list in one pass over its matches, found through the
 // filters' own indexes (the trigram index for a search, the company index,
-// the bitmap of several): the total is a window count over the unordered
-// matches, computed on the same rows the page's ids are cut from; only
-// (id, sort key) pass through the window, then the page's rows are read
-// by id. Ordering outside the subquery keeps the planner from walking a
-// whole sort index and filtering every row.
+// the bitmap of several), counting them in the same pass (onePass).
 func (s *Store) matched(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
-	w := filter(f)
-	q := f.Query
-	expr, dir := sortKey(f)
+	var list []contacts.Contact
 	total := 0
-	var ids []int64
-	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, count(*) OVER () AS total
-			FROM contacts `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
-		if err != nil {
-			return err
-		}
-		var id int64
-		if _, err := pgx.ForEachRow(rows, []any{&id, &total}, func() error {
-			ids = append(ids, id)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			if q.Page > 1 {
-				// A page past the end carries no window count: count separately.
-				sql, args := countSQL(f)
-				return tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total)
-			}
-			return nil
-		}
-		list, err = byID(ctx, tx, f, ids)
+		var err error
+		list, total, err = s.onePass(ctx, tx, f, -1)
 		return err
 	})
 	if err != nil {
@@ -371,22 +344,63 @@ func (s *Store) matched(ctx context.Context, f contacts.Filter) ([]contacts.Cont
 	return list, total, s.renderList(ctx, list)
 }
 
+// onePass reads f's page from one pass over its matches: only (id, sort
+// key) are sorted, then the page's rows are read by id. Sorting outside
+// the subquery (OFFSET 0 keeps it one) keeps the planner from walking a
+// whole sort index and filtering every row. A total below zero is
+// counted on the same rows the page is cut from (a window count over the
+// unordered matches); otherwise it is f's count, made already, and the
+// pass only keeps the page's top rows.
+func (s *Store) onePass(ctx context.Context, tx pgx.Tx, f contacts.Filter, total int) ([]contacts.Contact, int, error) {
+	w := filter(f)
+	q := f.Query
+	expr, dir := sortKey(f)
+	counted := total < 0
+	count := "count(*) OVER ()"
+	if !counted {
+		count = w.Arg(total) + "::bigint"
+	}
+	rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+expr+` AS sort_key, `+count+` AS total
+		FROM contacts `+w.SQL()+` OFFSET 0) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q), s.planned(w.Args())...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []int64
+	var id int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &total}, func() error {
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return nil, 0, err
+	}
+	if len(ids) == 0 {
+		if counted {
+			total = 0
+			if q.Page > 1 {
+				// A page past the end carries no window count: count separately.
+				sql, args := countSQL(f)
+				err = tx.QueryRow(ctx, sql, s.planned(args)...).Scan(&total)
+			}
+		}
+		return []contacts.Contact{}, total, err
+	}
+	list, err := byID(ctx, tx, f, ids)
+	return list, total, err
+}
+
 // searched answers a search: its exact total first (countSQL), then its
 // page by walking the other filters' sort order (pageIDs, the sort indexes)
 // and checking each row's search text, as far as listsql.SearchWalk
 // expects the page's matches to reach; the cube counts the rows of that
 // order. A term matching one contact in eight fills a first page of 50
-// from about 400 rows, where one pass over its 125,000 matches (matched)
-// carried and sorted every one. That pass remains for the walks that
-// cannot be bounded (no cube count for the other filters, a custom
-// field's sort, a narrow term, a deep page) or fall short of the page.
+// from about 400 rows, where one pass over its 125,000 matches (onePass)
+// sorted every one. That pass, without counting again, remains for the
+// walks that cannot be bounded (no cube count for the other filters, a
+// custom field's sort, a narrow term, a deep page) or fall short of the
+// page (walkPage).
 func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Contact, int, error) {
 	q := f.Query
-	rest := unsearched(f)
-	cubeSQL, cubeArgs, walkable := cubed(rest)
-	walkable = walkable && f.Custom.Sort == nil
-	need := q.Offset() + q.PerPage
-	total, rows, answered := 0, 0, false
+	total := 0
 	list := []contacts.Contact{}
 	err := s.inTxNoJIT(ctx, func(tx pgx.Tx) error {
 		sql, args := countSQL(f)
@@ -394,42 +408,58 @@ func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Con
 			return err
 		}
 		if total == 0 || q.Offset() >= total {
-			answered = true // no page
-			return nil
+			return nil // no page
 		}
-		if !walkable {
-			return nil
-		}
-		if err := tx.QueryRow(ctx, cubeSQL, cubeArgs...).Scan(&rows); err != nil {
+		walked, found, err := s.walkPage(ctx, tx, f, total)
+		if err != nil || found {
+			list = walked
 			return err
 		}
-		walk, ok := listsql.SearchWalk(need, rows, total)
-		if !ok {
-			return nil
-		}
-		ids, err := s.walkIDs(ctx, tx, f, walk, need)
-		if err != nil {
-			return err
-		}
-		// Fewer matches than the page needs in a walk that stopped short
-		// of the filter's last row says nothing of the rows after it.
-		answered = len(ids) == need || walk >= rows
-		if s.searchWalked != nil {
-			s.searchWalked(answered)
-		}
-		if !answered {
-			return nil
-		}
-		list, err = byID(ctx, tx, f, ids[min(q.Offset(), len(ids)):])
+		// One pass over the matches, whose count is made: it sorts them
+		// for the page and does not count them again.
+		list, _, err = s.onePass(ctx, tx, f, total)
 		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	if !answered {
-		return s.matched(ctx, f)
-	}
 	return list, total, s.renderList(ctx, list)
+}
+
+// walkPage reads f's page by walking the other filters' sort order, when
+// the cube counts that order's rows, no custom field sorts and
+// listsql.SearchWalk bounds the walk for the total matches. found is
+// false when it could not walk, or its walk fell short of the page.
+func (s *Store) walkPage(ctx context.Context, tx pgx.Tx, f contacts.Filter, total int) (page []contacts.Contact, found bool, err error) {
+	cubeSQL, cubeArgs, ok := cubed(unsearched(f))
+	if !ok || f.Custom.Sort != nil {
+		return nil, false, nil
+	}
+	var rows int
+	if err := tx.QueryRow(ctx, cubeSQL, cubeArgs...).Scan(&rows); err != nil {
+		return nil, false, err
+	}
+	q := f.Query
+	need := q.Offset() + q.PerPage
+	walk, ok := listsql.SearchWalk(need, rows, total)
+	if !ok {
+		return nil, false, nil
+	}
+	ids, err := s.walkIDs(ctx, tx, f, walk, need)
+	if err != nil {
+		return nil, false, err
+	}
+	// Fewer matches than the page needs in a walk that stopped short of
+	// the filter's last row says nothing of the rows after it.
+	found = len(ids) == need || walk >= rows
+	if s.searchWalked != nil {
+		s.searchWalked(found)
+	}
+	if !found {
+		return nil, false, nil
+	}
+	page, err = byID(ctx, tx, f, ids[min(q.Offset(), len(ids)):])
+	return page, err == nil, err
 }
 
 // walkIDs returns, in list order, the first need contacts matching f's

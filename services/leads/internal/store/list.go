@@ -259,9 +259,10 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 // matches is a bitmap scan of lead_search, as narrow as the table allows
 // (migration 013), while a term matching one lead in eight fills a first
 // page of 50 from about 400 rows instead of sorting 125,000 matches. One
-// pass over the matches (matched) remains for the walks that cannot be
-// bounded (no cube count for the other filters, a custom field's sort, a
-// narrow term, a deep page) or fall short of the page. JIT is off: a
+// pass over the matches (onePass), without counting again, remains for
+// the walks that cannot be bounded (no cube count for the other filters,
+// a custom field's sort, a narrow term, a deep page) or fall short of the
+// page (walkPage). JIT is off: a
 // broad count's cost estimate crosses jit_above_cost, and compiling costs
 // more than the query. The count and the walk are unnamed statements
 // (QueryExecModeExec), planned with the term itself each time: a cached
@@ -269,9 +270,7 @@ func (s *Store) count(ctx context.Context, w *listsql.Where) (int, error) {
 // LIMIT.
 func (s *Store) searched(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
 	q := f.Query
-	rest := unsearched(f)
-	need := q.Offset() + q.PerPage
-	total, found := 0, false
+	total := 0
 	items := []leads.Lead{}
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
@@ -280,7 +279,7 @@ func (s *Store) searched(ctx context.Context, f leads.Filter) ([]leads.Lead, int
 		// A search that is the only filter counts lead_search alone.
 		w := Where(f)
 		sql := `SELECT count(*) FROM leads ` + w.SQL()
-		if Where(rest).SQL() == "" {
+		if Where(unsearched(f)).SQL() == "" {
 			w = &listsql.Where{}
 			sql = `SELECT count(*) FROM lead_search WHERE ` + searchCond(w, f.Search, true)
 		}
@@ -288,47 +287,58 @@ func (s *Store) searched(ctx context.Context, f leads.Filter) ([]leads.Lead, int
 			return err
 		}
 		if total == 0 || q.Offset() >= total {
-			found = true
-			return nil
+			return nil // no page
 		}
-		cubeSQL, cubeArgs, ok := cubed(rest)
-		if !ok || f.Custom.Sort != nil {
-			return nil
-		}
-		var rows int
-		if err := tx.QueryRow(ctx, cubeSQL, cubeArgs...).Scan(&rows); err != nil {
+		walked, found, err := s.walkPage(ctx, tx, f, total)
+		if err != nil || found {
+			items = walked
 			return err
 		}
-		walk, ok := listsql.SearchWalk(need, rows, total)
-		if !ok {
-			return nil
-		}
-		ids, err := walkIDs(ctx, tx, f, walk, need)
-		if err != nil {
-			return err
-		}
-		// Fewer matches than the page needs, in a walk that stopped short
-		// of the filter's last row, says nothing of the rows after it.
-		found = len(ids) == need || walk >= rows
-		if s.searchWalked != nil {
-			s.searchWalked(found)
-		}
-		if !found || q.Offset() >= len(ids) {
-			return nil
-		}
-		items, err = byID(ctx, tx, f, ids[q.Offset():])
+		// One pass over the matches, whose count is made: it sorts them
+		// for the page and does not count them again.
+		items, _, err = onePass(ctx, tx, f, total)
 		return err
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("search leads: %w", err)
 	}
-	if !found {
-		return s.matched(ctx, f)
-	}
-	if items == nil {
-		items = []leads.Lead{}
-	}
 	return s.renderAll(ctx, items, total)
+}
+
+// walkPage reads f's page by walking the other filters' sort order, when
+// the cube counts that order's rows, no custom field sorts and
+// listsql.SearchWalk bounds the walk for the total matches. found is
+// false when it could not walk, or its walk fell short of the page.
+func (s *Store) walkPage(ctx context.Context, tx pgx.Tx, f leads.Filter, total int) (page []leads.Lead, found bool, err error) {
+	cubeSQL, cubeArgs, ok := cubed(unsearched(f))
+	if !ok || f.Custom.Sort != nil {
+		return nil, false, nil
+	}
+	var rows int
+	if err := tx.QueryRow(ctx, cubeSQL, cubeArgs...).Scan(&rows); err != nil {
+		return nil, false, err
+	}
+	q := f.Query
+	need := q.Offset() + q.PerPage
+	walk, ok := listsql.SearchWalk(need, rows, total)
+	if !ok {
+		return nil, false, nil
+	}
+	ids, err := walkIDs(ctx, tx, f, walk, need)
+	if err != nil {
+		return nil, false, err
+	}
+	// Fewer matches than the page needs, in a walk that stopped short of
+	// the filter's last row, says nothing of the rows after it.
+	found = len(ids) == need || walk >= rows
+	if s.searchWalked != nil {
+		s.searchWalked(found)
+	}
+	if !found {
+		return nil, false, nil
+	}
+	page, err = byID(ctx, tx, f, ids[min(q.Offset(), len(ids)):])
+	return page, err == nil, err
 }
 
 // walkIDs returns, in list order, the first need leads matching f's
@@ -356,27 +366,45 @@ func byID(ctx context.Context, tx pgx.Tx, f leads.Filter, ids []int64) ([]leads.
 	return pgx.CollectRows(rows, Scan)
 }
 
-// matched answers a list with one pass over its matches (for a search,
-// the ids lead_search's trigram index finds): the total is a window count
-// computed on the same rows the page is cut from, instead of a second
-// bitmap scan and recheck for count(*). Only (id, sort key) pass through
-// the window and the top-N sort, not every column of every match (a broad
-// term matches 125,000 of 1,000,000 leads: carrying whole rows through the
-// window and the sort cost 5x the count itself); the page's rows are then
-// read by id. The window runs in a subquery over the unordered matches;
-// sorting inside it would let the planner walk a whole sort index and
-// filter a million rows. JIT is off: the window's cost estimate crosses
-// jit_above_cost, and compiling costs more than the query. work_mem is
-// 32MB for the transaction: the window holds every match until it has
-// counted them, and a broad term's 125,000 (id, sort key) rows, about
-// 10MB, spilled to a temporary file under the default 4MB (35 of 200 ms at
-// 1,000,000 leads). The statement is unnamed (QueryExecModeExec), planned
-// with its values each time.
+// matched answers a list with one pass over its matches (onePass),
+// counting them in the same pass. work_mem is 32MB for the transaction:
+// the window count holds every match until it has counted them, and a
+// broad term's 125,000 (id, sort key) rows, about 10MB, spilled to a
+// temporary file under the default 4MB (35 of 200 ms at 1,000,000 leads).
+// JIT is off: the window's cost estimate crosses jit_above_cost, and
+// compiling costs more than the query.
 func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int, error) {
+	var items []leads.Lead
+	total := 0
+	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`); err != nil {
+			return err
+		}
+		var err error
+		items, total, err = onePass(ctx, tx, f, -1)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("search leads: %w", err)
+	}
+	return s.renderAll(ctx, items, total)
+}
+
+// onePass reads f's page from one pass over its matches (for a search,
+// the ids lead_search's trigram index finds). Only (id, sort key) pass
+// through the top-N sort, not every column of every match (a broad term
+// matches 125,000 of 1,000,000 leads: carrying whole rows through cost 5x
+// the count itself); the page's rows are then read by id. The sort runs
+// outside a subquery over the unordered matches (OFFSET 0 keeps it one):
+// sorting inside would let the planner walk a whole sort index and filter
+// a million rows. A total below zero is counted on the same rows the page
+// is cut from (a window count), instead of a second bitmap scan and
+// recheck; otherwise it is f's count, made already. The statement is
+// unnamed (QueryExecModeExec), planned with its values each time.
+func onePass(ctx context.Context, tx pgx.Tx, f leads.Filter, total int) ([]leads.Lead, int, error) {
 	w := Where(f)
 	q := f.Query
-	sorts := custom.Sorts(Sorts, f.Custom.Sort)
-	key, ok := sorts.By[q.SortBy]
+	key, ok := custom.Sorts(Sorts, f.Custom.Sort).By[q.SortBy]
 	if !ok {
 		key = "id"
 	}
@@ -384,46 +412,40 @@ func (s *Store) matched(ctx context.Context, f leads.Filter) ([]leads.Lead, int,
 	if q.Desc {
 		dir = "DESC"
 	}
-	total := 0
-	items := []leads.Lead{}
-	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+key+` AS sort_key, count(*) OVER () AS total
-			FROM leads `+w.SQL()+`) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
-			append([]any{pgx.QueryExecModeExec}, w.Args()...)...)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		var id int64
-		if _, err := pgx.ForEachRow(rows, []any{&id, &total}, func() error {
-			ids = append(ids, id)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if len(ids) == 0 {
+	counted := total < 0
+	count := "count(*) OVER ()"
+	if !counted {
+		count = w.Arg(total) + "::bigint"
+	}
+	rows, err := tx.Query(ctx, `SELECT id, total FROM (SELECT id, `+key+` AS sort_key, `+count+` AS total
+		FROM leads `+w.SQL()+` OFFSET 0) matches ORDER BY sort_key `+dir+`, id `+dir+` `+listsql.LimitOffset(w, q),
+		append([]any{pgx.QueryExecModeExec}, w.Args()...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []int64
+	var id int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &total}, func() error {
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return nil, 0, err
+	}
+	if len(ids) == 0 {
+		if counted {
+			total = 0
 			if q.Page > 1 {
 				// A page past the end carries no window count: count
 				// separately (with a fresh Where: LimitOffset added w's
 				// paging args).
 				cw := Where(f)
-				return tx.QueryRow(ctx, `SELECT count(*) FROM leads `+cw.SQL(), cw.Args()...).Scan(&total)
+				err = tx.QueryRow(ctx, `SELECT count(*) FROM leads `+cw.SQL(), cw.Args()...).Scan(&total)
 			}
-			return nil
 		}
-		items, err = byID(ctx, tx, f, ids)
-		return err
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("search leads: %w", err)
+		return []leads.Lead{}, total, err
 	}
-	if items == nil {
-		items = []leads.Lead{}
-	}
-	return s.renderAll(ctx, items, total)
+	items, err := byID(ctx, tx, f, ids)
+	return items, total, err
 }
 
 // renderAll renders a page's custom fields with one read of the
