@@ -1,11 +1,12 @@
 // Package outbox publishes domain events reliably: an event is written in
-// the same transaction as the change it describes (Add), and a relay copies
-// unpublished rows to a Redis Stream. Consumers read with consumer groups
+// the same transaction as the change it describes (Add), and a relay moves
+// the rows to a Redis Stream (deleting each once Redis has it). Consumers read with consumer groups
 // and acknowledge after handling, so an event survives a crash on either
 // side. Delivery is at least once: handlers must be idempotent.
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -175,16 +177,16 @@ type Relay struct {
 	Interval time.Duration
 	// MaxLen caps each stream (approximately) so Redis memory stays bounded.
 	MaxLen int64
-	// Retention trims each stream to events younger than
-	// this, 7 days by default, like the outbox table: events carry personal
-	// data, and a deleted contact's earlier events must not stay in Redis
-	// for as long as the stream is short of MaxLen.
+	// Retention trims each stream to events younger than this, 7 days by
+	// default: events carry personal data, and a deleted contact's earlier
+	// events must not stay in Redis for as long as the stream is short of
+	// MaxLen. Rows a previous release kept in the table after publishing
+	// them are deleted at the same age.
 	Retention time.Duration
 	Log       *slog.Logger
 }
 
-// DefaultRetention is how long published events stay in the table and in
-// the streams.
+// DefaultRetention is how long published events stay in the streams.
 const DefaultRetention = 7 * 24 * time.Hour
 
 // Run relays until ctx is done.
@@ -227,6 +229,14 @@ func (r *Relay) retention() time.Duration {
 }
 
 // Once relays one batch and returns how many events it published.
+//
+// It deletes the rows it publishes, in the statement that claims them,
+// and commits once Redis has them: a published row served nothing but
+// the hourly clean-up, and marking it cost a whole new version of the
+// row (its payload included) and a new index entry per event, about 1.6×
+// the PostgreSQL time of the delete (docs/benchmarks.md, contact batch
+// upsert). Rows a previous release marked published instead are deleted
+// by Run's clean-up when their retention ends.
 func (r *Relay) Once(ctx context.Context) (int, error) {
 	maxLen := r.MaxLen
 	if maxLen <= 0 {
@@ -238,8 +248,9 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		// connection: a plan made while the table was small (a full sort
 		// under the row locks) stays cached while a backlog grows, and
 		// then sorts the whole backlog on disk for each 200 events.
-		rows, err := tx.Query(ctx, `SELECT id, stream, type, aggregate_id, payload, created_at, trace, schema_version FROM outbox
-			WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`, pgx.QueryExecModeCacheDescribe)
+		rows, err := tx.Query(ctx, `DELETE FROM outbox WHERE id IN (SELECT id FROM outbox
+				WHERE published_at IS NULL ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED)
+			RETURNING id, stream, type, aggregate_id, payload, created_at, trace, schema_version`, pgx.QueryExecModeCacheDescribe)
 		if err != nil {
 			return err
 		}
@@ -260,20 +271,22 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		if err != nil || len(batch) == 0 {
 			return err
 		}
+		// RETURNING keeps no order; the stream gets the outbox's.
+		slices.SortFunc(batch, func(a, b row) int { return cmp.Compare(a.ev.ID, b.ev.ID) })
 		pipe := r.Redis.Pipeline()
-		ids := make([]int64, len(batch))
 		minID := strconv.FormatInt(time.Now().Add(-r.retention()).UnixMilli(), 10)
 		streams := map[string]bool{}
-		for i, x := range batch {
+		for _, x := range batch {
 			body, err := encodeEvent(x.ev)
 			if err != nil {
 				return err
 			}
 			// Exact, not "~": approximate trimming drops only whole
 			// radix nodes, so a few old events could outlive the window.
+			// The type beside the event lets a consumer that follows a
+			// few types skip the others undecoded (Consumer.Types).
 			pipe.XAdd(ctx, &redis.XAddArgs{Stream: x.stream, MinID: minID,
-				Values: map[string]any{"event": body}})
-			ids[i] = x.ev.ID
+				Values: []any{"event", body, "type", x.ev.Type}})
 			streams[x.stream] = true
 		}
 		// XADD trims by one rule; the length cap is the second.
@@ -282,9 +295,6 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("outbox: xadd: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids); err != nil {
-			return err
 		}
 		n = len(batch)
 		return nil
@@ -385,6 +395,21 @@ type Consumer struct {
 	// this one knows) is acknowledged without being handled, like an
 	// event of a type a handler does not know.
 	Reads func(Event) bool
+	// Types, when set, are the only event types this consumer handles: a
+	// message whose "type" field (the relay writes it beside the event)
+	// names another is acknowledged without being decoded, as a handler
+	// would ignore it. A message without the field, relayed by an earlier
+	// release, is decoded and handled as before.
+	Types []string
+}
+
+// skips reports whether m is of a type c does not handle (see Types).
+func (c *Consumer) skips(m redis.XMessage) bool {
+	if len(c.Types) == 0 {
+		return false
+	}
+	t, ok := m.Values["type"].(string)
+	return ok && !slices.Contains(c.Types, t)
 }
 
 // reads reports whether c handles ev (see Reads).
@@ -465,6 +490,10 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage, log *slog
 	// the read's events out again, which at-least-once delivery allows.
 	done := make([]string, 0, len(msgs))
 	for _, m := range msgs {
+		if c.skips(m) {
+			done = append(done, m.ID)
+			continue
+		}
 		raw, _ := m.Values["event"].(string)
 		var ev Event
 		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
@@ -499,6 +528,9 @@ func (c *Consumer) processBatch(ctx context.Context, msgs []redis.XMessage, log 
 	ids := make([]string, 0, len(msgs))
 	for _, m := range msgs {
 		ids = append(ids, m.ID)
+		if c.skips(m) {
+			continue // acknowledged with the others
+		}
 		raw, _ := m.Values["event"].(string)
 		var ev Event
 		if err := json.Unmarshal([]byte(raw), &ev); err != nil {

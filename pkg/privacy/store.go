@@ -272,7 +272,8 @@ func (r Records) RedactValues(ctx context.Context, tx pgx.Tx, email string, held
 }
 
 // RedactEvents replaces the data of the relayed events of r.Types that
-// the outbox keeps (until its retention) of the person's records ids,
+// the outbox still holds (rows a previous release's relay marked
+// published and kept until its retention) of the person's records ids,
 // and of any record carrying the address (as its email or in a custom
 // field), with the id alone; events not yet relayed go out as they are,
 // to the events feed an erasure redacts afterwards. No index answers the

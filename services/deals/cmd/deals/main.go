@@ -74,7 +74,7 @@ func run(ctx context.Context) error {
 		(&outbox.Consumer{Redis: rdb, Stream: directory.Stream, Group: "deals", Name: name,
 			Handle: directory.Handle(pool), Log: log}).Run,
 		(&outbox.Consumer{Redis: rdb, Stream: outbox.Stream("contacts"), Group: "deals", Name: name,
-			Handle: st.HandleContactsEvent, Log: log}).Run,
+			Handle: st.HandleContactsEvent, Types: store.ContactsEventTypes, Log: log}).Run,
 		func(ctx context.Context) {
 			directory.SyncWithRetry(ctx, pool, cfg.IdentityURL, cfg.InternalSecret, log)
 		},

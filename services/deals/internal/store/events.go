@@ -14,6 +14,11 @@ const (
 	companyUpdated = "company.updated"
 )
 
+// ContactsEventTypes are the types HandleContactsEvent reads, for the
+// consumer to skip the others undecoded (outbox.Consumer.Types): most of
+// contacts' stream is contacts, a batch call a hundred of them.
+var ContactsEventTypes = []string{companyCreated, companyUpdated}
+
 // HandleContactsEvent is an outbox.Handler for crm:events:contacts: it keeps
 // the company name stored on deals fresh, so lists never call contacts.
 // The event's version is the company's updated_at (contacts publishes the
