@@ -22,7 +22,7 @@ import (
 const Group = "webhooks"
 
 // Ingester stores the events of the streams and wakes the dispatcher when
-// a new one may have made deliveries due.
+// they made deliveries due.
 type Ingester struct {
 	events   Events
 	contacts Contacts
@@ -30,9 +30,9 @@ type Ingester struct {
 }
 
 // Events stores events once each with their pending deliveries, and
-// says how many were new (the store).
+// says how many of either were new (the store).
 type Events interface {
-	IngestAll(ctx context.Context, evs []store.NewEvent) (int, error)
+	IngestAll(ctx context.Context, evs []store.NewEvent) (store.Ingested, error)
 }
 
 // Contacts reads the records a contacts.imported event names (the
@@ -41,7 +41,10 @@ type Contacts interface {
 	ContactsByID(ctx context.Context, ids []int64) ([]json.RawMessage, error)
 }
 
-// New returns an ingester; wake (may be nil) runs after each new event.
+// New returns an ingester; wake (may be nil) runs after each read that
+// made deliveries due. A read that made none (nobody subscribes to its
+// types) does not wake the dispatcher: a batch call puts a hundred events
+// on a stream, and each wake is a dispatch query.
 func New(events Events, contacts Contacts, wake func()) (*Ingester, error) {
 	if events == nil || contacts == nil {
 		return nil, errors.New("ingest: a store and a contacts reader are required")
@@ -89,7 +92,7 @@ func (i *Ingester) Batch(source string) outbox.BatchHandler {
 		if err != nil {
 			return err
 		}
-		if added > 0 {
+		if added.Deliveries > 0 {
 			i.wake()
 		}
 		return nil

@@ -15,26 +15,27 @@ import (
 	"github.com/opencrm/crm/services/webhooks/internal/store"
 )
 
-// events records what the ingester stores; new says how many of a call's
-// events were not stored before (all of them unless set).
+// events records what the ingester stores; due says how many deliveries
+// a call made due (one per event unless set: none when its events were
+// stored before or nobody subscribes to them).
 type events struct {
 	stored [][]store.NewEvent
-	new    *int
+	due    *int
 }
 
-func (e *events) IngestAll(_ context.Context, evs []store.NewEvent) (int, error) {
+func (e *events) IngestAll(_ context.Context, evs []store.NewEvent) (store.Ingested, error) {
 	e.stored = append(e.stored, evs)
-	if e.new != nil {
-		return *e.new, nil
+	if e.due != nil {
+		return store.Ingested{Events: len(evs), Deliveries: *e.due}, nil
 	}
-	return len(evs), nil
+	return store.Ingested{Events: len(evs), Deliveries: len(evs)}, nil
 }
 
 // TestBatch: what one read of a context's stream becomes: the types
 // webhooks publishes are stored as they came (a merged event with its
 // object added), others dropped, a CSV
 // import expanded into a contact.created per contact still there (read
-// from contacts), and the dispatcher woken only when something was new.
+// from contacts), and the dispatcher woken only when a delivery is due.
 func TestBatch(t *testing.T) {
 	t.Parallel()
 	fake := contactsapitest.NewFake("test-internal-secret-0123456789")
@@ -51,7 +52,7 @@ func TestBatch(t *testing.T) {
 		name     string
 		source   string
 		in       []outbox.Event
-		new      *int
+		due      *int
 		want     [][]store.NewEvent
 		wantWake int
 	}{
@@ -66,7 +67,7 @@ func TestBatch(t *testing.T) {
 		{"nothing published: nothing stored", "deals", []outbox.Event{
 			{ID: 3, Type: "deal.stage_recalculated", AggregateID: "8", OccurredAt: at},
 		}, nil, nil, 0},
-		{"stored before: no wake", "deals", []outbox.Event{
+		{"no delivery due (stored before, or nobody subscribes): no wake", "deals", []outbox.Event{
 			{ID: 4, Type: "deal.updated", AggregateID: "8", OccurredAt: at, Data: json.RawMessage(`{"id":8}`)},
 		}, &none, [][]store.NewEvent{{
 			{Source: "deals", SourceID: 4, Type: "deal.updated", RecordID: "8", Data: json.RawMessage(`{"id":8}`), OccurredAt: at, SchemaVersion: 1},
@@ -112,7 +113,7 @@ func TestBatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			st := &events{new: tt.new}
+			st := &events{due: tt.due}
 			woken := 0
 			in, err := ingest.New(st, contacts, func() { woken++ })
 			if err != nil {

@@ -36,7 +36,15 @@ type NewEvent struct {
 // Ingest stores ev once; see IngestAll.
 func (s *Store) Ingest(ctx context.Context, ev NewEvent) (bool, error) {
 	n, err := s.IngestAll(ctx, []NewEvent{ev})
-	return n > 0, err
+	return n.Events > 0, err
+}
+
+// Ingested is what IngestAll stored: how many events were new, and how
+// many deliveries they made due (none while nobody subscribes, when the
+// dispatcher has nothing to look for).
+type Ingested struct {
+	Events     int
+	Deliveries int
 }
 
 // scopeTypes and scopeGrants are the table the fan-out joins: per event
@@ -57,8 +65,8 @@ var scopeTypes, scopeGrants = func() (types, grants []string) {
 // delivery for every active subscription to its type created before it
 // happened whose owner may read it (an admin person's, or a token's whose
 // scopes grant the type's read scope: a "*" subscription of a token gets
-// only those types). It returns how many were new.
-func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
+// only those types).
+func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (Ingested, error) {
 	n := len(evs)
 	sources, types, records := make([]string, n), make([]string, n), make([]string, n)
 	ids, parts := make([]int64, n), make([]int32, n)
@@ -72,7 +80,7 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 			data[i] = `{}`
 		}
 	}
-	added := 0
+	var added Ingested
 	err := s.db.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, ingestLock); err != nil {
 			return err
@@ -105,8 +113,8 @@ func (s *Store) IngestAll(ctx context.Context, evs []NewEvent) (int, error) {
 				ORDER BY ins.seq, s.id
 				RETURNING 1
 			)
-			SELECT count(*) FROM ins`, sources, ids, parts, types, records, data, occurred,
-			scopeTypes, scopeGrants, versions).Scan(&added)
+			SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM dl)`, sources, ids, parts, types, records, data, occurred,
+			scopeTypes, scopeGrants, versions).Scan(&added.Events, &added.Deliveries)
 	})
 	return added, err
 }

@@ -127,25 +127,30 @@ func TestRetention(t *testing.T) {
 
 // TestIngestAllOrderAndRepeats: one call stores a read's events in the
 // order given with consecutive ids, once each even when the read repeats
-// one, and numbers their deliveries in event order.
+// one, numbers their deliveries in event order, and says how many of
+// either were new: events with no subscriber make no delivery due.
 func TestIngestAllOrderAndRepeats(t *testing.T) {
 	t.Parallel()
 	st, d := newStore(t)
 	ctx := context.Background()
-	if _, err := st.Create(ctx, store.NewSubscription{URL: "https://x.example/", Events: []string{"*"}, Active: true,
-		Secret: []byte{1}, Fingerprint: "x"}, 25); err != nil {
-		t.Fatal(err)
-	}
 	ev := func(id int64, part int, typ string) store.NewEvent {
 		return store.NewEvent{Source: "contacts", SourceID: id, Part: part, Type: typ, RecordID: "9",
 			Data: json.RawMessage(`{"id":9}`), OccurredAt: time.Now()}
 	}
-	read := []store.NewEvent{ev(5, 0, "contact.updated"), ev(3, 1, "contact.created"), ev(5, 0, "contact.updated"), ev(3, 2, "contact.created")}
-	if n, err := st.IngestAll(ctx, read); err != nil || n != 3 {
-		t.Fatalf("IngestAll = %d, %v; want 3 new", n, err)
+	unsubscribed := []store.NewEvent{ev(1, 0, "contact.updated")}
+	if n, err := st.IngestAll(ctx, unsubscribed); err != nil || n != (store.Ingested{Events: 1}) {
+		t.Fatalf("IngestAll with no subscription = %+v, %v; want 1 event, no delivery", n, err)
 	}
-	if n, err := st.IngestAll(ctx, read); err != nil || n != 0 {
-		t.Fatalf("again = %d, %v; want 0 new", n, err)
+	if _, err := st.Create(ctx, store.NewSubscription{URL: "https://x.example/", Events: []string{"*"}, Active: true,
+		Secret: []byte{1}, Fingerprint: "x"}, 25); err != nil {
+		t.Fatal(err)
+	}
+	read := []store.NewEvent{ev(5, 0, "contact.updated"), ev(3, 1, "contact.created"), ev(5, 0, "contact.updated"), ev(3, 2, "contact.created")}
+	if n, err := st.IngestAll(ctx, read); err != nil || n != (store.Ingested{Events: 3, Deliveries: 3}) {
+		t.Fatalf("IngestAll = %+v, %v; want 3 new events and deliveries", n, err)
+	}
+	if n, err := st.IngestAll(ctx, read); err != nil || n != (store.Ingested{}) {
+		t.Fatalf("again = %+v, %v; want nothing new", n, err)
 	}
 	rows, err := d.Query(ctx, `SELECT e.seq, e.source_id, e.part FROM events e JOIN deliveries d ON d.event_seq = e.seq ORDER BY d.id`)
 	if err != nil {
@@ -159,7 +164,7 @@ func TestIngestAllOrderAndRepeats(t *testing.T) {
 		}
 		got = append(got, r)
 	}
-	if want := [][3]int64{{1, 5, 0}, {2, 3, 1}, {3, 3, 2}}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := [][3]int64{{2, 5, 0}, {3, 3, 1}, {4, 3, 2}}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events by delivery order %v, want %v", got, want)
 	}
 }
