@@ -38,3 +38,15 @@ func TestLoadAvg(t *testing.T) {
 		t.Fatalf("LoadAvg() = %q, want three numbers", got)
 	}
 }
+
+func TestMachineCountsOwnWork(t *testing.T) {
+	t.Parallel()
+	before, own := Machine(), Of(os.Getpid())
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
+	}
+	spun := Of(os.Getpid()) - own
+	// Ticks land on whole hundredths: allow one each side.
+	if got := Machine() - before; got+20*time.Millisecond < spun {
+		t.Fatalf("machine busy %v while this process alone spun %v", got, spun)
+	}
+}
