@@ -432,12 +432,20 @@ func Lookup(ctx context.Context, q db.Querier, object string, d Definition, valu
 		return 0, false, nil
 	}
 	err = q.QueryRow(ctx, `SELECT record_id FROM custom_field_unique WHERE object = $1 AND name = $2 AND value = $3`,
-		object, d.Name, Cell(v)).Scan(&id)
+		planEach, object, d.Name, Cell(v)).Scan(&id)
 	if db.IsNoRows(err) {
 		return 0, false, nil
 	}
 	return id, err == nil, err
 }
+
+// planEach has a lookup planned at each execution (an unnamed statement)
+// rather than once per connection: a field's claims start empty, and a
+// plan cached while they were (a prepared statement's generic plan, made
+// after five executions) keeps scanning the whole table for each value
+// as a sync fills it, until something analyzes it: 1-2 s per 100 values
+// at 100,000 claims (docs/benchmarks.md, contact batch upsert).
+const planEach = pgx.QueryExecModeCacheDescribe
 
 // LookupMany is Lookup of many values with one statement: the id of the
 // record holding each value (as Lookup takes it) that one holds; the
@@ -467,7 +475,7 @@ func LookupMany(ctx context.Context, q db.Querier, object string, d Definition, 
 	// so a sync grew quadratic in the claims it wrote.
 	rows, err := q.Query(ctx, `SELECT v.value, (SELECT record_id FROM custom_field_unique u
 			WHERE u.object = $1 AND u.name = $2 AND u.value = v.value)
-		FROM unnest($3::text[]) AS v (value)`, object, d.Name, cells)
+		FROM unnest($3::text[]) AS v (value)`, planEach, object, d.Name, cells)
 	if err != nil {
 		return nil, err
 	}

@@ -512,3 +512,65 @@ func TestEnumValuesProjection(t *testing.T) {
 		t.Errorf("after the field's deletion custom_field_enums = %s, want {}", got)
 	}
 }
+
+// TestLookupsFollowAGrowingTable: a field's claims are looked up by its
+// primary key even when every plan so far was made while they were
+// empty (analyzed so): a plan cached then would scan every claim for each
+// value as a sync fills the table.
+func TestLookupsFollowAGrowingTable(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	erp, err := s.Create(ctx, things, propertyapi.PropertyInput{Name: "erp_id", Label: "ERP id", Type: "text", Unique: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB.Exec(ctx, `ANALYZE custom_field_unique`); err != nil {
+		t.Fatal(err)
+	}
+	values := make([]string, 100)
+	for i := range values {
+		values[i] = fmt.Sprintf("ERP-%d", i*7)
+	}
+	err = s.DB.InTx(ctx, func(tx pgx.Tx) error {
+		for range 8 { // a prepared statement's plan goes generic after five
+			if _, err := customfield.LookupMany(ctx, tx, things.Name, erp, values); err != nil {
+				return err
+			}
+			if _, _, err := customfield.Lookup(ctx, tx, things.Name, erp, values[0]); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO custom_field_unique (object, name, value, record_id)
+			SELECT $1, 'erp_id', 'ERP-' || g, g + 1 FROM generate_series(0, 19999) g`, things.Name); err != nil {
+			return err
+		}
+		scans := func() (seq, idx int64) {
+			if err := tx.QueryRow(ctx, `SELECT seq_scan, coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables
+				WHERE relname = 'custom_field_unique'`).Scan(&seq, &idx); err != nil {
+				t.Fatal(err)
+			}
+			return seq, idx
+		}
+		seq0, idx0 := scans()
+		found, err := customfield.LookupMany(ctx, tx, things.Name, erp, values)
+		if err != nil {
+			return err
+		}
+		id, ok, err := customfield.Lookup(ctx, tx, things.Name, erp, "ERP-7")
+		if err != nil {
+			return err
+		}
+		seq, idx := scans()
+		if len(found) != len(values) || found["ERP-693"] != 694 || !ok || id != 8 {
+			t.Errorf("LookupMany found %d of %d (ERP-693 → %d), Lookup(ERP-7) = %d, %v", len(found), len(values), found["ERP-693"], id, ok)
+		}
+		if seq != seq0 || idx == idx0 {
+			t.Errorf("lookups after the table grew: %d sequential scans, %d index scans; want none and some", seq-seq0, idx-idx0)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
