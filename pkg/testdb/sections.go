@@ -1,9 +1,14 @@
 package testdb
 
 import (
+	"context"
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/opencrm/crm/pkg/db"
 )
 
 // rollbackMarker separates a migration's up part from its down part (the
@@ -25,4 +30,18 @@ func Sections(t testing.TB, fsys fs.FS, name string) (up, down string) {
 		t.Fatalf("migration %s has no rollback section", name)
 	}
 	return up, down
+}
+
+// Apply runs sql (a migration's section, or any statements) in one
+// transaction of d, as the migration runner does, failing t with what on
+// an error.
+func Apply(t testing.TB, d *db.DB, what, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := d.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sql)
+		return err
+	}); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -35,18 +34,9 @@ func TestSearchTextOnlyMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d, _ := newTestStore(t)
-	exec := func(what, sql string) {
-		t.Helper()
-		if err := d.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, sql)
-			return err
-		}); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	follows := func(step, cols string) {
 		t.Helper()
-		exec(step+": write", `UPDATE contacts SET last_name = last_name || 'x', status = 'inactive',
+		testdb.Apply(t, d, step+": write", `UPDATE contacts SET last_name = last_name || 'x', status = 'inactive',
 			company_id = (SELECT max(id) FROM companies) WHERE id % 3 = 0`)
 		var diff int
 		if err := d.QueryRow(ctx, `SELECT count(*) FROM ((SELECT `+cols+` FROM contacts EXCEPT ALL SELECT `+cols+` FROM contact_search)
@@ -57,8 +47,8 @@ func TestSearchTextOnlyMigration(t *testing.T) {
 			t.Errorf("%s: %d rows of contact_search differ from contacts", step, diff)
 		}
 	}
-	exec("seed", `INSERT INTO companies (name) VALUES ('Acme'), ('Beta')`)
-	exec("seed", `INSERT INTO contacts (first_name, last_name, email, status, source, company_id, custom_fields)
+	testdb.Apply(t, d, "seed", `INSERT INTO companies (name) VALUES ('Acme'), ('Beta')`)
+	testdb.Apply(t, d, "seed", `INSERT INTO contacts (first_name, last_name, email, status, source, company_id, custom_fields)
 		SELECT 'P' || g, 'Smith', 'p' || g || '@x.example', 'active', 'web', (SELECT min(id) FROM companies), '{}'
 		FROM generate_series(1, 30) g`)
 	const cols016 = `id, company_id, assigned_to, created_at, updated_at, status, source, sort_name, email, phone,
@@ -66,17 +56,17 @@ func TestSearchTextOnlyMigration(t *testing.T) {
 	up017, down017 := testdb.Sections(t, migrations.FS, "017_search_text_only.sql")
 	up016, down016 := testdb.Sections(t, migrations.FS, "016_search_projection.sql")
 
-	exec("017 down", down017)
+	testdb.Apply(t, d, "017 down", down017)
 	restored := searchShape(t, d)
 	follows("017 down", cols016)
-	exec("016 down", down016)
-	exec("016 up", up016)
+	testdb.Apply(t, d, "016 down", down016)
+	testdb.Apply(t, d, "016 up", up016)
 	if diff := cmp.Diff(searchShape(t, d), restored); diff != "" {
 		t.Errorf("017 down differs from 016 (-016 +017 down):\n%s", diff)
 	}
 	follows("016 up", cols016)
 
-	exec("017 up", up017)
+	testdb.Apply(t, d, "017 up", up017)
 	follows("017 up", "id, company_id, search_text")
 	var n int
 	if err := d.QueryRow(ctx, `SELECT count(*) FROM contact_search`).Scan(&n); err != nil || n != 30 {

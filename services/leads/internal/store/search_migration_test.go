@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/db"
 	"github.com/opencrm/crm/pkg/testdb"
@@ -35,18 +34,9 @@ func TestSearchTextOnlyMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d, _ := newStore(t)
-	exec := func(what, sql string) {
-		t.Helper()
-		if err := d.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, sql)
-			return err
-		}); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	follows := func(step, cols string) {
 		t.Helper()
-		exec(step+": write", `UPDATE leads SET last_name = last_name || 'x', status = 'contacted' WHERE id % 3 = 0`)
+		testdb.Apply(t, d, step+": write", `UPDATE leads SET last_name = last_name || 'x', status = 'contacted' WHERE id % 3 = 0`)
 		var diff int
 		if err := d.QueryRow(ctx, `SELECT count(*) FROM ((SELECT `+cols+` FROM leads EXCEPT ALL SELECT `+cols+` FROM lead_search)
 			UNION ALL (SELECT `+cols+` FROM lead_search EXCEPT ALL SELECT `+cols+` FROM leads)) d`).Scan(&diff); err != nil {
@@ -56,7 +46,7 @@ func TestSearchTextOnlyMigration(t *testing.T) {
 			t.Errorf("%s: %d rows of lead_search differ from leads", step, diff)
 		}
 	}
-	exec("seed", `INSERT INTO leads (first_name, last_name, email, company, status, source, enums, custom_fields)
+	testdb.Apply(t, d, "seed", `INSERT INTO leads (first_name, last_name, email, company, status, source, enums, custom_fields)
 		SELECT 'P' || g, 'Smith', 'p' || g || '@x.example', 'Acme', 'new', 'web', '{"tier": "gold"}', '{"tier": "gold"}'
 		FROM generate_series(1, 30) g`)
 	const cols011 = `id, first_name, last_name, email, company, source, status, assigned_to, assigned_to_name,
@@ -64,17 +54,17 @@ func TestSearchTextOnlyMigration(t *testing.T) {
 	up013, down013 := testdb.Sections(t, migrations.FS, "013_search_text_only.sql")
 	up011, down011 := testdb.Sections(t, migrations.FS, "011_search_projection.sql")
 
-	exec("013 down", down013)
+	testdb.Apply(t, d, "013 down", down013)
 	restored := searchShape(t, d)
 	follows("013 down", cols011)
-	exec("011 down", down011)
-	exec("011 up", up011)
+	testdb.Apply(t, d, "011 down", down011)
+	testdb.Apply(t, d, "011 up", up011)
 	if diff := cmp.Diff(searchShape(t, d), restored); diff != "" {
 		t.Errorf("013 down differs from 011 (-011 +013 down):\n%s", diff)
 	}
 	follows("011 up", cols011)
 
-	exec("013 up", up013)
+	testdb.Apply(t, d, "013 up", up013)
 	follows("013 up", "id, search_text")
 	var n int
 	if err := d.QueryRow(ctx, `SELECT count(*) FROM lead_search`).Scan(&n); err != nil || n != 30 {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/testdb"
 	"github.com/opencrm/crm/services/webhooks/internal/store"
@@ -23,16 +22,7 @@ func TestRedactPerStatementMigration(t *testing.T) {
 	ctx := context.Background()
 	st, d := newStore(t)
 	up, down := testdb.Sections(t, migrations.FS, "008_redact_per_statement.sql")
-	exec := func(what, sql string) {
-		t.Helper()
-		if err := d.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, sql)
-			return err
-		}); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	exec("erase contact 5", `INSERT INTO erased_records (object, record_id) VALUES ('contact', '5')`)
+	testdb.Apply(t, d, "erase contact 5", `INSERT INTO erased_records (object, record_id) VALUES ('contact', '5')`)
 	source := int64(0)
 	stores := func(step string, wantTriggers ...string) {
 		t.Helper()
@@ -59,8 +49,8 @@ func TestRedactPerStatementMigration(t *testing.T) {
 		}
 	}
 	stores("008 up", "events_redact_erased_rows")
-	exec("008 down", down)
+	testdb.Apply(t, d, "008 down", down)
 	stores("008 down", "events_redact_erased")
-	exec("008 up", up)
+	testdb.Apply(t, d, "008 up", up)
 	stores("008 up again", "events_redact_erased_rows")
 }
