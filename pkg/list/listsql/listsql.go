@@ -109,6 +109,28 @@ func SearchWalk(need, rows, matches int) (walk int, ok bool) {
 	return min(walk, rows), true
 }
 
+// SearchPage finds a search's first need matches by walking the rows of
+// a filter's sort order (rows of them; matches match the term), as far
+// as SearchWalk bounds it: walk reads the first n rows of that order and
+// returns, in list order, up to need ids of those matching. walked is
+// false when SearchWalk bounds no walk; found is true when the ids are
+// the page's: need of them, or all there are because the walk reached
+// the filter's last row. Fewer in a walk that stopped short says nothing
+// of the rows after it, and the caller makes one pass over the matches.
+func SearchPage(need, rows, matches int, walk func(n int) ([]int64, error)) (ids []int64, walked, found bool, err error) {
+	n, ok := SearchWalk(need, rows, matches)
+	if !ok {
+		return nil, false, false, nil
+	}
+	if ids, err = walk(n); err != nil {
+		return nil, true, false, err
+	}
+	if len(ids) < need && n < rows {
+		return nil, true, false, nil
+	}
+	return ids, true, true, nil
+}
+
 // LimitOffset returns the LIMIT/OFFSET clause of q's page as placeholders added to w.
 func LimitOffset(w *Where, q list.Query) string {
 	return "LIMIT " + w.Arg(q.PerPage) + " OFFSET " + w.Arg(q.Offset())

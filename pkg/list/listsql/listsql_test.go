@@ -127,3 +127,37 @@ func TestSearchWalk(t *testing.T) {
 		})
 	}
 }
+
+func TestSearchPage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                string
+		need, rows, matches int
+		found               []int64 // what the walk finds
+		wantWalk            int     // rows walked, 0 for none
+		want                []int64
+		walked, ok          bool
+	}{
+		{"the page within the walk", 3, 1_000, 125, []int64{4, 9, 12}, 51, []int64{4, 9, 12}, true, true},
+		{"short of the page before the filter's end", 3, 1_000, 125, []int64{4}, 51, nil, true, false},
+		{"short of the page at the filter's end", 3, 8, 8, []int64{4}, 8, []int64{4}, true, true},
+		{"no walk bounded", 50, 1_000_000, 1_000, nil, 0, nil, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			walkedRows := 0
+			got, walked, ok, err := listsql.SearchPage(tt.need, tt.rows, tt.matches, func(n int) ([]int64, error) {
+				walkedRows = n
+				return tt.found, nil
+			})
+			if err != nil || walked != tt.walked || ok != tt.ok || walkedRows != tt.wantWalk {
+				t.Errorf("SearchPage = walked %v, found %v, %v after %d rows; want %v, %v after %d",
+					walked, ok, err, walkedRows, tt.walked, tt.ok, tt.wantWalk)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

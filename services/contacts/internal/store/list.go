@@ -427,9 +427,9 @@ func (s *Store) searched(ctx context.Context, f contacts.Filter) ([]contacts.Con
 }
 
 // walkPage reads f's page by walking the other filters' sort order, when
-// the cube counts that order's rows, no custom field sorts and
-// listsql.SearchWalk bounds the walk for the total matches. found is
-// false when it could not walk, or its walk fell short of the page.
+// the cube counts that order's rows and no custom field sorts, as far as
+// listsql.SearchPage walks for the total matches. found is false when it
+// could not walk, or its walk fell short of the page.
 func (s *Store) walkPage(ctx context.Context, tx pgx.Tx, f contacts.Filter, total int) (page []contacts.Contact, found bool, err error) {
 	cubeSQL, cubeArgs, ok := cubed(unsearched(f))
 	if !ok || f.Custom.Sort != nil {
@@ -441,18 +441,13 @@ func (s *Store) walkPage(ctx context.Context, tx pgx.Tx, f contacts.Filter, tota
 	}
 	q := f.Query
 	need := q.Offset() + q.PerPage
-	walk, ok := listsql.SearchWalk(need, rows, total)
-	if !ok {
-		return nil, false, nil
-	}
-	ids, err := s.walkIDs(ctx, tx, f, walk, need)
+	ids, walked, found, err := listsql.SearchPage(need, rows, total, func(n int) ([]int64, error) {
+		return s.walkIDs(ctx, tx, f, n, need)
+	})
 	if err != nil {
 		return nil, false, err
 	}
-	// Fewer matches than the page needs in a walk that stopped short of
-	// the filter's last row says nothing of the rows after it.
-	found = len(ids) == need || walk >= rows
-	if s.searchWalked != nil {
+	if walked && s.searchWalked != nil {
 		s.searchWalked(found)
 	}
 	if !found {
