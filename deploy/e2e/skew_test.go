@@ -254,10 +254,11 @@ func checkBinaries(t *testing.T, s *Stack, current string, binaries map[string]s
 }
 
 // skewScenario is the cross-context scenario through s's gateway: login,
-// a contact, a lead qualified into a contact, a company and a deal, a
-// contract and its PDF (the render worker), public intake with an API key
-// and an idempotency key, both contacts' contact.created delivered signed
-// to a local receiver and present in the events feed.
+// a contact, two contacts of one batch call, a lead qualified into a
+// contact, a company and a deal, a contract and its PDF (the render
+// worker), public intake with an API key and an idempotency key, every
+// contact's contact.created delivered signed to a local receiver and
+// present in the events feed.
 func skewScenario(t *testing.T, s *Stack) {
 	t.Helper()
 	c := s.Client()
@@ -275,6 +276,26 @@ func skewScenario(t *testing.T, s *Stack) {
 		t.Fatalf("read back: %s", got)
 	}
 	contacts := []int64{contact.ID()}
+	// Two contacts of one batch call: published together (one
+	// contacts.imported carrying the records, where a previous release
+	// published a contact.created each), each delivered and in the feed
+	// as a contact.created whichever release reads the stream.
+	created := must(t, http.StatusOK)(adm.Do("POST", "/contacts/batch/create", map[string]any{"inputs": []any{
+		map[string]any{"first_name": "Bat", "last_name": "Ch", "email": uniq("batch") + "@skew.test"},
+		map[string]any{"first_name": "Bat", "last_name": "Ch", "email": uniq("batch") + "@skew.test"},
+	}}))
+	results, _ := created.JSON["data"].([]any)
+	for _, r := range results {
+		rec, _ := r.(map[string]any)["record"].(map[string]any)
+		id, ok := rec["id"].(float64)
+		if !ok {
+			t.Fatalf("batch create: %s", created)
+		}
+		contacts = append(contacts, int64(id))
+	}
+	if len(contacts) != 3 {
+		t.Fatalf("batch create: %s", created)
+	}
 
 	lead := must(t, http.StatusCreated)(adm.Do("POST", "/leads", map[string]any{
 		"first_name": "Quin", "last_name": "Lify", "email": uniq("quin") + "@skew.test", "company": uniq("Skew Corp ")}))

@@ -31,11 +31,12 @@ const (
 	CompanyCreated = "company.created"
 	CompanyUpdated = "company.updated"
 	CompanyDeleted = "company.deleted"
-	// ContactsImported is published instead of one contact.created per row
-	// by a CSV import, once per ImportEventIDs contacts: a 100,000-row
-	// import writes 100 small events, not 100,000 copies of its records
-	// (their JSON was a tenth of the import's time and 57 MB of outbox).
-	// Consumers read the records they need from GET /internal/contacts/{id}.
+	// ContactsImported is published instead of one contact.created per
+	// contact, once per ImportEventIDs contacts, by a CSV import (a
+	// 100,000-row import writes 100 small events, not 100,000 copies of
+	// its records: their JSON was a tenth of the import's time and 57 MB
+	// of outbox; consumers read the records back) and by a batch call
+	// that creates several (its event carries the records it answers).
 	ContactsImported = contactsapi.EventContactsImported
 )
 
@@ -44,8 +45,12 @@ const (
 const ImportEventIDs = contactsapi.MaxContactsByID
 
 // Imported is the data of a contacts.imported event: the ids of contacts
-// created by one import, ascending.
+// created by one import or one batch call, ascending, with a batch call's
+// records.
 type Imported = contactsapi.Imported
+
+// ImportedRaw is an Imported whose records are their JSON.
+type ImportedRaw = contactsapi.ImportedRaw
 
 // Contact is the public contact record.
 type Contact = contactsapi.Contact

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/opencrm/crm/pkg/contract/batchapi"
 	"github.com/opencrm/crm/pkg/contract/propertyapi"
@@ -86,29 +85,24 @@ func TestBatchCreatesAreOneStatement(t *testing.T) {
 	if n := count(`SELECT count(*) FROM contact_cube WHERE grain = 'a' AND n = 3`); n != 1 {
 		t.Errorf("%d all-time cube keys counting 3 contacts, want 1 (one trigger firing)", n)
 	}
-	rows, err := d.Query(ctx, `SELECT aggregate_id, payload FROM outbox WHERE type = 'contact.created' ORDER BY id`)
-	if err != nil {
+	// One contacts.imported carrying the records as answered, not one
+	// contact.created each.
+	var aggregate string
+	var payload []byte
+	if err := d.QueryRow(ctx, `SELECT aggregate_id, payload::text FROM outbox WHERE type = $1`,
+		contacts.ContactsImported).Scan(&aggregate, &payload); err != nil {
 		t.Fatal(err)
 	}
-	type event struct {
-		ID      string
-		Payload json.RawMessage
+	if n := count(`SELECT count(*) FROM outbox WHERE type = 'contact.created'`); n != 0 {
+		t.Errorf("%d contact.created events besides the contacts.imported, want 0", n)
 	}
-	events, err := pgx.CollectRows(rows, pgx.RowToStructByPos[event])
-	if err != nil {
+	var event contacts.Imported
+	if err := json.Unmarshal(payload, &event); err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 3 {
-		t.Fatalf("%d events, want 3", len(events))
-	}
-	for i, e := range events {
-		var payload contacts.Contact
-		if err := json.Unmarshal(e.Payload, &payload); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(created[i], payload); diff != "" || e.ID != idStr(created[i].ID) {
-			t.Errorf("event %d of %s (-answer +payload):\n%s", i, e.ID, diff)
-		}
+	wantEvent := contacts.Imported{IDs: []int64{created[0].ID, created[1].ID, created[2].ID}, Records: created}
+	if diff := cmp.Diff(wantEvent, event); diff != "" || aggregate != idStr(created[0].ID) {
+		t.Errorf("event of %s (-answer +payload):\n%s", aggregate, diff)
 	}
 	if n := count(`SELECT count(*) FROM custom_field_unique WHERE object = 'contacts' AND name = 'erp_id'`); n != 2 {
 		t.Errorf("%d erp_id claims, want 2", n)
@@ -190,13 +184,16 @@ func TestBatchAnswerIsEncodedOnce(t *testing.T) {
 		t.Errorf("stored (-want +got):\n%s", diff)
 	}
 	var payload []byte
-	if err := d.QueryRow(ctx, `SELECT payload::text FROM outbox WHERE type = 'contact.created' AND aggregate_id = $1`,
-		idStr(done.Value[0].Record.ID)).Scan(&payload); err != nil {
+	if err := d.QueryRow(ctx, `SELECT payload::text FROM outbox WHERE type = $1`, contacts.ContactsImported).Scan(&payload); err != nil {
 		t.Fatal(err)
 	}
+	var event contacts.ImportedRaw
+	if err := json.Unmarshal(payload, &event); err != nil || len(event.Records) != 3 {
+		t.Fatalf("event %s: %v", payload, err)
+	}
 	record, _ := json.Marshal(done.Value[0].Record)
-	if diff := cmp.Diff(string(record), string(payload)); diff != "" {
-		t.Errorf("event payload (-answer's record +got):\n%s", diff)
+	if diff := cmp.Diff(string(record), string(event.Records[0])); diff != "" {
+		t.Errorf("the event's first record (-answer's record +got):\n%s", diff)
 	}
 	again, err := s.ContactBatch(ctx, "answer-once", "req", run)
 	if err != nil {

@@ -124,14 +124,28 @@ func withObject(data json.RawMessage, object string) json.RawMessage {
 	return out
 }
 
-// imported expands a CSV import's contacts.imported event into one
-// contact.created per contact, each carrying the record as the API returns
-// it, read from contacts in one call. A contact deleted since is skipped
-// (its contact.deleted follows on the stream).
+// imported expands a contacts.imported event into one contact.created per
+// contact, each carrying the record as the API returns it: a batch call's
+// event carries the records as the call answered them; a CSV import's
+// names only their ids, and its records are read from contacts in one
+// call, a contact deleted since skipped (its contact.deleted follows on
+// the stream).
 func (i *Ingester) imported(ctx context.Context, source string, ev outbox.Event) ([]store.NewEvent, error) {
-	var imp contactsapi.Imported
+	var imp contactsapi.ImportedRaw
 	if err := json.Unmarshal(ev.Data, &imp); err != nil || len(imp.IDs) == 0 {
 		return nil, nil // nothing to expand: acknowledged and dropped
+	}
+	created := func(n int, id int64, rec json.RawMessage) store.NewEvent {
+		return store.NewEvent{Source: source, SourceID: ev.ID, Part: n + 1,
+			Type: webhooksapi.ContactCreated, RecordID: strconv.FormatInt(id, 10), Data: rec, OccurredAt: ev.OccurredAt,
+			SchemaVersion: outbox.SchemaVersion}
+	}
+	if carried := imp.Carried(); carried != nil {
+		evs := make([]store.NewEvent, len(carried))
+		for n, rec := range carried {
+			evs[n] = created(n, imp.IDs[n], rec)
+		}
+		return evs, nil
 	}
 	records, err := i.contacts.ContactsByID(ctx, imp.IDs)
 	if err != nil {
@@ -145,9 +159,7 @@ func (i *Ingester) imported(ctx context.Context, source string, ev outbox.Event)
 		if json.Unmarshal(rec, &id) != nil || id.ID == 0 {
 			continue
 		}
-		evs = append(evs, store.NewEvent{Source: source, SourceID: ev.ID, Part: n + 1,
-			Type: webhooksapi.ContactCreated, RecordID: strconv.FormatInt(id.ID, 10), Data: rec, OccurredAt: ev.OccurredAt,
-			SchemaVersion: outbox.SchemaVersion})
+		evs = append(evs, created(n, id.ID, rec))
 	}
 	return evs, nil
 }

@@ -33,9 +33,10 @@ func (e *events) IngestAll(_ context.Context, evs []store.NewEvent) (store.Inges
 
 // TestBatch: what one read of a context's stream becomes: the types
 // webhooks publishes are stored as they came (a merged event with its
-// object added), others dropped, a CSV
-// import expanded into a contact.created per contact still there (read
-// from contacts), and the dispatcher woken only when a delivery is due.
+// object added), others dropped, a contacts.imported expanded into a
+// contact.created per contact (a batch call's records as it carries them,
+// a CSV import's read from contacts, those still there), and the
+// dispatcher woken only when a delivery is due.
 func TestBatch(t *testing.T) {
 	t.Parallel()
 	fake := contactsapitest.NewFake("test-internal-secret-0123456789")
@@ -104,6 +105,26 @@ func TestBatch(t *testing.T) {
 				Data: json.RawMessage(`{"merge_id":4,"merged_ids":[9],"object":"company","survivor_id":7}`)},
 			{Source: "contacts", SourceID: 63, Type: "contact.merged", RecordID: "42", OccurredAt: at, SchemaVersion: 1,
 				Data: json.RawMessage(`"garbled"`)},
+		}}, 1},
+		// Contacts 7 and 8 are not in the fake: read back, they would be
+		// skipped.
+		{"a batch call's records carried: stored as they came, none read back", "contacts", []outbox.Event{
+			{ID: 44, Type: contactsapi.EventContactsImported, AggregateID: "7", OccurredAt: at,
+				Data: json.RawMessage(`{"ids":[7,8],"records":[{"id":7,"first_name":"Kay"},{"id":8,"first_name":"Lin"}]}`)},
+		}, nil, [][]store.NewEvent{{
+			{Source: "contacts", SourceID: 44, Part: 1, Type: "contact.created", RecordID: "7",
+				Data: json.RawMessage(`{"id":7,"first_name":"Kay"}`), OccurredAt: at, SchemaVersion: 1},
+			{Source: "contacts", SourceID: 44, Part: 2, Type: "contact.created", RecordID: "8",
+				Data: json.RawMessage(`{"id":8,"first_name":"Lin"}`), OccurredAt: at, SchemaVersion: 1},
+		}}, 1},
+		{"records not one per id: read back instead", "contacts", []outbox.Event{
+			{ID: 45, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at,
+				Data: json.RawMessage(`{"ids":[1,2],"records":[{"id":1,"first_name":"Stale"}]}`)},
+		}, nil, [][]store.NewEvent{{
+			{Source: "contacts", SourceID: 45, Part: 1, Type: "contact.created", RecordID: "1",
+				Data: json.RawMessage(`{"first_name":"Ada","id":1}`), OccurredAt: at, SchemaVersion: 1},
+			{Source: "contacts", SourceID: 45, Part: 2, Type: "contact.created", RecordID: "2",
+				Data: json.RawMessage(`{"first_name":"Grace","id":2}`), OccurredAt: at, SchemaVersion: 1},
 		}}, 1},
 		{"an import naming no contact dropped", "contacts", []outbox.Event{
 			{ID: 42, Type: contactsapi.EventContactsImported, AggregateID: "1", OccurredAt: at, Data: json.RawMessage(`{"ids":[]}`)},
