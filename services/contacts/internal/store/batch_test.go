@@ -18,7 +18,8 @@ import (
 // TestBatchCreatesAreOneStatement: a batch's creates are one INSERT (the
 // count cube's statement trigger adds one key per grain for three
 // contacts, not three), answered in the inputs' order with ascending ids,
-// their claims taken and one event each carrying the record as answered;
+// their claims taken and one contacts.imported carrying the records as
+// answered;
 // a unique value held elsewhere or a company gone fails the input it
 // belongs to, and nothing of the batch is written.
 func TestBatchCreatesAreOneStatement(t *testing.T) {
