@@ -194,7 +194,7 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 // carrying the records, rather than one contact.created each. Webhooks
 // stores the same contact.created per contact from it; the stream, the
 // relay and every consumer handle one message where they handled a
-// hundred, which was half of a batch call's cost (docs/benchmarks.md,
+// hundred, which was about a third of a batch round (docs/benchmarks.md,
 // contact batch upsert). encoded, when not nil, gets each contact's JSON
 // by id.
 func importedEvents(created []contacts.Contact, ids []int64, encoded map[int64][]byte) ([]outbox.Record, error) {
