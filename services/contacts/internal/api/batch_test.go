@@ -10,13 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// batchResults are a batch answer's statuses and record ids (0 for none).
 // createdEvents counts the contacts the outbox announces created: one per
 // contact.created, one per record a batch call's contacts.imported
 // carries.
 const createdEvents = `SELECT count(*) FILTER (WHERE type = 'contact.created')
 	+ coalesce(sum(json_array_length(payload -> 'records')) FILTER (WHERE type = 'contacts.imported'), 0) FROM outbox`
 
+// batchResults are a batch answer's statuses and record ids (0 for none).
 func batchResults(t testing.TB, r resp) (statuses []string, ids []int64) {
 	t.Helper()
 	if r.Body["success"] != true {

@@ -182,32 +182,31 @@ func insertContacts(ctx context.Context, tx pgx.Tx, defs []customfield.Definitio
 		}
 		return created, -1, outbox.Add(ctx, tx, Stream, contacts.ContactCreated, idStr(c.ID), data)
 	}
-	events, err := importedEvents(created, ids, encoded)
+	events, err := importedEvents(created, encoded)
 	if err != nil {
 		return nil, -1, err
 	}
 	return created, -1, outbox.AddMany(ctx, tx, Stream, events)
 }
 
-// importedEvents are the events of contacts created together (ids theirs,
-// ascending): one contacts.imported per contacts.ImportEventIDs of them,
+// importedEvents are the events of contacts created together (by
+// ascending id): one contacts.imported per contacts.ImportEventIDs of them,
 // carrying the records, rather than one contact.created each. Webhooks
 // stores the same contact.created per contact from it; the stream, the
 // relay and every consumer handle one message where they handled a
 // hundred, which was about a third of a batch round (docs/benchmarks.md,
 // contact batch upsert). encoded, when not nil, gets each contact's JSON
 // by id.
-func importedEvents(created []contacts.Contact, ids []int64, encoded map[int64][]byte) ([]outbox.Record, error) {
+func importedEvents(created []contacts.Contact, encoded map[int64][]byte) ([]outbox.Record, error) {
 	var events []outbox.Record
-	for at := 0; at < len(created); at += contacts.ImportEventIDs {
-		chunk := created[at:min(at+contacts.ImportEventIDs, len(created))]
-		data := contacts.ImportedRaw{IDs: ids[at : at+len(chunk)], Records: make([]json.RawMessage, len(chunk))}
+	for chunk := range slices.Chunk(created, contacts.ImportEventIDs) {
+		data := contacts.ImportedRaw{IDs: make([]int64, len(chunk)), Records: make([]json.RawMessage, len(chunk))}
 		for i, c := range chunk {
 			raw, err := json.Marshal(c)
 			if err != nil {
 				return nil, err
 			}
-			data.Records[i] = raw
+			data.IDs[i], data.Records[i] = c.ID, raw
 			if encoded != nil {
 				encoded[c.ID] = raw
 			}
