@@ -134,6 +134,48 @@ func TestOutboxVacuumsOften(t *testing.T) {
 	}
 }
 
+// TestPayloadIsLz4: a payload is compressed with lz4 where the server
+// has it (a batch's event is tens of kilobytes), and reads back whole.
+func TestPayloadIsLz4(t *testing.T) {
+	t.Parallel()
+	d := testdb.New(t, "outboxtest", outbox.Migrate, outbox.Migrations)
+	ctx := context.Background()
+	var method string
+	if err := d.QueryRow(ctx, `SELECT attcompression::text FROM pg_attribute
+		WHERE attrelid = 'outbox'::regclass AND attname = 'payload'`).Scan(&method); err != nil {
+		t.Fatal(err)
+	}
+	var lz4 bool
+	if err := d.QueryRow(ctx, `SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'`).Scan(&lz4); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[bool]string{true: "l", false: ""}[lz4]; method != want {
+		t.Errorf("payload compression %q, want %q (server has lz4: %v)", method, want, lz4)
+	}
+	records := make([]map[string]string, 200)
+	for i := range records {
+		records[i] = map[string]string{"first_name": "Erp", "last_name": fmt.Sprint("Customer", i)}
+	}
+	if err := d.InTx(ctx, func(tx pgx.Tx) error { return outbox.Add(ctx, tx, "contacts", "contacts.imported", "1", records) }); err != nil {
+		t.Fatal(err)
+	}
+	var stored int
+	var data string
+	if err := d.QueryRow(ctx, `SELECT pg_column_size(payload), payload::text FROM outbox`).Scan(&stored, &data); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]string
+	if err := json.Unmarshal([]byte(data), &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(records, got); diff != "" {
+		t.Errorf("payload read back (-want +got):\n%s", diff)
+	}
+	if stored >= len(data) {
+		t.Errorf("payload stored in %d bytes, %d as text: not compressed", stored, len(data))
+	}
+}
+
 // TestAddManyKeepsOrder: one statement for many events, ids in the order
 // given, nothing written when one cannot be encoded.
 func TestAddManyKeepsOrder(t *testing.T) {
