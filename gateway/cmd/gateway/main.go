@@ -17,12 +17,14 @@ import (
 
 	"github.com/opencrm/crm/gateway/internal/gateway"
 	"github.com/opencrm/crm/pkg/config"
+	"github.com/opencrm/crm/pkg/gogc"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/logx"
 	"github.com/opencrm/crm/pkg/tracing"
 )
 
 func main() {
+	gogc.Default()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/privacyapi"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/gogc"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/outbox"
 	"github.com/opencrm/crm/pkg/platform"
@@ -40,6 +41,7 @@ const auditGroup = "identity-audit"
 const throttleWindow = 15 * time.Minute
 
 func main() {
+	gogc.Default()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {

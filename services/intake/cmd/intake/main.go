@@ -13,6 +13,7 @@ import (
 	pkgconfig "github.com/opencrm/crm/pkg/config"
 	"github.com/opencrm/crm/pkg/contract/identityapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
+	"github.com/opencrm/crm/pkg/gogc"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/platform"
 	"github.com/opencrm/crm/services/intake/internal/api"
@@ -23,6 +24,7 @@ import (
 )
 
 func main() {
+	gogc.Default()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {

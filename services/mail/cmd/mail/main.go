@@ -15,6 +15,7 @@ import (
 	"github.com/opencrm/crm/pkg/contract/contactsapi"
 	"github.com/opencrm/crm/pkg/contract/leadsapi"
 	"github.com/opencrm/crm/pkg/db"
+	"github.com/opencrm/crm/pkg/gogc"
 	"github.com/opencrm/crm/pkg/httpx"
 	"github.com/opencrm/crm/pkg/idempotency"
 	"github.com/opencrm/crm/pkg/platform"
@@ -26,6 +27,7 @@ import (
 )
 
 func main() {
+	gogc.Default()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {
